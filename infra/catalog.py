@@ -1,0 +1,176 @@
+"""Facts the program relies on, in one place, each with its source.
+
+Nothing here builds resources. Settings validation, the components and the tests read these tables
+instead of repeating literals, so a new GPU type, NeMo-RL release or Lustre tier is a one-line change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+# --- Accelerators -------------------------------------------------------------------------------------
+# Source: GKE "Optimize and scale RL with NVIDIA NeMo RL on GKE" (machine types, GKE version floors) and
+# container-engine-accelerators gpudirect-rdma (gIB tuner configs), digested in FACTS.md §4.
+@dataclass(frozen=True)
+class Accelerator:
+    gpu_type: str            # value of the node label cloud.google.com/gke-accelerator
+    machine_type: str
+    gpus_per_node: int
+    family: str              # A4 / A3 Ultra
+    tuner_config: str        # NCCL_TUNER_CONFIG_PATH inside pods (gIB plugin mounted at /usr/local/gib)
+    min_gke_version: str     # first GKE version that supports the machine type
+    vcpus: int               # machine shape, used to size pod requests below allocatable
+    memory_gib: int
+    gpu_memory_gib: int
+
+
+ACCELERATORS: dict[str, Accelerator] = {
+    "nvidia-b200": Accelerator(
+        gpu_type="nvidia-b200", machine_type="a4-highgpu-8g", gpus_per_node=8, family="A4",
+        tuner_config="/usr/local/gib/configs/tuner_config_a4.txtpb",
+        min_gke_version="1.32.2-gke.1422000", vcpus=224, memory_gib=3968, gpu_memory_gib=180,
+    ),
+    "nvidia-h200-141gb": Accelerator(
+        gpu_type="nvidia-h200-141gb", machine_type="a3-ultragpu-8g", gpus_per_node=8, family="A3 Ultra",
+        tuner_config="/usr/local/gib/configs/tuner_config_a3u.txtpb",
+        min_gke_version="1.31.4-gke.1183000", vcpus=224, memory_gib=2952, gpu_memory_gib=141,
+    ),
+}
+
+# A4 / A3 Ultra nodes: one gVNIC NIC for the gVNIC VPC plus 8 MRDMA NICs, one per GPU (FACTS.md §2).
+RDMA_NICS_PER_NODE = 8
+
+# MTU used on every VPC: the RoCE profile's default, and what Cluster Toolkit/xpk use for the primary VPC
+# because Lustre performs better with it (FACTS.md §2).
+VPC_MTU = 8896
+
+
+def accelerator(gpu_type: str) -> Accelerator:
+    return ACCELERATORS[gpu_type]
+
+
+# --- GKE version floors -------------------------------------------------------------------------------
+# Source: GKE docs for the RayOperator add-on and for Managed Lustre's port (FACTS.md §3, §5). The Lustre
+# docs name 1.33.2-gke.4655000 and the xpk docs 4780000; we take the later one to be safe.
+RAY_OPERATOR_MIN_GKE = "1.30.0-gke.1747000"
+LUSTRE_MODERN_PORT_MIN_GKE = "1.33.2-gke.4780000"
+
+
+def parse_gke_version(v: str) -> tuple[int, ...]:
+    """'1.33.2-gke.4780000' -> (1, 33, 2, 4780000); '1.33' -> (1, 33). Raises ValueError."""
+    main, _, gke = v.partition("-gke.")
+    parts = [int(p) for p in main.split(".")]
+    if len(parts) < 2 or len(parts) > 3:
+        raise ValueError(v)
+    if gke:
+        if len(parts) != 3:
+            raise ValueError(v)
+        parts.append(int(gke))
+    return tuple(parts)
+
+
+def version_at_least(version: str, floor: str) -> bool:
+    """True when every GKE version matching `version` (a prefix such as '1.33' allowed) is >= floor."""
+    have, need = parse_gke_version(version), parse_gke_version(floor)
+    # A prefix like "1.33" stands for its lowest patch: compare padded with zeros.
+    have = have + (0,) * (4 - len(have))
+    need = need + (0,) * (4 - len(need))
+    return have >= need
+
+
+# Kubernetes minor version the rendered core objects are validated against (kubernetes-validate schemas).
+KUBERNETES_MINOR = "1.33"
+
+
+# --- Managed Lustre -----------------------------------------------------------------------------------
+# Source: Managed Lustre "Performance tiers and maximum storage capacities" (FACTS.md §5).
+@dataclass(frozen=True)
+class LustreTier:
+    throughput_mbps_per_tib: int
+    min_gib: int
+    step_gib: int
+    step_until_gib: int           # up to this capacity the step is step_gib ...
+    large_step_gib: int           # ... above it, large_step_gib
+    max_gib: int
+
+    def is_valid_capacity(self, gib: int) -> bool:
+        if gib < self.min_gib or gib > self.max_gib:
+            return False
+        if gib <= self.step_until_gib:
+            return gib % self.step_gib == 0
+        return (gib - self.step_until_gib) % self.large_step_gib == 0
+
+    def next_valid_capacity(self, gib: int) -> Optional[int]:
+        """Smallest valid capacity >= gib, or None above the maximum."""
+        if gib <= self.min_gib:
+            return self.min_gib
+        if gib <= self.step_until_gib:
+            c = -(-gib // self.step_gib) * self.step_gib
+        else:
+            over = gib - self.step_until_gib
+            c = self.step_until_gib + -(-over // self.large_step_gib) * self.large_step_gib
+        return c if c <= self.max_gib else None
+
+    def throughput_bytes_per_s(self, gib: int) -> float:
+        """Aggregate throughput: capacity in TiB x tier (MB/s per TiB)."""
+        return gib / 1024 * self.throughput_mbps_per_tib * 1e6
+
+
+LUSTRE_TIERS: dict[int, LustreTier] = {
+    1000: LustreTier(1000, 9_000, 9_000, 1_530_000, 72_000, 10_008_000),
+    500: LustreTier(500, 18_000, 18_000, 3_060_000, 144_000, 20_016_000),
+    250: LustreTier(250, 36_000, 36_000, 6_120_000, 288_000, 40_032_000),
+    125: LustreTier(125, 72_000, 72_000, 12_240_000, 72_000, 12_240_000),
+}
+
+# LNet ports: 988 by default; an instance created with gke_support_enabled listens on 6988 and the cluster
+# must then set enable_legacy_lustre_port (FACTS.md §5).
+LUSTRE_PORT = 988
+LUSTRE_LEGACY_PORT = 6988
+LUSTRE_CSI_DRIVER = "lustre.csi.storage.gke.io"
+
+
+# --- NeMo-RL releases -----------------------------------------------------------------------------------
+# Source: NeMo-RL release notes / the images' `ray --version` (FACTS.md §7). rayVersion in a RayCluster must
+# equal the Ray inside the image.
+@dataclass(frozen=True)
+class NemoRlRelease:
+    tag: str
+    ray_version: str
+    grpo_entry: str          # GRPO entry script, relative to /opt/nemo-rl
+    configs: frozenset       # example configs (relative to /opt/nemo-rl) the recipes may name
+
+    @property
+    def image(self) -> str:
+        return f"{NEMO_RL_IMAGE_REPO}:{self.tag}"
+
+
+NEMO_RL_IMAGE_REPO = "nvcr.io/nvidia/nemo-rl"
+NEMO_RL_WORKDIR = "/opt/nemo-rl"
+
+_GRPO_70B = "examples/configs/grpo_math_70B_megatron.yaml"
+_GEMMA3_27B = "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml"
+_GRPO_1B = "examples/configs/grpo_math_1B.yaml"
+
+NEMO_RL_RELEASES: dict[str, NemoRlRelease] = {
+    "v0.4.0": NemoRlRelease("v0.4.0", "2.46.0", "examples/run_grpo_math.py", frozenset({_GRPO_70B, _GRPO_1B})),
+    "v0.5.0": NemoRlRelease("v0.5.0", "2.49.2", "examples/run_grpo_math.py",
+                            frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B})),
+    "v0.7.0": NemoRlRelease("v0.7.0", "2.55.1", "examples/run_grpo.py",
+                            frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B})),
+}
+
+
+# --- Images other than NeMo-RL --------------------------------------------------------------------------
+# gIB NCCL RDMA installer, as in container-engine-accelerators gpudirect-rdma/nccl-rdma-installer*.yaml.
+# Pinned by tag; the program never applies the upstream YAML from a URL.
+NCCL_GIB_INSTALLER_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.6"
+
+
+# --- Models the recipes train ------------------------------------------------------------------------------
+# Parameter counts from the model cards on Hugging Face (used for checkpoint sizing).
+MODEL_PARAMS: dict[str, int] = {
+    "Qwen/Qwen2.5-72B-Instruct": 72_700_000_000,
+    "google/gemma-3-27b-it": 27_400_000_000,
+}
