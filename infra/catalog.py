@@ -23,6 +23,9 @@ class Accelerator:
     vcpus: int               # machine shape, used to size pod requests below allocatable
     memory_gib: int
     gpu_memory_gib: int
+    # A4 and A3 Ultra support only Hyperdisk boot disks; the NeMo-RL image is ~30 GB, so leave room for two.
+    boot_disk_type: str = "hyperdisk-balanced"
+    boot_disk_gb: int = 500
 
 
 ACCELERATORS: dict[str, Accelerator] = {

@@ -221,7 +221,6 @@ class Settings(BaseModel):
     storage: StorageSettings
     workload: WorkloadSettings
     job: JobSettings
-    explicit_keys: frozenset[str] = frozenset()
 
     @property
     def prefix(self) -> str:
@@ -293,8 +292,12 @@ def config_fields() -> dict[str, tuple[str, str, Any]]:
 
 
 def _decode(raw: Any, info) -> Any:
-    """Config values arrive as strings; lists are JSON. Scalars are left to pydantic's lax coercion."""
-    if isinstance(raw, str) and getattr(info.annotation, "__origin__", None) is list:
+    """Config values arrive as strings; lists and objects are JSON; "" means unset for optional settings.
+    Scalars are left to pydantic's lax coercion."""
+    if raw == "" and not info.is_required() and info.get_default(call_default_factory=True) is None:
+        return None
+    origin = getattr(info.annotation, "__origin__", None)
+    if isinstance(raw, str) and (origin in (list, dict) or info.annotation is dict):
         try:
             return json.loads(raw)
         except json.JSONDecodeError:
@@ -309,6 +312,14 @@ def _present_config() -> dict[str, Any]:
     values = dict(rc.get_config_env())
     values.update(rc.CONFIG.get())
     return values
+
+
+def running_offline() -> bool:
+    """True under the in-process engine (Pulumi's mock monitor), False under the real CLI."""
+    from pulumi.runtime.mocks import MockMonitor
+    from pulumi.runtime.settings import SETTINGS
+
+    return isinstance(getattr(SETTINGS, "monitor", None), MockMonitor)
 
 
 def _secret_state() -> dict[str, str]:
@@ -383,6 +394,9 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
         elif state is None and key == "hfToken":
             problems.append(f"{_key(key)}: the {what} is not set; run `pulumi config set --secret {key} <token>`")
 
+    if gcp_project == PLACEHOLDER_PROJECT and not running_offline():
+        problems.append(f"gcp:project: {PLACEHOLDER_PROJECT!r} is the placeholder from the stack file; run "
+                        "`pulumi config set gcp:project <your-project-id>` (the offline synth accepts it)")
     if not gcp_project:
         problems.append("gcp:project: is not set; run `pulumi config set gcp:project <your-project-id>`")
         gcp_project = ""
@@ -397,8 +411,7 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
     if len(sections) < len(_SECTIONS):
         raise SettingsError(problems)  # cross-field rules need every section parsed
 
-    settings = Settings(gcp_project=gcp_project, stack_name=stack_name,
-                        explicit_keys=frozenset(k for k in values if k in fields), **sections)
+    settings = Settings(gcp_project=gcp_project, stack_name=stack_name, **sections)
     problems.extend(check_rules(settings))
     if problems:
         raise SettingsError(problems)
@@ -550,14 +563,14 @@ def check_rules(s: Settings) -> list[str]:
                            gpus_per_node=acc.gpus_per_node, stack_name=s.stack_name))
 
     # Mode-specific keys.
-    if s.autopilot:
-        for key in sorted(STANDARD_ONLY & s.explicit_keys):
-            p.append(f"{_key(key)}: only applies to Standard clusters; remove it or set "
-                     f"{_key('clusterMode')} to standard")
-    else:
-        for key in sorted(AUTOPILOT_ONLY & s.explicit_keys):
-            p.append(f"{_key(key)}: only applies to Autopilot clusters; remove it or set "
-                     f"{_key('clusterMode')} to autopilot")
+    # Compared with the defaults, not with "was it set": the CLI passes Pulumi.yaml's defaults for every key.
+    other_mode = (STANDARD_ONLY, "Standard", "standard") if s.autopilot else (AUTOPILOT_ONLY, "Autopilot", "autopilot")
+    fields = config_fields()
+    for key in sorted(other_mode[0]):
+        section, fname, info = fields[key]
+        if getattr(getattr(s, section), fname) != info.get_default(call_default_factory=True):
+            p.append(f"{_key(key)}: only applies to {other_mode[1]} clusters; remove it or set "
+                     f"{_key('clusterMode')} to {other_mode[2]}")
     return p
 
 

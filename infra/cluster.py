@@ -1,0 +1,138 @@
+"""The GKE cluster in Standard or Autopilot mode, its CPU system pool, and the Kubernetes provider built from it.
+
+Both modes: our primary VPC with named secondary ranges, Dataplane V2 (multi-networking needs it),
+multi-networking, Workload Identity, the RayOperator add-on with Ray logging and metrics, the Lustre CSI
+driver (legacy port from the one port-mode setting), GCS FUSE CSI, managed Prometheus with DCGM metrics.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from infra.networks import Networks
+from infra.settings import Settings
+
+CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
+
+
+def _addons(s: Settings) -> gcp.container.ClusterAddonsConfigArgs:
+    return gcp.container.ClusterAddonsConfigArgs(
+        # GKE's managed KubeRay (>= 1.30.0-gke.1747000); the open-source operator must not be installed beside it.
+        ray_operator_configs=[gcp.container.ClusterAddonsConfigRayOperatorConfigArgs(
+            enabled=True,
+            ray_cluster_logging_config=gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterLoggingConfigArgs(
+                enabled=True),
+            ray_cluster_monitoring_config=(
+                gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterMonitoringConfigArgs(enabled=True)))],
+        lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(
+            enabled=True, enable_legacy_lustre_port=s.lustre.port_mode == "legacy"),
+        gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
+    )
+
+
+def _maintenance(s: Settings) -> gcp.container.ClusterMaintenancePolicyArgs:
+    return gcp.container.ClusterMaintenancePolicyArgs(
+        daily_maintenance_window=gcp.container.ClusterMaintenancePolicyDailyMaintenanceWindowArgs(
+            start_time=s.cluster.maintenance_start))
+
+
+def _monitoring(s: Settings) -> gcp.container.ClusterMonitoringConfigArgs:
+    # DCGM GPU metrics go through Google Managed Prometheus; the dashboard's GPU charts read them.
+    components = ["SYSTEM_COMPONENTS"] if s.autopilot else ["SYSTEM_COMPONENTS", "DCGM"]
+    return gcp.container.ClusterMonitoringConfigArgs(
+        enable_components=components,
+        managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True))
+
+
+class GkeCluster(pulumi.ComponentResource):
+    cluster: gcp.container.Cluster
+    system_pool: Optional[gcp.container.NodePool]
+    provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(self, name: str, settings: Settings, networks: Networks, node_sa: gcp.serviceaccount.Account,
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("nemo-rl-gke:infra:GkeCluster", name, None, opts)
+        s, n = settings, settings.names
+        child = pulumi.ResourceOptions(parent=self)
+
+        common = dict(
+            name=n.cluster, location=s.cluster_location,
+            network=networks.primary.id, subnetwork=networks.primary_subnet.id,
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_secondary_range_name=networks.primary_subnet.secondary_ip_ranges.apply(
+                    lambda r: r[0].range_name),
+                services_secondary_range_name=networks.primary_subnet.secondary_ip_ranges.apply(
+                    lambda r: r[1].range_name)),
+            datapath_provider="ADVANCED_DATAPATH",
+            enable_multi_networking=True,
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=s.workload_identity_pool),
+            addons_config=_addons(s),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=s.cluster.release_channel),
+            min_master_version=s.cluster.gke_version,
+            maintenance_policy=_maintenance(s),
+            monitoring_config=_monitoring(s),
+            deletion_protection=s.deletion_protection,
+            resource_labels={"stack": s.stack_name, "app": "nemo-rl-gke"},
+        )
+        if s.autopilot:
+            self.cluster = gcp.container.Cluster("cluster", gcp.container.ClusterArgs(
+                enable_autopilot=True,
+                cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
+                    auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+                        service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM])),
+                **common), opts=child)
+            self.system_pool = None
+        else:
+            self.cluster = gcp.container.Cluster("cluster", gcp.container.ClusterArgs(
+                # The default pool is created and then removed (the API requires one at creation); give it our
+                # node identity so not even the transient pool runs as the default compute service account.
+                remove_default_node_pool=True, initial_node_count=1,
+                node_config=gcp.container.ClusterNodeConfigArgs(
+                    service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM]),
+                **common),
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["nodeConfig", "initialNodeCount"]))
+            # CPU pool for the Ray head and controllers, in the GPU zone so the head is near its workers.
+            self.system_pool = gcp.container.NodePool("system", gcp.container.NodePoolArgs(
+                name=n.system_pool, cluster=self.cluster.id, location=self.cluster.location,
+                node_locations=[s.zone], node_count=s.cluster.system_nodes,
+                node_config=gcp.container.NodePoolNodeConfigArgs(
+                    machine_type=s.cluster.system_machine_type, service_account=node_sa.email,
+                    oauth_scopes=[CLOUD_PLATFORM], disk_type="pd-balanced", disk_size_gb=200,
+                    workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                        mode="GKE_METADATA"),
+                    labels={"nemo-rl-gke/role": "system"}),
+                management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True)),
+                opts=child)
+
+        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
+            self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate,
+        ).apply(lambda a: kubeconfig(a[0], a[1], a[2])))
+        # Every Kubernetes object takes this provider explicitly; default providers are disabled in Pulumi.yaml.
+        self.provider = k8s.Provider("k8s", k8s.ProviderArgs(
+            kubeconfig=self.kubeconfig,
+            # Lets `pulumi destroy` finish when the cluster is already gone.
+            delete_unreachable=True), opts=child)
+        self.register_outputs({"name": self.cluster.name, "endpoint": self.cluster.endpoint})
+
+
+def kubeconfig(name: str, endpoint: str, ca: str) -> str:
+    """A kubeconfig that authenticates through gke-gcloud-auth-plugin (no static credentials in state)."""
+    import json
+
+    ctx = f"gke-{name}"
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": ctx,
+        "clusters": [{"name": ctx, "cluster": {"server": f"https://{endpoint}",
+                                               "certificate-authority-data": ca}}],
+        "contexts": [{"name": ctx, "context": {"cluster": ctx, "user": ctx}}],
+        "users": [{"name": ctx, "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "gke-gcloud-auth-plugin",
+            "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
+            "provideClusterInfo": True}}}],
+    }, sort_keys=True)

@@ -1,0 +1,89 @@
+"""The three VPCs of a GPU cluster: primary (nodes, pods, services), gVNIC, and RDMA (RoCE, zonal profile).
+
+Mirrors the seeds' `gcloud compute networks …` steps, with our own primary VPC instead of `default` and the
+RoCE profile passed as a path (a bare profile name fails with "URL is malformed").
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+import pulumi_gcp as gcp
+
+from infra import catalog
+from infra.settings import Settings
+
+
+class Networks(pulumi.ComponentResource):
+    primary: gcp.compute.Network
+    primary_subnet: gcp.compute.Subnetwork
+    gvnic: gcp.compute.Network
+    gvnic_subnet: gcp.compute.Subnetwork
+    rdma: gcp.compute.Network
+    rdma_subnets: list[gcp.compute.Subnetwork]
+
+    def __init__(self, name: str, settings: Settings, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("nemo-rl-gke:infra:Networks", name, None, opts)
+        s, n = settings, settings.names
+        child = pulumi.ResourceOptions(parent=self)
+
+        # Primary VPC: nodes, pods and services; Lustre is reached over its PSA peering. MTU 8896 as Cluster
+        # Toolkit/xpk do, because Lustre throughput is better with jumbo frames.
+        self.primary = gcp.compute.Network(
+            "primary", gcp.compute.NetworkArgs(
+                name=n.primary_network, auto_create_subnetworks=False, mtu=catalog.VPC_MTU,
+                routing_mode="REGIONAL"), opts=child)
+        self.primary_subnet = gcp.compute.Subnetwork(
+            "primary", gcp.compute.SubnetworkArgs(
+                name=n.primary_subnet, region=s.region, network=self.primary.id,
+                ip_cidr_range=s.network.primary_subnet_cidr, private_ip_google_access=True,
+                secondary_ip_ranges=[
+                    gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=n.pods_range,
+                                                               ip_cidr_range=s.network.pods_cidr),
+                    gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=n.services_range,
+                                                               ip_cidr_range=s.network.services_cidr),
+                ]), opts=child)
+        internal = [s.network.primary_subnet_cidr, s.network.pods_cidr, s.network.services_cidr]
+        self.primary_firewall = gcp.compute.Firewall(
+            "primary-internal", gcp.compute.FirewallArgs(
+                name=f"{n.primary_network}-internal", network=self.primary.id, direction="INGRESS",
+                source_ranges=internal, allows=_all_internal()), opts=child)
+
+        # gVNIC VPC: the GPU nodes' second NIC (eth1 / gvnic-1 in pods).
+        self.gvnic = gcp.compute.Network(
+            "gvnic", gcp.compute.NetworkArgs(name=n.gvnic_network, auto_create_subnetworks=False,
+                                             mtu=catalog.VPC_MTU), opts=child)
+        self.gvnic_subnet = gcp.compute.Subnetwork(
+            "gvnic", gcp.compute.SubnetworkArgs(name=n.gvnic_subnet, region=s.region, network=self.gvnic.id,
+                                                ip_cidr_range=s.network.gvnic_subnet_cidr), opts=child)
+        # The seeds allow 192.168.0.0/16; the gVNIC subnet is the only source on this VPC.
+        self.gvnic_firewall = gcp.compute.Firewall(
+            "gvnic-internal", gcp.compute.FirewallArgs(
+                name=f"{n.gvnic_network}-internal", network=self.gvnic.id, direction="INGRESS",
+                source_ranges=[s.network.gvnic_subnet_cidr], allows=_all_internal()), opts=child)
+
+        # RDMA VPC: RoCE profile of the GPU zone, one subnet per GPU NIC. RoCE VPCs take only MRDMA NICs and
+        # default to MTU 8896.
+        self.rdma = gcp.compute.Network(
+            "rdma", gcp.compute.NetworkArgs(name=n.rdma_network, auto_create_subnetworks=False,
+                                            mtu=catalog.VPC_MTU, network_profile=s.rdma_network_profile),
+            opts=child)
+        self.rdma_subnets = [
+            gcp.compute.Subnetwork(
+                f"rdma-{i}", gcp.compute.SubnetworkArgs(name=n.rdma_subnet(i), region=s.region,
+                                                        network=self.rdma.id, ip_cidr_range=cidr), opts=child)
+            for i, cidr in enumerate(s.network.rdma_subnet_cidrs)
+        ]
+
+        self.register_outputs({
+            "primary_network": self.primary.name,
+            "gvnic_network": self.gvnic.name,
+            "rdma_network": self.rdma.name,
+            "rdma_subnets": [sn.name for sn in self.rdma_subnets],
+        })
+
+
+def _all_internal() -> list[gcp.compute.FirewallAllowArgs]:
+    return [gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["0-65535"]),
+            gcp.compute.FirewallAllowArgs(protocol="udp", ports=["0-65535"]),
+            gcp.compute.FirewallAllowArgs(protocol="icmp")]

@@ -1,0 +1,48 @@
+"""`python -m synth <stack>`: run the program offline and write build/<stack>/ (no cloud account needed).
+
+Exit codes: 0 written; 2 unknown stack or invalid settings (the problems are printed one per line).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from synth import engine, render
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m synth", description=__doc__.splitlines()[0])
+    parser.add_argument("stack", help=f"stack name (one of: {', '.join(engine.available_stacks())})")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: build/<stack>)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value for this run (repeatable)")
+    args = parser.parse_args(argv)
+
+    overrides = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            print(f"synth: --set needs KEY=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        overrides[key] = value
+    try:
+        result = engine.run(args.stack, overrides)
+    except engine.StackNotFound as err:
+        print(f"synth: {err}", file=sys.stderr)
+        return 2
+    if result.error:
+        print(f"synth: stack {args.stack!r}: {result.error}", file=sys.stderr)
+        return 2
+    out = args.out or engine.ROOT / "build" / args.stack
+    counts = render.write(result, out)
+    print(f"stack {args.stack}: {sum(counts.values())} resources")
+    for typ, n in counts.items():
+        print(f"  {n:3d}  {typ}")
+    print(f"wrote {out}/ (inventory.md, inventory.json, graph.mmd, README.md"
+          + (", manifests/" if (out / 'manifests').exists() else "") + ")")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

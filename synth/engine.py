@@ -1,0 +1,371 @@
+"""In-process engine: runs `__main__.py` for a named stack under Pulumi's mock monitor and records everything.
+
+It stands in for `pulumi preview` where no Pulumi CLI or provider plugin can run: config comes from
+Pulumi.yaml (its declared defaults, as the CLI applies them) + Pulumi.<stack>.yaml + overrides; secret config
+gets placeholder values that stay marked secret; provider-computed outputs (endpoints, CA, the Lustre mount
+point, e-mails, project number) get recognizable placeholders (addresses from 192.0.2.0/24, `example` names)
+and are labelled as computed at deploy time. Each registration is recorded with its type, name, parent,
+dependencies (explicit and per property), options, provider, inputs and the paths of secret inputs; the stack
+outputs too. Each run uses a fresh context and event loop, so runs in one process do not share state.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextvars
+import json
+import logging
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from google.protobuf import struct_pb2
+
+import pulumi
+from pulumi.runtime import mocks as pm
+from pulumi.runtime import settings as ps
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.stack import run_in_stack
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_SIG = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+_OUTPUT_SIG = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+# Placeholder values for what only the cloud knows (RFC 5737 documentation addresses).
+PLACEHOLDER_PROJECT_NUMBER = "000000000000"
+PLACEHOLDER_ENDPOINT = "192.0.2.10"
+PLACEHOLDER_LUSTRE_IP = "192.0.2.20"
+PLACEHOLDER_CA = base64.b64encode(b"example-cluster-ca").decode()
+
+
+class StackNotFound(Exception):
+    pass
+
+
+@dataclass
+class Registration:
+    """One resource the program registered."""
+
+    type: str
+    name: str
+    urn: str
+    custom: bool
+    parent: Optional[str]
+    dependencies: list[str]
+    property_dependencies: dict[str, list[str]]
+    provider: Optional[str]
+    protect: bool
+    retain_on_delete: bool
+    delete_before_replace: bool
+    ignore_changes: list[str]
+    replace_on_changes: list[str]
+    custom_timeouts: dict[str, str]
+    inputs: dict[str, Any]
+    secret_paths: list[str]
+    computed: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.type, self.name)
+
+    @property
+    def provider_urn(self) -> Optional[str]:
+        return self.provider.split("::" + self.provider.split("::")[-1])[0] if self.provider else None
+
+    @property
+    def is_kubernetes(self) -> bool:
+        return self.type.startswith("kubernetes:")
+
+    def get(self, path: str, default: Any = None) -> Any:
+        """Input at a dotted path (`spec.headGroupSpec.template`), list indexes as numbers."""
+        cur: Any = self.inputs
+        for part in path.split("."):
+            if isinstance(cur, dict) and part in cur:
+                cur = cur[part]
+            elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+                cur = cur[int(part)]
+            else:
+                return default
+        return cur
+
+    def redacted_inputs(self) -> dict[str, Any]:
+        """Inputs with every secret path replaced by "[secret]"."""
+        return _redact(self.inputs, set(self.secret_paths), "")
+
+
+@dataclass
+class SynthResult:
+    project: str
+    stack: str
+    config: dict[str, str]
+    secret_keys: list[str]
+    resources: list[Registration] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    secret_outputs: list[str] = field(default_factory=list)
+    invokes: list[dict[str, Any]] = field(default_factory=list)
+    error: Optional[str] = None
+
+    # --- lookups (by type and name, never by order or URN literal) ---
+    def get(self, type_: str, name: str) -> Registration:
+        found = [r for r in self.resources if r.type == type_ and r.name == name]
+        if len(found) != 1:
+            have = sorted(r.name for r in self.resources if r.type == type_)
+            raise KeyError(f"{len(found)} resources {type_} named {name!r}; have {have}")
+        return found[0]
+
+    def of_type(self, type_: str) -> list[Registration]:
+        return sorted((r for r in self.resources if r.type == type_), key=lambda r: r.name)
+
+    def by_urn(self) -> dict[str, Registration]:
+        return {r.urn: r for r in self.resources}
+
+    def depends_on(self, a: Registration, b: Registration) -> bool:
+        """True when `a` depends on `b`, directly or transitively (declared and property dependencies)."""
+        urns = self.by_urn()
+        seen, todo = set(), [a.urn]
+        while todo:
+            cur = urns.get(todo.pop())
+            if cur is None or cur.urn in seen:
+                continue
+            seen.add(cur.urn)
+            deps = set(cur.dependencies) | {u for v in cur.property_dependencies.values() for u in v}
+            if b.urn in deps:
+                return True
+            todo.extend(deps)
+        return False
+
+    def kubernetes_objects(self) -> list[Registration]:
+        return sorted((r for r in self.resources if r.is_kubernetes and r.custom and not r.type.startswith(
+            "pulumi:providers:")), key=lambda r: r.key)
+
+    def children(self, parent: Registration) -> list[Registration]:
+        return [r for r in self.resources if r.parent == parent.urn]
+
+
+# --- protobuf → Python, keeping exact secret paths ----------------------------------------------------------
+def _decode(value: Any, path: str, secret_paths: list[str]) -> Any:
+    if isinstance(value, struct_pb2.Struct):
+        if _SIG in value:
+            sig = value[_SIG]
+            if sig == _SECRET_SIG:
+                secret_paths.append(path)
+                return _decode(value["value"], path, [])
+            if sig == _RESOURCE_SIG:
+                return {"$resource": value["urn"], "id": value["id"] if "id" in value else None}
+            if sig == _OUTPUT_SIG:
+                if value["secret"] if "secret" in value else False:
+                    secret_paths.append(path)
+                return _decode(value["value"], path, []) if "value" in value else UNKNOWN
+        return {k: _decode(value[k], f"{path}.{k}" if path else k, secret_paths) for k in sorted(value.keys())}
+    if isinstance(value, struct_pb2.ListValue):
+        return [_decode(v, f"{path}.{i}", secret_paths) for i, v in enumerate(value)]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # numbers arrive as floats
+    return value
+
+
+def _redact(value: Any, secret: set[str], path: str) -> Any:
+    if path in secret:
+        return "[secret]"
+    if isinstance(value, dict):
+        return {k: _redact(v, secret, f"{path}.{k}" if path else k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v, secret, f"{path}.{i}") for i, v in enumerate(value)]
+    return value
+
+
+# --- placeholders for provider-computed outputs ---------------------------------------------------------------
+def _computed(typ: str, name: str, inputs: dict, project: str) -> tuple[str, dict]:
+    """(id, outputs the cloud would add) for a mock resource."""
+    n = inputs.get("name") or name
+    if typ == "gcp:compute/network:Network":
+        rid = f"projects/{project}/global/networks/{n}"
+        return rid, {"selfLink": f"https://www.googleapis.com/compute/v1/{rid}"}
+    if typ == "gcp:compute/subnetwork:Subnetwork":
+        rid = f"projects/{project}/regions/{inputs.get('region')}/subnetworks/{n}"
+        return rid, {"selfLink": f"https://www.googleapis.com/compute/v1/{rid}", "gatewayAddress": "192.0.2.1"}
+    if typ == "gcp:container/cluster:Cluster":
+        return (f"projects/{project}/locations/{inputs.get('location')}/clusters/{n}",
+                {"endpoint": PLACEHOLDER_ENDPOINT, "masterAuth": {"clusterCaCertificate": PLACEHOLDER_CA},
+                 "masterVersion": "1.33.5-gke.example"})
+    if typ == "gcp:container/nodePool:NodePool":
+        return f"{inputs.get('cluster')}/nodePools/{n}", {"instanceGroupUrls": []}
+    if typ == "gcp:lustre/instance:Instance":
+        iid = inputs.get("instanceId", name)
+        return (f"projects/{project}/locations/{inputs.get('location')}/instances/{iid}",
+                {"mountPoint": f"{PLACEHOLDER_LUSTRE_IP}@tcp:/{inputs.get('filesystem')}", "state": "ACTIVE",
+                 "name": f"projects/{project}/locations/{inputs.get('location')}/instances/{iid}"})
+    if typ == "gcp:serviceaccount/account:Account":
+        email = f"{inputs.get('accountId')}@{project}.iam.gserviceaccount.com"
+        return (f"projects/{project}/serviceAccounts/{email}",
+                {"email": email, "member": f"serviceAccount:{email}", "uniqueId": "000000000000000000000"})
+    if typ == "gcp:storage/bucket:Bucket":
+        return n, {"url": f"gs://{n}", "selfLink": f"https://www.googleapis.com/storage/v1/b/{n}"}
+    if typ == "gcp:servicenetworking/connection:Connection":
+        return f"{inputs.get('network')}:{inputs.get('service')}", {"peering": "servicenetworking-googleapis-com"}
+    if typ == "gcp:monitoring/dashboard:Dashboard":
+        return f"projects/{PLACEHOLDER_PROJECT_NUMBER}/dashboards/example-{name}", {}
+    if typ.startswith("kubernetes:"):
+        return f"{(inputs.get('metadata') or {}).get('namespace', '')}/{(inputs.get('metadata') or {}).get('name', name)}", {}
+    return f"{name}-id", {}
+
+
+class _Mocks(pm.Mocks):
+    def __init__(self, result: SynthResult, project: str):
+        self.result, self.project = result, project
+
+    def new_resource(self, args: pm.MockResourceArgs):
+        rid, extra = _computed(args.typ, args.name, args.inputs, self.project)
+        return rid, {**extra, **args.inputs}
+
+    def call(self, args: pm.MockCallArgs):
+        self.result.invokes.append({"token": args.token, "args": args.args})
+        if args.token == "gcp:organizations/getProject:getProject":
+            pid = args.args.get("projectId") or self.project
+            return {"number": PLACEHOLDER_PROJECT_NUMBER, "projectId": pid, "name": pid,
+                    "id": f"projects/{pid}"}
+        return {}
+
+
+class _RecordingMonitor(pm.MockMonitor):
+    def __init__(self, mocks: _Mocks, result: SynthResult):
+        super().__init__(mocks)
+        self.result = result
+        self.project = mocks.project
+
+    def RegisterResource(self, request):
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if request.type != "pulumi:pulumi:Stack":
+            secret_paths: list[str] = []
+            inputs = _decode(request.object, "", secret_paths)
+            rid, computed = _computed(request.type, request.name, inputs, self.project)
+            timeouts = request.customTimeouts
+            self.result.resources.append(Registration(
+                type=request.type, name=request.name, urn=urn, custom=bool(request.custom),
+                parent=request.parent or None,
+                dependencies=sorted(set(request.dependencies)),
+                property_dependencies={k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items())},
+                provider=request.provider or None,
+                protect=bool(request.protect), retain_on_delete=bool(request.retainOnDelete),
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                ignore_changes=sorted(request.ignoreChanges), replace_on_changes=sorted(request.replaceOnChanges),
+                custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
+                                 if getattr(timeouts, k)},
+                inputs=inputs, secret_paths=sorted(secret_paths),
+                computed={k: v for k, v in computed.items() if k not in inputs}))
+        return super().RegisterResource(request)
+
+    def RegisterResourceOutputs(self, request):
+        if request.urn.split("::")[2] == "pulumi:pulumi:Stack":
+            secret_paths: list[str] = []
+            self.result.outputs = _decode(request.outputs, "", secret_paths)
+            self.result.secret_outputs = sorted(secret_paths)
+        return super().RegisterResourceOutputs(request)
+
+
+# --- config, as the CLI would assemble it -------------------------------------------------------------------
+def _config_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return str(value)
+
+
+def available_stacks(root: Path = ROOT) -> list[str]:
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+
+
+def assemble_config(stack: str, overrides: Optional[dict[str, Any]] = None,
+                    secrets: Optional[dict[str, str]] = None, root: Path = ROOT) -> tuple[str, dict, list]:
+    """(project, config map "<ns>:<key>" -> string, secret keys) for a stack."""
+    project_file = yaml.safe_load((root / "Pulumi.yaml").read_text())
+    project = project_file["name"]
+    stack_path = root / f"Pulumi.{stack}.yaml"
+    if not stack_path.exists():
+        raise StackNotFound(f"no stack {stack!r}: there is no {stack_path.name}; stacks here: "
+                            f"{', '.join(available_stacks(root)) or 'none'}")
+    config: dict[str, str] = {}
+    secret_keys: list[str] = []
+
+    def full(key: str) -> str:
+        return key if ":" in key else f"{project}:{key}"
+
+    for key, decl in (project_file.get("config") or {}).items():
+        if isinstance(decl, dict):
+            if "value" in decl:
+                config[full(key)] = _config_string(decl["value"])
+            elif "default" in decl:
+                config[full(key)] = _config_string(decl["default"])
+        else:
+            config[full(key)] = _config_string(decl)
+    stack_cfg = (yaml.safe_load(stack_path.read_text()) or {}).get("config") or {}
+    for key, value in stack_cfg.items():
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            # Encrypted in the stack file: the engine cannot decrypt it; use a placeholder, kept secret.
+            config[full(key)] = f"synth-placeholder-{key.split(':')[-1]}"
+            secret_keys.append(full(key))
+        else:
+            config[full(key)] = _config_string(value)
+    for key, value in (overrides or {}).items():
+        if value is None:
+            config.pop(full(key), None)
+        else:
+            config[full(key)] = _config_string(value)
+
+    from infra.settings import SECRET_KEYS
+
+    for key in SECRET_KEYS:
+        fk = full(key)
+        if secrets and key in secrets:
+            if secrets[key] is None:
+                config.pop(fk, None)
+                continue
+            config[fk] = secrets[key]
+        elif fk not in config and key == "hfToken":
+            config[fk] = f"synth-placeholder-{key}"
+        if fk in config and fk not in secret_keys:
+            secret_keys.append(fk)
+    return project, config, sorted(secret_keys)
+
+
+def run(stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optional[dict[str, str]] = None,
+        root: Path = ROOT, plaintext_keys: tuple[str, ...] = ()) -> SynthResult:
+    """Run the program for `stack`. `overrides` are config values (key -> value, None removes), `secrets`
+    secret config values (None removes); `plaintext_keys` are secret keys to pass unmarked (tests of the
+    refusal). Returns the records; a program error (bad settings) is in `.error`, not raised."""
+    project, config, secret_keys = assemble_config(stack, overrides, secrets, root)
+    secret_keys = [k for k in secret_keys if k.split(":", 1)[1] not in plaintext_keys]
+    result = SynthResult(project=project, stack=stack, config=config, secret_keys=secret_keys)
+
+    def _run() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        mocks = _Mocks(result, config.get("gcp:project", ""))
+        monitor = _RecordingMonitor(mocks, result)
+        ps.configure(pm.MockSettings(
+            monitor=monitor, monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),
+            engine=pm.MockEngine(logging.getLogger("synth")), project=project, stack=stack,
+            dry_run=False, organization="organization", callbacks=None, root_directory=str(root)))
+        set_all_config(config, secret_keys)
+        try:
+            loop.run_until_complete(run_in_stack(lambda: runpy.run_path(str(root / "__main__.py"),
+                                                                        run_name="__main__")))
+        except pulumi.RunError as err:
+            result.error = str(err)
+        finally:
+            loop.close()
+            asyncio.set_event_loop(None)
+
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    contextvars.copy_context().run(_run)
+    return result
