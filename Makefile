@@ -1,0 +1,29 @@
+# Two commands on a fresh machine:  make synth STACK=dev   and   make test
+# Both create .venv from requirements.txt on first use (PyPI only).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STACK ?= dev
+
+.PHONY: synth test synth-all project-file bench clean
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+synth: $(VENV)/.installed
+	$(PY) -m synth $(STACK)
+
+synth-all: $(VENV)/.installed
+	for s in $$($(PY) -c "from synth.engine import available_stacks; print(' '.join(available_stacks()))"); do \
+		$(PY) -m synth $$s || exit 1; done
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+project-file: $(VENV)/.installed
+	$(PY) -m synth.project_file
+
+clean:
+	rm -rf build

@@ -1,0 +1,108 @@
+"""The in-process engine and the offline synth command: what they record and what they write."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from infra.settings import config_fields
+from synth import engine
+from synth.project_file import render
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "schemas"
+
+
+def test_pulumi_yaml_validates_against_the_project_schema():
+    schema = json.loads((SCHEMAS / "pulumi-project.json").read_text())
+    jsonschema.validate(yaml.safe_load((ROOT / "Pulumi.yaml").read_text()), schema)
+
+
+def test_pulumi_yaml_declares_every_setting_with_the_models_default():
+    assert (ROOT / "Pulumi.yaml").read_text() == render(), "run `python -m synth.project_file`"
+    declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+    for key, (_s, _f, info) in config_fields().items():
+        assert declared[key]["description"] and declared[key]["type"]
+        default = info.get_default(call_default_factory=True)
+        assert declared[key].get("default") == default
+    assert declared["hfToken"]["secret"] is True
+    assert declared["pulumi:disable-default-providers"]["value"] == ["kubernetes"]
+
+
+def test_runtime_uses_a_virtualenv():
+    runtime = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["runtime"]
+    assert runtime["name"] == "python" and runtime["options"]["virtualenv"]
+
+
+def test_stack_files_hold_no_secret_values():
+    for path in ROOT.glob("Pulumi.*.yaml"):
+        cfg = yaml.safe_load(path.read_text())["config"]
+        assert not any(k.endswith(("hfToken", "wandbApiKey")) for k in cfg), path.name
+
+
+def test_records_carry_parent_options_and_property_dependencies(synth):
+    r = synth("dev")
+    lustre = r.get("gcp:lustre/instance:Instance", "lustre")
+    urns = r.by_urn()
+    assert urns[lustre.parent].type == "nemo-rl-gke:infra:LustreFilesystem"
+    assert lustre.custom_timeouts["create"] == "75m"
+    network = r.get("gcp:compute/network:Network", "primary")
+    assert network.urn in lustre.property_dependencies["network"]
+    conn = r.get("gcp:servicenetworking/connection:Connection", "psa-connection")
+    assert conn.urn in lustre.dependencies
+
+
+def test_component_type_tokens_follow_the_project_scheme(synth, stack):
+    for res in synth(stack).resources:
+        if not res.custom:
+            assert res.type.startswith(("nemo-rl-gke:infra:", "nemo-rl-gke:workloads:")), res.type
+
+
+def test_computed_outputs_are_labelled_placeholders(synth):
+    lustre = synth("dev").get("gcp:lustre/instance:Instance", "lustre")
+    assert lustre.computed["mountPoint"].startswith("192.0.2.")
+    assert "mountPoint" not in lustre.inputs
+
+
+def test_runs_in_one_process_do_not_leak_state():
+    a1 = engine.run("dev")
+    b = engine.run("codelab", {"prefix": "other"})
+    a2 = engine.run("dev")
+    assert [x.key for x in sorted(a1.resources, key=lambda x: x.key)] == \
+        [x.key for x in sorted(a2.resources, key=lambda x: x.key)]
+    assert a1.outputs == a2.outputs
+    assert b.outputs["clusterName"] == "other" and a2.outputs["clusterName"] == "nemo-dev"
+    assert all(r.urn.split("::")[0] == "urn:pulumi:dev" for r in a2.resources)
+
+
+def test_synth_writes_inventory_graph_and_readme(tmp_path):
+    out = tmp_path / "dev"
+    proc = subprocess.run([sys.executable, "-m", "synth", "dev", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "resources" in proc.stdout and str(out) in proc.stdout
+    graph = (out / "graph.mmd").read_text()
+    assert graph.startswith("flowchart LR")
+    assert "```mermaid\n" + graph in (out / "README.md").read_text()
+    inv = json.loads((out / "inventory.json").read_text())
+    assert any(r["type"] == "gcp:lustre/instance:Instance" for r in inv["resources"])
+    assert "computed by the cloud at deploy time" in (out / "inventory.md").read_text()
+
+
+def test_synth_of_an_unknown_stack_fails_clearly():
+    proc = subprocess.run([sys.executable, "-m", "synth", "nosuch"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "no stack 'nosuch'" in proc.stderr and "dev" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_synth_with_bad_settings_prints_problems_and_writes_nothing(tmp_path):
+    out = tmp_path / "bad"
+    proc = subprocess.run([sys.executable, "-m", "synth", "dev", "--out", str(out), "--set", "lustreTier=7"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "nemo-rl-gke:lustreTier" in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists()
