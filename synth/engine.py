@@ -174,6 +174,11 @@ def _decode(value: Any, path: str, secret_paths: list[str]) -> Any:
 
 def _redact(value: Any, secret: set[str], path: str) -> Any:
     if path in secret:
+        # Keep the shape (a Secret's stringData stays a map) so redacted manifests still validate.
+        if isinstance(value, dict):
+            return {k: "[secret]" for k in value}
+        if isinstance(value, list):
+            return ["[secret]" for _ in value]
         return "[secret]"
     if isinstance(value, dict):
         return {k: _redact(v, secret, f"{path}.{k}" if path else k) for k, v in value.items()}

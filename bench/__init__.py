@@ -1,0 +1,1 @@
+"""Back-of-the-envelope benchmarks: arithmetic over the catalog, no cloud calls."""
