@@ -21,6 +21,7 @@ def workload_principal(project_number: str, s: Settings) -> str:
 class TrainingBucket(pulumi.ComponentResource):
     bucket: gcp.storage.Bucket
     url: pulumi.Output[str]
+    project_number: pulumi.Output[str]
 
     def __init__(self, name: str, settings: Settings, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:TrainingBucket", name, None, opts)
@@ -35,6 +36,7 @@ class TrainingBucket(pulumi.ComponentResource):
             force_destroy=False,
             labels={"stack": s.stack_name, "app": "nemo-rl-gke"}), opts=child)
         project = gcp.organizations.get_project_output(project_id=s.gcp_project)
+        self.project_number = project.number
         self.binding = gcp.storage.BucketIAMMember("workload-object-user", gcp.storage.BucketIAMMemberArgs(
             bucket=self.bucket.name, role="roles/storage.objectUser",
             member=project.number.apply(lambda num: workload_principal(num, s))), opts=child)

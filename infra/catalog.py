@@ -168,7 +168,7 @@ NEMO_RL_RELEASES: dict[str, NemoRlRelease] = {
 # --- Images other than NeMo-RL --------------------------------------------------------------------------
 # gIB NCCL RDMA installer, as in container-engine-accelerators gpudirect-rdma/nccl-rdma-installer*.yaml.
 # Pinned by tag; the program never applies the upstream YAML from a URL.
-NCCL_GIB_INSTALLER_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.6"
+NCCL_GIB_INSTALLER_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.1"
 
 
 # --- Models the recipes train ------------------------------------------------------------------------------

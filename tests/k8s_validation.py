@@ -1,0 +1,236 @@
+"""Strict schema validation of rendered Kubernetes objects, as the API server would judge them.
+
+- Core kinds (apps/v1, v1, ...): `kubernetes-validate` with its strict schemas for one Kubernetes minor
+  (unknown fields are errors, as with `kubectl apply --validate=strict`).
+- Custom resources: the `v1` openAPIV3Schema of the CRDs copied into `shared/schemas/` (see SOURCES.md):
+  RayCluster / RayJob against BOTH KubeRay 1.4.2 and 1.7.0 (GKE's RayOperator add-on does not publish its
+  version), GKENetworkParamSet / Network against gke-networking-api. The schemas are made strict the way the
+  API server's strict field validation treats structural schemas: every object schema with `properties` and
+  neither `additionalProperties` nor `x-kubernetes-preserve-unknown-fields` rejects unknown fields (they
+  would otherwise be pruned silently). `x-kubernetes-int-or-string`, `nullable`, int32/int64 formats and
+  `x-kubernetes-list-type` (set / map keys) are honoured; CEL rules (`x-kubernetes-validations`) are not
+  evaluated. `metadata` is checked for name and namespace only (plus KubeRay's own name rules).
+
+Schemas are found at `<repo>/../shared/schemas` (true in /work/main and in a CI clone with `shared/` beside
+it) or at `$NEMO_RL_GKE_SCHEMAS`.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import jsonschema
+import kubernetes_validate
+import yaml
+from kubernetes_validate.utils import SchemaNotFoundError, VersionNotSupportedError
+
+from infra import catalog
+
+SCHEMAS_ENV = "NEMO_RL_GKE_SCHEMAS"
+KUBERAY_VERSIONS = ("kuberay-v1.4.2", "kuberay-v1.7.0")
+
+# (API group, kind) -> CRD files under the schemas directory; an object must validate against each.
+CRD_FILES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("ray.io", "RayCluster"): tuple(f"{v}/ray.io_rayclusters.yaml" for v in KUBERAY_VERSIONS),
+    ("ray.io", "RayJob"): tuple(f"{v}/ray.io_rayjobs.yaml" for v in KUBERAY_VERSIONS),
+    ("networking.gke.io", "GKENetworkParamSet"): ("gke-networking/networking.gke.io_gkenetworkparamsets.yaml",),
+    ("networking.gke.io", "Network"): ("gke-networking/networking.gke.io_networks.yaml",),
+}
+
+# KubeRay's operator rejects (status ValidationFailed) names that are not DNS-1035 labels or are longer than
+# 53 (RayCluster: 63 minus "-serve-svc") or 47 (RayJob: the cluster name adds 6 characters) characters.
+KUBERAY_NAME_LIMITS = {"RayCluster": 53, "RayJob": 47}
+
+_DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_MAX_ERRORS = 8
+
+
+def schemas_dir() -> Path:
+    override = os.environ.get(SCHEMAS_ENV)
+    path = Path(override) if override else Path(__file__).resolve().parents[2] / "shared" / "schemas"
+    if not path.is_dir():
+        raise AssertionError(f"schema directory {path} not found; put shared/ beside the repository or set "
+                             f"{SCHEMAS_ENV}")
+    return path
+
+
+def describe(obj: dict) -> str:
+    """'Kind namespace/name' (or 'Kind name' when cluster-scoped) for messages."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name", "<no name>")
+    ns = meta.get("namespace")
+    return f"{obj.get('kind', '<no kind>')} {ns + '/' if ns else ''}{name}"
+
+
+def _path(parts) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "<root>"
+
+
+# --- core kinds -------------------------------------------------------------------------------------------
+def validate_core(obj: dict, k8s_minor: str = catalog.KUBERNETES_MINOR) -> None:
+    """Validate a core Kubernetes object with kubernetes-validate's strict schemas for `k8s_minor` ('1.33')."""
+    m = re.match(r"^v?(\d+\.\d+)(\.\d+)?$", k8s_minor)
+    if not m:
+        raise ValueError(f"Kubernetes version must look like '1.33' (got {k8s_minor!r})")
+    minor = m.group(1)
+    if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
+        label = describe(obj) if isinstance(obj, dict) else repr(obj)
+        raise AssertionError(f"{label}: apiVersion and kind are required")
+    try:
+        used = kubernetes_validate.validate(obj, minor, strict=True)
+    except kubernetes_validate.ValidationError as e:
+        raise AssertionError(f"{describe(obj)}: {_path(e.path)}: {e.message} "
+                             f"(Kubernetes {e.version} schema, strict)") from None
+    except SchemaNotFoundError as e:
+        raise AssertionError(f"{describe(obj)}: {e.message}") from None
+    except VersionNotSupportedError as e:
+        raise AssertionError(f"{describe(obj)}: {e.message}") from None
+    # kubernetes-validate silently falls back to an older schema set for versions it lacks.
+    if used != minor:
+        raise AssertionError(f"{describe(obj)}: validated against Kubernetes {used}, not the requested {minor}")
+
+
+# --- custom resources -------------------------------------------------------------------------------------
+def _strict(node: Any) -> Any:
+    """Copy of an OpenAPI v3 structural schema as a strict JSON schema (see the module docstring)."""
+    if isinstance(node, list):
+        return [_strict(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    for key in ("properties", "patternProperties"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: _strict(v) for k, v in out[key].items()}
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(out.get(key), dict):
+            out[key] = _strict(out[key])
+    for key in ("anyOf", "allOf", "oneOf"):
+        if isinstance(out.get(key), list):
+            out[key] = _strict(out[key])
+    if out.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+        out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
+    if out.get("nullable") and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    if ("properties" in out and "additionalProperties" not in out
+            and not out.get("x-kubernetes-preserve-unknown-fields")):
+        out["additionalProperties"] = False
+    if out.get("x-kubernetes-list-type") == "set":
+        out["uniqueItems"] = True
+    return out
+
+
+def _list_map_keys(validator, keys, instance, schema) -> Iterator[jsonschema.ValidationError]:
+    """x-kubernetes-list-type: map: the server rejects two items with the same key (defaults filled in)."""
+    if schema.get("x-kubernetes-list-type") != "map" or not validator.is_type(instance, "array"):
+        return
+    item_props = (schema.get("items") or {}).get("properties", {})
+    seen: dict[tuple, int] = {}
+    for i, item in enumerate(instance):
+        if not isinstance(item, dict):
+            continue
+        key = tuple(item.get(k, item_props.get(k, {}).get("default")) for k in keys)
+        if key in seen:
+            yield jsonschema.ValidationError(
+                f"items [{seen[key]}] and [{i}] have the same map key {dict(zip(keys, key))}")
+        seen[key] = i
+
+
+_format_checker = jsonschema.FormatChecker(())
+_format_checker.checks("int32")(lambda v: not isinstance(v, int) or -2**31 <= v < 2**31)
+_format_checker.checks("int64")(lambda v: not isinstance(v, int) or -2**63 <= v < 2**63)
+
+# OpenAPI 3.0 schemas are draft-4 flavoured (boolean exclusiveMinimum, no const).
+_CrdValidator = jsonschema.validators.extend(
+    jsonschema.Draft4Validator, {"x-kubernetes-list-map-keys": _list_map_keys})
+
+
+@functools.lru_cache(maxsize=None)
+def _load_crd(path: str) -> dict:
+    with open(path) as f:
+        return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+@functools.lru_cache(maxsize=None)
+def _crd_validator(path: str, version: str):
+    """(validator, scope) for one served version of one CRD file."""
+    crd = _load_crd(path)
+    versions = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served", True)}
+    if version not in versions:
+        raise AssertionError(f"{Path(path).parent.name}/{Path(path).name} does not serve {version} "
+                             f"(serves {', '.join(sorted(versions))})")
+    schema = _strict(copy.deepcopy(versions[version]["schema"]["openAPIV3Schema"]))
+    scope = crd["spec"]["scope"]
+    # metadata: name and namespace only; the server validates the rest of ObjectMeta itself.
+    meta: dict = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "maxLength": 253, "pattern": _DNS1123_SUBDOMAIN},
+            "namespace": {"type": "string", "maxLength": 63, "pattern": _DNS1123_LABEL},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+    if scope == "Namespaced":
+        meta["required"] = ["name", "namespace"]
+    schema["properties"]["metadata"] = meta
+    schema["required"] = sorted(set(schema.get("required", [])) | {"apiVersion", "kind", "metadata"})
+    _CrdValidator.check_schema(schema)
+    return _CrdValidator(schema, format_checker=_format_checker), scope
+
+
+def _group_version(obj: dict) -> tuple[str, str]:
+    api_version = obj.get("apiVersion", "")
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def validate_crd(obj: dict) -> None:
+    """Validate a RayCluster / RayJob (both KubeRay versions) or a GKE networking object, strictly."""
+    group, version = _group_version(obj)
+    files = CRD_FILES.get((group, obj.get("kind")))
+    if files is None:
+        raise AssertionError(f"{describe(obj)}: no CRD schema known for {obj.get('apiVersion')} {obj.get('kind')}")
+    root = schemas_dir()
+    problems: list[str] = []
+    for rel in files:
+        source = rel.split("/")[0]
+        try:
+            validator, scope = _crd_validator(str(root / rel), version)
+        except AssertionError as e:
+            problems.append(f"[{source}] apiVersion: {e}")
+            continue
+        if scope == "Cluster" and "namespace" in (obj.get("metadata") or {}):
+            # The server drops it without a word; a rendered cluster-scoped object should not carry one.
+            problems.append(f"[{source}] metadata.namespace: {obj.get('kind')} is cluster-scoped")
+        errors = sorted(validator.iter_errors(obj), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+        for err in errors[:_MAX_ERRORS]:
+            problems.append(f"[{source}] {_path(err.absolute_path)}: {err.message}")
+        if len(errors) > _MAX_ERRORS:
+            problems.append(f"[{source}] ... and {len(errors) - _MAX_ERRORS} more")
+    limit = KUBERAY_NAME_LIMITS.get(obj.get("kind")) if group == "ray.io" else None
+    name = (obj.get("metadata") or {}).get("name")
+    if limit and isinstance(name, str) and (len(name) > limit or not _DNS1035_LABEL.match(name)):
+        problems.append(f"[kuberay operator] metadata.name: {name!r} must be a DNS-1035 label of at most "
+                        f"{limit} characters")
+    if problems:
+        raise AssertionError(f"{describe(obj)} is invalid:\n  " + "\n  ".join(problems))
+
+
+def validate_any(obj: dict) -> None:
+    """Dispatch on apiVersion/kind: known CRDs to validate_crd, everything else to validate_core."""
+    group, _ = _group_version(obj)
+    if (group, obj.get("kind")) in CRD_FILES:
+        validate_crd(obj)
+    else:
+        validate_core(obj)

@@ -1,0 +1,183 @@
+"""Invariants of the Kubernetes half, from the engine's records and the files the synth writes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra import catalog
+from infra.naming import GVNIC_NETWORK, RDMA_NETWORKS
+from synth import engine, render
+from tests.k8s_validation import validate_any
+
+ROOT = Path(__file__).resolve().parents[1]
+RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+
+
+def _worker_pods(r):
+    """(pod template, container) of every GPU worker group in RayClusters and RayJobs' own clusters."""
+    for res in r.resources:
+        spec = res.inputs.get("spec") or {}
+        for rc in (spec, spec.get("rayClusterSpec") or {}):
+            for group in rc.get("workerGroupSpecs") or []:
+                yield group, group["template"]
+
+
+def test_every_rendered_kubernetes_object_validates_strictly(synth, stack, tmp_path):
+    r = synth(stack)
+    objs = r.kubernetes_objects()
+    assert objs
+    for res in objs:
+        validate_any(render.manifest_of(res))
+
+
+def test_manifests_written_by_synth_validate_strictly(tmp_path):
+    out = tmp_path / "dev"
+    proc = subprocess.run([sys.executable, "-m", "synth", "dev", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    files = sorted((out / "manifests").glob("*.yaml"))
+    assert len(files) >= 25
+    for f in files:
+        validate_any(yaml.safe_load(f.read_text()))
+
+
+def test_every_worker_pod_has_ten_interfaces_on_existing_networks(synth, stack):
+    r = synth(stack)
+    networks = {res.get("metadata.name") for res in r.of_type("kubernetes:networking.gke.io/v1:Network")}
+    assert networks == {GVNIC_NETWORK, *RDMA_NETWORKS}
+    pods = list(_worker_pods(r))
+    assert pods
+    for _group, tpl in pods:
+        ann = tpl["metadata"]["annotations"]
+        assert ann["networking.gke.io/default-interface"] == "eth0"
+        ifaces = json.loads(ann["networking.gke.io/interfaces"])
+        assert [i["interfaceName"] for i in ifaces] == [f"eth{i}" for i in range(10)]
+        assert {i["network"] for i in ifaces[1:]} <= networks and ifaces[0]["network"] == "default"
+
+
+def test_tuner_config_and_selector_follow_the_stack_gpu_type(synth, stack):
+    r = synth(stack)
+    gpu = r.config["nemo-rl-gke:gpuType"]
+    acc = catalog.ACCELERATORS[gpu]
+    for _group, tpl in _worker_pods(r):
+        c = tpl["spec"]["containers"][0]
+        env = {e["name"]: e.get("value") for e in c["env"]}
+        assert env["NCCL_TUNER_CONFIG_PATH"] == acc.tuner_config
+        assert tpl["spec"]["nodeSelector"]["cloud.google.com/gke-accelerator"] == gpu
+        assert c["resources"]["limits"]["nvidia.com/gpu"] in (8, "8")
+    other = {g for g in catalog.ACCELERATORS if g != gpu}
+    text = json.dumps([res.inputs for res in r.kubernetes_objects() if res.type == RAYCLUSTER])
+    assert not any(o in text for o in other)
+
+
+def test_head_requests_no_gpu(synth, stack):
+    rc = synth(stack).get(RAYCLUSTER, "raycluster")
+    head = rc.get("spec.headGroupSpec.template.spec")
+    for c in head["containers"]:
+        for k in ("limits", "requests"):
+            assert str(c.get("resources", {}).get(k, {}).get("nvidia.com/gpu", "0")) == "0"
+    assert "cloud.google.com/gke-accelerator" not in head.get("nodeSelector", {})
+
+
+def test_ray_version_equals_the_images_ray(synth, stack):
+    for res in synth(stack).kubernetes_objects():
+        spec = res.inputs.get("spec") or {}
+        for rc in (spec, spec.get("rayClusterSpec") or {}):
+            if "rayVersion" in rc:
+                images = {c["image"] for g in [rc["headGroupSpec"], *rc["workerGroupSpecs"]]
+                          for c in g["template"]["spec"]["containers"]}
+                tags = {i.split(":")[-1] for i in images}
+                assert len(tags) == 1
+                assert rc["rayVersion"] == catalog.NEMO_RL_RELEASES[tags.pop()].ray_version
+
+
+def test_lustre_pv_names_the_real_instance_and_an_ip_without_port(synth, stack):
+    r = synth(stack)
+    pv, pvc = r.get(PV, "lustre-pv"), r.get(PVC, "lustre-pvc")
+    inst = r.get("gcp:lustre/instance:Instance", "lustre")
+    csi = pv.get("spec.csi")
+    assert csi["driver"] == "lustre.csi.storage.gke.io"
+    assert csi["volumeHandle"] == f"{r.config['gcp:project']}/{inst.inputs['location']}/{inst.inputs['instanceId']}"
+    assert "@" not in csi["volumeAttributes"]["ip"]
+    assert csi["volumeAttributes"]["ip"] == inst.computed["mountPoint"].split("@")[0]
+    assert csi["volumeAttributes"]["filesystem"] == inst.inputs["filesystem"]
+    assert pv.get("spec.persistentVolumeReclaimPolicy") == "Retain"
+    assert pv.get("spec.claimRef.name") == pvc.get("metadata.name")
+    assert pvc.get("spec.volumeName") == pv.get("metadata.name")
+    assert pv.get("spec.capacity.storage") == f"{inst.inputs['capacityGib']}Gi"
+    assert r.depends_on(pv, inst)
+
+
+def test_lustre_volume_waits_only_for_the_instance_on_the_gcp_side(synth):
+    r = synth("dev")
+    pv = r.get(PV, "lustre-pv")
+    urns = r.by_urn()
+    gcp_deps = {urns[u].type for u in pv.dependencies if urns[u].type.startswith("gcp:")}
+    assert gcp_deps == {"gcp:lustre/instance:Instance"}
+
+
+def test_secrets_reach_pods_only_through_secret_key_refs(synth, stack):
+    r = synth(stack)
+    for res in r.kubernetes_objects():
+        for path, value in render._flatten(res.inputs):
+            if path.endswith(".name") and value in ("HF_TOKEN", "WANDB_API_KEY"):
+                env = res.get(path.rsplit(".", 1)[0].replace("[", ".").replace("]", ""))
+                assert env and "value" not in env and "secretKeyRef" in env["valueFrom"], (res.key, path)
+    secret = r.get("kubernetes:core/v1:Secret", "tokens")
+    assert "stringData" in secret.secret_paths
+
+
+def test_pods_are_unprivileged_and_install_nothing_at_start(synth, stack):
+    r = synth(stack)
+    for res in r.kubernetes_objects():
+        if res.type != RAYCLUSTER:
+            continue
+        text = json.dumps(res.inputs)
+        assert '"privileged": true' not in text and '"hostNetwork": true' not in text
+        for bad in ("apt-get", "pip install", "git pull", "sed -i"):
+            assert bad not in text, bad
+
+
+def test_service_account_annotation_matches_the_bucket_grant(synth, stack):
+    r = synth(stack)
+    ksa = r.get("kubernetes:core/v1:ServiceAccount", "ksa")
+    member = r.get("gcp:storage/bucketIAMMember:BucketIAMMember", "workload-object-user").inputs["member"]
+    assert ksa.get("metadata.annotations")["nemo-rl-gke/workload-identity-principal"] == member
+
+
+def test_ray_outputs_give_the_dashboard_command_and_mount_path(synth, stack):
+    out = synth(stack).outputs
+    assert out["rayClusterName"] and out["rayClusterName"] in out["rayDashboardCommand"]
+    assert out["lustreMountPath"] == "/lustre"
+
+
+CANARY_HF = "hf_CANARY_7f3a9c1e5b2d4a6f8e0c"
+CANARY_WANDB = "wandb_CANARY_0d8b6f4a2c9e1b3d5f7a"
+
+
+def test_secret_canary_appears_only_in_secret_inputs(tmp_path):
+    result = engine.run("dev", secrets={"hfToken": CANARY_HF, "wandbApiKey": CANARY_WANDB})
+    assert result.error is None, result.error
+    found_secret = []
+    for res in result.resources:
+        for path, value in render._flatten(res.inputs):
+            if isinstance(value, str) and (CANARY_HF in value or CANARY_WANDB in value):
+                dotted = path.replace("[", ".").replace("]", "")
+                assert any(dotted == p or dotted.startswith(p + ".") for p in res.secret_paths), \
+                    f"{res.key} {path} carries a secret unmarked"
+                found_secret.append(res.key)
+    assert ("kubernetes:core/v1:Secret", "tokens") in found_secret
+    assert CANARY_HF not in json.dumps(result.outputs) and CANARY_WANDB not in json.dumps(result.outputs)
+    out = tmp_path / "build"
+    render.write(result, out)
+    for f in out.rglob("*"):
+        if f.is_file():
+            text = f.read_text()
+            assert CANARY_HF not in text and CANARY_WANDB not in text, f

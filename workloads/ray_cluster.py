@@ -1,0 +1,48 @@
+"""The standing RayCluster (`ray.io/v1`): CPU head, one GPU worker group with the RDMA pod mixin, Lustre mounted.
+
+The spec comes from `workloads.raycluster_spec` (one function, reused by the RayJob's own-cluster mode).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra.naming import HF_SECRET, LUSTRE_PVC
+from infra.settings import Settings
+from workloads.raycluster_spec import raycluster_manifest
+
+DASHBOARD_PORT = 8265
+
+
+def cluster_name(settings: Settings) -> str:
+    return f"{settings.prefix}-ray"
+
+
+class RayCluster(pulumi.ComponentResource):
+    cluster: k8s.apiextensions.CustomResource
+    name: pulumi.Output[str]
+    dashboard_command: pulumi.Output[str]
+
+    def __init__(self, name: str, settings: Settings, namespace: pulumi.Input[str], provider: k8s.Provider,
+                 needs: Sequence[pulumi.Resource], opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("nemo-rl-gke:workloads:RayCluster", name, None, opts)
+        s = settings
+        m = raycluster_manifest(s, name=cluster_name(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+        self.cluster = k8s.apiextensions.CustomResource(
+            "raycluster", api_version=m["apiVersion"], kind=m["kind"],
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"], namespace=namespace,
+                                                labels=m["metadata"].get("labels")),
+            spec=m["spec"],
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=provider,
+                # Pods refer to the PVC, Secret and service account by name, and their interface annotations
+                # to the Network objects: those must exist before the pods are admitted and scheduled.
+                depends_on=list(needs)))
+        self.name = self.cluster.metadata.apply(lambda md: md["name"])
+        ns = s.storage.namespace
+        self.dashboard_command = self.name.apply(
+            lambda n: f"kubectl ray session {n} -n {ns}  # or: kubectl -n {ns} port-forward "
+                      f"service/{n}-head-svc {DASHBOARD_PORT}:{DASHBOARD_PORT}")
+        self.register_outputs({"name": self.name, "dashboard": self.dashboard_command})

@@ -1,0 +1,191 @@
+"""The KubeRay `ray.io/v1` RayCluster for NeMo-RL, built from the settings (plain dicts, no Pulumi resources).
+
+`raycluster_spec()` renders the `spec` alone so the RayJob's own-cluster mode can embed the very same
+cluster as `rayClusterSpec`; `raycluster_manifest()` wraps it into a full RayCluster object.
+
+Shape: a CPU-only head (Ray GCS, dashboard, job driver) and one fixed-size GPU worker group, one pod per GPU
+node, with the RDMA pod mixin (workloads/rdma.py), Lustre mounted at the same path everywhere and the
+Hugging Face cache on Lustre. Only fields accepted by both KubeRay 1.4.2 and 1.7.0 are rendered (the
+RayOperator add-on does not publish its KubeRay version; FACTS.md §6); tests validate against both CRDs.
+"""
+from __future__ import annotations
+
+from infra.catalog import Accelerator
+from infra.settings import Settings
+from workloads.rdma import rdma_pod_mixin
+
+API_VERSION = "ray.io/v1"
+KIND = "RayCluster"
+
+HEAD_CONTAINER = "ray-head"
+WORKER_CONTAINER = "ray-worker"
+WORKER_GROUP = "gpu-workers"
+
+# Ray's well-known ports: GCS (workers and drivers join the cluster here), the dashboard / Jobs API (the
+# RayJob submitter and `ray job submit` talk to it), the Ray Client server.
+GCS_PORT = 6379
+DASHBOARD_PORT = 8265
+CLIENT_PORT = 10001
+
+# Spot VMs get ~30 s notice before preemption; GKE gives Autopilot Spot Pods at most 25 s of it. Ending
+# inside that window lets Ray mark the node dead cleanly instead of being killed mid-shutdown.
+WORKER_TERMINATION_GRACE_SECONDS = 25
+
+# Share of the machine's vCPUs / memory a worker pod requests. The rest covers what GKE reserves for the
+# kubelet and OS (< 1 vCPU and ~2-3 % of memory on these shapes) and the node's DaemonSets (logging,
+# metrics, GPU device plugin, multi-networking, the gIB installer's pause container).
+WORKER_SHARE = 0.9
+
+HF_TOKEN_KEY = "hf-token"
+WANDB_API_KEY_KEY = "wandb-api-key"
+
+_LUSTRE_VOLUME = "lustre"
+_SHM_VOLUME = "dshm"
+
+
+def gpu_worker_resources(accelerator: Accelerator) -> dict:
+    """Requests = limits (Guaranteed QoS) for one GPU worker pod filling one node, below its allocatable."""
+    cpu = int(accelerator.vcpus * WORKER_SHARE)
+    memory_gib = int(accelerator.memory_gib * WORKER_SHARE)
+    amounts = {"cpu": str(cpu), "memory": f"{memory_gib}Gi", "nvidia.com/gpu": str(accelerator.gpus_per_node)}
+    return {"limits": dict(amounts), "requests": dict(amounts)}
+
+
+def _head_resources(settings: Settings) -> dict:
+    amounts = {"cpu": str(settings.workload.head_cpu), "memory": f"{settings.workload.head_memory_gib}Gi"}
+    return {"limits": dict(amounts), "requests": dict(amounts)}
+
+
+def _hf_home(settings: Settings) -> str:
+    # On Lustre, so a model downloads once for every node and survives pod restarts.
+    return f"{settings.workload.lustre_mount_path.rstrip('/')}/huggingface_cache"
+
+
+def _common_env(settings: Settings, secret_name: str) -> list[dict]:
+    """Env of every Ray container. Tokens come only from the Kubernetes Secret, never as literal values."""
+    return [
+        {"name": "HF_HOME", "value": _hf_home(settings)},
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret_name, "key": HF_TOKEN_KEY}}},
+        # W&B logging is optional: the pod starts without the key.
+        {"name": "WANDB_API_KEY",
+         "valueFrom": {"secretKeyRef": {"name": secret_name, "key": WANDB_API_KEY_KEY, "optional": True}}},
+    ]
+
+
+def _lustre_volume(pvc_name: str) -> dict:
+    return {"name": _LUSTRE_VOLUME, "persistentVolumeClaim": {"claimName": pvc_name}}
+
+
+def _lustre_mount(settings: Settings) -> dict:
+    return {"name": _LUSTRE_VOLUME, "mountPath": settings.workload.lustre_mount_path}
+
+
+def _head_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
+    release = settings.workload.release
+    pod_spec: dict = {"serviceAccountName": settings.storage.ksa_name}
+    if not settings.autopilot:
+        # The CPU system pool; the head never lands on (or waits for) a GPU node.
+        pod_spec["nodeSelector"] = {"cloud.google.com/gke-nodepool": settings.names.system_pool}
+    # Autopilot: no selector at all. Without a compute class Autopilot runs the pod on its general-purpose
+    # platform, which the docs recommend for pods without special hardware needs; the Balanced/Performance
+    # classes buy bigger or dedicated machines the head (GCS, dashboard, driver) does not need, and a
+    # Performance pod would also need a machine-family selector.
+    pod_spec["containers"] = [{
+        "name": HEAD_CONTAINER,
+        "image": release.image,
+        "ports": [
+            {"containerPort": GCS_PORT, "name": "gcs-server"},
+            {"containerPort": DASHBOARD_PORT, "name": "dashboard"},
+            {"containerPort": CLIENT_PORT, "name": "client"},
+        ],
+        "resources": _head_resources(settings),
+        "env": _common_env(settings, secret_name),
+        "volumeMounts": [_lustre_mount(settings)],
+    }]
+    pod_spec["volumes"] = [_lustre_volume(pvc_name)]
+    return {
+        # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on
+        # the head even if a GPU were visible.
+        "rayStartParams": {"dashboard-host": "0.0.0.0", "num-gpus": "0"},
+        "template": {"spec": pod_spec},
+    }
+
+
+def _worker_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
+    release = settings.workload.release
+    acc = settings.gpu.accelerator
+    mixin = rdma_pod_mixin(acc)
+    node_selector = {"cloud.google.com/gke-accelerator": acc.gpu_type}
+    if settings.autopilot and settings.gpu.spot:
+        # Autopilot provisions Spot capacity only when the pod asks for it (and adds the matching toleration).
+        node_selector["cloud.google.com/gke-spot"] = "true"
+    replicas = settings.worker_replicas
+    container = {
+        "name": WORKER_CONTAINER,
+        "image": release.image,
+        # KubeRay keeps its generated start command and runs it after ours: with a container command that
+        # does not mention `ray start`, it runs `/bin/bash -lc -- "<our args> && ulimit -n 65536; ray start
+        # ..."` (pod.go BuildPod, KubeRay 1.x; the Ray docs' "execute commands before ray start"). So the
+        # NCCL env sourced here is inherited by the raylet and every Ray worker process. The alternative,
+        # `exec $KUBERAY_GEN_RAY_START_CMD` (env var set by both 1.4.2 and 1.7.0), is honoured only with the
+        # `ray.io/overwrite-container-cmd` annotation on the RayCluster's metadata, which a RayJob's embedded
+        # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
+        "args": [mixin.startup_prefix],
+        "resources": gpu_worker_resources(acc),
+        "env": mixin.env + _common_env(settings, secret_name),
+        "volumeMounts": [
+            {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
+            _lustre_mount(settings),
+            *mixin.volume_mounts,
+        ],
+    }
+    pod_spec = {
+        "serviceAccountName": settings.storage.ksa_name,
+        "nodeSelector": node_selector,
+        "tolerations": [
+            {"key": "nvidia.com/gpu", "operator": "Exists"},
+            # Let the pod stay through the spot preemption notice and shut down within its grace period.
+            {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
+        ],
+        "terminationGracePeriodSeconds": WORKER_TERMINATION_GRACE_SECONDS,
+        "containers": [container],
+        "volumes": [
+            # NCCL and the Ray object store use /dev/shm; the container runtime's 64 MiB default is far too
+            # small. Memory-backed, counted against the pod's memory limit.
+            {"name": _SHM_VOLUME,
+             "emptyDir": {"medium": "Memory", "sizeLimit": f"{settings.workload.shm_size_gib}Gi"}},
+            _lustre_volume(pvc_name),
+            *mixin.volumes,
+        ],
+    }
+    return {
+        "groupName": WORKER_GROUP,
+        # Autoscaling is off: the GRPO job needs exactly this many nodes, so the group is pinned.
+        "replicas": replicas,
+        "minReplicas": replicas,
+        "maxReplicas": replicas,
+        "rayStartParams": {},
+        "template": {"metadata": {"annotations": dict(mixin.annotations)}, "spec": pod_spec},
+    }
+
+
+def raycluster_spec(settings: Settings, *, secret_name: str, pvc_name: str) -> dict:
+    """The RayCluster `spec` (also the RayJob's `rayClusterSpec` in own-cluster mode)."""
+    release = settings.workload.release
+    return {
+        # Must equal the Ray inside the image (settings validation rejects any other rayVersion).
+        "rayVersion": release.ray_version,
+        "enableInTreeAutoscaling": False,
+        "headGroupSpec": _head_group(settings, secret_name, pvc_name),
+        "workerGroupSpecs": [_worker_group(settings, secret_name, pvc_name)],
+    }
+
+
+def raycluster_manifest(settings: Settings, *, name: str, secret_name: str, pvc_name: str) -> dict:
+    """The full RayCluster object in the workload namespace."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name, "namespace": settings.storage.namespace},
+        "spec": raycluster_spec(settings, secret_name=secret_name, pvc_name=pvc_name),
+    }
