@@ -4,12 +4,19 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STACK ?= dev
+# The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
+POLICY_VENV ?= .venv-policy
 
 .PHONY: synth test synth-all project-file bench clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(POLICY_VENV)/.installed: policy/requirements.txt
+	$(PYTHON) -m venv $(POLICY_VENV)
+	$(POLICY_VENV)/bin/python -m pip install -q --disable-pip-version-check -r policy/requirements.txt
 	touch $@
 
 synth: $(VENV)/.installed
@@ -19,8 +26,8 @@ synth-all: $(VENV)/.installed
 	for s in $$($(PY) -c "from synth.engine import available_stacks; print(' '.join(available_stacks()))"); do \
 		$(PY) -m synth $$s || exit 1; done
 
-test: $(VENV)/.installed
-	$(PY) -m pytest -q
+test: $(VENV)/.installed $(POLICY_VENV)/.installed
+	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q
 
 project-file: $(VENV)/.installed
 	$(PY) -m synth.project_file

@@ -9,12 +9,14 @@ from infra.cluster import GkeCluster
 from infra.gpu_pool import GpuNodePool
 from infra.identity import NodeIdentity
 from infra.lustre import LustreFilesystem
+from infra.observability import Observability
 from infra.networks import Networks
 from infra.psa import PrivateServiceAccess
 from infra.settings import SettingsError, load_secrets, load_settings
 from workloads.gpu_networking import GpuNetworking
 from workloads.identity import WorkloadIdentity
-from workloads.ray_cluster import RayCluster
+from workloads.job import NemoRlJob, job_name
+from workloads.ray_cluster import RayCluster, cluster_name as ray_cluster_name
 from workloads.storage import LustreVolume
 
 try:
@@ -40,8 +42,16 @@ workload = WorkloadIdentity("workload-identity", settings, secrets, bucket.proje
 namespace = workload.namespace.metadata.name
 gpu_networking = GpuNetworking("gpu-networking", settings, networks, k8s_provider)
 volume = LustreVolume("lustre-volume", settings, lustre.instance, lustre.ip, namespace, k8s_provider)
-ray = RayCluster("ray", settings, namespace, k8s_provider,
-                 needs=[volume.pvc, workload.secret, workload.service_account, gpu_networking])
+pod_needs = [volume.pvc, workload.secret, workload.service_account, gpu_networking]
+own_cluster = settings.job.enabled and settings.job.mode == "own-cluster"
+ray = None if own_cluster else RayCluster("ray", settings, namespace, k8s_provider, needs=pod_needs)
+job = None
+if settings.job.enabled:
+    job = NemoRlJob("grpo", settings, namespace, k8s_provider, ray_cluster_name=ray.name if ray else None,
+                    needs=pod_needs)
+
+observability = Observability("observability", settings, gke.cluster, lustre.instance,
+                              ray_cluster_name=ray_cluster_name(settings) if ray else job_name(settings))
 
 location = settings.cluster_location
 pulumi.export("clusterName", gke.cluster.name)
@@ -53,6 +63,28 @@ pulumi.export("lustreInstance", lustre.instance.instance_id)
 pulumi.export("lustreIp", lustre.ip)
 pulumi.export("lustreOnDestroy", settings.lustre_on_destroy)
 pulumi.export("bucketUrl", bucket.url)
-pulumi.export("rayClusterName", ray.name)
-pulumi.export("rayDashboardCommand", ray.dashboard_command)
 pulumi.export("lustreMountPath", settings.workload.lustre_mount_path)
+ns = settings.storage.namespace
+if ray is not None:
+    pulumi.export("rayClusterName", ray.name)
+    pulumi.export("rayDashboardCommand", ray.dashboard_command)
+if job is not None:
+    pulumi.export("rayJobName", job.name)
+    pulumi.export("runName", job.run_name)
+    pulumi.export("checkpointDir", job.checkpoint_dir)
+    pulumi.export("jobStatusCommand", f"kubectl -n {ns} get rayjob {job.name}")
+    # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
+    pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
+    if ray is None:
+        pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
+    pulumi.export("jobsCliCommand", "python -m workloads.jobs list --address http://127.0.0.1:8265  "
+                                    "# after the dashboard command above")
+if observability.dashboard_url is not None:
+    pulumi.export("dashboardUrl", observability.dashboard_url)
+pulumi.export("driverLogsQuery", observability.logs_query)
+if observability.sizing is not None:
+    sz = observability.sizing
+    pulumi.export("checkpointSizing", {
+        "summary": sz.summary(), "checkpointBytes": sz.checkpoint_bytes,
+        "minWriteSeconds": round(sz.min_write_seconds, 1), "budgetSeconds": sz.budget_seconds,
+        "lustreThroughputBytesPerSecond": round(sz.throughput_bytes_per_s)})

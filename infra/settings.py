@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from infra import catalog
 from infra.naming import Names, is_gcp_name
-from workloads.recipes import JobSettings, check_job
+from infra import sizing
+from workloads.recipes import JobSettings, check_job, requires_wandb_key, resolve_recipe
 
 PROJECT = "nemo-rl-gke"
 
@@ -189,6 +190,15 @@ class WorkloadSettings(_Section):
         return catalog.NEMO_RL_RELEASES[self.nemo_rl_release]
 
 
+class MonitoringSettings(_Section):
+    """Dashboard and the checkpoint I/O budget."""
+
+    dashboard: bool = Field(True, alias="dashboard", description="Create the stack's Cloud Monitoring dashboard.")
+    checkpoint_budget_seconds: Optional[float] = Field(300, alias="checkpointBudgetSeconds", gt=0, description=(
+        "Longest acceptable checkpoint write (s) at the Lustre instance's aggregate throughput; preview fails "
+        "with the smallest capacity or tier that meets it. Unset: no budget."))
+
+
 _SECTIONS: dict[str, type[_Section]] = {
     "stack": StackSettings,
     "network": NetworkSettings,
@@ -198,6 +208,7 @@ _SECTIONS: dict[str, type[_Section]] = {
     "storage": StorageSettings,
     "workload": WorkloadSettings,
     "job": JobSettings,
+    "monitoring": MonitoringSettings,
 }
 
 # Keys that only one cluster mode supports.
@@ -221,6 +232,7 @@ class Settings(BaseModel):
     storage: StorageSettings
     workload: WorkloadSettings
     job: JobSettings
+    monitoring: MonitoringSettings
 
     @property
     def prefix(self) -> str:
@@ -408,6 +420,10 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
         except ValidationError as e:
             problems.extend(_field_problem(section, err) for err in e.errors())
 
+    if secret_state.get("wandbApiKey") is None and "job" in sections and requires_wandb_key(sections["job"]):
+        problems.append(f"{_key('wandbApiKey')}: the recipe logs to Weights & Biases but the key is not set; run "
+                        "`pulumi config set --secret wandbApiKey <key>` or set "
+                        f"{_key('jobOverrides')}.wandb_enabled to false")
     if len(sections) < len(_SECTIONS):
         raise SettingsError(problems)  # cross-field rules need every section parsed
 
@@ -559,8 +575,16 @@ def check_rules(s: Settings) -> list[str]:
         p.append(f"{_key('lustreMountPath')}: {s.workload.lustre_mount_path!r} must be an absolute path such as "
                  "/lustre")
     if rel is not None and acc is not None:
-        p.extend(check_job(s.job, release=rel, worker_replicas=s.worker_replicas,
-                           gpus_per_node=acc.gpus_per_node, stack_name=s.stack_name))
+        job_problems = check_job(s.job, release=rel, worker_replicas=s.worker_replicas,
+                                 gpus_per_node=acc.gpus_per_node, stack_name=s.stack_name)
+        p.extend(job_problems)
+        if s.job.enabled and not job_problems and tier is not None and tier.is_valid_capacity(s.lustre.capacity_gib):
+            # Will checkpoints stall the GPUs? Checked here so preview fails before anything is registered.
+            recipe = resolve_recipe(s.job, rel)
+            p.extend(sizing.check_budget(
+                recipe.model_name, save_optimizer=recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,
+                tier=s.lustre.tier, keep_top_k=recipe.keep_top_k,
+                budget_seconds=s.monitoring.checkpoint_budget_seconds))
 
     # Mode-specific keys.
     # Compared with the defaults, not with "was it set": the CLI passes Pulumi.yaml's defaults for every key.

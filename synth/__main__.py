@@ -1,6 +1,10 @@
 """`python -m synth <stack>`: run the program offline and write build/<stack>/ (no cloud account needed).
 
-Exit codes: 0 written; 2 unknown stack or invalid settings (the problems are printed one per line).
+With `--compare <dir>` it then prints what this run adds, removes or changes against a previous output
+folder (a build/<stack> of another commit; synth/compare.py), with exit code 0 whether or not anything changed.
+
+Exit codes: 0 written; 2 unknown stack, invalid settings (the problems are printed one per line) or a
+`--compare` folder that is not a synth output.
 """
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from synth import engine, render
+from synth import compare, engine, render
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: build/<stack>)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value for this run (repeatable)")
+    parser.add_argument("--compare", type=Path, default=None, metavar="DIR",
+                        help="previous output folder (build/<stack> of another commit): print what changed")
     args = parser.parse_args(argv)
 
     overrides = {}
@@ -26,6 +32,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"synth: --set needs KEY=VALUE, got {item!r}", file=sys.stderr)
             return 2
         overrides[key] = value
+    before = None
+    if args.compare is not None:
+        try:
+            before = compare.load(args.compare)  # read first: --compare may name the folder this run rewrites
+        except compare.NotASynthOutput as err:
+            print(f"synth: --compare: {err}", file=sys.stderr)
+            return 2
     try:
         result = engine.run(args.stack, overrides)
     except engine.StackNotFound as err:
@@ -37,10 +50,17 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or engine.ROOT / "build" / args.stack
     counts = render.write(result, out)
     print(f"stack {args.stack}: {sum(counts.values())} resources")
+    sizing = result.outputs.get("checkpointSizing")
+    if sizing:
+        print(f"checkpoint sizing: {sizing['summary']}")
+    for warning in result.warnings:
+        print(f"warning: {warning}")
     for typ, n in counts.items():
         print(f"  {n:3d}  {typ}")
     print(f"wrote {out}/ (inventory.md, inventory.json, graph.mmd, README.md"
           + (", manifests/" if (out / 'manifests').exists() else "") + ")")
+    if before is not None:
+        print(compare.format_report(compare.compare(before, compare.load(out)), str(args.compare)), end="")
     return 0
 
 

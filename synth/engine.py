@@ -111,6 +111,7 @@ class SynthResult:
     outputs: dict[str, Any] = field(default_factory=dict)
     secret_outputs: list[str] = field(default_factory=list)
     invokes: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     error: Optional[str] = None
 
     # --- lookups (by type and name, never by order or URN literal) ---
@@ -240,6 +241,17 @@ class _Mocks(pm.Mocks):
         return {}
 
 
+class _WarningCollector(logging.Handler):
+    """Keeps the program's `pulumi.log.warn` messages (the CLI would print them during preview)."""
+
+    def __init__(self, result: SynthResult):
+        super().__init__(logging.WARNING)
+        self.result = result
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.result.warnings.append(record.getMessage())
+
+
 class _RecordingMonitor(pm.MockMonitor):
     def __init__(self, mocks: _Mocks, result: SynthResult):
         super().__init__(mocks)
@@ -335,7 +347,7 @@ def assemble_config(stack: str, overrides: Optional[dict[str, Any]] = None,
                 config.pop(fk, None)
                 continue
             config[fk] = secrets[key]
-        elif fk not in config and key == "hfToken":
+        elif fk not in config:
             config[fk] = f"synth-placeholder-{key}"
         if fk in config and fk not in secret_keys:
             secret_keys.append(fk)
@@ -356,9 +368,12 @@ def run(stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optiona
         asyncio.set_event_loop(loop)
         mocks = _Mocks(result, config.get("gcp:project", ""))
         monitor = _RecordingMonitor(mocks, result)
+        logger = logging.getLogger(f"synth.{id(result)}")
+        logger.propagate = False
+        logger.addHandler(_WarningCollector(result))
         ps.configure(pm.MockSettings(
             monitor=monitor, monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),
-            engine=pm.MockEngine(logging.getLogger("synth")), project=project, stack=stack,
+            engine=pm.MockEngine(logger), project=project, stack=stack,
             dry_run=False, organization="organization", callbacks=None, root_directory=str(root)))
         set_all_config(config, secret_keys)
         try:

@@ -29,7 +29,7 @@ VARIANTS = {
 
 def settings_for(variant: str, **extra) -> Settings:
     return load_settings("dev", "example-project", values={**VARIANTS[variant], **extra},
-                         secret_state={"hfToken": "secret"})
+                         secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
 
 
 def network_objects_for(s: Settings) -> list[dict]:

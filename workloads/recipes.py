@@ -1,12 +1,68 @@
-"""NeMo-RL GRPO job recipes (placeholder interface; the job issue fills it in)."""
+"""NeMo-RL GRPO job recipes: what the RayJob runs, rendered from the stack settings.
+
+Pure code, no Pulumi resources. It builds:
+
+- `JobSettings`, the `job*` / `runName` config keys, and `check_job()`, which returns every problem of a job
+  against the cluster and the NeMo-RL release, one line per problem naming its config key;
+- `Recipe`, a typed GRPO run (model, config, data, layout, steps, checkpointing, logging), the two built-in
+  recipes that reproduce the seeds, and `resolve_recipe()` applying `jobOverrides`;
+- the job itself: `render_args()` (entry script, `--config`, Hydra overrides), `entrypoint()` (the shell
+  command the RayJob runs), `runtime_env()` (non-secret environment only) and `job_metadata()`;
+- the GSM8K preparation step (`gsm8k_prep_script()`, `gsm8k_prep_command()`).
+
+Preemption recovery relies on NeMo-RL resuming from the newest `step_N` in `checkpointing.checkpoint_dir`
+(FACTS.md §7): the checkpoint directory is `<mount>/checkpoints/<run name>` on Lustre, and the run name is
+stable across resubmissions (default `<recipe>-<stack>`), so resubmitting the same rendering resumes.
+
+Secrets never appear here: HF_TOKEN and WANDB_API_KEY reach the driver and the workers through the Ray pods'
+environment (Kubernetes Secret, `secretKeyRef`); a Ray runtime env is shown in the Ray dashboard.
+
+GSM8K without patching NeMo-RL
+------------------------------
+The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main branch on the head pod and
+`sed`-patching two source files, because NeMo-RL v0.4.0/v0.5.0 cannot pass the dataset's config name
+(`main`) to `load_dataset`. This project leaves the image untouched instead:
+
+1. A preparation step runs in the same image, before training, from the same RayJob entrypoint. It calls
+   `datasets.load_dataset("openai/gsm8k", "main")` (HF_HOME on Lustre, so the download happens once) and
+   writes `<mount>/datasets/gsm8k/train.jsonl` and `test.jsonl`, one `{"question", "answer"}` object per
+   line, each file written to a temporary name and renamed, then a `_SUCCESS` marker. With the marker present
+   it does nothing, so every resubmission after a preemption skips it; the training starts only after it
+   succeeded (`set -e`).
+2. Training uses NeMo-RL's generic `ResponseDataset` on those files:
+   `data.dataset_name=ResponseDataset +data.train_data_path=... +data.val_data_path=... +data.input_key=question
+   +data.output_key=answer +data.train_split=train +data.val_split=train`. In v0.4.0/v0.5.0 `ResponseDataset`
+   takes exactly `train_data_path, val_data_path, input_key, output_key, train_split, val_split`, and
+   `load_dataset_from_path` loads a `.jsonl` path with `load_dataset("json", data_files=path)`, which puts
+   every row in a split named `train`; hence both split keys are `train` (the validation file is a file of
+   its own). The keys are absent from the base configs, hence the `+`.
+3. `answer` holds GSM8K's final answer (the number after `####`, thousands separators removed), not the
+   worked solution: NeMo-RL's math environment wraps the ground truth in `\\boxed{...}` and compares it with
+   the model's boxed answer, so a whole solution as ground truth would score almost every response as wrong.
+"""
 from __future__ import annotations
 
+import difflib
+import json
+import re
+import shlex
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from infra.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
+
+PROJECT = "nemo-rl-gke"
+DEFAULT_RECIPE = "gemma3-27b-gsm8k"
+
+
+def _key(k: str) -> str:
+    return f"{PROJECT}:{k}"
 
 
 class JobSettings(BaseModel):
+    """The job* and runName config keys: whether a job runs, which recipe, and under which run name."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
 
     enabled: bool = Field(True, alias="jobEnabled", description="Submit the NeMo-RL job (false: cluster only).")
@@ -19,6 +75,523 @@ class JobSettings(BaseModel):
     ttl_seconds: int = Field(3600, alias="jobTtlSeconds", ge=0, description="own-cluster mode: TTL after finish.")
     run_name: Optional[str] = Field(None, alias="runName", description="Run name (checkpoint directory).")
 
+    @field_validator("overrides", mode="before")
+    @classmethod
+    def _overrides_from_json(cls, v: Any) -> Any:
+        # Pulumi hands structured config to the program as a JSON string.
+        if isinstance(v, str):
+            try:
+                return json.loads(v)
+            except json.JSONDecodeError:
+                return v  # left to the dict validation, which reports it against jobOverrides
+        return v
 
-def check_job(job: JobSettings, *, release, worker_replicas: int, gpus_per_node: int, stack_name: str) -> list[str]:
-    return []
+
+# --- recipes ------------------------------------------------------------------------------------------
+class Recipe(BaseModel):
+    """One GRPO run. Optional fields left None keep the base config's value (they are not rendered)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Recipe name (jobRecipe).")
+    model_name: str = Field(description="policy.model_name (Hugging Face id).")
+    config_path: str = Field(description="NeMo-RL base config, relative to /opt/nemo-rl (--config).")
+    train_backend: Literal["megatron", "dtensor"] = Field(description="Training backend the base config enables.")
+    converter_type: Optional[str] = Field(None, description="policy.megatron_cfg.converter_type (Megatron only).")
+    dataset: Literal["DeepScaler", "gsm8k"] = Field(description=(
+        "DeepScaler (NeMo-RL built-in) or gsm8k (prepared as JSONL on Lustre, read by ResponseDataset)."))
+    num_nodes: int = Field(ge=1, description="cluster.num_nodes: GPU nodes the run uses.")
+    gpus_per_node: int = Field(ge=1, description="cluster.gpus_per_node.")
+    max_num_steps: int = Field(ge=1, description="grpo.max_num_steps.")
+    num_prompts_per_step: int = Field(ge=1, description="grpo.num_prompts_per_step.")
+    num_generations_per_prompt: int = Field(ge=1, description="grpo.num_generations_per_prompt.")
+    train_global_batch_size: Optional[int] = Field(None, ge=1, description="policy.train_global_batch_size.")
+    colocated_generation: bool = Field(True, description=(
+        "policy.generation.colocated.enabled: vLLM shares the training GPUs (false: dedicated nodes)."))
+    generation_nodes: Optional[int] = Field(None, ge=1, description=(
+        "policy.generation.colocated.resources.num_nodes: nodes dedicated to vLLM (non-colocated only)."))
+    generation_gpus_per_node: Optional[int] = Field(None, ge=1, description=(
+        "policy.generation.colocated.resources.gpus_per_node (non-colocated only)."))
+    vllm_tensor_parallel_size: Optional[int] = Field(None, ge=1,
+                                                     description="policy.generation.vllm_cfg.tensor_parallel_size.")
+    vllm_gpu_memory_utilization: Optional[float] = Field(None, gt=0, le=1, description=(
+        "policy.generation.vllm_cfg.gpu_memory_utilization."))
+    dtensor_tensor_parallel_size: Optional[int] = Field(None, ge=1, description=(
+        "policy.dtensor_cfg.tensor_parallel_size (DTensor only)."))
+    save_period: int = Field(ge=1, description="checkpointing.save_period: steps between checkpoints.")
+    keep_top_k: int = Field(ge=1, description="checkpointing.keep_top_k: checkpoints kept.")
+    metric_name: Optional[str] = Field(None, description=(
+        "checkpointing.metric_name; null keeps the newest keep_top_k checkpoints, which is what resuming "
+        "after a preemption needs."))
+    wandb_enabled: bool = Field(False, description="logger.wandb_enabled (needs the wandbApiKey secret).")
+    wandb_name: Optional[str] = Field(None, description="logger.wandb.name; default: the run name.")
+    tensorboard_enabled: Optional[bool] = Field(None, description="logger.tensorboard_enabled.")
+    save_optimizer: bool = Field(True, description=(
+        "Checkpoints include the optimizer state (policy/optimizer/); used for checkpoint sizing."))
+    precision: Literal["bfloat16"] = Field("bfloat16", description="policy.precision of the base configs (sizing).")
+
+
+# Source: the codelab's run_nemo_rl.sh (seed 000) on NeMo-RL v0.4.0.
+_QWEN_72B = Recipe(
+    name="qwen2.5-72b-deepscaler",
+    model_name="Qwen/Qwen2.5-72B-Instruct",
+    config_path="examples/configs/grpo_math_70B_megatron.yaml",
+    train_backend="megatron",
+    converter_type="Qwen2ForCausalLM",
+    dataset="DeepScaler",
+    num_nodes=8,
+    gpus_per_node=8,
+    max_num_steps=20,
+    num_prompts_per_step=32,
+    num_generations_per_prompt=8,
+    train_global_batch_size=256,
+    save_period=2,
+    keep_top_k=2,
+    metric_name=None,
+    wandb_enabled=False,
+)
+
+# Source: the GKE tutorial's gemma3-27b-gsm8k.sh (seed 004) on NeMo-RL v0.5.0. The seed leaves checkpointing
+# to the base config; its output shows `step_10`, i.e. the base save_period 10 (keep_top_k 3 there too).
+_GEMMA3_27B = Recipe(
+    name="gemma3-27b-gsm8k",
+    model_name="google/gemma-3-27b-it",
+    config_path="examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml",
+    train_backend="dtensor",
+    dataset="gsm8k",
+    num_nodes=2,
+    gpus_per_node=8,
+    max_num_steps=300,
+    num_prompts_per_step=16,
+    num_generations_per_prompt=64,
+    colocated_generation=False,
+    generation_nodes=1,
+    generation_gpus_per_node=8,
+    vllm_tensor_parallel_size=8,
+    vllm_gpu_memory_utilization=0.9,
+    dtensor_tensor_parallel_size=8,
+    save_period=10,
+    keep_top_k=3,
+    metric_name=None,
+    wandb_enabled=True,
+    tensorboard_enabled=False,
+)
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in (_QWEN_72B, _GEMMA3_27B)}
+
+# Recipe fields a jobOverrides entry may set (the name selects the recipe: jobRecipe).
+OVERRIDABLE = tuple(f for f in Recipe.model_fields if f != "name")
+
+# Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes
+# render (FACTS.md §7). NeMo-RL PR #1649 moved datasets under `data.train` / `data.validation` (the layout of
+# the v0.6.0 tree), so a v0.7.0 run would fail at start on `data.dataset_name=...`.
+FLAT_DATA_RELEASES = frozenset({"v0.4.0", "v0.5.0"})
+
+
+class RecipeError(ValueError):
+    """The job settings do not resolve to a runnable recipe; one line per problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def recipe_name(job: JobSettings) -> str:
+    return job.recipe or DEFAULT_RECIPE
+
+
+def _origin(job: JobSettings, *fields: str) -> str:
+    """The config key a problem about these recipe fields is reported against: the first one overridden."""
+    for field in fields:
+        if field in job.overrides:
+            return _key(f"jobOverrides.{field}")
+    return _key("jobRecipe")
+
+
+def _suggest(word: str, known) -> str:
+    m = difflib.get_close_matches(word, list(known), n=1)
+    return f"; did you mean {m[0]!r}?" if m else ""
+
+
+def _apply_overrides(job: JobSettings) -> tuple[Optional[Recipe], list[str]]:
+    name = recipe_name(job)
+    base = RECIPES.get(name)
+    if base is None:
+        return None, [f"{_key('jobRecipe')}: unknown recipe {name!r}; valid: {', '.join(sorted(RECIPES))}"
+                      f"{_suggest(name, RECIPES)}"]
+    problems = []
+    values = base.model_dump()
+    for field, value in sorted(job.overrides.items()):
+        if field == "name":
+            problems.append(f"{_key('jobOverrides.name')}: the recipe is chosen with {_key('jobRecipe')}, "
+                            "not overridden")
+        elif field not in Recipe.model_fields:
+            problems.append(f"{_key(f'jobOverrides.{field}')}: is not a recipe field{_suggest(field, OVERRIDABLE)}"
+                            f"; fields: {', '.join(OVERRIDABLE)}")
+        else:
+            values[field] = value
+    if problems:
+        return None, problems
+    try:
+        return Recipe.model_validate(values), []
+    except ValidationError as e:
+        out = []
+        for err in e.errors():
+            field = str(err["loc"][0]) if err["loc"] else "name"
+            out.append(f"{_origin(job, field)}: {field}: {err['msg']} (got {err.get('input')!r})")
+        return None, out
+
+
+def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
+    """Contradictions inside one recipe, as (fields involved, message)."""
+    p: list[tuple[tuple[str, ...], str]] = []
+    if r.converter_type is not None and r.train_backend != "megatron":
+        p.append((("converter_type", "train_backend"),
+                  f"converter_type applies to the Megatron backend, not {r.train_backend}"))
+    if r.dtensor_tensor_parallel_size is not None and r.train_backend != "dtensor":
+        p.append((("dtensor_tensor_parallel_size", "train_backend"),
+                  f"dtensor_tensor_parallel_size applies to the DTensor backend, not {r.train_backend}"))
+    train_gpus = r.num_nodes * r.gpus_per_node
+    if r.colocated_generation:
+        for f in ("generation_nodes", "generation_gpus_per_node"):
+            if getattr(r, f) is not None:
+                p.append(((f, "colocated_generation"),
+                          f"{f} only applies to non-colocated generation (colocated_generation is true)"))
+    else:
+        if r.generation_nodes is None:
+            p.append((("generation_nodes", "colocated_generation"),
+                      "non-colocated generation needs generation_nodes (nodes dedicated to vLLM)"))
+        elif r.generation_nodes >= r.num_nodes:
+            p.append((("generation_nodes", "num_nodes", "colocated_generation"),
+                      f"non-colocated generation on {r.generation_nodes} of num_nodes={r.num_nodes} node(s) leaves "
+                      "no node for training; lower generation_nodes or raise num_nodes"))
+            train_gpus = 0
+        else:
+            train_gpus = (r.num_nodes - r.generation_nodes) * r.gpus_per_node
+        if r.generation_gpus_per_node is not None and r.generation_gpus_per_node != r.gpus_per_node:
+            p.append((("generation_gpus_per_node", "gpus_per_node"),
+                      f"generation_gpus_per_node={r.generation_gpus_per_node} differs from gpus_per_node="
+                      f"{r.gpus_per_node}; dedicated generation nodes use all their GPUs"))
+    tp = r.vllm_tensor_parallel_size
+    if tp is not None and r.gpus_per_node % tp:
+        p.append((("vllm_tensor_parallel_size", "gpus_per_node"),
+                  f"vLLM tensor parallelism {tp} does not divide the {r.gpus_per_node} GPUs of a node"))
+    dtp = r.dtensor_tensor_parallel_size
+    if dtp is not None and train_gpus and train_gpus % dtp:
+        p.append((("dtensor_tensor_parallel_size", "num_nodes", "generation_nodes"),
+                  f"DTensor tensor parallelism {dtp} does not divide the {train_gpus} training GPUs"))
+    if not r.save_optimizer:
+        p.append((("save_optimizer",), "the rendered run always checkpoints the optimizer state "
+                                       "(policy/optimizer/), which resuming after a preemption needs"))
+    return p
+
+
+def _consistency_problems(r: Recipe, job: JobSettings) -> list[str]:
+    return [f"{_origin(job, *fields)}: {msg}" for fields, msg in _consistency(r)]
+
+
+def _release_problems(r: Recipe, job: JobSettings, release: NemoRlRelease) -> list[str]:
+    p = []
+    if r.config_path not in release.configs:
+        p.append(f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
+                 f"NeMo-RL {release.tag} ({_key('nemoRlRelease')}); releases with it: "
+                 f"{', '.join(_releases_with(r.config_path)) or 'none known'}")
+    if release.tag not in FLAT_DATA_RELEASES:
+        p.append(f"{_key('nemoRlRelease')}: NeMo-RL {release.tag} keeps datasets under data.train/data.validation; "
+                 f"the recipes render the data.* layout of {', '.join(sorted(FLAT_DATA_RELEASES))}; use one of "
+                 f"those or set {_key('jobEnabled')} to false")
+    return p
+
+
+def _releases_with(config_path: str) -> list[str]:
+    return sorted(t for t, rel in NEMO_RL_RELEASES.items() if config_path in rel.configs)
+
+
+_RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def _run_name_problem(name: str) -> Optional[str]:
+    if _RUN_NAME.match(name) and ".." not in name:
+        return None
+    return (f"{_key('runName')}: {name!r} is not usable as a directory name under <lustreMountPath>/checkpoints "
+            "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')")
+
+
+def default_run_name(job: JobSettings, stack_name: str) -> str:
+    """The run name: `runName`, else `<recipe>-<stack>`, stable across resubmissions of the same stack."""
+    if job.run_name is not None:
+        return job.run_name
+    slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", f"{recipe_name(job)}-{stack_name}"))
+    return slug.lstrip("._-")[:100] or "run"
+
+
+def check_job(job: JobSettings, *, release: NemoRlRelease, worker_replicas: int, gpus_per_node: int,
+              stack_name: str) -> list[str]:
+    """Every problem of the job settings, one line each, naming the config key. Empty when runnable.
+
+    A disabled job (jobEnabled false) is only checked for its own shape, not against the cluster or release.
+    """
+    recipe, problems = _apply_overrides(job)
+    run_problem = _run_name_problem(default_run_name(job, stack_name))
+    if run_problem:
+        problems.append(run_problem)
+    if recipe is None:
+        return problems
+    problems.extend(_consistency_problems(recipe, job))
+    if not job.enabled:
+        return problems
+
+    if recipe.num_nodes > worker_replicas:
+        problems.append(f"{_origin(job, 'num_nodes')}: {recipe.num_nodes} nodes (recipe {recipe.name!r}) but only "
+                        f"{worker_replicas} GPU workers ({_key('workerReplicas')})")
+    if recipe.gpus_per_node != gpus_per_node:
+        problems.append(f"{_origin(job, 'gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
+                        f"has {gpus_per_node} ({_key('gpuType')})")
+    problems.extend(_release_problems(recipe, job, release))
+    return problems
+
+
+def requires_wandb_key(job: JobSettings) -> bool:
+    """True when the job will log to Weights & Biases, so the wandbApiKey secret must be set."""
+    recipe, _ = _apply_overrides(job)
+    return bool(job.enabled and recipe is not None and recipe.wandb_enabled)
+
+
+def resolve_recipe(job: JobSettings, release: NemoRlRelease) -> Recipe:
+    """The recipe the job runs (built-in recipe + jobOverrides). Raises RecipeError when it cannot run on
+    `release`; check_job() reports the same problems and the cluster-fit ones up front."""
+    recipe, problems = _apply_overrides(job)
+    if recipe is not None:
+        problems.extend(_consistency_problems(recipe, job))
+        problems.extend(_release_problems(recipe, job, release))
+    if problems:
+        raise RecipeError(problems)
+    return recipe
+
+
+# --- rendering ---------------------------------------------------------------------------------------------
+GSM8K_DIR = "datasets/gsm8k"          # under the Lustre mount
+CHECKPOINTS_DIR = "checkpoints"       # under the Lustre mount
+LOGS_DIR = "logs"                     # under the Lustre mount
+
+# Override keys the GRPO base configs of v0.4.0/v0.5.0 do not define: their `data` section names a built-in
+# dataset and lists ResponseDataset's keys only in a comment (examples/configs/grpo_math_1B.yaml). Hydra refuses
+# to set a missing key without `+` and refuses `+` on a key that exists, so this set must be exact.
+KEYS_ABSENT_FROM_BASE = frozenset({
+    "data.train_data_path", "data.val_data_path", "data.input_key", "data.output_key",
+    "data.train_split", "data.val_split",
+})
+
+
+def _mount(mount_path: str) -> str:
+    m = mount_path.rstrip("/")
+    if not m.startswith("/"):
+        raise ValueError(f"mount_path must be absolute, got {mount_path!r}")
+    return m
+
+
+def checkpoint_dir(mount_path: str, run_name: str) -> str:
+    return f"{_mount(mount_path)}/{CHECKPOINTS_DIR}/{run_name}"
+
+
+def gsm8k_paths(mount_path: str) -> dict[str, str]:
+    d = f"{_mount(mount_path)}/{GSM8K_DIR}"
+    return {"dir": d, "train": f"{d}/train.jsonl", "validation": f"{d}/test.jsonl", "marker": f"{d}/_SUCCESS"}
+
+
+def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str) -> dict[str, Any]:
+    """Config key -> value, in a stable (sorted) order; None renders as null."""
+    if _run_name_problem(run_name):
+        raise ValueError(_run_name_problem(run_name))
+    o: dict[str, Any] = {
+        "policy.model_name": recipe.model_name,
+        "cluster.num_nodes": recipe.num_nodes,
+        "cluster.gpus_per_node": recipe.gpus_per_node,
+        "grpo.max_num_steps": recipe.max_num_steps,
+        "grpo.num_prompts_per_step": recipe.num_prompts_per_step,
+        "grpo.num_generations_per_prompt": recipe.num_generations_per_prompt,
+        "checkpointing.enabled": True,
+        "checkpointing.checkpoint_dir": checkpoint_dir(mount_path, run_name),
+        "checkpointing.save_period": recipe.save_period,
+        "checkpointing.keep_top_k": recipe.keep_top_k,
+        "checkpointing.metric_name": recipe.metric_name,
+        "logger.log_dir": f"{_mount(mount_path)}/{LOGS_DIR}/{run_name}",
+        "logger.wandb_enabled": recipe.wandb_enabled,
+        "logger.wandb.name": recipe.wandb_name or run_name,
+    }
+    optional = {
+        "policy.megatron_cfg.converter_type": recipe.converter_type,
+        "policy.train_global_batch_size": recipe.train_global_batch_size,
+        "policy.dtensor_cfg.tensor_parallel_size": recipe.dtensor_tensor_parallel_size,
+        "policy.generation.vllm_cfg.tensor_parallel_size": recipe.vllm_tensor_parallel_size,
+        "policy.generation.vllm_cfg.gpu_memory_utilization": recipe.vllm_gpu_memory_utilization,
+        "logger.tensorboard_enabled": recipe.tensorboard_enabled,
+    }
+    o.update({k: v for k, v in optional.items() if v is not None})
+    if not recipe.colocated_generation:
+        o["policy.generation.colocated.enabled"] = False
+        o["policy.generation.colocated.resources.num_nodes"] = recipe.generation_nodes
+        o["policy.generation.colocated.resources.gpus_per_node"] = (recipe.generation_gpus_per_node
+                                                                   or recipe.gpus_per_node)
+    if recipe.dataset == "DeepScaler":
+        o["data.dataset_name"] = "DeepScaler"
+    else:
+        paths = gsm8k_paths(mount_path)
+        o.update({
+            "data.dataset_name": "ResponseDataset",
+            "data.train_data_path": paths["train"],
+            "data.val_data_path": paths["validation"],
+            "data.input_key": "question",
+            "data.output_key": "answer",
+            # A local .jsonl loads as a single split named "train" (see the module docstring).
+            "data.train_split": "train",
+            "data.val_split": "train",
+        })
+    return dict(sorted(o.items()))
+
+
+def hydra_value(value: Any) -> str:
+    """A value in Hydra's override grammar. Strings are always quoted so they stay strings ('123', 'null')."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        if "${" in value:
+            raise ValueError(f"{value!r}: '${{' would be resolved as an OmegaConf interpolation")
+        # Hydra quoted strings: \' is a quote; backslashes are escaped only where they precede a quote or
+        # the closing quote; all other backslashes are literal.
+        out, i = [], 0
+        while i < len(value):
+            j = i
+            while j < len(value) and value[j] == "\\":
+                j += 1
+            if j > i:
+                run = j - i
+                out.append("\\" * (2 * run if j == len(value) or value[j] == "'" else run))
+                i = j
+                continue
+            out.append("\\'" if value[i] == "'" else value[i])
+            i += 1
+        return "'" + "".join(out) + "'"
+    raise TypeError(f"cannot render {type(value).__name__} as a Hydra value")
+
+
+def render_overrides(recipe: Recipe, *, mount_path: str, run_name: str) -> list[str]:
+    """Hydra overrides as command-line words, `+` exactly on the keys the base config lacks."""
+    return [("+" if k in KEYS_ABSENT_FROM_BASE else "") + f"{k}={hydra_value(v)}"
+            for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name).items()]
+
+
+def render_args(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str) -> list[str]:
+    """The training program's argv after `python`: entry script, --config, Hydra overrides."""
+    return [release.grpo_entry, "--config", recipe.config_path,
+            *render_overrides(recipe, mount_path=mount_path, run_name=run_name)]
+
+
+def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str) -> str:
+    """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
+
+    KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`
+    (ray-operator common/job.go BuildJobSubmitCommand), and the Ray CLI re-joins the words with shlex.join, so
+    a top-level `;` or `&&` would end the submit command instead of running in the job. The script creates
+    the checkpoint directory on Lustre, prepares GSM8K when the recipe needs it, then runs NeMo-RL from its
+    working directory.
+    """
+    script = [
+        "set -eu",
+        shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
+        shlex.join(["cd", NEMO_RL_WORKDIR]),
+    ]
+    if recipe.dataset == "gsm8k":
+        script.append(shlex.join(gsm8k_prep_command(mount_path)))
+    script.append("exec " + shlex.join(["uv", "run", "python",
+                                         *render_args(recipe, release, mount_path=mount_path, run_name=run_name)]))
+    return shlex.join(["sh", "-c", "\n".join(script)])
+
+
+def runtime_env(recipe: Recipe, *, mount_path: str) -> dict[str, Any]:
+    """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard)."""
+    return {"env_vars": {
+        # Model and dataset downloads land on Lustre once for every node (FACTS.md §7).
+        "HF_HOME": f"{_mount(mount_path)}/huggingface_cache",
+        # NeMo-RL starts its actors with the driver's whole environment as their runtime env; without this
+        # Ray rejects it as conflicting with the job's runtime env (the codelab sets it for that reason).
+        "RAY_OVERRIDE_JOB_RUNTIME_ENV": "1",
+        # Both seeds pin NCCL's and Gloo's bootstrap sockets to the pod's primary interface.
+        "NCCL_SOCKET_IFNAME": "eth0",
+        "GLOO_SOCKET_IFNAME": "eth0",
+    }}
+
+
+def runtime_env_yaml(recipe: Recipe, *, mount_path: str) -> str:
+    """runtime_env() as the RayJob's runtimeEnvYAML (JSON is YAML; stable key order)."""
+    return json.dumps(runtime_env(recipe, mount_path=mount_path), sort_keys=True, indent=2)
+
+
+def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str) -> dict[str, str]:
+    """Ray job metadata (string map, shown by `ray job list`): which recipe and run a submission belongs to."""
+    return {"recipe": recipe.name, "run": run_name, "stack": stack_name, "model": recipe.model_name}
+
+
+# --- GSM8K preparation --------------------------------------------------------------------------------
+_GSM8K_PREP = r'''
+# Write GSM8K as JSONL for the ResponseDataset of NeMo-RL (question, answer), once per Lustre instance.
+import json
+import os
+import sys
+
+OUT = __OUT__
+MARKER = os.path.join(OUT, "_SUCCESS")
+if os.path.exists(MARKER):
+    print(f"gsm8k: already prepared in {OUT}", flush=True)
+    sys.exit(0)
+
+os.environ.setdefault("HF_HOME", __HF_HOME__)
+from datasets import load_dataset
+
+ds = load_dataset("openai/gsm8k", "main")
+os.makedirs(OUT, exist_ok=True)
+
+
+def write_atomically(path, lines):
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(line + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+counts = {}
+for split in ("train", "test"):
+    lines = []
+    for i, row in enumerate(ds[split]):
+        question, solution = str(row["question"]).strip(), str(row["answer"])
+        final = solution.rsplit("####", 1)[1].strip().replace(",", "") if "####" in solution else ""
+        if not question or not final:
+            sys.exit(f"gsm8k: {split} row {i} has no question or no '#### <answer>' line: {row!r}")
+        lines.append(json.dumps({"question": question, "answer": final}, ensure_ascii=False))
+    if not lines:
+        sys.exit(f"gsm8k: split {split!r} is empty")
+    write_atomically(os.path.join(OUT, split + ".jsonl"), lines)
+    counts[split] = len(lines)
+write_atomically(MARKER, [json.dumps(counts, sort_keys=True)])
+print(f"gsm8k: wrote {counts} to {OUT}", flush=True)
+'''
+
+
+def gsm8k_prep_script(mount_path: str) -> str:
+    """A self-contained Python program writing `<mount>/datasets/gsm8k/{train,test}.jsonl` and `_SUCCESS`."""
+    m = _mount(mount_path)
+    return (_GSM8K_PREP.replace("__OUT__", repr(f"{m}/{GSM8K_DIR}"))
+            .replace("__HF_HOME__", repr(f"{m}/huggingface_cache")).lstrip("\n"))
+
+
+def gsm8k_prep_command(mount_path: str) -> list[str]:
+    """argv of the preparation step; run it from NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment,
+    which has `datasets`."""
+    return ["uv", "run", "python", "-c", gsm8k_prep_script(mount_path)]

@@ -1,0 +1,376 @@
+"""The job path end to end on a real local Ray head: what the program renders is submitted through the Jobs
+API, runs the stand-in trainer from /opt/nemo-rl, checkpoints to a directory standing in for Lustre, resumes
+after a simulated preemption, and never exposes a secret; the companion CLI drives the same head."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from ray.job_submission import JobStatus, JobSubmissionClient
+
+from infra.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
+from workloads import jobs, recipes
+from workloads.recipes import JobSettings
+from workloads.standin import fake_datasets, install_workdir
+from workloads.standin.grpo_trainer import STEP_SECONDS_ENV
+from workloads.standin.grpo_trainer import main as standin_main
+
+RAY = Path(sys.executable).parent / "ray"
+WORKDIR = Path(NEMO_RL_WORKDIR)
+MARKER = WORKDIR / ".nemo-rl-gke-standin"
+LOCK = Path(tempfile.gettempdir()) / "nemo-rl-gke-standin.lock"
+QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
+HOME_RELEASE = {QWEN: NEMO_RL_RELEASES["v0.4.0"], GEMMA: NEMO_RL_RELEASES["v0.5.0"]}
+# The pods get these from the Kubernetes Secret; here the head's environment plays that role.
+CANARIES = {"HF_TOKEN": "hf_canary_5d1e0b", "WANDB_API_KEY": "wandb_canary_c4a9f7"}
+STEP_SECONDS = "0.25"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _standin_installed(config_paths: list[str]) -> bool:
+    probe = Path(tempfile.mkdtemp(prefix="standin-"))
+    try:
+        install_workdir(probe, config_paths)
+        return MARKER.exists() and all(
+            (WORKDIR / f.relative_to(probe)).is_file()
+            and (WORKDIR / f.relative_to(probe)).read_bytes() == f.read_bytes()
+            for f in probe.rglob("*") if f.is_file())
+    finally:
+        shutil.rmtree(probe)
+
+
+@pytest.fixture(scope="module")
+def nemo_rl_workdir():
+    """/opt/nemo-rl holding the stand-in trainer and every catalog config; only ever touched when we made it.
+
+    Test sessions running at the same time share it: each holds a shared lock while its jobs run, installs
+    under the exclusive lock, and the last one out removes it.
+    """
+    config_paths = sorted(set().union(*(r.configs for r in NEMO_RL_RELEASES.values())))
+    lock = open(LOCK, "a")
+    fcntl.flock(lock, fcntl.LOCK_SH)
+    if not _standin_installed(config_paths):
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if WORKDIR.exists() and not MARKER.exists():
+            lock.close()
+            pytest.fail(f"{WORKDIR} exists and was not created by these tests; refusing to modify it")
+        if not _standin_installed(config_paths):
+            WORKDIR.mkdir(parents=True, exist_ok=True)
+            MARKER.write_text("created by tests/test_ray_job_path.py; removed after the tests\n")
+            install_workdir(WORKDIR, config_paths)
+        fcntl.flock(lock, fcntl.LOCK_SH)
+    try:
+        yield WORKDIR
+    finally:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if MARKER.exists():
+                shutil.rmtree(WORKDIR)
+        except BlockingIOError:
+            pass   # another session still runs jobs from it
+        finally:
+            lock.close()
+
+
+@pytest.fixture(scope="module")
+def image_tools(tmp_path_factory):
+    """What the NeMo-RL image provides to the entrypoint: `uv` and a Python env with `datasets`.
+
+    A `uv` shim, not the real uv: the image's `uv run python` runs NeMo-RL's project venv, which has
+    `datasets`; the shim runs the test venv's Python with the offline `datasets` stand-in on its path. It goes
+    first on the head's PATH (the image's environment), not into the runtime env, so the tests submit exactly
+    the runtime env the program renders.
+    """
+    root = tmp_path_factory.mktemp("image")
+    fake = fake_datasets.install(root / "site")
+    bin_dir = root / "bin"
+    bin_dir.mkdir()
+    uv = bin_dir / "uv"
+    uv.write_text(
+        "#!/bin/sh\n"
+        "if [ \"$#\" -lt 2 ] || [ \"$1\" != run ] || [ \"$2\" != python ]; then\n"
+        "  echo \"uv stand-in: only 'uv run python ...' is supported, got: uv $*\" >&2; exit 2\n"
+        "fi\n"
+        "shift 2\n"
+        f"PYTHONPATH={fake}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} \"$@\"\n")
+    uv.chmod(0o755)
+    return bin_dir
+
+
+@pytest.fixture(scope="module")
+def ray_head(nemo_rl_workdir, image_tools):
+    """A real Ray head with the dashboard (Jobs API) on loopback; yields its address.
+
+    Stopped by signalling the `ray start --block` process we started, which takes down the processes it
+    started; not with `ray stop --force`, which kills every Ray process on the machine (other test runs too).
+    """
+    temp_dir = tempfile.mkdtemp(prefix="rayt-", dir="/tmp")   # short: Ray's socket paths must fit 107 bytes
+    dashboard_port = free_port()
+    ports = {"port": free_port(), "dashboard-port": dashboard_port, "ray-client-server-port": free_port(),
+             "dashboard-agent-listen-port": free_port(), "dashboard-agent-grpc-port": free_port(),
+             "runtime-env-agent-port": free_port(), "node-manager-port": free_port(),
+             "object-manager-port": free_port(), "metrics-export-port": free_port()}
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")}
+    env.update(CANARIES)
+    env.update({"PATH": f"{image_tools}:{env.get('PATH', '/usr/bin:/bin')}", STEP_SECONDS_ENV: STEP_SECONDS,
+                "RAY_USAGE_STATS_ENABLED": "0",
+                # No graceful drain on SIGTERM: nothing to hand over, and it would hold teardown for 30 s.
+                "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"})
+    args = [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
+            "--include-dashboard=true", "--num-cpus=2", "--object-store-memory=100000000",
+            "--disable-usage-stats", f"--temp-dir={temp_dir}", *(f"--{k}={v}" for k, v in ports.items())]
+    log = open(os.path.join(temp_dir, "ray-start.log"), "wb")
+    head = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    address = f"http://127.0.0.1:{dashboard_port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if head.poll() is not None:
+                raise RuntimeError(f"ray start exited {head.returncode}: "
+                                   f"{Path(temp_dir, 'ray-start.log').read_text(errors='replace')[-3000:]}")
+            try:
+                JobSubmissionClient(address).list_jobs()
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield address
+    finally:
+        if head.poll() is None:
+            head.send_signal(signal.SIGTERM)
+            try:
+                head.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(head.pid, signal.SIGKILL)   # the process group this fixture created
+                head.wait(timeout=10)
+        # The dashboard's helper processes outlive `ray start` by a moment; wait for our process group to empty.
+        deadline = time.monotonic() + 15
+        while _group_alive(head.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _group_alive(head.pid):
+            os.killpg(head.pid, signal.SIGKILL)
+        log.close()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+@pytest.fixture
+def client(ray_head, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    for k, v in CANARIES.items():   # rendering happens with the secrets present in the environment
+        monkeypatch.setenv(k, v)
+    return JobSubmissionClient(ray_head)
+
+
+def render(name: str, overrides: dict, lustre: Path, stack: str = "ci"):
+    """What the program submits for a stack running recipe `name`: entrypoint, runtime env, metadata."""
+    settings = JobSettings.model_validate({"jobRecipe": name, "jobOverrides": overrides})
+    release = HOME_RELEASE[name]
+    recipe = recipes.resolve_recipe(settings, release)
+    assert recipes.check_job(settings, release=release, worker_replicas=recipe.num_nodes, gpus_per_node=8,
+                             stack_name=stack) == []
+    run = recipes.default_run_name(settings, stack)
+    return (recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run),
+            recipes.runtime_env(recipe, mount_path=str(lustre)),
+            recipes.job_metadata(recipe, run_name=run, stack_name=stack),
+            Path(recipes.checkpoint_dir(str(lustre), run)))
+
+
+def wait_for(client, job_id: str, timeout: float = 60) -> JobStatus:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = client.get_job_status(job_id)
+        if status.is_terminal():
+            return status
+        if time.monotonic() > deadline:
+            client.stop_job(job_id)
+            raise AssertionError(f"{job_id} still {status} after {timeout} s:\n{client.get_job_logs(job_id)}")
+        time.sleep(0.2)
+
+
+def steps_saved(ckpt_dir: Path) -> list[int]:
+    return sorted(int(p.name[5:]) for p in ckpt_dir.glob("step_*") if p.name[5:].isdigit())
+
+
+def dump(model) -> str:
+    return json.dumps(model.model_dump() if hasattr(model, "model_dump") else model.dict(), default=str)
+
+
+def assert_no_secret(client, job_id: str, *submitted) -> None:
+    infos = [dump(client.get_job_info(job_id))] + [dump(j) for j in client.list_jobs() if j.submission_id == job_id]
+    text = "\n".join(infos + [json.dumps(s) for s in submitted] + [client.get_job_logs(job_id)])
+    for value in CANARIES.values():
+        assert value not in text
+
+
+# --- the stand-in itself ------------------------------------------------------------------------------
+def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path, monkeypatch, capsys):
+    install_workdir(tmp_path, ["c.yaml"])
+    monkeypatch.chdir(tmp_path)
+    assert standin_main(["--config", "c.yaml", "checkpointing.checkpoint_dir=null"]) == 2
+    assert "required setting checkpointing.checkpoint_dir is missing" in capsys.readouterr().err
+    assert standin_main(["--config", "c.yaml"]) == 2   # the base config's relative results/grpo
+    assert "must be absolute" in capsys.readouterr().err
+    assert standin_main(["--config", "c.yaml", "checkpointing/checkpoint_dir=/x"]) == 2
+    assert "cannot parse override" in capsys.readouterr().err
+    assert standin_main(["--config", "missing.yaml"]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+# --- through a real Ray head -----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", [QWEN, GEMMA])
+def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, client, tmp_path):
+    entrypoint, runtime_env, metadata, ckpt = render(name, {"max_num_steps": 4, "save_period": 2,
+                                                            "keep_top_k": 2}, tmp_path / "lustre")
+    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
+                               submission_id=f"{name}-{os.getpid()}-{time.time_ns()}")
+    status = wait_for(client, job_id)
+    logs = client.get_job_logs(job_id)
+    assert status == JobStatus.SUCCEEDED, logs
+    assert "starting from step 0" in logs and "finished at step 4" in logs
+    assert "HF_TOKEN visible: yes" in logs   # the pod environment reaches the driver without the runtime env
+    assert steps_saved(ckpt) == [2, 4]
+    assert json.loads((ckpt / "step_4" / "training_info.json").read_text()) == {"step": 4}
+    assert not list(ckpt.glob("tmp_step_*"))
+    info = client.get_job_info(job_id)
+    assert info.runtime_env["env_vars"] == runtime_env["env_vars"] and info.metadata == metadata
+    if name == GEMMA:
+        assert "gsm8k: wrote {'train': 3, 'test': 1}" in logs
+        assert "ResponseDataset 3 train / 1 validation rows" in logs
+        assert (tmp_path / "lustre" / "datasets" / "gsm8k" / "_SUCCESS").exists()
+    assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
+
+
+def test_preempted_run_resumes_from_its_last_checkpoint(client, tmp_path):
+    overrides = {"max_num_steps": 16, "save_period": 2, "keep_top_k": 2}
+    rendering = render(GEMMA, overrides, tmp_path / "lustre")
+    entrypoint, runtime_env, metadata, ckpt = rendering
+    first = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
+                              submission_id=f"preempt-1-{time.time_ns()}")
+    deadline = time.monotonic() + 60
+    while not steps_saved(ckpt):
+        assert not client.get_job_status(first).is_terminal(), client.get_job_logs(first)
+        assert time.monotonic() < deadline, client.get_job_logs(first)
+        time.sleep(0.05)
+    client.stop_job(first)   # the spot node goes away mid-run
+    assert wait_for(client, first) == JobStatus.STOPPED
+    saved = steps_saved(ckpt)[-1]
+    assert 0 < saved < overrides["max_num_steps"]
+
+    # The RayJob is submitted again with exactly the same rendering (KubeRay gives it a new submission id).
+    assert render(GEMMA, overrides, tmp_path / "lustre") == rendering
+    second = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
+                               submission_id=f"preempt-2-{time.time_ns()}")
+    assert wait_for(client, second) == JobStatus.SUCCEEDED, client.get_job_logs(second)
+    logs = client.get_job_logs(second)
+    assert f"resuming from step {saved} (" in logs
+    assert "starting from step 0" not in logs
+    assert all(f"step {n}/16 done" not in logs for n in range(1, saved + 1))
+    assert f"step {saved + 1}/16 done" in logs
+    assert "gsm8k: already prepared" in logs
+    assert steps_saved(ckpt) == [14, 16]
+    assert json.loads((ckpt / "step_16" / "training_info.json").read_text()) == {"step": 16}
+    for job_id in (first, second):
+        assert_no_secret(client, job_id, *rendering[:3])
+
+
+# Ray's own tail_job_logs opens its websocket with a deprecated aiohttp argument.
+@pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")
+def test_companion_cli_drives_status_logs_list_and_stop(ray_head, client, tmp_path, capsys):
+    entrypoint, runtime_env, metadata, ckpt = render(QWEN, {"max_num_steps": 200}, tmp_path / "lustre")
+    job_id = f"cli-{time.time_ns()}"
+    addr = ["--address", ray_head]
+    assert jobs.main(["submit", *addr, "--entrypoint", entrypoint, "--runtime-env-json", json.dumps(runtime_env),
+                      "--metadata-json", json.dumps(metadata), "--submission-id", job_id]) == 0
+    assert capsys.readouterr().out.strip() == job_id
+    info = client.get_job_info(job_id)
+    assert (info.entrypoint, info.runtime_env, info.metadata) == (entrypoint, runtime_env, metadata)
+
+    deadline = time.monotonic() + 60
+    while "step 1/200 done" not in client.get_job_logs(job_id):
+        assert time.monotonic() < deadline, client.get_job_logs(job_id)
+        time.sleep(0.2)
+    assert jobs.main(["status", job_id, *addr]) == 0
+    assert capsys.readouterr().out.startswith(f"{job_id}: RUNNING")
+    assert jobs.main(["logs", job_id, *addr]) == 0
+    assert "stand-in GRPO: step 1/200 done" in capsys.readouterr().out
+    assert jobs.main(["list", *addr]) == 0
+    row = [line for line in capsys.readouterr().out.splitlines() if line.startswith(job_id + "\t")]
+    assert len(row) == 1 and row[0].split("\t")[1] == "RUNNING"
+
+    assert jobs.main(["stop", job_id, "--wait", "30", *addr]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{job_id}: STOPPED"
+    assert jobs.main(["logs", job_id, "--follow", *addr]) == 0   # the job has ended: prints and returns
+    assert "stand-in GRPO: step 1/200 done" in capsys.readouterr().out
+    assert jobs.main(["status", job_id, *addr]) == 0
+    assert capsys.readouterr().out.startswith(f"{job_id}: STOPPED")
+
+    assert jobs.main(["submit", *addr, "--entrypoint", "true", "--submission-id", job_id]) == jobs.EXIT_REFUSED
+    assert jobs.main(["status", "no-such-job", *addr]) == jobs.EXIT_REFUSED
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("error: ") for line in err)
+    assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
+
+
+@pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")
+def test_companion_cli_follows_logs_until_the_job_ends(ray_head, client, tmp_path, capsys):
+    entrypoint, runtime_env, metadata, _ = render(QWEN, {"max_num_steps": 3}, tmp_path / "lustre")
+    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
+                               submission_id=f"follow-{time.time_ns()}")
+    assert jobs.main(["logs", job_id, "--follow", "--address", ray_head]) == 0
+    out = capsys.readouterr().out
+    assert client.get_job_status(job_id) == JobStatus.SUCCEEDED
+    assert "step 3/3 done" in out and out.rstrip().endswith("finished at step 3")
+
+
+def test_companion_cli_takes_host_port_as_a_dashboard_url_and_refuses_other_schemes(monkeypatch):
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert jobs.effective_address("127.0.0.1:8265") == "http://127.0.0.1:8265"
+    assert jobs.effective_address(None) == jobs.DEFAULT_ADDRESS
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.2:8265")
+    assert jobs.effective_address("http://127.0.0.1:8265") == "http://127.0.0.2:8265"
+    monkeypatch.delenv("RAY_ADDRESS")
+    with pytest.raises(jobs.Refused):
+        jobs.effective_address("ray://127.0.0.1:10001")
+
+
+def test_companion_cli_reports_an_unreachable_address_in_one_line(ray_head):
+    closed = f"http://127.0.0.1:{free_port()}"
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")}
+    root = Path(__file__).resolve().parents[1]
+    cases = [(["status", "x", "--address", closed], env),
+             # RAY_ADDRESS wins over --address, as in Ray's SDK: a live --address does not help.
+             (["list", "--address", ray_head], {**env, "RAY_ADDRESS": closed})]
+    for argv, case_env in cases:
+        result = subprocess.run([sys.executable, "-m", "workloads.jobs", *argv], cwd=root, env=case_env,
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == jobs.EXIT_UNREACHABLE
+        assert result.stdout == ""
+        assert result.stderr.splitlines() == [result.stderr.strip()]
+        assert result.stderr.startswith(f"error: cannot reach the Ray Jobs API at {closed}")
+        assert "Traceback" not in result.stderr

@@ -1,0 +1,378 @@
+"""Job recipes: checks naming their config key, deterministic and shell/Hydra-safe rendering, the seeds'
+values, a secret-free runtime env, and the GSM8K preparation step (run against an offline `datasets`)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from infra.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
+from workloads import recipes
+from workloads.recipes import JobSettings
+from workloads.standin import BASE_CONFIG, fake_datasets
+from workloads.standin.grpo_trainer import StandInError, apply_overrides, parse_override
+
+V040, V050, V070 = (NEMO_RL_RELEASES[t] for t in ("v0.4.0", "v0.5.0", "v0.7.0"))
+QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
+HOME_RELEASE = {QWEN: V040, GEMMA: V050}   # the release each seed ran
+MOUNT = "/lustre"
+
+
+def job(**config) -> JobSettings:
+    return JobSettings.model_validate(config)
+
+
+def problems(config: dict, *, release=V050, workers=2, gpus=8, stack="dev") -> list[str]:
+    return recipes.check_job(job(**config), release=release, worker_replicas=workers, gpus_per_node=gpus,
+                             stack_name=stack)
+
+
+def rendered(name: str, overrides=None, run_name="run-1") -> dict:
+    """Rendered Hydra overrides decoded back to values: key (with any '+') -> value."""
+    release = HOME_RELEASE[name]
+    recipe = recipes.resolve_recipe(job(jobRecipe=name, jobOverrides=overrides or {}), release)
+    args = recipes.render_args(recipe, release, mount_path=MOUNT, run_name=run_name)
+    out = {}
+    for word in args[3:]:
+        append, key, value = parse_override(word)
+        out[("+" if append else "") + key] = value
+    return {"entry": args[0], "config": args[2], **out}
+
+
+# --- checks -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", [QWEN, GEMMA])
+def test_each_builtin_recipe_fits_the_cluster_its_seed_used(name):
+    recipe = recipes.RECIPES[name]
+    assert problems({"jobRecipe": name}, release=HOME_RELEASE[name], workers=recipe.num_nodes) == []
+
+
+def test_default_recipe_is_gemma_and_fits_the_default_two_workers():
+    assert recipes.recipe_name(job()) == GEMMA
+    assert problems({}) == []
+
+
+CONTRADICTIONS = [
+    ("num_nodes above worker replicas",
+     {"jobRecipe": GEMMA, "jobOverrides": {"num_nodes": 10}}, {},
+     "nemo-rl-gke:jobOverrides.num_nodes: 10 nodes (recipe 'gemma3-27b-gsm8k') but only 2 GPU workers "
+     "(nemo-rl-gke:workerReplicas)"),
+    ("recipe nodes above worker replicas",
+     {"jobRecipe": QWEN}, {"release": V040},
+     "nemo-rl-gke:jobRecipe: 8 nodes (recipe 'qwen2.5-72b-deepscaler') but only 2 GPU workers"),
+    ("GPU type with other than 8 GPUs",
+     {}, {"gpus": 4}, "nemo-rl-gke:jobRecipe: 8 GPUs per node but the GPU type has 4 (nemo-rl-gke:gpuType)"),
+    ("gpus_per_node overridden away from the catalog",
+     {"jobOverrides": {"gpus_per_node": 4}}, {},
+     "nemo-rl-gke:jobOverrides.gpus_per_node: 4 GPUs per node but the GPU type has 8"),
+    ("gemma config on v0.4.0",
+     {"jobRecipe": GEMMA}, {"release": V040},
+     "nemo-rl-gke:jobRecipe: config 'examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long"
+     ".yaml' of recipe 'gemma3-27b-gsm8k' is not shipped by NeMo-RL v0.4.0 (nemo-rl-gke:nemoRlRelease)"),
+    ("config path overridden to one no release ships",
+     {"jobOverrides": {"config_path": "examples/configs/nope.yaml"}}, {},
+     "nemo-rl-gke:jobOverrides.config_path: config 'examples/configs/nope.yaml'"),
+    ("release with the data.train/data.validation layout",
+     {}, {"release": V070}, "nemo-rl-gke:nemoRlRelease: NeMo-RL v0.7.0 keeps datasets under data.train"),
+    ("generation on every node",
+     {"jobOverrides": {"generation_nodes": 2}}, {},
+     "nemo-rl-gke:jobOverrides.generation_nodes: non-colocated generation on 2 of num_nodes=2 node(s) leaves no "
+     "node for training"),
+    ("single node with non-colocated generation",
+     {"jobOverrides": {"num_nodes": 1}}, {},
+     "nemo-rl-gke:jobOverrides.num_nodes: non-colocated generation on 1 of num_nodes=1 node(s) leaves no node"),
+    ("non-colocated generation without generation nodes",
+     {"jobOverrides": {"generation_nodes": None}}, {},
+     "nemo-rl-gke:jobOverrides.generation_nodes: non-colocated generation needs generation_nodes"),
+    ("generation nodes with colocated generation",
+     {"jobRecipe": QWEN, "jobOverrides": {"generation_nodes": 1}}, {"release": V040, "workers": 8},
+     "nemo-rl-gke:jobOverrides.generation_nodes: generation_nodes only applies to non-colocated generation"),
+    ("vLLM tensor parallelism not dividing the GPUs",
+     {"jobOverrides": {"vllm_tensor_parallel_size": 3}}, {},
+     "nemo-rl-gke:jobOverrides.vllm_tensor_parallel_size: vLLM tensor parallelism 3 does not divide the 8 GPUs"),
+    ("DTensor tensor parallelism not dividing the training GPUs",
+     {"jobOverrides": {"dtensor_tensor_parallel_size": 16}}, {},
+     "nemo-rl-gke:jobOverrides.dtensor_tensor_parallel_size: DTensor tensor parallelism 16 does not divide the 8"),
+    ("Megatron converter on the DTensor backend",
+     {"jobOverrides": {"converter_type": "Qwen2ForCausalLM"}}, {},
+     "nemo-rl-gke:jobOverrides.converter_type: converter_type applies to the Megatron backend, not dtensor"),
+    ("checkpoints without optimizer state",
+     {"jobOverrides": {"save_optimizer": False}}, {},
+     "nemo-rl-gke:jobOverrides.save_optimizer: the rendered run always checkpoints the optimizer state"),
+    ("unknown override field",
+     {"jobOverrides": {"max_steps": 5}}, {},
+     "nemo-rl-gke:jobOverrides.max_steps: is not a recipe field; did you mean 'max_num_steps'?"),
+    ("override of the wrong type",
+     {"jobOverrides": {"max_num_steps": "many"}}, {},
+     "nemo-rl-gke:jobOverrides.max_num_steps: max_num_steps: Input should be a valid integer"),
+    ("override out of range",
+     {"jobOverrides": {"save_period": 0}}, {},
+     "nemo-rl-gke:jobOverrides.save_period: save_period: Input should be greater than or equal to 1"),
+    ("override of the recipe name",
+     {"jobOverrides": {"name": "x"}}, {},
+     "nemo-rl-gke:jobOverrides.name: the recipe is chosen with nemo-rl-gke:jobRecipe"),
+    ("jobOverrides not an object",
+     {"jobOverrides": "[1, 2]"}, None, None),
+    ("unknown recipe",
+     {"jobRecipe": "gemma3-27b-gsm8"}, {},
+     "nemo-rl-gke:jobRecipe: unknown recipe 'gemma3-27b-gsm8'; valid: gemma3-27b-gsm8k, qwen2.5-72b-deepscaler; "
+     "did you mean 'gemma3-27b-gsm8k'?"),
+    ("run name with a slash", {"runName": "a/b"}, {}, "nemo-rl-gke:runName: 'a/b' is not usable as a directory"),
+    ("run name climbing up", {"runName": "..x"}, {}, "nemo-rl-gke:runName: '..x' is not usable"),
+    ("run name with a space", {"runName": "my run"}, {}, "nemo-rl-gke:runName: 'my run' is not usable"),
+    ("empty run name", {"runName": ""}, {}, "nemo-rl-gke:runName: '' is not usable"),
+]
+
+
+@pytest.mark.parametrize("config,kw,expected", [c[1:] for c in CONTRADICTIONS], ids=[c[0] for c in CONTRADICTIONS])
+def test_contradictory_job_settings_are_rejected_naming_the_config_key(config, kw, expected):
+    if kw is None:  # not even a JSON object: pydantic refuses the field itself (settings reports it)
+        with pytest.raises(Exception, match="jobOverrides"):
+            job(**config)
+        return
+    found = problems(config, **kw)
+    assert any(p.startswith(expected) for p in found), found
+    assert all(p.startswith("nemo-rl-gke:") and "\n" not in p for p in found), found
+
+
+def test_resolve_recipe_raises_the_same_problems_check_job_reports():
+    with pytest.raises(recipes.RecipeError) as e:
+        recipes.resolve_recipe(job(jobRecipe=GEMMA, jobOverrides={"vllm_tensor_parallel_size": 3}), V040)
+    assert [p.split(":")[1] for p in e.value.problems] == ["jobOverrides.vllm_tensor_parallel_size", "jobRecipe"]
+
+
+def test_disabled_job_is_not_checked_against_cluster_or_release():
+    assert problems({"jobEnabled": False, "jobRecipe": QWEN}, release=V070, workers=0, gpus=4) == []
+    assert problems({"jobEnabled": False, "jobRecipe": "nope"})[0].startswith("nemo-rl-gke:jobRecipe: unknown")
+
+
+def test_wandb_key_is_required_exactly_when_the_job_logs_to_wandb():
+    assert recipes.requires_wandb_key(job(jobRecipe=GEMMA))
+    assert not recipes.requires_wandb_key(job(jobRecipe=GEMMA, jobOverrides={"wandb_enabled": False}))
+    assert not recipes.requires_wandb_key(job(jobRecipe=QWEN))
+    assert not recipes.requires_wandb_key(job(jobRecipe=GEMMA, jobEnabled=False))
+
+
+def test_job_overrides_given_as_pulumi_json_string_are_parsed():
+    assert job(jobOverrides='{"max_num_steps": 7}').overrides == {"max_num_steps": 7}
+    assert recipes.resolve_recipe(job(jobOverrides='{"max_num_steps": "7"}'), V050).max_num_steps == 7
+
+
+# --- rendering ----------------------------------------------------------------------------------------
+def test_rendering_is_deterministic_whatever_the_override_order():
+    a = job(jobOverrides={"max_num_steps": 5, "save_period": 1, "wandb_name": "w"})
+    b = job(jobOverrides={"wandb_name": "w", "save_period": 1, "max_num_steps": 5})
+    ra, rb = recipes.resolve_recipe(a, V050), recipes.resolve_recipe(b, V050)
+    ep = lambda r: recipes.entrypoint(r, V050, mount_path=MOUNT, run_name="r")
+    assert ep(ra) == ep(rb) == ep(recipes.resolve_recipe(a, V050))
+    keys = list(recipes.hydra_overrides(ra, mount_path=MOUNT, run_name="r"))
+    assert keys == sorted(keys)
+
+
+@pytest.mark.parametrize("name", [QWEN, GEMMA])
+def test_plus_prefix_marks_exactly_the_keys_the_base_config_lacks(name):
+    release = HOME_RELEASE[name]
+    recipe = recipes.RECIPES[name]
+    words = recipes.render_overrides(recipe, mount_path=MOUNT, run_name="r")
+    for word in words:
+        append, key, _ = parse_override(word)
+        node, present = BASE_CONFIG, True
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                present = False
+                break
+            node = node[part]
+        assert append == (not present) == (key in recipes.KEYS_ABSENT_FROM_BASE), word
+    # Hydra's rules accept the rendering and refuse it with any single prefix flipped.
+    apply_overrides(BASE_CONFIG, words)
+    for i, word in enumerate(words):
+        flipped = word[1:] if word.startswith("+") else "+" + word
+        with pytest.raises(StandInError):
+            apply_overrides(BASE_CONFIG, words[:i] + [flipped] + words[i + 1:])
+    assert recipes.render_args(recipe, release, mount_path=MOUNT, run_name="r")[:3] == [
+        release.grpo_entry, "--config", recipe.config_path]
+
+
+TRICKY = ["two words", "it's", 'say "hi"', "back\\slash", "trailing\\", "\\'", "'", "\\\\'", "null", "123",
+          "True", "a=b,c", "$HOME;rm -rf /", "`id`", "ünï cödé", "tab\there", "new\nline"]
+
+
+@pytest.mark.parametrize("value", TRICKY)
+def test_string_values_round_trip_through_shell_and_hydra_quoting(value):
+    recipe = recipes.RECIPES[QWEN].model_copy(update={"wandb_name": value})
+    args = recipes.render_args(recipe, V040, mount_path=MOUNT, run_name="r")
+    sh, dash_c, script = shlex.split(recipes.entrypoint(recipe, V040, mount_path=MOUNT, run_name="r"))
+    assert (sh, dash_c) == ("sh", "-c")
+    last = script[script.rindex("\nexec uv run python ") + 1:]
+    assert shlex.split(last) == ["exec", "uv", "run", "python", *args]
+    decoded = dict(parse_override(w)[1:] for w in args[3:])
+    assert decoded["logger.wandb.name"] == value
+
+
+def test_interpolation_syntax_is_refused_rather_than_resolved():
+    recipe = recipes.RECIPES[QWEN].model_copy(update={"wandb_name": "${oc.env:HF_TOKEN}"})
+    with pytest.raises(ValueError, match="interpolation"):
+        recipes.render_args(recipe, V040, mount_path=MOUNT, run_name="r")
+
+
+@pytest.mark.parametrize("name", [QWEN, GEMMA])
+def test_entrypoint_survives_kuberay_submit_command_line(name):
+    # KubeRay's submitter runs `bash -ce "... ray job submit ... -- <entrypoint> ; ..."` and the Ray CLI
+    # re-joins the words after `--` with shlex.join: emulate both and compare with what Ray runs via the SDK.
+    release = HOME_RELEASE[name]
+    ep = recipes.entrypoint(recipes.RECIPES[name], release, mount_path=MOUNT, run_name="r")
+    ray_cli = (f"{shlex.quote(sys.executable)} -c 'import shlex, sys; assert sys.argv[1] == \"--\"; "
+               f"print(shlex.join(sys.argv[2:]))'")
+    out = subprocess.run(["bash", "-ce", f"{ray_cli} -- {ep} ; echo submitted"], capture_output=True, text=True,
+                         check=True).stdout
+    rejoined, tail = out.rsplit("\n", 2)[0], out.rsplit("\n", 2)[1]
+    assert tail == "submitted"
+    assert shlex.split(rejoined) == shlex.split(ep)
+
+
+@pytest.mark.parametrize("name", [QWEN, GEMMA])
+def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(name):
+    release, recipe = HOME_RELEASE[name], recipes.RECIPES[name]
+    script = shlex.split(recipes.entrypoint(recipe, release, mount_path="/lustre/", run_name="r"))[2]
+    lines = [shlex.split(line) for line in script.split("\nuv run python -c ")[0].splitlines()][:3]
+    assert lines == [["set", "-eu"], ["mkdir", "-p", "/lustre/checkpoints/r"], ["cd", NEMO_RL_WORKDIR]]
+    last = shlex.split(script.splitlines()[-1])
+    assert last[:5] == ["exec", "uv", "run", "python", release.grpo_entry]
+    prep = shlex.join(recipes.gsm8k_prep_command("/lustre"))
+    assert (prep in script) == (recipe.dataset == "gsm8k")
+    if prep in script:
+        assert script.index(prep) < script.index("exec uv run python")
+
+
+def test_checkpoint_dir_is_the_run_name_on_lustre_and_stable_across_resubmissions():
+    j = job(jobRecipe=QWEN)
+    assert recipes.default_run_name(j, "dev") == recipes.default_run_name(j, "dev") == "qwen2.5-72b-deepscaler-dev"
+    assert recipes.default_run_name(job(runName="exp7"), "dev") == "exp7"
+    assert recipes.default_run_name(job(), "team/prod stack") == "gemma3-27b-gsm8k-team-prod-stack"
+    assert recipes.default_run_name(job(), "a...b") == "gemma3-27b-gsm8k-a.b"
+    values = rendered(QWEN, run_name="qwen2.5-72b-deepscaler-dev")
+    assert values["checkpointing.checkpoint_dir"] == "/lustre/checkpoints/qwen2.5-72b-deepscaler-dev"
+    assert values["logger.log_dir"] == "/lustre/logs/qwen2.5-72b-deepscaler-dev"
+
+
+def test_qwen_recipe_reproduces_the_codelab_run():
+    # seed 000, run_nemo_rl.sh
+    v = rendered(QWEN)
+    assert v["entry"] == "examples/run_grpo_math.py"
+    assert v["config"] == "examples/configs/grpo_math_70B_megatron.yaml"
+    assert {k: v[k] for k in (
+        "policy.model_name", "policy.megatron_cfg.converter_type", "logger.wandb_enabled", "cluster.num_nodes",
+        "cluster.gpus_per_node", "grpo.max_num_steps", "grpo.num_generations_per_prompt",
+        "grpo.num_prompts_per_step", "policy.train_global_batch_size", "checkpointing.enabled",
+        "checkpointing.save_period", "checkpointing.keep_top_k", "checkpointing.metric_name", "data.dataset_name",
+    )} == {
+        "policy.model_name": "Qwen/Qwen2.5-72B-Instruct", "policy.megatron_cfg.converter_type": "Qwen2ForCausalLM",
+        "logger.wandb_enabled": False, "cluster.num_nodes": 8, "cluster.gpus_per_node": 8,
+        "grpo.max_num_steps": 20, "grpo.num_generations_per_prompt": 8, "grpo.num_prompts_per_step": 32,
+        "policy.train_global_batch_size": 256, "checkpointing.enabled": True, "checkpointing.save_period": 2,
+        "checkpointing.keep_top_k": 2, "checkpointing.metric_name": None, "data.dataset_name": "DeepScaler",
+    }
+    assert v["logger.wandb.name"] == "run-1"
+    assert not any(k.startswith("+") or "colocated" in k for k in v)
+
+
+def test_gemma_recipe_reproduces_the_tutorial_run_on_prepared_gsm8k():
+    # seed 004, gemma3-27b-gsm8k.sh, with GSM8K read from Lustre instead of the patched hub loader
+    v = rendered(GEMMA)
+    assert v["entry"] == "examples/run_grpo_math.py"
+    assert v["config"] == "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml"
+    expected = {
+        "cluster.num_nodes": 2, "cluster.gpus_per_node": 8, "grpo.max_num_steps": 300,
+        "data.dataset_name": "ResponseDataset", "+data.input_key": "question", "+data.output_key": "answer",
+        "+data.train_data_path": "/lustre/datasets/gsm8k/train.jsonl",
+        "+data.val_data_path": "/lustre/datasets/gsm8k/test.jsonl",
+        "+data.train_split": "train", "+data.val_split": "train",
+        "logger.tensorboard_enabled": False, "logger.wandb_enabled": True,
+        "grpo.num_prompts_per_step": 16, "grpo.num_generations_per_prompt": 64,
+        "policy.generation.colocated.enabled": False, "policy.generation.colocated.resources.num_nodes": 1,
+        "policy.generation.colocated.resources.gpus_per_node": 8,
+        "policy.generation.vllm_cfg.tensor_parallel_size": 8,
+        "policy.generation.vllm_cfg.gpu_memory_utilization": 0.9, "policy.dtensor_cfg.tensor_parallel_size": 8,
+        "policy.model_name": "google/gemma-3-27b-it", "checkpointing.enabled": True,
+        "checkpointing.save_period": 10, "checkpointing.keep_top_k": 3,
+    }
+    assert {k: v[k] for k in expected} == expected
+
+
+def test_overrides_reach_the_rendered_command():
+    v = rendered(GEMMA, {"max_num_steps": 4, "save_period": 2, "num_prompts_per_step": 8})
+    assert (v["grpo.max_num_steps"], v["checkpointing.save_period"], v["grpo.num_prompts_per_step"]) == (4, 2, 8)
+
+
+def test_runtime_env_and_job_carry_no_secret(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_canary_7f3a")
+    monkeypatch.setenv("WANDB_API_KEY", "wandb_canary_91c2")
+    for name in (QWEN, GEMMA):
+        recipe, release = recipes.RECIPES[name], HOME_RELEASE[name]
+        env = recipes.runtime_env(recipe, mount_path=MOUNT)
+        assert set(env) == {"env_vars"}
+        assert env["env_vars"]["HF_HOME"] == "/lustre/huggingface_cache"
+        assert env["env_vars"]["RAY_OVERRIDE_JOB_RUNTIME_ENV"] == "1"
+        assert env["env_vars"]["NCCL_SOCKET_IFNAME"] == env["env_vars"]["GLOO_SOCKET_IFNAME"] == "eth0"
+        assert not [k for k in env["env_vars"] if re.search(r"TOKEN|KEY|SECRET|PASSW|CRED", k, re.I)]
+        blob = json.dumps([env, recipes.runtime_env_yaml(recipe, mount_path=MOUNT),
+                           recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name="r"),
+                           recipes.job_metadata(recipe, run_name="r", stack_name="dev")])
+        assert "canary" not in blob and "HF_TOKEN" not in blob and "WANDB_API_KEY" not in blob
+
+
+def test_runtime_env_yaml_is_the_runtime_env():
+    import yaml
+
+    recipe = recipes.RECIPES[GEMMA]
+    text = recipes.runtime_env_yaml(recipe, mount_path=MOUNT)
+    assert yaml.safe_load(text) == recipes.runtime_env(recipe, mount_path=MOUNT)
+    assert text == recipes.runtime_env_yaml(recipe, mount_path=MOUNT)
+
+
+# --- GSM8K preparation --------------------------------------------------------------------------------
+def run_prep(mount: Path, fake_dir: Path, calls: Path) -> subprocess.CompletedProcess:
+    cmd = recipes.gsm8k_prep_command(str(mount))
+    assert cmd[:4] == ["uv", "run", "python", "-c"]
+    env = {k: v for k, v in os.environ.items() if k != "HF_HOME"}
+    env.update(PYTHONPATH=str(fake_dir), **{fake_datasets.CALLS_ENV: str(calls)})
+    return subprocess.run([sys.executable, "-c", cmd[4]], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_gsm8k_prep_writes_response_dataset_jsonl_once(tmp_path):
+    fake = fake_datasets.install(tmp_path / "fake")
+    mount, calls = tmp_path / "lustre", tmp_path / "calls.jsonl"
+    first = run_prep(mount, fake, calls)
+    assert first.returncode == 0, first.stderr
+    paths = recipes.gsm8k_paths(str(mount))
+    read = lambda p: [json.loads(line) for line in Path(p).read_text(encoding="utf-8").splitlines()]
+    train, test = read(paths["train"]), read(paths["validation"])
+    assert [(r["answer"], set(r)) for r in train] == [("72", {"question", "answer"}), ("10", {"question", "answer"}),
+                                                      ("3000", {"question", "answer"})]
+    assert train[2]["question"] == fake_datasets.SAMPLE_GSM8K["train"][2]["question"]
+    assert [r["answer"] for r in test] == ["18"]
+    assert json.loads(Path(paths["marker"]).read_text()) == {"train": 3, "test": 1}
+    assert sorted(os.listdir(paths["dir"])) == ["_SUCCESS", "test.jsonl", "train.jsonl"]
+    assert [json.loads(line) for line in calls.read_text().splitlines()] == [
+        {"path": "openai/gsm8k", "name": "main", "hf_home": f"{mount}/huggingface_cache"}]
+
+    stamps = {n: os.stat(os.path.join(paths["dir"], n)).st_mtime_ns for n in os.listdir(paths["dir"])}
+    second = run_prep(mount, fake, calls)
+    assert second.returncode == 0 and "already prepared" in second.stdout
+    assert len(calls.read_text().splitlines()) == 1
+    assert {n: os.stat(os.path.join(paths["dir"], n)).st_mtime_ns for n in os.listdir(paths["dir"])} == stamps
+
+
+def test_gsm8k_prep_fails_without_marker_on_a_row_missing_its_final_answer(tmp_path):
+    bad = {"train": [{"question": "q?", "answer": "no final line"}], "test": [{"question": "q", "answer": "#### 1"}]}
+    fake = fake_datasets.install(tmp_path / "fake", bad)
+    mount = tmp_path / "lustre"
+    result = run_prep(mount, fake, tmp_path / "calls")
+    assert result.returncode != 0 and "train row 0" in result.stderr
+    assert not os.path.exists(recipes.gsm8k_paths(str(mount))["marker"])
+    assert not os.path.exists(recipes.gsm8k_paths(str(mount))["train"])

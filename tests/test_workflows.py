@@ -1,0 +1,137 @@
+"""The GitHub Actions workflows: valid YAML with the expected jobs, the same test command as .ci/run, pinned
+actions, and a header that documents every repository secret and variable they read."""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
+PR_WORKFLOW = ROOT / ".github" / "workflows" / "pull-request.yml"
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def triggers(workflow: dict) -> dict:
+    on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` key as True
+    return {on: None} if isinstance(on, str) else dict(on or {})
+
+
+def steps(workflow: dict, job: str) -> list[dict]:
+    return workflow["jobs"][job]["steps"]
+
+
+def step_using(workflow: dict, job: str, action: str) -> list[dict]:
+    return [s for s in steps(workflow, job) if str(s.get("uses", "")).split("@")[0] == action]
+
+
+def ci_run_command() -> str:
+    """The one command .ci/run executes (after its shell preamble)."""
+    commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+                if line.strip() and not line.strip().startswith("#")
+                and not re.match(r"^(set|cd|export)\b", line.strip())]
+    assert len(commands) == 1, commands
+    return commands[0]
+
+
+def make_targets() -> set[str]:
+    text = (ROOT / "Makefile").read_text()
+    variables = dict(re.findall(r"^(\w+)\s*\?=\s*(\S+)", text, re.M))
+    targets = set()
+    for target in re.findall(r"^([^\s:#=][^:=]*):(?!=)", text, re.M):
+        targets.add(re.sub(r"\$\((\w+)\)", lambda m: variables.get(m.group(1), m.group(0)), target.strip()))
+    return targets
+
+
+def test_there_is_a_pull_request_workflow():
+    assert PR_WORKFLOW in WORKFLOWS
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_is_valid_yaml_with_jobs_and_steps(path):
+    wf = load(path)
+    assert wf["name"] and triggers(wf) and wf["jobs"]
+    for name, job in wf["jobs"].items():
+        assert job["runs-on"], name
+        assert all(("run" in s) != ("uses" in s) for s in job["steps"]), name
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_major_version_or_commit(path):
+    for job in load(path)["jobs"].values():
+        for s in job["steps"]:
+            if "uses" in s:
+                assert re.match(r"^[\w.-]+/[\w./-]+@(v\d+(\.\d+)*|[0-9a-f]{40})$", s["uses"]), s["uses"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_header_lists_every_secret_and_variable_the_workflow_reads(path):
+    text = path.read_text()
+    header = "\n".join(line for line in text.splitlines()[:40] if line.startswith("#"))
+    used = set(re.findall(r"\b(?:secrets|vars)\.(\w+)", text)) - {"GITHUB_TOKEN"}
+    documented = set(re.findall(r"^#\s+([A-Z][A-Z0-9_]+)\s", header, re.M))
+    assert used == documented, f"used {sorted(used)}, documented {sorted(documented)}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_make_targets_the_workflow_calls_exist(path):
+    targets = make_targets()
+    for job in load(path)["jobs"].values():
+        for s in job["steps"]:
+            for line in str(s.get("run", "")).splitlines():
+                words = shlex.split(line.strip()) if line.strip().startswith("make ") else []
+                for word in words[1:]:
+                    if not word.startswith("-") and "=" not in word and not word.startswith("$"):
+                        assert word in targets, f"make {word}: no such target in the Makefile"
+
+
+def test_pull_requests_run_the_expected_jobs():
+    wf = load(PR_WORKFLOW)
+    assert "pull_request" in triggers(wf)
+    assert set(wf["jobs"]) == {"test", "synth", "preview"}
+
+
+def test_test_job_runs_the_same_command_as_ci_run():
+    assert ci_run_command() == "make test"
+    runs = [s["run"].strip() for s in steps(load(PR_WORKFLOW), "test") if "run" in s]
+    assert runs == [ci_run_command()]
+
+
+def test_synth_job_synthesizes_every_stack_and_uploads_build():
+    wf = load(PR_WORKFLOW)
+    runs = [s["run"] for s in steps(wf, "synth") if "run" in s]
+    assert any(r.strip() == "make synth-all" for r in runs)
+    upload = step_using(wf, "synth", "actions/upload-artifact")
+    assert len(upload) == 1 and upload[0]["with"]["path"].rstrip("/") == "build"
+    assert any("--compare" in r for r in runs)  # the offline diff against the base branch
+
+
+def test_preview_job_previews_dev_with_the_policy_pack_and_federated_google_auth():
+    wf = load(PR_WORKFLOW)
+    job = wf["jobs"]["preview"]
+    assert job["permissions"]["id-token"] == "write" and job["permissions"]["pull-requests"] == "write"
+    auth = step_using(wf, "preview", "google-github-actions/auth")
+    assert len(auth) == 1
+    assert re.match(r"^\$\{\{ (vars|secrets)\.\w+ \}\}$", auth[0]["with"]["workload_identity_provider"])
+    assert re.match(r"^\$\{\{ (vars|secrets)\.\w+ \}\}$", auth[0]["with"]["service_account"])
+    gcloud = step_using(wf, "preview", "google-github-actions/setup-gcloud")
+    assert len(gcloud) == 1 and "gke-gcloud-auth-plugin" in gcloud[0]["with"]["install_components"]
+    pulumi_steps = step_using(wf, "preview", "pulumi/actions")
+    preview = [s for s in pulumi_steps if s.get("with", {}).get("command") == "preview"]
+    assert len(preview) == 1
+    w = preview[0]["with"]
+    assert w["policyPacks"] == "policy" and w["comment-on-pr"] is True
+    assert "dev" in job["env"]["STACK"] and w["stack-name"] == "${{ env.STACK }}"
+    # gcp:project comes from a repository variable, set before the preview runs.
+    all_steps = steps(wf, "preview")
+    config = [i for i, s in enumerate(all_steps) if "pulumi config set gcp:project" in s.get("run", "")]
+    assert config and config[0] < all_steps.index(preview[0])
+    assert all_steps[config[0]]["env"]["GCP_PROJECT"].startswith("${{ vars.")
+    # The policy pack's own venv exists before the preview needs it.
+    assert any(".venv-policy/.installed" in s.get("run", "") for s in all_steps[:all_steps.index(preview[0])])
