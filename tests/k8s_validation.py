@@ -2,7 +2,7 @@
 
 - Core kinds (apps/v1, v1, ...): `kubernetes-validate` with its strict schemas for one Kubernetes minor
   (unknown fields are errors, as with `kubectl apply --validate=strict`).
-- Custom resources: the `v1` openAPIV3Schema of the CRDs copied into `shared/schemas/` (see SOURCES.md):
+- Custom resources: the `v1` openAPIV3Schema of the CRDs vendored in `schemas/` (see schemas/SOURCES.md):
   RayCluster / RayJob against BOTH KubeRay 1.4.2 and 1.7.0 (GKE's RayOperator add-on does not publish its
   version), GKENetworkParamSet / Network against gke-networking-api. The schemas are made strict the way the
   API server's strict field validation treats structural schemas: every object schema with `properties` and
@@ -11,8 +11,8 @@
   `x-kubernetes-list-type` (set / map keys) are honoured; CEL rules (`x-kubernetes-validations`) are not
   evaluated. `metadata` is checked for name and namespace only (plus KubeRay's own name rules).
 
-Schemas are found at `<repo>/../shared/schemas` (true in /work/main and in a CI clone with `shared/` beside
-it) or at `$NEMO_RL_GKE_SCHEMAS`.
+Schemas are read from the repository's `schemas/` (verbatim copies, so CI on any host has them) or from
+`$NEMO_RL_GKE_SCHEMAS`.
 """
 from __future__ import annotations
 
@@ -53,9 +53,9 @@ _MAX_ERRORS = 8
 
 def schemas_dir() -> Path:
     override = os.environ.get(SCHEMAS_ENV)
-    path = Path(override) if override else Path(__file__).resolve().parents[2] / "shared" / "schemas"
+    path = Path(override) if override else Path(__file__).resolve().parents[1] / "schemas"
     if not path.is_dir():
-        raise AssertionError(f"schema directory {path} not found; put shared/ beside the repository or set "
+        raise AssertionError(f"schema directory {path} not found; it is part of the repository (schemas/), or set "
                              f"{SCHEMAS_ENV}")
     return path
 

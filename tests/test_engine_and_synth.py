@@ -14,7 +14,7 @@ from synth import engine
 from synth.project_file import render
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "schemas"
+SCHEMAS = ROOT / "schemas"
 
 
 def test_pulumi_yaml_validates_against_the_project_schema():
