@@ -29,6 +29,9 @@ synth-all: $(VENV)/.installed
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q
 
+bench: $(VENV)/.installed
+	$(PY) -m bench.checkpoint_io
+
 project-file: $(VENV)/.installed
 	$(PY) -m synth.project_file
 

@@ -17,6 +17,7 @@ from workloads.gpu_networking import GpuNetworking
 from workloads.identity import WorkloadIdentity
 from workloads.job import NemoRlJob, job_name
 from workloads.ray_cluster import RayCluster, cluster_name as ray_cluster_name
+from workloads.scripts import JobScripts
 from workloads.storage import LustreVolume
 
 try:
@@ -40,9 +41,11 @@ bucket = TrainingBucket("bucket", settings)
 k8s_provider = gke.provider
 workload = WorkloadIdentity("workload-identity", settings, secrets, bucket.project_number, k8s_provider)
 namespace = workload.namespace.metadata.name
+job_scripts = JobScripts("job-scripts", namespace, k8s_provider)
 gpu_networking = GpuNetworking("gpu-networking", settings, networks, k8s_provider)
 volume = LustreVolume("lustre-volume", settings, lustre.instance, lustre.ip, namespace, k8s_provider)
-pod_needs = [volume.pvc, workload.secret, workload.service_account, gpu_networking]
+# Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
+pod_needs = [volume.pvc, workload.secret, workload.service_account, job_scripts.config_map, gpu_networking]
 own_cluster = settings.job.enabled and settings.job.mode == "own-cluster"
 ray = None if own_cluster else RayCluster("ray", settings, namespace, k8s_provider, needs=pod_needs)
 job = None

@@ -13,11 +13,13 @@ from infra.catalog import RDMA_NICS_PER_NODE
 # GCP resource names (RFC 1035): lowercase letter first, then lowercase letters, digits, hyphens; no trailing hyphen.
 _RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
-# Kubernetes Network objects others refer to by name (pod annotations, GKENetworkParamSet): static on purpose.
+# Kubernetes objects others refer to by name (pod annotations and specs, GKENetworkParamSet): static on purpose.
 GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORKS = tuple(f"rdma-{i}" for i in range(RDMA_NICS_PER_NODE))
 LUSTRE_PVC = "lustre-pvc"
 HF_SECRET = "nemo-rl-secrets"
+# The ConfigMap with the job's helper programs (workloads/scripts.py), mounted by the Ray head's pod spec.
+JOB_SCRIPTS = "nemo-rl-scripts"
 
 
 def is_gcp_name(name: str, max_len: int = 63) -> bool:

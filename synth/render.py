@@ -17,6 +17,19 @@ from synth.engine import Registration, SynthResult
 COMPUTED_NOTE = "computed by the cloud at deploy time (placeholder)"
 
 
+class _ManifestDumper(yaml.SafeDumper):
+    """Multi-line strings (scripts, the RayJob entrypoint) as literal blocks, so reviewers can read them."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_ManifestDumper.add_representer(str, _str)
+
+
 def _component_of(r: Registration, urns: dict[str, Registration]) -> str:
     """The nearest ComponentResource ancestor's name (the concern a resource belongs to)."""
     cur = r
@@ -165,7 +178,7 @@ def write(result: SynthResult, out_dir: Path) -> dict[str, int]:
         manifests.mkdir(exist_ok=True)
         for r in objs:
             (manifests / manifest_filename(r)).write_text(
-                yaml.safe_dump(manifest_of(r), sort_keys=False, width=120))
+                yaml.dump(manifest_of(r), Dumper=_ManifestDumper, sort_keys=False, width=120))
     graph = mermaid(result)
     (out_dir / "graph.mmd").write_text(graph)
     (out_dir / "README.md").write_text(

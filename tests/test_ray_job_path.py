@@ -1,8 +1,10 @@
 """The job path end to end on a real local Ray head: what the program renders is submitted through the Jobs
-API, runs the stand-in trainer from /opt/nemo-rl, checkpoints to a directory standing in for Lustre, resumes
-after a simulated preemption, and never exposes a secret; the companion CLI drives the same head."""
+API, runs the real GSM8K preparation program from the scripts directory and the stand-in trainer from
+/opt/nemo-rl, checkpoints to a directory standing in for Lustre, resumes after a simulated preemption, and
+never exposes a secret; the companion CLI drives the same head."""
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -20,6 +22,7 @@ from ray.job_submission import JobStatus, JobSubmissionClient
 
 from infra.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
 from workloads import jobs, recipes
+from workloads.raycluster_spec import SCRIPTS_FILE_MODE
 from workloads.recipes import JobSettings
 from workloads.standin import fake_datasets, install_workdir
 from workloads.standin.grpo_trainer import STEP_SECONDS_ENV
@@ -29,6 +32,11 @@ RAY = Path(sys.executable).parent / "ray"
 WORKDIR = Path(NEMO_RL_WORKDIR)
 MARKER = WORKDIR / ".nemo-rl-gke-standin"
 LOCK = Path(tempfile.gettempdir()) / "nemo-rl-gke-standin.lock"
+# Where the Ray head mounts the job-scripts ConfigMap. A lock of its own: flock locks taken through two open()s
+# of one file conflict even inside one process.
+SCRIPTS_DIR = Path(recipes.SCRIPTS_DIR)
+SCRIPTS_MARKER = SCRIPTS_DIR / ".nemo-rl-gke-test-scripts"
+SCRIPTS_LOCK = Path(tempfile.gettempdir()) / "nemo-rl-gke-scripts.lock"
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
 HOME_RELEASE = {QWEN: NEMO_RL_RELEASES["v0.4.0"], GEMMA: NEMO_RL_RELEASES["v0.5.0"]}
 # The pods get these from the Kubernetes Secret; here the head's environment plays that role.
@@ -42,49 +50,79 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _standin_installed(config_paths: list[str]) -> bool:
-    probe = Path(tempfile.mkdtemp(prefix="standin-"))
-    try:
-        install_workdir(probe, config_paths)
-        return MARKER.exists() and all(
-            (WORKDIR / f.relative_to(probe)).is_file()
-            and (WORKDIR / f.relative_to(probe)).read_bytes() == f.read_bytes()
-            for f in probe.rglob("*") if f.is_file())
-    finally:
-        shutil.rmtree(probe)
+def _files_under(root: Path) -> dict[str, bytes]:
+    return {str(f.relative_to(root)): f.read_bytes() for f in root.rglob("*") if f.is_file()}
 
 
-@pytest.fixture(scope="module")
-def nemo_rl_workdir():
-    """/opt/nemo-rl holding the stand-in trainer and every catalog config; only ever touched when we made it.
+@contextlib.contextmanager
+def shared_test_dir(target: Path, marker: Path, lock_path: Path, files: dict[str, bytes], mode: int = 0o644):
+    """`target` holding `files` (relative path -> content) while the block runs; only touched when we made it.
 
     Test sessions running at the same time share it: each holds a shared lock while its jobs run, installs
-    under the exclusive lock, and the last one out removes it.
+    under the exclusive lock, and the last one out removes it. A `target` without our `marker` was not created
+    by these tests: the session fails rather than modify it.
     """
-    config_paths = sorted(set().union(*(r.configs for r in NEMO_RL_RELEASES.values())))
-    lock = open(LOCK, "a")
+    def installed() -> bool:
+        return marker.exists() and all((target / rel).is_file() and (target / rel).read_bytes() == data
+                                       for rel, data in files.items())
+
+    lock = open(lock_path, "a")
     fcntl.flock(lock, fcntl.LOCK_SH)
-    if not _standin_installed(config_paths):
+    if not installed():
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if WORKDIR.exists() and not MARKER.exists():
+        if target.exists() and not marker.exists():
             lock.close()
-            pytest.fail(f"{WORKDIR} exists and was not created by these tests; refusing to modify it")
-        if not _standin_installed(config_paths):
-            WORKDIR.mkdir(parents=True, exist_ok=True)
-            MARKER.write_text("created by tests/test_ray_job_path.py; removed after the tests\n")
-            install_workdir(WORKDIR, config_paths)
+            pytest.fail(f"{target} exists and was not created by these tests; refusing to modify it")
+        if not installed():
+            target.mkdir(parents=True, exist_ok=True)
+            marker.write_text("created by tests/test_ray_job_path.py; removed after the tests\n")
+            for rel, data in files.items():
+                dest = target / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.unlink(missing_ok=True)   # an older copy may be read-only
+                dest.write_bytes(data)
+                dest.chmod(mode)
         fcntl.flock(lock, fcntl.LOCK_SH)
     try:
-        yield WORKDIR
+        yield target
     finally:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if MARKER.exists():
-                shutil.rmtree(WORKDIR)
+            if marker.exists():
+                shutil.rmtree(target)
         except BlockingIOError:
             pass   # another session still runs jobs from it
         finally:
             lock.close()
+
+
+@pytest.fixture(scope="module")
+def nemo_rl_workdir():
+    """/opt/nemo-rl holding the stand-in trainer and every catalog config (see shared_test_dir)."""
+    config_paths = sorted(set().union(*(r.configs for r in NEMO_RL_RELEASES.values())))
+    probe = Path(tempfile.mkdtemp(prefix="standin-"))
+    try:
+        install_workdir(probe, config_paths)
+        files = _files_under(probe)
+    finally:
+        shutil.rmtree(probe)
+    with shared_test_dir(WORKDIR, MARKER, LOCK, files) as workdir:
+        yield workdir
+
+
+@pytest.fixture(scope="module")
+def job_scripts_dir():
+    """SCRIPTS_DIR holding `recipes.job_scripts()` with the ConfigMap volume's file mode, as the Ray head mounts
+    it (see shared_test_dir): the entrypoint runs the real preparation program from there."""
+    files = {name: text.encode("utf-8") for name, text in recipes.job_scripts().items()}
+    with shared_test_dir(SCRIPTS_DIR, SCRIPTS_MARKER, SCRIPTS_LOCK, files, mode=SCRIPTS_FILE_MODE) as scripts:
+        yield scripts
+
+
+@pytest.fixture(scope="module")
+def datasets_calls(tmp_path_factory) -> Path:
+    """The file where the offline `datasets` records each load_dataset call with the HF_HOME it saw."""
+    return tmp_path_factory.mktemp("datasets") / "calls.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +151,7 @@ def image_tools(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def ray_head(nemo_rl_workdir, image_tools):
+def ray_head(nemo_rl_workdir, job_scripts_dir, image_tools, datasets_calls):
     """A real Ray head with the dashboard (Jobs API) on loopback; yields its address.
 
     Stopped by signalling the `ray start --block` process we started, which takes down the processes it
@@ -125,9 +163,11 @@ def ray_head(nemo_rl_workdir, image_tools):
              "dashboard-agent-listen-port": free_port(), "dashboard-agent-grpc-port": free_port(),
              "runtime-env-agent-port": free_port(), "node-manager-port": free_port(),
              "object-manager-port": free_port(), "metrics-export-port": free_port()}
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")}
+    # No HF_HOME on the head: the job's must come from the runtime env the program renders.
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "HF_HOME")}
     env.update(CANARIES)
     env.update({"PATH": f"{image_tools}:{env.get('PATH', '/usr/bin:/bin')}", STEP_SECONDS_ENV: STEP_SECONDS,
+                fake_datasets.CALLS_ENV: str(datasets_calls),
                 "RAY_USAGE_STATS_ENABLED": "0",
                 # No graceful drain on SIGTERM: nothing to hand over, and it would hold teardown for 30 s.
                 "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"})
@@ -243,7 +283,7 @@ def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path,
 
 # --- through a real Ray head -----------------------------------------------------------------------------
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
-def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, client, tmp_path):
+def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, client, tmp_path, datasets_calls):
     entrypoint, runtime_env, metadata, ckpt = render(name, {"max_num_steps": 4, "save_period": 2,
                                                             "keep_top_k": 2}, tmp_path / "lustre")
     job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
@@ -259,9 +299,13 @@ def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, client,
     info = client.get_job_info(job_id)
     assert info.runtime_env["env_vars"] == runtime_env["env_vars"] and info.metadata == metadata
     if name == GEMMA:
+        # The program the ConfigMap ships, run from the scripts directory, with the runtime env's HF_HOME.
+        assert f"{SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}" in entrypoint
         assert "gsm8k: wrote {'train': 3, 'test': 1}" in logs
         assert "ResponseDataset 3 train / 1 validation rows" in logs
         assert (tmp_path / "lustre" / "datasets" / "gsm8k" / "_SUCCESS").exists()
+        calls = [json.loads(line) for line in datasets_calls.read_text().splitlines()]
+        assert {"path": "openai/gsm8k", "name": "main", "hf_home": runtime_env["env_vars"]["HF_HOME"]} in calls
     assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
 
 

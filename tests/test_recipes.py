@@ -1,5 +1,6 @@
-"""Job recipes: checks naming their config key, deterministic and shell/Hydra-safe rendering, the seeds'
-values, a secret-free runtime env, and the GSM8K preparation step (run against an offline `datasets`)."""
+"""Job recipes: checks naming their config key, deterministic, readable and shell/Hydra-safe rendering, the
+seeds' values, a secret-free runtime env, and the GSM8K preparation program (run against an offline
+`datasets`)."""
 from __future__ import annotations
 
 import json
@@ -126,6 +127,7 @@ CONTRADICTIONS = [
     ("run name climbing up", {"runName": "..x"}, {}, "nemo-rl-gke:runName: '..x' is not usable"),
     ("run name with a space", {"runName": "my run"}, {}, "nemo-rl-gke:runName: 'my run' is not usable"),
     ("empty run name", {"runName": ""}, {}, "nemo-rl-gke:runName: '' is not usable"),
+    ("run name with a trailing newline", {"runName": "run\n"}, {}, "nemo-rl-gke:runName: 'run\\n' is not usable"),
 ]
 
 
@@ -198,8 +200,29 @@ def test_plus_prefix_marks_exactly_the_keys_the_base_config_lacks(name):
         release.grpo_entry, "--config", recipe.config_path]
 
 
-TRICKY = ["two words", "it's", 'say "hi"', "back\\slash", "trailing\\", "\\'", "'", "\\\\'", "null", "123",
-          "True", "a=b,c", "$HOME;rm -rf /", "`id`", "ünï cödé", "tab\there", "new\nline"]
+# Strings Hydra keeps as the same string without quotes: rendered bare, as the entrypoint's reader sees them.
+BARE = ["ResponseDataset", "question", "/lustre/checkpoints/run", "google/gemma-3-27b-it", "qwen2.5-72b-deepscaler",
+        "Qwen2ForCausalLM", "_private", "/", "/123", "e5", "nullable", "truel", "a@b+c", "x-1.5e3"]
+# Strings that stay quoted: Hydra would read them as another type, refuse them or not as one plain string; or
+# they fall outside the deliberately narrow bare class (a leading digit or sign, `*`).
+QUOTED = ["null", "NULL", "true", "True", "FALSE", "inf", "NaN", "Infinity", "123", "1_000", "7b", "-x", "+x",
+          "two words", "a:b", "gs://b/c", "a=b", "a,b", "[x]", "f(x)", "$HOME", "~x", "a*b", "it's", "ünï", "",
+          "run\n"]
+# (An empty wandb_name means "the run name", so "" is only in QUOTED.)
+TRICKY = BARE + [v for v in QUOTED if v] + [
+    'say "hi"', "back\\slash", "trailing\\", "\\'", "'", "\\\\'", "a=b,c", "$HOME;rm -rf /", "`id`", "ünï cödé",
+    "tab\there", "new\nline"]
+
+
+@pytest.mark.parametrize("value", BARE)
+def test_plain_strings_render_bare(value):
+    assert recipes.hydra_value(value) == value
+
+
+@pytest.mark.parametrize("value", QUOTED)
+def test_strings_hydra_would_read_otherwise_stay_quoted(value):
+    rendered_value = recipes.hydra_value(value)
+    assert rendered_value.startswith("'") and rendered_value.endswith("'")
 
 
 @pytest.mark.parametrize("value", TRICKY)
@@ -239,14 +262,42 @@ def test_entrypoint_survives_kuberay_submit_command_line(name):
 def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(name):
     release, recipe = HOME_RELEASE[name], recipes.RECIPES[name]
     script = shlex.split(recipes.entrypoint(recipe, release, mount_path="/lustre/", run_name="r"))[2]
-    lines = [shlex.split(line) for line in script.split("\nuv run python -c ")[0].splitlines()][:3]
-    assert lines == [["set", "-eu"], ["mkdir", "-p", "/lustre/checkpoints/r"], ["cd", NEMO_RL_WORKDIR]]
-    last = shlex.split(script.splitlines()[-1])
-    assert last[:5] == ["exec", "uv", "run", "python", release.grpo_entry]
-    prep = shlex.join(recipes.gsm8k_prep_command("/lustre"))
-    assert (prep in script) == (recipe.dataset == "gsm8k")
-    if prep in script:
-        assert script.index(prep) < script.index("exec uv run python")
+    lines = [shlex.split(line) for line in script.splitlines()]
+    assert lines[:3] == [["set", "-eu"], ["mkdir", "-p", "/lustre/checkpoints/r"], ["cd", NEMO_RL_WORKDIR]]
+    assert lines[-1][:5] == ["exec", "uv", "run", "python", release.grpo_entry]
+    prep = recipes.gsm8k_prep_command("/lustre")
+    assert prep == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}", "/lustre/datasets/gsm8k"]
+    # GSM8K is prepared after `cd` (NeMo-RL's uv environment has `datasets`) and before training.
+    assert lines[3:-1] == ([prep] if recipe.dataset == "gsm8k" else [])
+
+
+@pytest.mark.parametrize("name", [QWEN, GEMMA])
+def test_entrypoint_reads_as_one_plain_command_per_line(name):
+    # What a reviewer of `pulumi preview` sees: no inlined program, no nested quoting, every override key=value.
+    release, recipe = HOME_RELEASE[name], recipes.RECIPES[name]
+    run = recipes.default_run_name(job(jobRecipe=name), "dev")
+    ep = recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name=run)
+    sh, dash_c, script = shlex.split(ep)
+    assert ep == f"sh -c '{script}'"   # one pair of quotes around the script, none inside it
+    assert not set("'\"\\$`") & set(script)
+    assert "'\"'\"'\"'\"'" not in ep and "import " not in ep and "load_dataset" not in ep
+    lines = script.split("\n")
+    assert len(lines) == (5 if recipe.dataset == "gsm8k" else 4)
+    for line in lines:
+        words = shlex.split(line)
+        assert words and " ".join(words) == line and not any("\n" in w for w in words), line
+    words = lines[-1].split(" ")
+    assert all(w in words for w in recipes.render_overrides(recipe, mount_path=MOUNT, run_name=run))
+    assert f"checkpointing.checkpoint_dir={MOUNT}/checkpoints/{run}" in words
+    assert f"policy.model_name={recipe.model_name}" in words
+    assert f"logger.wandb.name={run}" in words
+    if recipe.dataset == "gsm8k":
+        assert "data.dataset_name=ResponseDataset" in words
+        assert f"+data.train_data_path={MOUNT}/datasets/gsm8k/train.jsonl" in words
+        assert "+data.input_key=question" in words
+        assert lines[3] == f"uv run python {recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT} {MOUNT}/datasets/gsm8k"
+    else:
+        assert "data.dataset_name=DeepScaler" in words
 
 
 def test_checkpoint_dir_is_the_run_name_on_lustre_and_stable_across_resubmissions():
@@ -336,18 +387,44 @@ def test_runtime_env_yaml_is_the_runtime_env():
 
 
 # --- GSM8K preparation --------------------------------------------------------------------------------
-def run_prep(mount: Path, fake_dir: Path, calls: Path) -> subprocess.CompletedProcess:
+def install_scripts(root: Path) -> Path:
+    """`recipes.job_scripts()` written under `root`, as the ConfigMap volume holds them under SCRIPTS_DIR."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in recipes.job_scripts().items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def run_prep(tmp_path: Path, mount: Path, fake_dir: Path, calls: Path, *,
+             hf_home: bool = True) -> subprocess.CompletedProcess:
+    """Run the preparation step the entrypoint runs, with the script from job_scripts() and the runtime env's
+    HF_HOME (`uv run python` is NeMo-RL's Python; here the test's, with the offline `datasets`)."""
     cmd = recipes.gsm8k_prep_command(str(mount))
-    assert cmd[:4] == ["uv", "run", "python", "-c"]
+    assert cmd[:4] == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}"]
+    script = install_scripts(tmp_path / "scripts") / recipes.GSM8K_SCRIPT
     env = {k: v for k, v in os.environ.items() if k != "HF_HOME"}
     env.update(PYTHONPATH=str(fake_dir), **{fake_datasets.CALLS_ENV: str(calls)})
-    return subprocess.run([sys.executable, "-c", cmd[4]], env=env, capture_output=True, text=True, timeout=60)
+    if hf_home:
+        env["HF_HOME"] = recipes.runtime_env(recipes.RECIPES[GEMMA], mount_path=str(mount))["env_vars"]["HF_HOME"]
+    return subprocess.run([sys.executable, str(script), *cmd[4:]], env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
+    scripts = recipes.job_scripts()
+    assert list(scripts) == [recipes.GSM8K_SCRIPT]
+    assert scripts == recipes.job_scripts()
+    text = scripts[recipes.GSM8K_SCRIPT]
+    assert "/lustre" not in text and "huggingface_cache" not in text and recipes.SCRIPTS_DIR not in text
+    a, b = recipes.gsm8k_prep_command("/lustre"), recipes.gsm8k_prep_command("/mnt/other/")
+    assert a[:-1] == b[:-1] and (a[-1], b[-1]) == ("/lustre/datasets/gsm8k", "/mnt/other/datasets/gsm8k")
+    compile(text, recipes.GSM8K_SCRIPT, "exec")
 
 
 def test_gsm8k_prep_writes_response_dataset_jsonl_once(tmp_path):
     fake = fake_datasets.install(tmp_path / "fake")
     mount, calls = tmp_path / "lustre", tmp_path / "calls.jsonl"
-    first = run_prep(mount, fake, calls)
+    first = run_prep(tmp_path, mount, fake, calls)
     assert first.returncode == 0, first.stderr
     paths = recipes.gsm8k_paths(str(mount))
     read = lambda p: [json.loads(line) for line in Path(p).read_text(encoding="utf-8").splitlines()]
@@ -362,17 +439,38 @@ def test_gsm8k_prep_writes_response_dataset_jsonl_once(tmp_path):
         {"path": "openai/gsm8k", "name": "main", "hf_home": f"{mount}/huggingface_cache"}]
 
     stamps = {n: os.stat(os.path.join(paths["dir"], n)).st_mtime_ns for n in os.listdir(paths["dir"])}
-    second = run_prep(mount, fake, calls)
+    second = run_prep(tmp_path, mount, fake, calls)
     assert second.returncode == 0 and "already prepared" in second.stdout
     assert len(calls.read_text().splitlines()) == 1
     assert {n: os.stat(os.path.join(paths["dir"], n)).st_mtime_ns for n in os.listdir(paths["dir"])} == stamps
 
 
 def test_gsm8k_prep_fails_without_marker_on_a_row_missing_its_final_answer(tmp_path):
-    bad = {"train": [{"question": "q?", "answer": "no final line"}], "test": [{"question": "q", "answer": "#### 1"}]}
+    bad = {"train": [{"question": "q?", "answer": "#### 1"}], "test": [{"question": "q", "answer": "no final line"}]}
     fake = fake_datasets.install(tmp_path / "fake", bad)
     mount = tmp_path / "lustre"
-    result = run_prep(mount, fake, tmp_path / "calls")
-    assert result.returncode != 0 and "train row 0" in result.stderr
+    result = run_prep(tmp_path, mount, fake, tmp_path / "calls")
+    assert result.returncode != 0 and "test row 0" in result.stderr
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert not os.path.exists(recipes.gsm8k_paths(str(mount))["marker"])
-    assert not os.path.exists(recipes.gsm8k_paths(str(mount))["train"])
+    assert not os.path.exists(recipes.gsm8k_paths(str(mount))["train"])   # nothing written before all rows passed
+
+
+def test_gsm8k_prep_without_hf_home_is_a_one_line_error(tmp_path):
+    fake = fake_datasets.install(tmp_path / "fake")
+    mount, calls = tmp_path / "lustre", tmp_path / "calls.jsonl"
+    result = run_prep(tmp_path, mount, fake, calls, hf_home=False)
+    assert result.returncode != 0 and result.stdout == ""
+    assert result.stderr.strip() == ("prepare_gsm8k: HF_HOME is not set; the Ray pods and the job's runtime env set "
+                                     "it to the cache on Lustre")
+    assert not calls.exists() and not mount.exists()   # nothing downloaded into a default cache
+
+
+def test_gsm8k_prep_refuses_a_missing_or_relative_output_directory(tmp_path):
+    script = install_scripts(tmp_path / "scripts") / recipes.GSM8K_SCRIPT
+    for argv in ([], ["datasets/gsm8k"], ["/a", "/b"]):
+        result = subprocess.run([sys.executable, str(script), *argv], env={**os.environ, "HF_HOME": str(tmp_path)},
+                                capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert result.returncode != 0, argv
+        assert result.stderr.strip() == "prepare_gsm8k: usage: prepare_gsm8k.py <absolute output directory>"
+    assert sorted(os.listdir(tmp_path)) == ["scripts"]

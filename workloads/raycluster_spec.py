@@ -5,14 +5,18 @@ cluster as `rayClusterSpec`; `raycluster_manifest()` wraps it into a full RayClu
 
 Shape: a CPU-only head (Ray GCS, dashboard, job driver) and one fixed-size GPU worker group, one pod per GPU
 node, with the RDMA pod mixin (workloads/rdma.py), Lustre mounted at the same path everywhere and the
-Hugging Face cache on Lustre. Only fields accepted by both KubeRay 1.4.2 and 1.7.0 are rendered (the
-RayOperator add-on does not publish its KubeRay version; FACTS.md §6); tests validate against both CRDs.
+Hugging Face cache on Lustre. The head also mounts the job's programs (ConfigMap `nemo-rl-scripts`,
+workloads/scripts.py) read-only at `recipes.SCRIPTS_DIR`. Only fields accepted by both KubeRay 1.4.2 and 1.7.0
+are rendered (the RayOperator add-on does not publish its KubeRay version; FACTS.md §6); tests validate
+against both CRDs.
 """
 from __future__ import annotations
 
 from infra.catalog import Accelerator
+from infra.naming import JOB_SCRIPTS
 from infra.settings import Settings
 from workloads.rdma import rdma_pod_mixin
+from workloads.recipes import SCRIPTS_DIR
 
 API_VERSION = "ray.io/v1"
 KIND = "RayCluster"
@@ -41,6 +45,10 @@ WANDB_API_KEY_KEY = "wandb-api-key"
 
 _LUSTRE_VOLUME = "lustre"
 _SHM_VOLUME = "dshm"
+_SCRIPTS_VOLUME = "job-scripts"
+# The job's programs are read by `python <file>`, never executed directly, and nothing may change them in the
+# pod: read-only for everyone, no execute bit.
+SCRIPTS_FILE_MODE = 0o444
 
 
 def gpu_worker_resources(accelerator: Accelerator) -> dict:
@@ -80,6 +88,15 @@ def _lustre_mount(settings: Settings) -> dict:
     return {"name": _LUSTRE_VOLUME, "mountPath": settings.workload.lustre_mount_path}
 
 
+def _scripts_volume() -> dict:
+    return {"name": _SCRIPTS_VOLUME, "configMap": {"name": JOB_SCRIPTS, "defaultMode": SCRIPTS_FILE_MODE}}
+
+
+def _scripts_mount() -> dict:
+    # The whole directory, not subPath files: the kubelet then refreshes the files when the ConfigMap changes.
+    return {"name": _SCRIPTS_VOLUME, "mountPath": SCRIPTS_DIR, "readOnly": True}
+
+
 def _head_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
     release = settings.workload.release
     pod_spec: dict = {"serviceAccountName": settings.storage.ksa_name}
@@ -100,9 +117,10 @@ def _head_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
         ],
         "resources": _head_resources(settings),
         "env": _common_env(settings, secret_name),
-        "volumeMounts": [_lustre_mount(settings)],
+        # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
+        "volumeMounts": [_lustre_mount(settings), _scripts_mount()],
     }]
-    pod_spec["volumes"] = [_lustre_volume(pvc_name)]
+    pod_spec["volumes"] = [_lustre_volume(pvc_name), _scripts_volume()]
     return {
         # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on
         # the head even if a GPU were visible.

@@ -8,7 +8,8 @@ Pure code, no Pulumi resources. It builds:
   recipes that reproduce the seeds, and `resolve_recipe()` applying `jobOverrides`;
 - the job itself: `render_args()` (entry script, `--config`, Hydra overrides), `entrypoint()` (the shell
   command the RayJob runs), `runtime_env()` (non-secret environment only) and `job_metadata()`;
-- the GSM8K preparation step (`gsm8k_prep_script()`, `gsm8k_prep_command()`).
+- the GSM8K preparation step: `job_scripts()` (the program, shipped as a ConfigMap mounted at `SCRIPTS_DIR`
+  on the Ray head) and `gsm8k_prep_command()` (how the entrypoint runs it).
 
 Preemption recovery relies on NeMo-RL resuming from the newest `step_N` in `checkpointing.checkpoint_dir`
 (FACTS.md §7): the checkpoint directory is `<mount>/checkpoints/<run name>` on Lustre, and the run name is
@@ -23,12 +24,13 @@ The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main bran
 `sed`-patching two source files, because NeMo-RL v0.4.0/v0.5.0 cannot pass the dataset's config name
 (`main`) to `load_dataset`. This project leaves the image untouched instead:
 
-1. A preparation step runs in the same image, before training, from the same RayJob entrypoint. It calls
-   `datasets.load_dataset("openai/gsm8k", "main")` (HF_HOME on Lustre, so the download happens once) and
-   writes `<mount>/datasets/gsm8k/train.jsonl` and `test.jsonl`, one `{"question", "answer"}` object per
-   line, each file written to a temporary name and renamed, then a `_SUCCESS` marker. With the marker present
-   it does nothing, so every resubmission after a preemption skips it; the training starts only after it
-   succeeded (`set -e`).
+1. A preparation step runs in the same image, before training, from the same RayJob entrypoint:
+   `workloads/prepare_gsm8k.py`, mounted on the head from a ConfigMap so the entrypoint runs it in one short
+   line. It calls `datasets.load_dataset("openai/gsm8k", "main")` (HF_HOME on Lustre, so the download
+   happens once) and writes `<mount>/datasets/gsm8k/train.jsonl` and `test.jsonl`, one
+   `{"question", "answer"}` object per line, each file written to a temporary name and renamed, then a
+   `_SUCCESS` marker. With the marker present it does nothing, so every resubmission after a preemption skips
+   it; the training starts only after it succeeded (`set -e`).
 2. Training uses NeMo-RL's generic `ResponseDataset` on those files:
    `data.dataset_name=ResponseDataset +data.train_data_path=... +data.val_data_path=... +data.input_key=question
    +data.output_key=answer +data.train_split=train +data.val_split=train`. In v0.4.0/v0.5.0 `ResponseDataset`
@@ -46,6 +48,7 @@ import difflib
 import json
 import re
 import shlex
+from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -311,7 +314,7 @@ _RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def _run_name_problem(name: str) -> Optional[str]:
-    if _RUN_NAME.match(name) and ".." not in name:
+    if _RUN_NAME.fullmatch(name) and ".." not in name:   # fullmatch: `$` alone accepts a final "\n"
         return None
     return (f"{_key('runName')}: {name!r} is not usable as a directory name under <lustreMountPath>/checkpoints "
             "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')")
@@ -450,8 +453,33 @@ def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str) -> dict[s
     return dict(sorted(o.items()))
 
 
+# Strings Hydra's override grammar reads back unchanged without quotes (hydra/grammar/OverrideLexer.g4 of Hydra
+# 1.1-1.3, which NeMo-RL's parse_hydra_overrides uses): a run of ID tokens (letters, digits, `_`, `-`) and the
+# unquoted characters `/ . @ + -`, joined as written. The first character is a letter, `_` or `/`, so no word
+# starts like a number or a sign. Not bare: `:` `=` `,` spaces, quotes, brackets and parentheses (lists, dicts,
+# sweeps, functions), `$` (interpolation), `\` (escapes), `~`, `*`, `?`, `|`, `%`, non-ASCII.
+_BARE_STRING = re.compile(r"[A-Za-z_/][A-Za-z0-9_./@+-]*")   # fullmatch: `$` would accept a final "\n"
+# Single tokens Hydra converts instead of keeping a string: NULL, BOOL and the FLOAT spellings inf / nan (any
+# case). Anything Python reads as a number is quoted too (float() accepts "infinity"), whatever Hydra does.
+_HYDRA_KEYWORDS = frozenset({"null", "true", "false", "inf", "nan"})
+
+
+def _is_bare_string(value: str) -> bool:
+    if not _BARE_STRING.fullmatch(value) or value.lower() in _HYDRA_KEYWORDS:
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
+
+
 def hydra_value(value: Any) -> str:
-    """A value in Hydra's override grammar. Strings are always quoted so they stay strings ('123', 'null')."""
+    """A value in Hydra's override grammar that Hydra reads back as exactly `value`, with its type.
+
+    Strings stay strings: bare when the grammar keeps them unchanged (`ResponseDataset`, `/lustre/x`,
+    `google/gemma-3-27b-it`), so the entrypoint stays readable; quoted otherwise (`'123'`, `'null'`,
+    `'two words'`)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -461,6 +489,8 @@ def hydra_value(value: Any) -> str:
     if isinstance(value, str):
         if "${" in value:
             raise ValueError(f"{value!r}: '${{' would be resolved as an OmegaConf interpolation")
+        if _is_bare_string(value):
+            return value
         # Hydra quoted strings: \' is a quote; backslashes are escaped only where they precede a quote or
         # the closing quote; all other backslashes are literal.
         out, i = [], 0
@@ -497,8 +527,10 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
     KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`
     (ray-operator common/job.go BuildJobSubmitCommand), and the Ray CLI re-joins the words with shlex.join, so
     a top-level `;` or `&&` would end the submit command instead of running in the job. The script creates
-    the checkpoint directory on Lustre, prepares GSM8K when the recipe needs it, then runs NeMo-RL from its
-    working directory.
+    the checkpoint directory on Lustre, prepares GSM8K when the recipe needs it (the program is a file under
+    SCRIPTS_DIR, not inlined), then runs NeMo-RL from its working directory. One command per line, and with
+    bare Hydra strings the built-in recipes need no quote inside the script, so `pulumi preview` shows every
+    override as plain `key=value`.
     """
     script = [
         "set -eu",
@@ -537,61 +569,21 @@ def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str) -> dict[str,
 
 
 # --- GSM8K preparation --------------------------------------------------------------------------------
-_GSM8K_PREP = r'''
-# Write GSM8K as JSONL for the ResponseDataset of NeMo-RL (question, answer), once per Lustre instance.
-import json
-import os
-import sys
-
-OUT = __OUT__
-MARKER = os.path.join(OUT, "_SUCCESS")
-if os.path.exists(MARKER):
-    print(f"gsm8k: already prepared in {OUT}", flush=True)
-    sys.exit(0)
-
-os.environ.setdefault("HF_HOME", __HF_HOME__)
-from datasets import load_dataset
-
-ds = load_dataset("openai/gsm8k", "main")
-os.makedirs(OUT, exist_ok=True)
+# Files the job runs besides NeMo-RL, shipped in the `nemo-rl-scripts` ConfigMap (infra.naming.JOB_SCRIPTS,
+# workloads/scripts.py) and mounted read-only at SCRIPTS_DIR on the Ray head, where the job's driver (the
+# entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
+SCRIPTS_DIR = "/etc/nemo-rl-gke"
+GSM8K_SCRIPT = "prepare_gsm8k.py"
 
 
-def write_atomically(path, lines):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        for line in lines:
-            f.write(line + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-counts = {}
-for split in ("train", "test"):
-    lines = []
-    for i, row in enumerate(ds[split]):
-        question, solution = str(row["question"]).strip(), str(row["answer"])
-        final = solution.rsplit("####", 1)[1].strip().replace(",", "") if "####" in solution else ""
-        if not question or not final:
-            sys.exit(f"gsm8k: {split} row {i} has no question or no '#### <answer>' line: {row!r}")
-        lines.append(json.dumps({"question": question, "answer": final}, ensure_ascii=False))
-    if not lines:
-        sys.exit(f"gsm8k: split {split!r} is empty")
-    write_atomically(os.path.join(OUT, split + ".jsonl"), lines)
-    counts[split] = len(lines)
-write_atomically(MARKER, [json.dumps(counts, sort_keys=True)])
-print(f"gsm8k: wrote {counts} to {OUT}", flush=True)
-'''
-
-
-def gsm8k_prep_script(mount_path: str) -> str:
-    """A self-contained Python program writing `<mount>/datasets/gsm8k/{train,test}.jsonl` and `_SUCCESS`."""
-    m = _mount(mount_path)
-    return (_GSM8K_PREP.replace("__OUT__", repr(f"{m}/{GSM8K_DIR}"))
-            .replace("__HF_HOME__", repr(f"{m}/huggingface_cache")).lstrip("\n"))
+def job_scripts() -> dict[str, str]:
+    """File name -> content of the files under SCRIPTS_DIR. The same for every stack: what differs (the
+    output directory, HF_HOME) reaches the programs through argv and the environment."""
+    return {GSM8K_SCRIPT: Path(__file__).with_name(GSM8K_SCRIPT).read_text(encoding="utf-8")}
 
 
 def gsm8k_prep_command(mount_path: str) -> list[str]:
-    """argv of the preparation step; run it from NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment,
-    which has `datasets`."""
-    return ["uv", "run", "python", "-c", gsm8k_prep_script(mount_path)]
+    """argv of the preparation step (workloads/prepare_gsm8k.py, writing `<mount>/datasets/gsm8k`). Run from
+    NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
+    and the runtime env."""
+    return ["uv", "run", "python", f"{SCRIPTS_DIR}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"]]

@@ -30,10 +30,17 @@ STEP_SECONDS_ENV = "NEMO_RL_STANDIN_STEP_SECONDS"
 PREFIX = "stand-in GRPO:"
 
 _OVERRIDE = re.compile(r"^(\+?)([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)=(.*)$", re.S)
-_INT = re.compile(r"^[+-]?[0-9]+$")
-_FLOAT = re.compile(r"^[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?:\.[0-9]*)?[eE][+-]?[0-9]+)$")
-# Characters Hydra only accepts inside quotes.
-_NEEDS_QUOTES = re.compile(r"[\s'\"\[\]{}(),=\\]")
+# Hydra's INT and FLOAT tokens (hydra/grammar/OverrideLexer.g4, Hydra 1.1-1.3): no leading zeros, `_` between
+# digits, inf / nan in any case. A bare value converts only when it is one such token as a whole ("007" and
+# "1.5.3" are strings); used with fullmatch.
+_UINT = r"(?:0|[1-9](?:_?[0-9])*)"
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_POINT_FLOAT = rf"(?:{_UINT}?\.{_DIGITS}|{_UINT}\.)"
+_INT = re.compile(rf"[+-]?{_UINT}")
+_FLOAT = re.compile(rf"[+-]?(?:(?:{_POINT_FLOAT}|{_UINT})[eE][+-]?{_DIGITS}|{_POINT_FLOAT}|[Ii][Nn][Ff]|[Nn][Aa][Nn])")
+# Characters of an unquoted string: ID tokens, Hydra's unquoted characters and `:`. Stricter than Hydra, never
+# looser: no `$` (interpolation), `\` escapes or inner whitespace, which the recipes always quote.
+_BARE_STRING = re.compile(r"[A-Za-z0-9_/+.%*@?|:-]+")
 _STEP_DIR = re.compile(r"^step_([0-9]+)$")
 
 
@@ -42,7 +49,7 @@ class StandInError(Exception):
 
 
 def parse_value(text: str) -> Any:
-    """A Hydra override value: null, true/false, int, float, 'quoted' / "quoted" or bare string."""
+    """A Hydra override value: null, true/false, int, float (inf, nan), 'quoted' / "quoted" or bare string."""
     if text[:1] in ("'", '"'):
         return _parse_quoted(text)
     bare = text.strip()
@@ -50,11 +57,11 @@ def parse_value(text: str) -> Any:
         return None
     if bare.lower() in ("true", "false"):
         return bare.lower() == "true"
-    if _INT.match(bare):
+    if _INT.fullmatch(bare):
         return int(bare)
-    if _FLOAT.match(bare):
+    if _FLOAT.fullmatch(bare):
         return float(bare)
-    if not bare or _NEEDS_QUOTES.search(bare):
+    if not _BARE_STRING.fullmatch(bare):
         raise StandInError(f"value {text!r} must be quoted in Hydra's grammar")
     return bare
 
