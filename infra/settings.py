@@ -420,7 +420,7 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
         except ValidationError as e:
             problems.extend(_field_problem(section, err) for err in e.errors())
 
-    if secret_state.get("wandbApiKey") is None and "job" in sections and requires_wandb_key(sections["job"]):
+    if "wandbApiKey" not in secret_state and "job" in sections and requires_wandb_key(sections["job"]):
         problems.append(f"{_key('wandbApiKey')}: the recipe logs to Weights & Biases but the key is not set; run "
                         "`pulumi config set --secret wandbApiKey <key>` or set "
                         f"{_key('jobOverrides')}.wandb_enabled to false")

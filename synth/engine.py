@@ -78,7 +78,8 @@ class Registration:
 
     @property
     def provider_urn(self) -> Optional[str]:
-        return self.provider.split("::" + self.provider.split("::")[-1])[0] if self.provider else None
+        # A provider reference is "<provider urn>::<provider id>".
+        return self.provider.rsplit("::", 1)[0] if self.provider else None
 
     @property
     def is_kubernetes(self) -> bool:
