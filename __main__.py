@@ -54,7 +54,8 @@ if settings.job.enabled:
                     needs=pod_needs)
 
 observability = Observability("observability", settings, gke.cluster, lustre.instance,
-                              ray_cluster_name=ray_cluster_name(settings) if ray else job_name(settings))
+                              ray_cluster_name=ray_cluster_name(settings) if ray else job_name(settings),
+                              cluster_owned_by_job=ray is None)
 
 location = settings.cluster_location
 pulumi.export("clusterName", gke.cluster.name)

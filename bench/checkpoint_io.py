@@ -1,73 +1,119 @@
-"""Checkpoint write time of the two shipped recipes on their seeds' Lustre instances, against a budget.
+"""Checkpoint write time of every configured stack's recipe on that stack's Lustre instance, against its budget.
 
-Arithmetic, not a timed test: checkpoint bytes (infra.sizing) over the instance's provisioned aggregate
-throughput, i.e. the fastest a checkpoint can land. Run: `.venv/bin/python -m bench.checkpoint_io [--budget S]`.
+Arithmetic, not a timed test. For each `Pulumi.<stack>.yaml` the settings are built the way the synth engine
+builds them, without running the program (no Pulumi engine, no credentials): the stack's config
+(`synth.engine.assemble_config`, Pulumi.yaml defaults included) goes through `infra.settings.load_settings`,
+then `infra.observability.checkpoint_sizing` sizes the recipe's checkpoint: bytes over the instance's
+provisioned aggregate throughput, i.e. the fastest a checkpoint can land. The budget is the stack's
+`checkpointBudgetSeconds` (0 or unset: no budget) unless `--budget` overrides it for every stack.
+
+Run: `.venv/bin/python -m bench.checkpoint_io [--budget S] [STACK ...]`.
 """
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+import dataclasses
+import sys
+from pathlib import Path
 from typing import Optional
 
 from infra import sizing
+from infra.observability import checkpoint_sizing
+from infra.settings import PROJECT, SECRET_KEYS, Settings, load_settings
+from synth.engine import ROOT, assemble_config, available_stacks
+from workloads import recipes
+
+# The stack files ship the placeholder project, which load_settings refuses outside the engine; the sizing
+# does not depend on the project.
+BENCH_PROJECT = "example-project"
 
 
-@dataclass(frozen=True)
-class SeedRecipe:
-    label: str
-    model_name: str
-    save_optimizer: bool
-    capacity_gib: int
-    tier: int
+@dataclasses.dataclass(frozen=True)
+class StackSizing:
+    stack: str
+    recipe: str
+    sizing: sizing.CheckpointSizing  # budget_seconds: the budget in effect (None: no budget)
 
 
-# The Lustre instances the two seed documents create (FACTS.md §1, §5); both save optimizer state so a
-# preempted run resumes exactly (FACTS.md §7).
-RECIPES = (
-    SeedRecipe("codelab (Qwen2.5-72B, GRPO 70B Megatron)", "Qwen/Qwen2.5-72B-Instruct", True, 9_000, 1000),
-    SeedRecipe("GKE tutorial (Gemma 3 27B)", "google/gemma-3-27b-it", True, 18_000, 500),
-)
-
-DEFAULT_BUDGET_S = 120.0
-
-
-def sizings(budget_seconds: float) -> list[sizing.CheckpointSizing]:
-    return [sizing.size_checkpoints(r.model_name, save_optimizer=r.save_optimizer, capacity_gib=r.capacity_gib,
-                                    tier=r.tier, keep_top_k=None, budget_seconds=budget_seconds) for r in RECIPES]
+def stack_settings(stack: str, root: Path = ROOT) -> Settings:
+    """The stack's settings from its config, as the engine builds them. Raises what assemble_config and
+    load_settings raise for a missing stack or bad settings."""
+    _, config, _ = assemble_config(stack, root=root)
+    prefix = f"{PROJECT}:"
+    values = {k[len(prefix):]: v for k, v in config.items()
+              if k.startswith(prefix) and k[len(prefix):] not in SECRET_KEYS}
+    return load_settings(stack, BENCH_PROJECT, values=values, secret_state={k: "secret" for k in SECRET_KEYS})
 
 
-def rows(budget_seconds: float) -> list[tuple[str, ...]]:
-    out = []
-    for r, s in zip(RECIPES, sizings(budget_seconds)):
-        out.append((r.label, r.model_name, "weights+optimizer" if r.save_optimizer else "weights",
-                    sizing.fmt_bytes(s.checkpoint_bytes), f"{r.capacity_gib} GiB @ {r.tier}",
-                    f"{sizing.fmt_bytes(s.throughput_bytes_per_s)}/s", f"{s.min_write_seconds:.1f}",
-                    f"{s.min_write_seconds / budget_seconds:.2f}", "ok" if s.within_budget else "OVER"))
-    return out
+def configured_budget(s: Settings) -> Optional[float]:
+    """The stack's checkpoint budget in seconds; None when it has none (unset or 0)."""
+    budget = s.monitoring.checkpoint_budget_seconds
+    return float(budget) if budget else None
 
 
-def table(budget_seconds: float) -> str:
-    head = ("recipe", "model", "saved", "checkpoint", "Lustre (GiB @ MB/s/TiB)", "aggregate",
-            "min write s", f"ratio to {budget_seconds:g} s", "verdict")
-    body = rows(budget_seconds)
-    widths = [max(len(row[i]) for row in (head, *body)) for i in range(len(head))]
-    fmt = lambda row: "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
-    return "\n".join([fmt(head), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
+def size_stack(stack: str, budget_override: Optional[float] = None, root: Path = ROOT) -> StackSizing:
+    s = stack_settings(stack, root)
+    budget = budget_override if budget_override is not None else configured_budget(s)
+    sz = dataclasses.replace(checkpoint_sizing(s), budget_seconds=budget)
+    return StackSizing(stack=stack, recipe=recipes.recipe_name(s.job), sizing=sz)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+HEADER = ("stack", "recipe", "model", "saved", "checkpoint", "Lustre (GiB @ MB/s/TiB)", "aggregate",
+          "min write s", "budget s", "ratio", "verdict")
+
+
+def row(r: StackSizing) -> tuple[str, ...]:
+    s = r.sizing
+    if s.budget_seconds is None:
+        budget, ratio, verdict = "none", "-", "no budget"
+    else:
+        budget = f"{s.budget_seconds:g}"
+        ratio = f"{s.min_write_seconds / s.budget_seconds:.2f}"
+        verdict = "ok" if s.within_budget else "OVER"
+    return (r.stack, r.recipe, s.model_name, "weights+optimizer" if s.save_optimizer else "weights",
+            sizing.fmt_bytes(s.checkpoint_bytes), f"{s.capacity_gib} GiB @ {s.tier}",
+            f"{sizing.fmt_bytes(s.throughput_bytes_per_s)}/s", f"{s.min_write_seconds:.1f}", budget, ratio, verdict)
+
+
+def table(results: list[StackSizing]) -> str:
+    body = [row(r) for r in results]
+    widths = [max(len(cells[i]) for cells in (HEADER, *body)) for i in range(len(HEADER))]
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return "\n".join([fmt(HEADER), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
+
+
+def main(argv: Optional[list[str]] = None, root: Path = ROOT) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S,
-                    help=f"checkpoint write budget in seconds (default {DEFAULT_BUDGET_S:g})")
+    ap.add_argument("stacks", nargs="*", metavar="STACK",
+                    help="stacks to size (default: every Pulumi.<stack>.yaml)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="checkpoint write budget in seconds for every stack (default: each stack's "
+                         "checkpointBudgetSeconds)")
     args = ap.parse_args(argv)
-    if args.budget <= 0:
+    if args.budget is not None and args.budget <= 0:
         ap.error("--budget must be > 0")
-    print(table(args.budget))
-    for s in sizings(args.budget):
-        for line in sizing.budget_problems(s):
-            print(f"\n{s.model_name}: {line}")
-    print("\nLower bounds: bytes / (capacity TiB x tier MB/s per TiB); real writes add metadata and stragglers.")
-    return 0
+    stacks = args.stacks or available_stacks(root)
+    if not stacks:
+        ap.error(f"no Pulumi.<stack>.yaml in {root}")
+
+    results, failed = [], False
+    for stack in stacks:
+        try:
+            results.append(size_stack(stack, args.budget, root))
+        except Exception as e:  # no such stack, bad config or settings, unsizable recipe: report, size the rest
+            failed = True
+            print(f"stack {stack}: cannot be sized ({type(e).__name__}):\n  " + str(e).replace("\n", "\n  "),
+                  file=sys.stderr)
+    if results:
+        print(table(results))
+        for r in results:
+            for line in sizing.budget_problems(r.sizing):
+                print(f"\n{r.stack}: {line}")
+        source = (f"--budget {args.budget:g} s for every stack" if args.budget is not None
+                  else "each stack's checkpointBudgetSeconds (0: no budget)")
+        print(f"\nBudget: {source}.")
+        print("Lower bounds: bytes / (capacity TiB x tier MB/s per TiB); real writes add metadata and stragglers.")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -40,10 +40,11 @@ def _maintenance(s: Settings) -> gcp.container.ClusterMaintenancePolicyArgs:
 
 
 def _monitoring(s: Settings) -> gcp.container.ClusterMonitoringConfigArgs:
-    # DCGM GPU metrics go through Google Managed Prometheus; the dashboard's GPU charts read them.
-    components = ["SYSTEM_COMPONENTS"] if s.autopilot else ["SYSTEM_COMPONENTS", "DCGM"]
+    # DCGM GPU metrics go through Google Managed Prometheus; the dashboard's GPU charts read them. GKE's
+    # "Collect and view DCGM metrics" covers Standard and Autopilot (on by default for clusters created at
+    # 1.32.1-gke.1357000 or later); declaring it keeps it on for older versions and makes the intent reviewable.
     return gcp.container.ClusterMonitoringConfigArgs(
-        enable_components=components,
+        enable_components=["SYSTEM_COMPONENTS", "DCGM"],
         managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True))
 
 
@@ -113,10 +114,10 @@ class GkeCluster(pulumi.ComponentResource):
             self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate,
         ).apply(lambda a: kubeconfig(a[0], a[1], a[2])))
         # Every Kubernetes object takes this provider explicitly; default providers are disabled in Pulumi.yaml.
-        self.provider = k8s.Provider("k8s", k8s.ProviderArgs(
-            kubeconfig=self.kubeconfig,
-            # Lets `pulumi destroy` finish when the cluster is already gone.
-            delete_unreachable=True), opts=child)
+        # Not `delete_unreachable`: set permanently, a refresh against an unreachable cluster (expired
+        # credentials, a missing auth plugin) would silently drop every Kubernetes object from the state. When
+        # the cluster is really gone, destroy with PULUMI_K8S_DELETE_UNREACHABLE=true (README).
+        self.provider = k8s.Provider("k8s", k8s.ProviderArgs(kubeconfig=self.kubeconfig), opts=child)
         self.register_outputs({"name": self.cluster.name, "endpoint": self.cluster.endpoint})
 
 

@@ -350,7 +350,7 @@ def chart_filters(dashboard: dict[str, Any]) -> list[tuple[str, str]]:
 
 # --- logs and links --------------------------------------------------------------------------------------
 def driver_logs_query(*, project: str, cluster_name: str, namespace: str, ray_cluster_name: str,
-                      submission_id: Optional[str] = None) -> str:
+                      submission_id: Optional[str] = None, cluster_owned_by_job: bool = False) -> str:
     """Cloud Logging query for the Ray job driver's logs on this stack's Ray head.
 
     With the add-on's Ray log collection on (`ray_cluster_logging_config`), GKE ships the Ray log files as
@@ -363,7 +363,10 @@ def driver_logs_query(*, project: str, cluster_name: str, namespace: str, ray_cl
         f"resource.labels.project_id={_quote(project)}",
         f"resource.labels.cluster_name={_quote(cluster_name)}",
         f"resource.labels.namespace_name={_quote(namespace)}",
-        f'labels."k8s-pod/ray_io/cluster"={_quote(ray_cluster_name)}',
+        # A RayJob that owns its cluster names it `<rayjob>-<random suffix>`: match the prefix (names are
+        # lowercase RFC 1035, nothing to escape in the regular expression).
+        (f'labels."k8s-pod/ray_io/cluster"=~{_quote("^" + ray_cluster_name + "-")}'
+         if cluster_owned_by_job else f'labels."k8s-pod/ray_io/cluster"={_quote(ray_cluster_name)}'),
         'labels."k8s-pod/ray_io/node-type"="head"',
         (f"jsonPayload.ray_submission_id={_quote(submission_id)}" if submission_id
          else "jsonPayload.ray_submission_id:*"),

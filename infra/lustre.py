@@ -27,6 +27,12 @@ def destroy_options(on_destroy: str) -> dict:
     return {"protect": on_destroy == "protect", "retain_on_delete": on_destroy == "retain"}
 
 
+def keep_with_retained_instance(on_destroy: str) -> dict:
+    """Options for what a retained instance needs to stay reachable: its VPC, the PSA range and the peering.
+    Deleting them under a retained instance would strand the data behind a VPC that no longer exists."""
+    return {"retain_on_delete": on_destroy == "retain"}
+
+
 class LustreFilesystem(pulumi.ComponentResource):
     instance: gcp.lustre.Instance
     ip: pulumi.Output[str]

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra import catalog
+from infra.lustre import keep_with_retained_instance
 from infra.settings import Settings
 
 
@@ -32,7 +33,8 @@ class Networks(pulumi.ComponentResource):
         self.primary = gcp.compute.Network(
             "primary", gcp.compute.NetworkArgs(
                 name=n.primary_network, auto_create_subnetworks=False, mtu=catalog.VPC_MTU,
-                routing_mode="REGIONAL"), opts=child)
+                routing_mode="REGIONAL"),
+            opts=pulumi.ResourceOptions(parent=self, **keep_with_retained_instance(s.lustre_on_destroy)))
         self.primary_subnet = gcp.compute.Subnetwork(
             "primary", gcp.compute.SubnetworkArgs(
                 name=n.primary_subnet, region=s.region, network=self.primary.id,

@@ -22,7 +22,7 @@ def checkpoint_sizing(s: Settings) -> sizing.CheckpointSizing:
     recipe = recipes.resolve_recipe(s.job, s.workload.release)
     return sizing.size_checkpoints(
         recipe.model_name, save_optimizer=recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,
-        tier=s.lustre.tier, keep_top_k=recipe.keep_top_k, budget_seconds=s.monitoring.checkpoint_budget_seconds)
+        tier=s.lustre.tier, keep_top_k=recipe.keep_top_k, budget_seconds=s.monitoring.budget)
 
 
 class Observability(pulumi.ComponentResource):
@@ -32,7 +32,7 @@ class Observability(pulumi.ComponentResource):
     sizing: Optional[sizing.CheckpointSizing]
 
     def __init__(self, name: str, settings: Settings, cluster: gcp.container.Cluster,
-                 instance: gcp.lustre.Instance, ray_cluster_name: str,
+                 instance: gcp.lustre.Instance, ray_cluster_name: str, cluster_owned_by_job: bool = False,
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:Observability", name, None, opts)
         s = settings
@@ -50,7 +50,8 @@ class Observability(pulumi.ComponentResource):
                 dashboard_json=body, project=s.gcp_project), opts=pulumi.ResourceOptions(parent=self))
             self.dashboard_url = dashboard_url(s.gcp_project, self.dashboard.id)
         self.logs_query = driver_logs_query(project=s.gcp_project, cluster_name=s.names.cluster,
-                                            namespace=s.storage.namespace, ray_cluster_name=ray_cluster_name)
+                                            namespace=s.storage.namespace, ray_cluster_name=ray_cluster_name,
+                                            cluster_owned_by_job=cluster_owned_by_job)
         self.sizing = checkpoint_sizing(s) if s.job.enabled else None
         if self.sizing is not None:
             for warning in sizing.capacity_warnings(self.sizing):

@@ -194,9 +194,13 @@ class MonitoringSettings(_Section):
     """Dashboard and the checkpoint I/O budget."""
 
     dashboard: bool = Field(True, alias="dashboard", description="Create the stack's Cloud Monitoring dashboard.")
-    checkpoint_budget_seconds: Optional[float] = Field(300, alias="checkpointBudgetSeconds", gt=0, description=(
+    checkpoint_budget_seconds: int = Field(300, alias="checkpointBudgetSeconds", ge=0, description=(
         "Longest acceptable checkpoint write (s) at the Lustre instance's aggregate throughput; preview fails "
-        "with the smallest capacity or tier that meets it. Unset: no budget."))
+        "with the smallest capacity or tier that meets it. 0: no budget."))
+
+    @property
+    def budget(self) -> Optional[float]:
+        return float(self.checkpoint_budget_seconds) if self.checkpoint_budget_seconds > 0 else None
 
 
 _SECTIONS: dict[str, type[_Section]] = {
@@ -584,7 +588,7 @@ def check_rules(s: Settings) -> list[str]:
             p.extend(sizing.check_budget(
                 recipe.model_name, save_optimizer=recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,
                 tier=s.lustre.tier, keep_top_k=recipe.keep_top_k,
-                budget_seconds=s.monitoring.checkpoint_budget_seconds))
+                budget_seconds=s.monitoring.budget))
 
     # Mode-specific keys.
     # Compared with the defaults, not with "was it set": the CLI passes Pulumi.yaml's defaults for every key.

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     try:
         result = engine.run(args.stack, overrides)
-    except engine.StackNotFound as err:
+    except (engine.StackNotFound, engine.StackConfigError) as err:
         print(f"synth: {err}", file=sys.stderr)
         return 2
     if result.error:

@@ -50,6 +50,10 @@ class StackNotFound(Exception):
     pass
 
 
+class StackConfigError(Exception):
+    """What the Pulumi CLI refuses before running the program (project file or stack config)."""
+
+
 @dataclass
 class Registration:
     """One resource the program registered."""
@@ -317,7 +321,9 @@ def assemble_config(stack: str, overrides: Optional[dict[str, Any]] = None,
     def full(key: str) -> str:
         return key if ":" in key else f"{project}:{key}"
 
-    for key, decl in (project_file.get("config") or {}).items():
+    declared = project_file.get("config") or {}
+    _check_declarations(declared)
+    for key, decl in declared.items():
         if isinstance(decl, dict):
             if "value" in decl:
                 config[full(key)] = _config_string(decl["value"])
@@ -341,6 +347,12 @@ def assemble_config(stack: str, overrides: Optional[dict[str, Any]] = None,
 
     from infra.settings import SECRET_KEYS
 
+    # As the CLI does: a declared key without a default must be set (secrets: the engine supplies placeholders).
+    missing = sorted(k for k, d in declared.items() if isinstance(d, dict) and "value" not in d
+                     and "default" not in d and full(k) not in config and k not in SECRET_KEYS)
+    if missing:
+        raise StackConfigError(f"stack {stack!r} is missing configuration values: "
+                               + ", ".join(full(k) for k in missing))
     for key in SECRET_KEYS:
         fk = full(key)
         if secrets and key in secrets:
@@ -353,6 +365,20 @@ def assemble_config(stack: str, overrides: Optional[dict[str, Any]] = None,
         if fk in config and fk not in secret_keys:
             secret_keys.append(fk)
     return project, config, sorted(secret_keys)
+
+
+def _check_declarations(declared: dict) -> None:
+    """The CLI's checks of Pulumi.yaml's `config:` block: a default must have the declared type."""
+    from synth.project_file import DEFAULT_TYPES
+
+    for key, decl in declared.items():
+        if not isinstance(decl, dict) or "default" not in decl or "type" not in decl:
+            continue
+        want = DEFAULT_TYPES[decl["type"]]
+        default = decl["default"]
+        if not isinstance(default, want) or (want is int and isinstance(default, bool)):
+            raise StackConfigError(f"Pulumi.yaml: the default value of configuration key {key!r} is not of the "
+                                   f"expected type {decl['type']!r}")
 
 
 def run(stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optional[dict[str, str]] = None,

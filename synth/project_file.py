@@ -11,6 +11,9 @@ import yaml
 
 from infra.settings import SECRET_KEYS, config_fields
 
+# Python type of a default for each Pulumi config type: the CLI checks defaults against the declared type.
+DEFAULT_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list, "object": dict}
+
 ROOT = Path(__file__).resolve().parents[1]
 
 HEADER = {
@@ -41,16 +44,22 @@ def _pulumi_type(annotation) -> tuple[str, dict]:
 def config_block() -> dict:
     block: dict = {}
     for key, (_section, _fname, info) in sorted(config_fields().items()):
-        ptype, extra = _pulumi_type(info.annotation)
-        decl = {"type": ptype, **extra, "description": info.description}
         default = info.get_default(call_default_factory=True)
-        # Optional settings without a default are left out of `default` (Pulumi config has no null).
-        if default is not None:
-            decl["default"] = default
-        block[key] = decl
-    for key, what in sorted(SECRET_KEYS.items()):
-        block[key] = {"type": "string", "secret": True,
-                      "description": f"{what}; set with `pulumi config set --secret {key} …`"}
+        if default is None:
+            # The CLI treats a declared key without a default as required and checks a default against the
+            # declared type; Pulumi config has no null. An optional setting is therefore declared as a string
+            # defaulting to "", which the settings loader reads as unset ("4", "true" still parse).
+            kind, _ = _pulumi_type(info.annotation)
+            note = "" if kind == "string" else f" ({kind} value; empty: unset)"
+            block[key] = {"type": "string", "description": info.description + note, "default": ""}
+            continue
+        ptype, extra = _pulumi_type(info.annotation)
+        block[key] = {"type": ptype, **extra, "description": info.description, "default": default}
+    # The HF token is required: declared without a default, the CLI refuses a stack that has not set it. The
+    # optional W&B key is not declared (a declared key without a default would be required; a secret cannot
+    # sensibly default to a value); the program reads it with get_secret().
+    block["hfToken"] = {"type": "string", "secret": True,
+                        "description": f"{SECRET_KEYS['hfToken']}; set with `pulumi config set --secret hfToken <token>`"}
     # Every Kubernetes resource names its provider: a missing one must fail instead of using ~/.kube/config.
     block["pulumi:disable-default-providers"] = {"value": ["kubernetes"]}
     return block

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 
 from infra.settings import config_fields
 from synth import engine
-from synth.project_file import render
+from synth.project_file import DEFAULT_TYPES, render
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "schemas"
@@ -28,9 +29,45 @@ def test_pulumi_yaml_declares_every_setting_with_the_models_default():
     for key, (_s, _f, info) in config_fields().items():
         assert declared[key]["description"] and declared[key]["type"]
         default = info.get_default(call_default_factory=True)
-        assert declared[key].get("default") == default
-    assert declared["hfToken"]["secret"] is True
+        # Optional settings default to "" (Pulumi config has no null), which the loader reads as unset.
+        assert declared[key]["default"] == ("" if default is None else default)
+    assert declared["hfToken"]["secret"] is True and "default" not in declared["hfToken"]
     assert declared["pulumi:disable-default-providers"]["value"] == ["kubernetes"]
+
+
+def test_pulumi_yaml_defaults_have_their_declared_type_as_the_cli_requires():
+    declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+    for key, decl in declared.items():
+        if "default" in decl:
+            want = DEFAULT_TYPES[decl["type"]]
+            assert isinstance(decl["default"], want) and not (want is int and isinstance(decl["default"], bool)), key
+
+
+def test_only_the_hf_token_is_required_from_every_stack():
+    declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+    required = sorted(k for k, d in declared.items() if "default" not in d and "value" not in d)
+    assert required == ["hfToken"]
+
+
+def test_engine_refuses_what_the_cli_refuses(tmp_path):
+    (tmp_path / "__main__.py").write_text("raise SystemExit('the program must not run')\n")
+    project = {"name": "nemo-rl-gke", "runtime": "python",
+               "config": {"needed": {"type": "string"}, "typed": {"type": "integer", "default": "300"}}}
+    (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump(project))
+    (tmp_path / "Pulumi.s.yaml").write_text("config: {}\n")
+    with pytest.raises(engine.StackConfigError, match="'typed' is not of the expected type 'integer'"):
+        engine.run("s", root=tmp_path)
+    project["config"]["typed"]["default"] = 300
+    (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump(project))
+    with pytest.raises(engine.StackConfigError, match="missing configuration values: nemo-rl-gke:needed"):
+        engine.run("s", root=tmp_path)
+
+
+def test_optional_settings_set_through_the_cli_as_strings_are_read(synth):
+    r = synth("dev", {"gpuMaxNodes": "4", "clusterDeletionProtection": "true", "lustreOnDestroy": ""})
+    assert r.error is None, r.error
+    assert r.get("gcp:container/nodePool:NodePool", "gpu").get("autoscaling.maxNodeCount") == 4
+    assert r.get("gcp:container/cluster:Cluster", "cluster").inputs["deletionProtection"] is True
 
 
 def test_runtime_uses_a_virtualenv():

@@ -198,3 +198,15 @@ def test_names_derive_from_one_prefix(synth, stack):
 def test_zonal_control_plane_puts_the_cluster_in_the_zone(synth):
     c = synth("dev", {"controlPlane": "zonal"}).get(CLUSTER, "cluster")
     assert c.inputs["location"] == "us-central1-b"
+
+
+def test_retained_lustre_keeps_its_vpc_range_and_peering(synth):
+    r = synth("dev", {"lustreOnDestroy": "retain"})
+    kept = {(x.type, x.name) for x in r.resources if x.retain_on_delete}
+    assert kept == {(LUSTRE, "lustre"), (NETWORK, "primary"), (CONNECTION, "psa-connection"),
+                    ("gcp:compute/globalAddress:GlobalAddress", "psa-range")}
+    assert not any(x.retain_on_delete for x in synth("dev").resources)
+
+
+def test_kubernetes_provider_does_not_forget_objects_of_an_unreachable_cluster(synth, stack):
+    assert "deleteUnreachable" not in synth(stack).get(K8S_PROVIDER, "k8s").inputs

@@ -276,9 +276,12 @@ def test_head_requests_no_gpu_and_runs_on_cpu_capacity(variant):
     assert head["rayStartParams"]["dashboard-host"] == "0.0.0.0"
     assert "tolerations" not in spec
     selector = spec.get("nodeSelector", {})
-    assert "cloud.google.com/gke-accelerator" not in selector
+    # Never an accelerator: no GPU type, no GPU-bearing compute class.
+    assert not any("accelerator" in k or "gpu" in k.lower() for k in selector)
+    assert not any("gpu" in str(v).lower() or "accelerator" in str(v).lower() for v in selector.values())
     if s.autopilot:
-        assert selector == {}
+        # An explicit CPU compute class (Balanced needs no machine-family selector).
+        assert selector == {"cloud.google.com/compute-class": "Balanced"}
     else:
         assert selector == {"cloud.google.com/gke-nodepool": s.names.system_pool}
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
@@ -303,6 +306,25 @@ def test_worker_node_selector_follows_the_stacks_gpu_type(variant):
         assert selector["cloud.google.com/gke-accelerator"] == s.gpu.gpu_type
         spot = selector.get("cloud.google.com/gke-spot")
         assert spot == ("true" if s.autopilot and s.gpu.spot else None)
+
+
+def test_gpu_workers_are_pinned_to_the_rdma_zone(variant):
+    # The RoCE networks are zonal (in `zone`); the Autopilot cluster is regional, so the pin is what keeps
+    # its GPU nodes there. On Standard it matches the GPU pool's zone.
+    s = settings_for(variant)
+    for template in workers(raycluster_for(s)):
+        assert template["spec"]["nodeSelector"]["topology.kubernetes.io/zone"] == s.zone == "us-central1-b"
+
+
+@pytest.mark.parametrize("zone", ["us-central1-a", "us-central1-c"])
+@pytest.mark.parametrize("mode", ["standard", "autopilot"])
+def test_worker_zone_follows_the_zone_setting(mode, zone):
+    s = load_settings("dev", "example-project", values={"clusterMode": mode, "zone": zone},
+                      secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+    for template in workers(raycluster_for(s)):
+        assert template["spec"]["nodeSelector"]["topology.kubernetes.io/zone"] == zone
+    head = raycluster_for(s)["spec"]["headGroupSpec"]["template"]["spec"]
+    assert "topology.kubernetes.io/zone" not in head.get("nodeSelector", {})
 
 
 @pytest.mark.parametrize("variant_name", ["standard-h200", "autopilot-ondemand-h200"])

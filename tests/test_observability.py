@@ -61,3 +61,20 @@ def test_keep_top_k_that_would_fill_lustre_is_a_warning_not_an_error(synth):
     assert r.error is None
     assert any("keep_top_k=60" in w and "lustreCapacityGib" in w for w in r.warnings)
     assert not synth("dev").warnings
+
+
+def test_logs_query_follows_the_cluster_a_rayjob_owns(synth):
+    q = synth("codelab", {"jobMode": "own-cluster"}).outputs["driverLogsQuery"]
+    assert 'labels."k8s-pod/ray_io/cluster"=~"^nemo-codelab-grpo-"' in q
+    q = synth("codelab").outputs["driverLogsQuery"]
+    assert 'labels."k8s-pod/ray_io/cluster"="nemo-codelab-ray"' in q
+
+
+def test_a_zero_budget_turns_the_checkpoint_check_off(synth):
+    r = synth("codelab", {"checkpointBudgetSeconds": 0})
+    assert r.error is None and r.outputs["checkpointSizing"]["budgetSeconds"] is None
+
+
+def test_gpu_metrics_are_collected_in_both_cluster_modes(synth, stack):
+    cfg = synth(stack).get("gcp:container/cluster:Cluster", "cluster").inputs["monitoringConfig"]
+    assert "DCGM" in cfg["enableComponents"] and cfg["managedPrometheus"]["enabled"] is True

@@ -103,6 +103,27 @@ def test_test_job_runs_the_same_command_as_ci_run():
     assert runs == [ci_run_command()]
 
 
+def test_test_job_runs_as_root_in_a_python_container():
+    # The real-Ray tests create /opt/nemo-rl and /etc/nemo-rl-gke: root, as CI runs .ci/run. An image without a
+    # `USER` (root inside) with the Python the other jobs use; no setup-python, which would install a second one.
+    job = load(PR_WORKFLOW)["jobs"]["test"]
+    container = job.get("container")
+    image = container["image"] if isinstance(container, dict) else container
+    assert re.match(r"^python:3\.11(\.\d+)?-(bookworm|bullseye)$", str(image)), image
+    if isinstance(container, dict):
+        assert "--user" not in str(container.get("options", ""))
+    assert not step_using(load(PR_WORKFLOW), "test", "actions/setup-python")
+    assert step_using(load(PR_WORKFLOW), "test", "actions/checkout")
+
+
+def test_preview_selects_or_creates_the_stack():
+    # `pulumi stack select` alone fails on a fresh backend that has no dev stack yet.
+    config = [s["run"] for s in steps(load(PR_WORKFLOW), "preview") if "pulumi stack select" in s.get("run", "")]
+    assert len(config) == 1
+    select = [line.split("#")[0].split() for line in config[0].splitlines() if "pulumi stack select" in line]
+    assert select == [["pulumi", "stack", "select", "--create", '"$STACK"']]
+
+
 def test_synth_job_synthesizes_every_stack_and_uploads_build():
     wf = load(PR_WORKFLOW)
     runs = [s["run"] for s in steps(wf, "synth") if "run" in s]

@@ -31,6 +31,11 @@ GCS_PORT = 6379
 DASHBOARD_PORT = 8265
 CLIENT_PORT = 10001
 
+ZONE_LABEL = "topology.kubernetes.io/zone"
+# Autopilot compute class of the head (CPU only; see _head_group).
+HEAD_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+HEAD_COMPUTE_CLASS = "Balanced"
+
 # Spot VMs get ~30 s notice before preemption; GKE gives Autopilot Spot Pods at most 25 s of it. Ending
 # inside that window lets Ray mark the node dead cleanly instead of being killed mid-shutdown.
 WORKER_TERMINATION_GRACE_SECONDS = 25
@@ -100,13 +105,14 @@ def _scripts_mount() -> dict:
 def _head_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
     release = settings.workload.release
     pod_spec: dict = {"serviceAccountName": settings.storage.ksa_name}
-    if not settings.autopilot:
+    if settings.autopilot:
+        # An explicit CPU compute selection, so the head never lands on (or waits for) GPU capacity. Balanced
+        # is a CPU compute class that needs no machine-family selector (Performance would need one) and
+        # gives the head (GCS, dashboard, job driver) steady CPU; it selects no accelerator.
+        pod_spec["nodeSelector"] = {HEAD_COMPUTE_CLASS_LABEL: HEAD_COMPUTE_CLASS}
+    else:
         # The CPU system pool; the head never lands on (or waits for) a GPU node.
         pod_spec["nodeSelector"] = {"cloud.google.com/gke-nodepool": settings.names.system_pool}
-    # Autopilot: no selector at all. Without a compute class Autopilot runs the pod on its general-purpose
-    # platform, which the docs recommend for pods without special hardware needs; the Balanced/Performance
-    # classes buy bigger or dedicated machines the head (GCS, dashboard, driver) does not need, and a
-    # Performance pod would also need a machine-family selector.
     pod_spec["containers"] = [{
         "name": HEAD_CONTAINER,
         "image": release.image,
@@ -133,7 +139,13 @@ def _worker_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
     release = settings.workload.release
     acc = settings.gpu.accelerator
     mixin = rdma_pod_mixin(acc)
-    node_selector = {"cloud.google.com/gke-accelerator": acc.gpu_type}
+    node_selector = {
+        "cloud.google.com/gke-accelerator": acc.gpu_type,
+        # The RDMA (RoCE) networks are zonal and exist only in `zone`. An Autopilot cluster is regional, so
+        # without this it could place a GPU node in another zone of the region, where the pod's RDMA
+        # interfaces cannot attach. On Standard it is harmless: the GPU pool already lives in `zone`.
+        ZONE_LABEL: settings.zone,
+    }
     if settings.autopilot and settings.gpu.spot:
         # Autopilot provisions Spot capacity only when the pod asks for it (and adds the matching toleration).
         node_selector["cloud.google.com/gke-spot"] = "true"
