@@ -143,3 +143,10 @@ def test_synth_with_bad_settings_prints_problems_and_writes_nothing(tmp_path):
     assert proc.returncode == 2
     assert "nemo-rl-gke:lustreTier" in proc.stderr and "Traceback" not in proc.stderr
     assert not out.exists()
+
+
+def test_readme_picture_is_the_dev_stacks_component_graph(synth):
+    from synth.render import component_mermaid
+
+    readme = (ROOT / "README.md").read_text()
+    assert "```mermaid\n" + component_mermaid(synth("dev")) + "```" in readme
