@@ -268,6 +268,8 @@ class _RecordingMonitor(pm.MockMonitor):
         if request.type != "pulumi:pulumi:Stack":
             secret_paths: list[str] = []
             inputs = _decode(request.object, "", secret_paths)
+            # Recomputed here rather than handed over by the mocks: registrations run concurrently, so a
+            # "last computed" slot on the mocks would race; _computed is pure and cheap.
             rid, computed = _computed(request.type, request.name, inputs, self.project)
             timeouts = request.customTimeouts
             self.result.resources.append(Registration(
