@@ -12,7 +12,7 @@ from infra.lustre import LustreFilesystem
 from infra.observability import Observability
 from infra.networks import Networks
 from infra.psa import PrivateServiceAccess
-from infra.settings import SettingsError, load_secrets, load_settings
+from core.settings import SettingsError, load_secrets, load_settings
 from workloads.gpu_networking import GpuNetworking
 from workloads.identity import WorkloadIdentity
 from workloads.job import NemoRlJob, job_name

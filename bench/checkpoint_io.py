@@ -2,7 +2,7 @@
 
 Arithmetic, not a timed test. For each `Pulumi.<stack>.yaml` the settings are built the way the synth engine
 builds them, without running the program (no Pulumi engine, no credentials): the stack's config
-(`synth.engine.assemble_config`, Pulumi.yaml defaults included) goes through `infra.settings.load_settings`,
+(`synth.engine.assemble_config`, Pulumi.yaml defaults included) goes through `core.settings.load_settings`,
 then `infra.observability.checkpoint_sizing` sizes the recipe's checkpoint: bytes over the instance's
 provisioned aggregate throughput, i.e. the fastest a checkpoint can land. The budget is the stack's
 `checkpointBudgetSeconds` (0 or unset: no budget) unless `--budget` overrides it for every stack.
@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from infra import sizing
+from core import sizing
 from infra.observability import checkpoint_sizing
-from infra.settings import PROJECT, SECRET_KEYS, Settings, load_settings
+from core.settings import PROJECT, SECRET_KEYS, Settings, load_settings
 from synth.engine import ROOT, assemble_config, available_stacks
-from workloads import recipes
+from core import recipes
 
 # The stack files ship the placeholder project, which load_settings refuses outside the engine; the sizing
 # does not depend on the project.

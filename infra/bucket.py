@@ -10,7 +10,7 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from infra.settings import Settings
+from core.settings import Settings
 
 
 def workload_principal(project_number: str, s: Settings) -> str:

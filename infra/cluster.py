@@ -13,7 +13,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from infra.networks import Networks
-from infra.settings import Settings
+from core.settings import Settings
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 

@@ -12,7 +12,7 @@ import pulumi_gcp as gcp
 
 from infra.cluster import CLOUD_PLATFORM
 from infra.networks import Networks
-from infra.settings import Settings
+from core.settings import Settings
 
 GPU_TAINT = gcp.container.NodePoolNodeConfigTaintArgs(key="nvidia.com/gpu", value="present", effect="NO_SCHEDULE")
 

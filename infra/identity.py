@@ -6,7 +6,7 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from infra.settings import Settings
+from core.settings import Settings
 
 # What a node needs to ship logs and metrics and pull images; the set Cluster Toolkit and GKE hardening docs use.
 NODE_ROLES = (

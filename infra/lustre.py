@@ -11,7 +11,7 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from infra.settings import Settings
+from core.settings import Settings
 
 # Creating an instance takes 10-15 min and deleting a full one can take as long; the provider default is 20 min.
 TIMEOUT = "75m"

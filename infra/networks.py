@@ -10,9 +10,9 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import catalog
+from core import catalog
 from infra.lustre import keep_with_retained_instance
-from infra.settings import Settings
+from core.settings import Settings
 
 
 class Networks(pulumi.ComponentResource):

@@ -12,10 +12,10 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import catalog, sizing
+from core import catalog, sizing
 from infra.dashboard import dashboard_json, dashboard_url, driver_logs_query
-from infra.settings import Settings
-from workloads import recipes
+from core.settings import Settings
+from core import recipes
 
 
 def checkpoint_sizing(s: Settings) -> sizing.CheckpointSizing:

@@ -18,9 +18,9 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import catalog
+from core import catalog
 from infra.lustre import keep_with_retained_instance
-from infra.settings import Settings
+from core.settings import Settings
 
 SERVICE = "servicenetworking.googleapis.com"
 

@@ -11,7 +11,7 @@ instead of guessing. Rules match resource types and inputs, never a fixed list o
 (a RayJob, a data-prep Job) are checked as soon as the program registers them.
 
 The pack is self-contained (it can be published to Pulumi Cloud without the project), so the two catalog
-facts it needs are copied below; tests/test_policy.py keeps them equal to infra/catalog.py.
+facts it needs are copied below; tests/test_policy.py keeps them equal to core/catalog.py.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import yaml
 
-# --- facts copied from infra/catalog.py (a test keeps them equal) ------------------------------------------
+# --- facts copied from core/catalog.py (a test keeps them equal) ------------------------------------------
 NEMO_RL_IMAGE_REPO = "nvcr.io/nvidia/nemo-rl"
 # NeMo-RL image tag -> the Ray inside it (= the RayCluster's rayVersion).
 NEMO_RL_RAY_VERSIONS: dict[str, str] = {"v0.4.0": "2.46.0", "v0.5.0": "2.49.2", "v0.7.0": "2.55.1"}
@@ -36,7 +36,7 @@ RDMA_NICS_PER_NODE = 8
 GPU_NODE_LABEL = "cloud.google.com/gke-accelerator"
 INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
 DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
-DEV_STACK = "dev"  # the one stack allowed to be torn down freely (infra/settings.py Settings.is_dev)
+DEV_STACK = "dev"  # the one stack allowed to be torn down freely (core/settings.py Settings.is_dev)
 
 LUSTRE_TYPE = "gcp:lustre/instance:Instance"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
@@ -391,7 +391,7 @@ def check_ray_version(r: Resource) -> list[str]:
                 if ray is None:
                     out.append(f"image {c['image']} at {at} is a NeMo-RL release this policy does not know: use one "
                                f"of {', '.join(sorted(NEMO_RL_RAY_VERSIONS))}, or add the release and its Ray "
-                               "version to infra/catalog.py NEMO_RL_RELEASES and policy/nemo_rl_policies.py "
+                               "version to core/catalog.py NEMO_RL_RELEASES and policy/nemo_rl_policies.py "
                                "NEMO_RL_RAY_VERSIONS.")
                 elif have != ray:
                     now = f"is {have}" if have else "is not set"

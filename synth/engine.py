@@ -347,7 +347,7 @@ def assemble_config(stack: str, overrides: Optional[dict[str, Any]] = None,
         else:
             config[full(key)] = _config_string(value)
 
-    from infra.settings import SECRET_KEYS
+    from core.settings import SECRET_KEYS
 
     # As the CLI does: a declared key without a default must be set (secrets: the engine supplies placeholders).
     missing = sorted(k for k, d in declared.items() if isinstance(d, dict) and "value" not in d

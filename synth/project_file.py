@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from infra.settings import SECRET_KEYS, config_fields
+from core.settings import SECRET_KEYS, config_fields
 
 # Python type of a default for each Pulumi config type: the CLI checks defaults against the declared type.
 DEFAULT_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list, "object": dict}
@@ -67,7 +67,7 @@ def config_block() -> dict:
 
 def render() -> str:
     doc = {**HEADER, "config": config_block()}
-    return "# Generated from infra/settings.py by `python -m synth.project_file`; edit the model, not this file.\n" \
+    return "# Generated from core/settings.py by `python -m synth.project_file`; edit the model, not this file.\n" \
         + yaml.safe_dump(doc, sort_keys=False, width=120)
 
 

@@ -28,7 +28,7 @@ import kubernetes_validate
 import yaml
 from kubernetes_validate.utils import SchemaNotFoundError, VersionNotSupportedError
 
-from infra import catalog
+from core import catalog
 
 SCHEMAS_ENV = "NEMO_RL_GKE_SCHEMAS"
 KUBERAY_VERSIONS = ("kuberay-v1.4.2", "kuberay-v1.7.0")

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 import yaml
 
-from infra.settings import config_fields
+from core.settings import config_fields
 from synth import engine
 from synth.project_file import DEFAULT_TYPES, render
 

@@ -1,7 +1,7 @@
 """Invariants of the Google Cloud graph, checked from the engine's records for every shipped stack."""
 from __future__ import annotations
 
-from infra import catalog
+from core import catalog
 
 NETWORK = "gcp:compute/network:Network"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import yaml
 
-from infra.settings import load_settings
+from core.settings import load_settings
 from synth import render
 from tests.k8s_validation import validate_any
-from workloads import recipes
+from core import recipes
 from workloads.raycluster_spec import raycluster_spec
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"

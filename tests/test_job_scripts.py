@@ -5,10 +5,11 @@ import re
 
 import pytest
 
-from infra.naming import JOB_SCRIPTS
+from core.naming import JOB_SCRIPTS
 from synth import render
 from tests.k8s_validation import validate_any
-from workloads import recipes
+from core import recipes
+from workloads import scripts
 from workloads.raycluster_spec import HEAD_CONTAINER, SCRIPTS_FILE_MODE
 
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -40,7 +41,7 @@ def test_config_map_holds_the_scripts_in_the_workload_namespace(synth, stack):
     assert cm.get("metadata.name") == JOB_SCRIPTS
     assert cm.get("metadata.namespace") == namespace.get("metadata.name")
     assert r.depends_on(cm, namespace)
-    assert cm.get("data") == recipes.job_scripts()
+    assert cm.get("data") == scripts.job_scripts()
     assert all(_CONFIG_MAP_KEY.fullmatch(k) for k in cm.get("data"))
     assert sum(len(v.encode()) for v in cm.get("data").values()) < 1024 * 1024
     assert not cm.secret_paths

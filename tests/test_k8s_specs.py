@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 
-from infra import catalog
-from infra.naming import GVNIC_NETWORK, HF_SECRET, LUSTRE_PVC, RDMA_NETWORKS
-from infra.settings import Settings, load_settings
+from core import catalog
+from core.naming import GVNIC_NETWORK, HF_SECRET, LUSTRE_PVC, RDMA_NETWORKS
+from core.settings import Settings, load_settings
 from tests.k8s_validation import KUBERAY_VERSIONS, SCHEMAS_ENV, validate_any, validate_core, validate_crd
 from workloads import nccl_installer, rdma
 from workloads.raycluster_spec import (

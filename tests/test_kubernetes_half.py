@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import catalog
-from infra.naming import GVNIC_NETWORK, RDMA_NETWORKS
+from core import catalog
+from core.naming import GVNIC_NETWORK, RDMA_NETWORKS
 from synth import engine, render
 from tests.k8s_validation import validate_any
 

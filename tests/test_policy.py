@@ -18,7 +18,7 @@ from typing import Callable
 
 import pytest
 
-from infra import catalog
+from core import catalog
 from synth import engine
 
 ROOT = Path(__file__).resolve().parents[1]

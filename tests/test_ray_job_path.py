@@ -20,13 +20,15 @@ from pathlib import Path
 import pytest
 from ray.job_submission import JobStatus, JobSubmissionClient
 
-from infra.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
-from workloads import jobs, recipes
+from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
+from core import recipes
+from workloads import scripts as job_scripts_module
+from workloads import jobs
 from workloads.raycluster_spec import SCRIPTS_FILE_MODE
-from workloads.recipes import JobSettings
-from workloads.standin import fake_datasets, install_workdir
-from workloads.standin.grpo_trainer import STEP_SECONDS_ENV
-from workloads.standin.grpo_trainer import main as standin_main
+from core.recipes import JobSettings
+from tests.standin import fake_datasets, install_workdir
+from tests.standin.grpo_trainer import STEP_SECONDS_ENV
+from tests.standin.grpo_trainer import main as standin_main
 
 RAY = Path(sys.executable).parent / "ray"
 WORKDIR = Path(NEMO_RL_WORKDIR)
@@ -112,9 +114,9 @@ def nemo_rl_workdir():
 
 @pytest.fixture(scope="module")
 def job_scripts_dir():
-    """SCRIPTS_DIR holding `recipes.job_scripts()` with the ConfigMap volume's file mode, as the Ray head mounts
+    """SCRIPTS_DIR holding `job_scripts_module.job_scripts()` with the ConfigMap volume's file mode, as the Ray head mounts
     it (see shared_test_dir): the entrypoint runs the real preparation program from there."""
-    files = {name: text.encode("utf-8") for name, text in recipes.job_scripts().items()}
+    files = {name: text.encode("utf-8") for name, text in job_scripts_module.job_scripts().items()}
     with shared_test_dir(SCRIPTS_DIR, SCRIPTS_MARKER, SCRIPTS_LOCK, files, mode=SCRIPTS_FILE_MODE) as scripts:
         yield scripts
 

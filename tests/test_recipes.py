@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from infra.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
-from workloads import recipes
-from workloads.recipes import JobSettings
-from workloads.standin import BASE_CONFIG, fake_datasets
-from workloads.standin.grpo_trainer import StandInError, apply_overrides, parse_override
+from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
+from core import recipes
+from workloads import scripts
+from core.recipes import JobSettings
+from tests.standin import BASE_CONFIG, fake_datasets
+from tests.standin.grpo_trainer import StandInError, apply_overrides, parse_override
 
 V040, V050, V070 = (NEMO_RL_RELEASES[t] for t in ("v0.4.0", "v0.5.0", "v0.7.0"))
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
@@ -388,9 +389,9 @@ def test_runtime_env_yaml_is_the_runtime_env():
 
 # --- GSM8K preparation --------------------------------------------------------------------------------
 def install_scripts(root: Path) -> Path:
-    """`recipes.job_scripts()` written under `root`, as the ConfigMap volume holds them under SCRIPTS_DIR."""
+    """`scripts.job_scripts()` written under `root`, as the ConfigMap volume holds them under SCRIPTS_DIR."""
     root.mkdir(parents=True, exist_ok=True)
-    for name, text in recipes.job_scripts().items():
+    for name, text in scripts.job_scripts().items():
         (root / name).write_text(text, encoding="utf-8")
     return root
 
@@ -411,10 +412,10 @@ def run_prep(tmp_path: Path, mount: Path, fake_dir: Path, calls: Path, *,
 
 
 def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
-    scripts = recipes.job_scripts()
-    assert list(scripts) == [recipes.GSM8K_SCRIPT]
-    assert scripts == recipes.job_scripts()
-    text = scripts[recipes.GSM8K_SCRIPT]
+    files = scripts.job_scripts()
+    assert list(files) == [recipes.GSM8K_SCRIPT]
+    assert files == scripts.job_scripts()
+    text = files[recipes.GSM8K_SCRIPT]
     assert "/lustre" not in text and "huggingface_cache" not in text and recipes.SCRIPTS_DIR not in text
     a, b = recipes.gsm8k_prep_command("/lustre"), recipes.gsm8k_prep_command("/mnt/other/")
     assert a[:-1] == b[:-1] and (a[-1], b[-1]) == ("/lustre/datasets/gsm8k", "/mnt/other/datasets/gsm8k")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.settings import PLACEHOLDER_PROJECT, SettingsError, load_settings
+from core.settings import PLACEHOLDER_PROJECT, SettingsError, load_settings
 
 INVALID = [
     # (overrides, config key the message must name, a fragment of what would be valid)

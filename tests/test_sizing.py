@@ -1,7 +1,7 @@
 """Checkpoint sizing: the seed recipes' numbers, budget suggestions, disk warnings, unknown models."""
 import pytest
 
-from infra import sizing
+from core import sizing
 
 QWEN = "Qwen/Qwen2.5-72B-Instruct"   # 72.7e9 parameters (catalog.MODEL_PARAMS)
 GEMMA = "google/gemma-3-27b-it"      # 27.4e9 parameters
@@ -100,7 +100,7 @@ def test_when_nothing_meets_the_budget_the_problem_says_so():
 
 
 def test_suggested_capacity_is_valid_for_the_tier_and_meets_the_budget():
-    from infra import catalog
+    from core import catalog
     for tier, t in catalog.LUSTRE_TIERS.items():
         for budget in (30, 60, 120, 600):
             cap = sizing.smallest_capacity_within(1_017_800_000_000, tier, budget)

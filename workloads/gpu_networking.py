@@ -10,9 +10,9 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import catalog
+from core import catalog
 from infra.networks import Networks
-from infra.settings import Settings
+from core.settings import Settings
 from workloads.nccl_installer import installer_daemonset, namespace_manifest
 from workloads.rdma import network_objects
 

@@ -13,8 +13,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.bucket import workload_principal
-from infra.naming import HF_SECRET
-from infra.settings import Secrets, Settings
+from core.naming import HF_SECRET
+from core.settings import Secrets, Settings
 
 PRINCIPAL_ANNOTATION = "nemo-rl-gke/workload-identity-principal"
 HF_TOKEN_KEY = "hf-token"

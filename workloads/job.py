@@ -11,7 +11,7 @@ Two modes (setting `jobMode`):
   new cluster and resubmits the same entrypoint, and NeMo-RL resumes from the newest `step_N` on Lustre
   because the run name — and so the checkpoint directory — is the same.
 
-The entrypoint and runtime env come from `workloads.recipes`; the runtime env carries no secret (it is shown
+The entrypoint and runtime env come from `core.recipes`; the runtime env carries no secret (it is shown
 in the Ray dashboard): HF_TOKEN / WANDB_API_KEY are in the pods' environment from the Kubernetes Secret.
 """
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.naming import HF_SECRET, LUSTRE_PVC
-from infra.settings import Settings
-from workloads import recipes
+from core.naming import HF_SECRET, LUSTRE_PVC
+from core.settings import Settings
+from core import recipes
 from workloads.raycluster_spec import raycluster_spec
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from infra.catalog import NCCL_GIB_INSTALLER_IMAGE
+from core.catalog import NCCL_GIB_INSTALLER_IMAGE
 
 Mode = Literal["standard", "autopilot"]
 

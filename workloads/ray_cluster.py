@@ -9,8 +9,8 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.naming import HF_SECRET, LUSTRE_PVC
-from infra.settings import Settings
+from core.naming import HF_SECRET, LUSTRE_PVC
+from core.settings import Settings
 from workloads.raycluster_spec import raycluster_manifest
 
 DASHBOARD_PORT = 8265

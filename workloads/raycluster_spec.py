@@ -12,11 +12,11 @@ against both CRDs.
 """
 from __future__ import annotations
 
-from infra.catalog import Accelerator
-from infra.naming import JOB_SCRIPTS
-from infra.settings import Settings
+from core.catalog import Accelerator
+from core.naming import JOB_SCRIPTS
+from core.settings import Settings
 from workloads.rdma import rdma_pod_mixin
-from workloads.recipes import SCRIPTS_DIR
+from core.recipes import SCRIPTS_DIR
 
 API_VERSION = "ray.io/v1"
 KIND = "RayCluster"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from infra.catalog import Accelerator
-from infra.naming import GVNIC_NETWORK, RDMA_NETWORKS
+from core.catalog import Accelerator
+from core.naming import GVNIC_NETWORK, RDMA_NETWORKS
 
 NETWORKING_API_VERSION = "networking.gke.io/v1"
 

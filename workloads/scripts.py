@@ -1,21 +1,28 @@
 """The job's helper programs as a ConfigMap, so the RayJob entrypoint runs files instead of inlining them.
 
-`recipes.job_scripts()` decides the files (today `prepare_gsm8k.py`); the Ray head mounts the ConfigMap
+`job_scripts()` decides the files (today `prepare_gsm8k.py`); the Ray head mounts the ConfigMap
 read-only at `recipes.SCRIPTS_DIR` (workloads/raycluster_spec.py), where the job's driver runs. Its name is the
-static `infra.naming.JOB_SCRIPTS` because the pod spec refers to it by name, and the RayCluster and the RayJob
+static `core.naming.JOB_SCRIPTS` because the pod spec refers to it by name, and the RayCluster and the RayJob
 depend on it: a head pod whose ConfigMap volume is missing would not start. The content is the same for every
 stack (paths reach the programs through argv and the environment) and holds no secret; the policy pack scans
 ConfigMap data for credentials all the same.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.naming import JOB_SCRIPTS
-from workloads import recipes
+from core import recipes
+from core.naming import JOB_SCRIPTS
+
+
+def job_scripts() -> dict[str, str]:
+    """File name -> content of the files under SCRIPTS_DIR. The same for every stack: what differs (the
+    output directory, HF_HOME) reaches the programs through argv and the environment."""
+    return {recipes.GSM8K_SCRIPT: Path(__file__).with_name(recipes.GSM8K_SCRIPT).read_text(encoding="utf-8")}
 
 
 class JobScripts(pulumi.ComponentResource):
@@ -24,7 +31,7 @@ class JobScripts(pulumi.ComponentResource):
     def __init__(self, name: str, namespace: pulumi.Input[str], provider: k8s.Provider,
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:workloads:JobScripts", name, None, opts)
-        files = recipes.job_scripts()
+        files = job_scripts()
         self.config_map = k8s.core.v1.ConfigMap(
             "job-scripts",
             metadata=k8s.meta.v1.ObjectMetaArgs(

@@ -12,9 +12,9 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from infra import catalog
-from infra.naming import LUSTRE_PVC
-from infra.settings import Settings
+from core import catalog
+from core.naming import LUSTRE_PVC
+from core.settings import Settings
 
 
 class LustreVolume(pulumi.ComponentResource):

@@ -35,7 +35,7 @@ SAMPLE_GSM8K: dict[str, list[dict[str, str]]] = {
     ],
 }
 
-_MODULE = '''"""Offline stand-in for `datasets` (see workloads/standin/fake_datasets.py)."""
+_MODULE = '''"""Offline stand-in for `datasets` (see tests/standin/fake_datasets.py)."""
 import json
 import os
 

@@ -8,8 +8,8 @@ Pure code, no Pulumi resources. It builds:
   recipes that reproduce the seeds, and `resolve_recipe()` applying `jobOverrides`;
 - the job itself: `render_args()` (entry script, `--config`, Hydra overrides), `entrypoint()` (the shell
   command the RayJob runs), `runtime_env()` (non-secret environment only) and `job_metadata()`;
-- the GSM8K preparation step: `job_scripts()` (the program, shipped as a ConfigMap mounted at `SCRIPTS_DIR`
-  on the Ray head) and `gsm8k_prep_command()` (how the entrypoint runs it).
+- the GSM8K preparation step: `gsm8k_prep_command()` (how the entrypoint runs the program that
+  `workloads/scripts.py` ships as a ConfigMap mounted at `SCRIPTS_DIR` on the Ray head).
 
 Preemption recovery relies on NeMo-RL resuming from the newest `step_N` in `checkpointing.checkpoint_dir`
 (FACTS.md §7): the checkpoint directory is `<mount>/checkpoints/<run name>` on Lustre, and the run name is
@@ -48,12 +48,11 @@ import difflib
 import json
 import re
 import shlex
-from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from infra.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
+from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
 
 PROJECT = "nemo-rl-gke"
 DEFAULT_RECIPE = "gemma3-27b-gsm8k"
@@ -574,12 +573,6 @@ def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str) -> dict[str,
 # entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
 SCRIPTS_DIR = "/etc/nemo-rl-gke"
 GSM8K_SCRIPT = "prepare_gsm8k.py"
-
-
-def job_scripts() -> dict[str, str]:
-    """File name -> content of the files under SCRIPTS_DIR. The same for every stack: what differs (the
-    output directory, HF_HOME) reaches the programs through argv and the environment."""
-    return {GSM8K_SCRIPT: Path(__file__).with_name(GSM8K_SCRIPT).read_text(encoding="utf-8")}
 
 
 def gsm8k_prep_command(mount_path: str) -> list[str]:

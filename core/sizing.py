@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from infra import catalog
+from core import catalog
 
 PROJECT = "nemo-rl-gke"
 KEY_BUDGET = f"{PROJECT}:checkpointBudgetSeconds"

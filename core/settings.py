@@ -18,10 +18,10 @@ from typing import Any, Literal, Optional
 import pulumi
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from infra import catalog
-from infra.naming import Names, is_gcp_name
-from infra import sizing
-from workloads.recipes import JobSettings, check_job, requires_wandb_key, resolve_recipe
+from core import catalog
+from core.naming import Names, is_gcp_name
+from core import sizing
+from core.recipes import JobSettings, check_job, requires_wandb_key, resolve_recipe
 
 PROJECT = "nemo-rl-gke"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from infra.catalog import RDMA_NICS_PER_NODE
+from core.catalog import RDMA_NICS_PER_NODE
 
 # GCP resource names (RFC 1035): lowercase letter first, then lowercase letters, digits, hyphens; no trailing hyphen.
 _RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")

@@ -1,0 +1,2 @@
+"""Shared core: settings, catalog, naming, recipes and sizing. Pure code, no resources; imports neither
+`infra/` nor `workloads/`."""
