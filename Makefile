@@ -7,7 +7,7 @@ STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
 
-.PHONY: synth test synth-all project-file bench clean
+.PHONY: synth test synth-all project-file sizing-report clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,8 @@ synth-all: $(VENV)/.installed
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q
 
-bench: $(VENV)/.installed
-	$(PY) -m bench.checkpoint_io
+sizing-report: $(VENV)/.installed
+	$(PY) -m synth.sizing_report
 
 project-file: $(VENV)/.installed
 	$(PY) -m synth.project_file

@@ -1,24 +1,26 @@
 """nemo-rl-gke: NeMo-RL GRPO training on GKE with Managed Lustre, as one Pulumi dependency graph.
 
 Thin on purpose: load the settings once, build the components in dependency order, export what users need.
+This is the only module that sees both infra/ (Google Cloud) and workloads/ (Kubernetes): it hands the
+outputs of one to the other.
 """
 import pulumi
 
-from infra.bucket import TrainingBucket
-from infra.cluster import GkeCluster
-from infra.gpu_pool import GpuNodePool
-from infra.identity import NodeIdentity
-from infra.lustre import LustreFilesystem
-from infra.observability import Observability
-from infra.networks import Networks
-from infra.psa import PrivateServiceAccess
 from core.settings import SettingsError, load_secrets, load_settings
-from workloads.gpu_networking import GpuNetworking
-from workloads.identity import WorkloadIdentity
-from workloads.job import NemoRlJob, job_name
-from workloads.ray_cluster import RayCluster, cluster_name as ray_cluster_name
+from infra.bucket import BucketArgs, TrainingBucket
+from infra.cluster import ClusterArgs, GkeCluster
+from infra.gpu_pool import GpuNodePool, GpuPoolArgs
+from infra.identity import NodeIdentity, NodeIdentityArgs
+from infra.lustre import LustreArgs, LustreFilesystem
+from infra.networks import Networks, NetworksArgs
+from infra.observability import Observability, ObservabilityArgs
+from infra.psa import PrivateServiceAccess, PsaArgs
+from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
+from workloads.identity import WorkloadIdentity, WorkloadIdentityArgs
+from workloads.job import JobArgs, NemoRlJob
+from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.scripts import JobScripts
-from workloads.storage import LustreVolume
+from workloads.storage import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 
 try:
     settings = load_settings()
@@ -26,49 +28,58 @@ except SettingsError as err:
     # RunError ends the program with the message only: one line per problem, no traceback, nothing registered.
     raise pulumi.RunError(str(err)) from None
 secrets = load_secrets()
-names = settings.names
+s = settings
 
-networks = Networks("networks", settings)
-psa = PrivateServiceAccess("psa", settings, networks.primary)
-lustre = LustreFilesystem("lustre", settings, networks.primary, psa.connection)
-identity = NodeIdentity("identity", settings)
-gke = GkeCluster("gke", settings, networks, identity.account)
-if not settings.autopilot:
-    gpu_pool = GpuNodePool("gpu-pool", settings, gke.cluster, networks, identity.account)
-bucket = TrainingBucket("bucket", settings)
+# Google Cloud half.
+networks = Networks("networks", NetworksArgs.of(s))
+psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
+lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
+identity = NodeIdentity("identity", NodeIdentityArgs.of(s))
+gke = GkeCluster("gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account)
+if not s.autopilot:
+    gpu_pool = GpuNodePool("gpu-pool", GpuPoolArgs.of(s), gke.cluster, networks, identity.account)
+bucket = TrainingBucket("bucket", BucketArgs.of(s))
 
 # Kubernetes half: every object takes the cluster's explicit provider.
 k8s_provider = gke.provider
-workload = WorkloadIdentity("workload-identity", settings, secrets, bucket.project_number, k8s_provider)
+workload = WorkloadIdentity("workload-identity", WorkloadIdentityArgs.of(s), secrets, bucket.principal, k8s_provider)
 namespace = workload.namespace.metadata.name
 job_scripts = JobScripts("job-scripts", namespace, k8s_provider)
-gpu_networking = GpuNetworking("gpu-networking", settings, networks, k8s_provider)
-volume = LustreVolume("lustre-volume", settings, lustre.instance, lustre.ip, namespace, k8s_provider)
+gpu_networking = GpuNetworking(
+    "gpu-networking", GpuNetworkingArgs.of(s),
+    GpuVpcNames(gvnic_network=networks.gvnic.name, gvnic_subnet=networks.gvnic_subnet.name,
+                rdma_network=networks.rdma.name, rdma_subnets=[sn.name for sn in networks.rdma_subnets]),
+    k8s_provider)
+volume = LustreVolume(
+    "lustre-volume", LustreVolumeArgs.of(s),
+    LustreInstanceRef(volume_handle=lustre.volume_handle, ip=lustre.ip, filesystem=lustre.instance.filesystem),
+    namespace, k8s_provider)
 # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
 pod_needs = [volume.pvc, workload.secret, workload.service_account, job_scripts.config_map, gpu_networking]
-own_cluster = settings.job.enabled and settings.job.mode == "own-cluster"
-ray = None if own_cluster else RayCluster("ray", settings, namespace, k8s_provider, needs=pod_needs)
+own_cluster = s.job.enabled and s.job.mode == "own-cluster"
+ray = None if own_cluster else RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs)
 job = None
-if settings.job.enabled:
-    job = NemoRlJob("grpo", settings, namespace, k8s_provider, ray_cluster_name=ray.name if ray else None,
+if s.job.enabled:
+    job = NemoRlJob("grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster_name=ray.name if ray else None,
                     needs=pod_needs)
 
-observability = Observability("observability", settings, gke.cluster, lustre.instance,
-                              ray_cluster_name=ray_cluster_name(settings) if ray else job_name(settings),
-                              cluster_owned_by_job=ray is None)
+observability = Observability(
+    "observability",
+    ObservabilityArgs.of(s, ray_cluster_name=s.names.ray_cluster if ray else s.names.ray_job,
+                         cluster_owned_by_job=ray is None),
+    gke.cluster, lustre.instance)
 
-location = settings.cluster_location
+location = s.cluster_location
 pulumi.export("clusterName", gke.cluster.name)
 pulumi.export("clusterLocation", location)
 pulumi.export("getCredentialsCommand", gke.cluster.name.apply(
-    lambda c: f"gcloud container clusters get-credentials {c} --location {location} "
-              f"--project {settings.gcp_project}"))
+    lambda c: f"gcloud container clusters get-credentials {c} --location {location} --project {s.gcp_project}"))
 pulumi.export("lustreInstance", lustre.instance.instance_id)
 pulumi.export("lustreIp", lustre.ip)
-pulumi.export("lustreOnDestroy", settings.lustre_on_destroy)
+pulumi.export("lustreOnDestroy", s.teardown.lustre_on_destroy)
 pulumi.export("bucketUrl", bucket.url)
-pulumi.export("lustreMountPath", settings.workload.lustre_mount_path)
-ns = settings.storage.namespace
+pulumi.export("lustreMountPath", s.workload.lustre_mount_path)
+ns = s.storage.namespace
 if ray is not None:
     pulumi.export("rayClusterName", ray.name)
     pulumi.export("rayDashboardCommand", ray.dashboard_command)

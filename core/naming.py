@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 from core.catalog import RDMA_NICS_PER_NODE
+from core.keys import PROJECT
 
 # GCP resource names (RFC 1035): lowercase letter first, then lowercase letters, digits, hyphens; no trailing hyphen.
 _RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -18,12 +20,40 @@ GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORKS = tuple(f"rdma-{i}" for i in range(RDMA_NICS_PER_NODE))
 LUSTRE_PVC = "lustre-pvc"
 HF_SECRET = "nemo-rl-secrets"
+# Keys of that Secret: written by workloads/identity.py, read by the Ray pods (workloads/raycluster_spec.py).
+HF_TOKEN_KEY = "hf-token"
+WANDB_API_KEY_KEY = "wandb-api-key"
 # The ConfigMap with the job's helper programs (workloads/scripts.py), mounted by the Ray head's pod spec.
 JOB_SCRIPTS = "nemo-rl-scripts"
 
 
+def resource_labels(stack_name: str) -> dict[str, str]:
+    """Labels on every labelled cloud resource: which stack of which project it belongs to."""
+    return {"stack": stack_name, "app": PROJECT}
+
+
+def workload_principal(project_number: str, workload_pool: str, namespace: str, ksa_name: str) -> str:
+    """The IAM principal of a Kubernetes service account under Workload Identity Federation for GKE
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#authenticating_to)."""
+    return (f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
+            f"{workload_pool}/subject/ns/{namespace}/sa/{ksa_name}")
+
+
 def is_gcp_name(name: str, max_len: int = 63) -> bool:
     return len(name) <= max_len and bool(_RFC1035.match(name))
+
+
+# Cloud Storage bucket names (https://cloud.google.com/storage/docs/buckets#naming): 3-63 characters of
+# lowercase letters, digits, hyphens, underscores and dots, starting and ending with a letter or digit.
+_BUCKET = re.compile(r"^[a-z0-9][-_.a-z0-9]{1,61}[a-z0-9]$")
+
+
+def bucket_name_problem(name: str) -> Optional[str]:
+    """Why `name` is not a valid bucket name, or None."""
+    if not _BUCKET.match(name) or ".." in name or name.startswith("goog"):
+        return ("is not a valid bucket name (3-63 lowercase letters, digits, hyphens, underscores, dots; not "
+                "starting with 'goog')")
+    return None
 
 
 @dataclass(frozen=True)
@@ -55,6 +85,18 @@ class Names:
 
     def rdma_subnet(self, i: int) -> str:
         return f"{self.prefix}-rdma-sub-{i}"
+
+    @property
+    def primary_firewall(self) -> str:
+        return f"{self.primary_network}-internal"
+
+    @property
+    def gvnic_firewall(self) -> str:
+        return f"{self.gvnic_network}-internal"
+
+    @property
+    def lustre_firewall(self) -> str:
+        return f"{self.primary_network}-lustre"
 
     @property
     def pods_range(self) -> str:
@@ -89,6 +131,30 @@ class Names:
     def lustre_instance(self) -> str:
         return f"{self.prefix}-lustre"
 
+    # Kubernetes objects named after the prefix.
+    @property
+    def ray_cluster(self) -> str:
+        return f"{self.prefix}-ray"
+
+    @property
+    def ray_job(self) -> str:
+        return f"{self.prefix}-grpo"
+
+    @property
+    def lustre_pv(self) -> str:
+        return f"{self.prefix}-lustre"
+
+    def all_kubernetes_names(self) -> dict[str, tuple[str, int]]:
+        """name -> (what it names, max length), for validation."""
+        return {
+            # KubeRay refuses longer names so that the Services it derives stay DNS labels
+            # (ray-operator/controllers/ray/utils/constant.go: MaxRayClusterNameLength = 63 - len("-serve-svc")
+            # = 53; MaxRayJobNameLength = MaxRayClusterNameLength - 6 = 47, as a RayJob's cluster name adds 6).
+            self.ray_job: ("RayJob", 47),
+            self.ray_cluster: ("RayCluster", 53),
+            self.lustre_pv: ("Lustre PersistentVolume", 253),
+        }
+
     def all_gcp_names(self) -> dict[str, tuple[str, int]]:
         """name -> (what it names, max length), for validation."""
         out = {
@@ -98,6 +164,9 @@ class Names:
             self.gvnic_subnet: ("gVNIC subnet", 63),
             self.rdma_network: ("RDMA VPC", 63),
             self.psa_range: ("PSA range", 63),
+            self.primary_firewall: ("firewall rule", 63),
+            self.gvnic_firewall: ("firewall rule", 63),
+            self.lustre_firewall: ("firewall rule", 63),
             # GKE cluster names are at most 40 characters.
             self.cluster: ("GKE cluster", 40),
             self.lustre_instance: ("Lustre instance", 63),

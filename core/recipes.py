@@ -2,8 +2,9 @@
 
 Pure code, no Pulumi resources. It builds:
 
-- `JobSettings`, the `job*` / `runName` config keys, and `check_job()`, which returns every problem of a job
-  against the cluster and the NeMo-RL release, one line per problem naming its config key;
+- `JobSpec` (what these functions read of the job settings in core.settings.job) and `check_job()`, which
+  returns every problem of a job against the cluster and the NeMo-RL release, one line per problem naming
+  its config key;
 - `Recipe`, a typed GRPO run (model, config, data, layout, steps, checkpointing, logging), the two built-in
   recipes that reproduce the seeds, and `resolve_recipe()` applying `jobOverrides`;
 - the job itself: `render_args()` (entry script, `--config`, Hydra overrides), `entrypoint()` (the shell
@@ -48,45 +49,23 @@ import difflib
 import json
 import re
 import shlex
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
+from core.keys import key as _key
 
-PROJECT = "nemo-rl-gke"
 DEFAULT_RECIPE = "gemma3-27b-gsm8k"
 
 
-def _key(k: str) -> str:
-    return f"{PROJECT}:{k}"
+class JobSpec(Protocol):
+    """What the recipe functions read of the job settings (core.settings.job.JobSpec)."""
 
-
-class JobSettings(BaseModel):
-    """The job* and runName config keys: whether a job runs, which recipe, and under which run name."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
-
-    enabled: bool = Field(True, alias="jobEnabled", description="Submit the NeMo-RL job (false: cluster only).")
-    recipe: Optional[str] = Field(None, alias="jobRecipe", description="Built-in recipe name.")
-    overrides: dict[str, Any] = Field(default_factory=dict, alias="jobOverrides",
-                                      description="Recipe fields to override (JSON object).")
-    mode: Literal["standing-cluster", "own-cluster"] = Field("standing-cluster", alias="jobMode",
-                                                             description="Where the RayJob runs.")
-    backoff_limit: int = Field(3, alias="jobBackoffLimit", ge=0, description="own-cluster mode: retries.")
-    ttl_seconds: int = Field(3600, alias="jobTtlSeconds", ge=0, description="own-cluster mode: TTL after finish.")
-    run_name: Optional[str] = Field(None, alias="runName", description="Run name (checkpoint directory).")
-
-    @field_validator("overrides", mode="before")
-    @classmethod
-    def _overrides_from_json(cls, v: Any) -> Any:
-        # Pulumi hands structured config to the program as a JSON string.
-        if isinstance(v, str):
-            try:
-                return json.loads(v)
-            except json.JSONDecodeError:
-                return v  # left to the dict validation, which reports it against jobOverrides
-        return v
+    enabled: bool
+    recipe: Optional[str]
+    overrides: dict[str, Any]
+    run_name: Optional[str]
 
 
 # --- recipes ------------------------------------------------------------------------------------------
@@ -198,11 +177,11 @@ class RecipeError(ValueError):
         super().__init__("\n".join(problems))
 
 
-def recipe_name(job: JobSettings) -> str:
+def recipe_name(job: JobSpec) -> str:
     return job.recipe or DEFAULT_RECIPE
 
 
-def _origin(job: JobSettings, *fields: str) -> str:
+def _origin(job: JobSpec, *fields: str) -> str:
     """The config key a problem about these recipe fields is reported against: the first one overridden."""
     for field in fields:
         if field in job.overrides:
@@ -215,7 +194,7 @@ def _suggest(word: str, known) -> str:
     return f"; did you mean {m[0]!r}?" if m else ""
 
 
-def _apply_overrides(job: JobSettings) -> tuple[Optional[Recipe], list[str]]:
+def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
     name = recipe_name(job)
     base = RECIPES.get(name)
     if base is None:
@@ -288,11 +267,11 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
     return p
 
 
-def _consistency_problems(r: Recipe, job: JobSettings) -> list[str]:
+def _consistency_problems(r: Recipe, job: JobSpec) -> list[str]:
     return [f"{_origin(job, *fields)}: {msg}" for fields, msg in _consistency(r)]
 
 
-def _release_problems(r: Recipe, job: JobSettings, release: NemoRlRelease) -> list[str]:
+def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[str]:
     p = []
     if r.config_path not in release.configs:
         p.append(f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
@@ -319,7 +298,7 @@ def _run_name_problem(name: str) -> Optional[str]:
             "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')")
 
 
-def default_run_name(job: JobSettings, stack_name: str) -> str:
+def default_run_name(job: JobSpec, stack_name: str) -> str:
     """The run name: `runName`, else `<recipe>-<stack>`, stable across resubmissions of the same stack."""
     if job.run_name is not None:
         return job.run_name
@@ -327,41 +306,50 @@ def default_run_name(job: JobSettings, stack_name: str) -> str:
     return slug.lstrip("._-")[:100] or "run"
 
 
-def check_job(job: JobSettings, *, release: NemoRlRelease, worker_replicas: int, gpus_per_node: int,
-              stack_name: str) -> list[str]:
-    """Every problem of the job settings, one line each, naming the config key. Empty when runnable.
-
-    A disabled job (jobEnabled false) is only checked for its own shape, not against the cluster or release.
-    """
+def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Optional[Recipe], list[str]]:
+    """The recipe the job runs (built-in recipe + jobOverrides) and every problem of the job settings by
+    themselves: unknown fields, contradictions, the run name and, for an enabled job, what `release` lacks.
+    The recipe is None only when it cannot be built at all (unknown recipe or field, invalid value); with other
+    problems it is returned too, so the cluster-fit rules can report theirs in the same run. The settings
+    resolve it once per run (core.settings) and refuse to go on while any problem remains."""
     recipe, problems = _apply_overrides(job)
     run_problem = _run_name_problem(default_run_name(job, stack_name))
     if run_problem:
         problems.append(run_problem)
-    if recipe is None:
-        return problems
-    problems.extend(_consistency_problems(recipe, job))
-    if not job.enabled:
-        return problems
+    if recipe is not None:
+        problems.extend(_consistency_problems(recipe, job))
+        if job.enabled:
+            problems.extend(_release_problems(recipe, job, release))
+    return recipe, problems
 
+
+def fit_problems(recipe: Recipe, job: JobSpec, *, worker_replicas: int, gpus_per_node: int) -> list[str]:
+    """What the recipe asks of the cluster that the cluster does not have."""
+    problems = []
     if recipe.num_nodes > worker_replicas:
         problems.append(f"{_origin(job, 'num_nodes')}: {recipe.num_nodes} nodes (recipe {recipe.name!r}) but only "
                         f"{worker_replicas} GPU workers ({_key('workerReplicas')})")
     if recipe.gpus_per_node != gpus_per_node:
         problems.append(f"{_origin(job, 'gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
                         f"has {gpus_per_node} ({_key('gpuType')})")
-    problems.extend(_release_problems(recipe, job, release))
     return problems
 
 
-def requires_wandb_key(job: JobSettings) -> bool:
-    """True when the job will log to Weights & Biases, so the wandbApiKey secret must be set."""
-    recipe, _ = _apply_overrides(job)
-    return bool(job.enabled and recipe is not None and recipe.wandb_enabled)
+def check_job(job: JobSpec, *, release: NemoRlRelease, worker_replicas: int, gpus_per_node: int,
+              stack_name: str) -> list[str]:
+    """Every problem of the job settings, one line each, naming the config key. Empty when runnable.
+
+    A disabled job (jobEnabled false) is only checked for its own shape, not against the cluster or release.
+    """
+    recipe, problems = resolve(job, release, stack_name)
+    if recipe is not None and job.enabled:
+        problems.extend(fit_problems(recipe, job, worker_replicas=worker_replicas, gpus_per_node=gpus_per_node))
+    return problems
 
 
-def resolve_recipe(job: JobSettings, release: NemoRlRelease) -> Recipe:
-    """The recipe the job runs (built-in recipe + jobOverrides). Raises RecipeError when it cannot run on
-    `release`; check_job() reports the same problems and the cluster-fit ones up front."""
+def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
+    """The recipe the job runs on `release`, or RecipeError with every problem (for callers outside the
+    settings, which have already resolved it: tests and tools)."""
     recipe, problems = _apply_overrides(job)
     if recipe is not None:
         problems.extend(_consistency_problems(recipe, job))
@@ -390,6 +378,12 @@ def _mount(mount_path: str) -> str:
     if not m.startswith("/"):
         raise ValueError(f"mount_path must be absolute, got {mount_path!r}")
     return m
+
+
+def hf_home(mount_path: str) -> str:
+    """HF_HOME on Lustre: a model or dataset downloads once for every node and survives pod restarts
+    (FACTS.md §7)."""
+    return f"{_mount(mount_path)}/huggingface_cache"
 
 
 def checkpoint_dir(mount_path: str, run_name: str) -> str:
@@ -547,7 +541,7 @@ def runtime_env(recipe: Recipe, *, mount_path: str) -> dict[str, Any]:
     """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard)."""
     return {"env_vars": {
         # Model and dataset downloads land on Lustre once for every node (FACTS.md §7).
-        "HF_HOME": f"{_mount(mount_path)}/huggingface_cache",
+        "HF_HOME": hf_home(mount_path),
         # NeMo-RL starts its actors with the driver's whole environment as their runtime env; without this
         # Ray rejects it as conflicting with the job's runtime env (the codelab sets it for that reason).
         "RAY_OVERRIDE_JOB_RUNTIME_ENV": "1",

@@ -1,7 +1,7 @@
 """Checkpoint I/O sizing: how big one NeMo-RL checkpoint is and how fast Managed Lustre can take it.
 
 Pure arithmetic over `catalog.MODEL_PARAMS` and `catalog.LUSTRE_TIERS`; nothing here builds resources.
-Settings validation, the benchmark script and the sizing report call it.
+Settings validation and the sizing report (synth/sizing_report.py) call it.
 
 Checkpoint size (NeMo-RL `<checkpoint_dir>/step_N/`, FACTS.md §7), per model parameter:
   * weights in bf16 ........................................... 2 B
@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from core import catalog
+from core.keys import key
 
-PROJECT = "nemo-rl-gke"
-KEY_BUDGET = f"{PROJECT}:checkpointBudgetSeconds"
-KEY_CAPACITY = f"{PROJECT}:lustreCapacityGib"
-KEY_TIER = f"{PROJECT}:lustreTier"
-KEY_MODEL = f"{PROJECT}:jobOverrides.model_name"
+KEY_BUDGET = key("checkpointBudgetSeconds")
+KEY_CAPACITY = key("lustreCapacityGib")
+KEY_TIER = key("lustreTier")
+KEY_MODEL = key("jobOverrides.model_name")
 
 WEIGHT_DTYPE_BYTES = 2                 # bf16
 OPTIMIZER_BYTES_PER_PARAM = 4 + 4 + 4  # fp32 master weights + Adam exp_avg + exp_avg_sq

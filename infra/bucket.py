@@ -5,40 +5,54 @@ tutorial does, so no Google service account or annotation is needed.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
+from core.naming import resource_labels, workload_principal
 from core.settings import Settings
 
 
-def workload_principal(project_number: str, s: Settings) -> str:
-    return (f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
-            f"{s.workload_identity_pool}/subject/ns/{s.storage.namespace}/sa/{s.storage.ksa_name}")
+@dataclass(frozen=True)
+class BucketArgs:
+    name: str
+    region: str
+    project: str
+    labels: dict[str, str]
+    # The Kubernetes service account granted object access through Workload Identity.
+    workload_pool: str
+    namespace: str
+    ksa_name: str
+
+    @classmethod
+    def of(cls, s: Settings) -> "BucketArgs":
+        return cls(name=s.bucket_name, region=s.region, project=s.gcp_project, labels=resource_labels(s.stack_name),
+                   workload_pool=s.workload_identity_pool, namespace=s.storage.namespace, ksa_name=s.storage.ksa_name)
 
 
 class TrainingBucket(pulumi.ComponentResource):
     bucket: gcp.storage.Bucket
     url: pulumi.Output[str]
-    project_number: pulumi.Output[str]
+    principal: pulumi.Output[str]     # the workload's Kubernetes service account as an IAM principal
 
-    def __init__(self, name: str, settings: Settings, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: BucketArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:TrainingBucket", name, None, opts)
-        s = settings
+        a = args
         child = pulumi.ResourceOptions(parent=self)
         self.bucket = gcp.storage.Bucket("bucket", gcp.storage.BucketArgs(
-            name=s.bucket_name, location=s.region.upper(),
+            name=a.name, location=a.region.upper(),
             uniform_bucket_level_access=True,  # hierarchical namespace requires it
             hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True),
             public_access_prevention="enforced",
             # A non-empty bucket makes `pulumi destroy` fail instead of deleting data silently.
             force_destroy=False,
-            labels={"stack": s.stack_name, "app": "nemo-rl-gke"}), opts=child)
-        project = gcp.organizations.get_project_output(project_id=s.gcp_project)
-        self.project_number = project.number
+            labels=dict(a.labels)), opts=child)
+        project = gcp.organizations.get_project_output(project_id=a.project)
+        self.principal = project.number.apply(
+            lambda num: workload_principal(num, a.workload_pool, a.namespace, a.ksa_name))
         self.binding = gcp.storage.BucketIAMMember("workload-object-user", gcp.storage.BucketIAMMemberArgs(
-            bucket=self.bucket.name, role="roles/storage.objectUser",
-            member=project.number.apply(lambda num: workload_principal(num, s))), opts=child)
+            bucket=self.bucket.name, role="roles/storage.objectUser", member=self.principal), opts=child)
         self.url = self.bucket.name.apply(lambda b: f"gs://{b}")
         self.register_outputs({"url": self.url})

@@ -6,19 +6,48 @@ driver (legacy port from the one port-mode setting), GCS FUSE CSI, managed Prome
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from infra.networks import Networks
+from core.naming import resource_labels
 from core.settings import Settings
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 
 
-def _addons(s: Settings) -> gcp.container.ClusterAddonsConfigArgs:
+@dataclass(frozen=True)
+class ClusterArgs:
+    name: str
+    location: str                 # region, or the zone for a zonal Standard control plane
+    zone: str                     # where the system pool lives (the GPU zone)
+    autopilot: bool
+    workload_pool: str            # <project>.svc.id.goog
+    release_channel: str
+    gke_version: Optional[str]
+    maintenance_start: str        # HH:MM UTC
+    deletion_protection: bool
+    legacy_lustre_port: bool
+    system_pool_name: str
+    system_machine_type: str
+    system_nodes: int
+    labels: dict[str, str]
+
+    @classmethod
+    def of(cls, s: Settings) -> "ClusterArgs":
+        return cls(name=s.names.cluster, location=s.cluster_location, zone=s.zone, autopilot=s.autopilot,
+                   workload_pool=s.workload_identity_pool, release_channel=s.cluster.release_channel,
+                   gke_version=s.cluster.gke_version, maintenance_start=s.cluster.maintenance_start,
+                   deletion_protection=s.teardown.cluster_deletion_protection,
+                   legacy_lustre_port=s.lustre.port_mode == "legacy", system_pool_name=s.names.system_pool,
+                   system_machine_type=s.cluster.system_machine_type, system_nodes=s.cluster.system_nodes,
+                   labels=resource_labels(s.stack_name))
+
+
+def _addons(a: ClusterArgs) -> gcp.container.ClusterAddonsConfigArgs:
     return gcp.container.ClusterAddonsConfigArgs(
         # GKE's managed KubeRay (>= 1.30.0-gke.1747000); the open-source operator must not be installed beside it.
         ray_operator_configs=[gcp.container.ClusterAddonsConfigRayOperatorConfigArgs(
@@ -28,18 +57,18 @@ def _addons(s: Settings) -> gcp.container.ClusterAddonsConfigArgs:
             ray_cluster_monitoring_config=(
                 gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterMonitoringConfigArgs(enabled=True)))],
         lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(
-            enabled=True, enable_legacy_lustre_port=s.lustre.port_mode == "legacy"),
+            enabled=True, enable_legacy_lustre_port=a.legacy_lustre_port),
         gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
     )
 
 
-def _maintenance(s: Settings) -> gcp.container.ClusterMaintenancePolicyArgs:
+def _maintenance(a: ClusterArgs) -> gcp.container.ClusterMaintenancePolicyArgs:
     return gcp.container.ClusterMaintenancePolicyArgs(
         daily_maintenance_window=gcp.container.ClusterMaintenancePolicyDailyMaintenanceWindowArgs(
-            start_time=s.cluster.maintenance_start))
+            start_time=a.maintenance_start))
 
 
-def _monitoring(s: Settings) -> gcp.container.ClusterMonitoringConfigArgs:
+def _monitoring() -> gcp.container.ClusterMonitoringConfigArgs:
     # DCGM GPU metrics go through Google Managed Prometheus; the dashboard's GPU charts read them. GKE's
     # "Collect and view DCGM metrics" covers Standard and Autopilot (on by default for clusters created at
     # 1.32.1-gke.1357000 or later); declaring it keeps it on for older versions and makes the intent reviewable.
@@ -54,33 +83,33 @@ class GkeCluster(pulumi.ComponentResource):
     provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
 
-    def __init__(self, name: str, settings: Settings, networks: Networks, node_sa: gcp.serviceaccount.Account,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: ClusterArgs, network: gcp.compute.Network, subnet: gcp.compute.Subnetwork,
+                 node_sa: gcp.serviceaccount.Account, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:GkeCluster", name, None, opts)
-        s, n = settings, settings.names
+        a = args
         child = pulumi.ResourceOptions(parent=self)
 
         common = dict(
-            name=n.cluster, location=s.cluster_location,
-            network=networks.primary.id, subnetwork=networks.primary_subnet.id,
+            name=a.name, location=a.location,
+            network=network.id, subnetwork=subnet.id,
             ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
-                cluster_secondary_range_name=networks.primary_subnet.secondary_ip_ranges.apply(
+                cluster_secondary_range_name=subnet.secondary_ip_ranges.apply(
                     lambda r: r[0].range_name),
-                services_secondary_range_name=networks.primary_subnet.secondary_ip_ranges.apply(
+                services_secondary_range_name=subnet.secondary_ip_ranges.apply(
                     lambda r: r[1].range_name)),
             datapath_provider="ADVANCED_DATAPATH",
             enable_multi_networking=True,
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                workload_pool=s.workload_identity_pool),
-            addons_config=_addons(s),
-            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=s.cluster.release_channel),
-            min_master_version=s.cluster.gke_version,
-            maintenance_policy=_maintenance(s),
-            monitoring_config=_monitoring(s),
-            deletion_protection=s.deletion_protection,
-            resource_labels={"stack": s.stack_name, "app": "nemo-rl-gke"},
+                workload_pool=a.workload_pool),
+            addons_config=_addons(a),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=a.release_channel),
+            min_master_version=a.gke_version,
+            maintenance_policy=_maintenance(a),
+            monitoring_config=_monitoring(),
+            deletion_protection=a.deletion_protection,
+            resource_labels=dict(a.labels),
         )
-        if s.autopilot:
+        if a.autopilot:
             self.cluster = gcp.container.Cluster("cluster", gcp.container.ClusterArgs(
                 enable_autopilot=True,
                 cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
@@ -99,10 +128,10 @@ class GkeCluster(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, ignore_changes=["nodeConfig", "initialNodeCount"]))
             # CPU pool for the Ray head and controllers, in the GPU zone so the head is near its workers.
             self.system_pool = gcp.container.NodePool("system", gcp.container.NodePoolArgs(
-                name=n.system_pool, cluster=self.cluster.id, location=self.cluster.location,
-                node_locations=[s.zone], node_count=s.cluster.system_nodes,
+                name=a.system_pool_name, cluster=self.cluster.id, location=self.cluster.location,
+                node_locations=[a.zone], node_count=a.system_nodes,
                 node_config=gcp.container.NodePoolNodeConfigArgs(
-                    machine_type=s.cluster.system_machine_type, service_account=node_sa.email,
+                    machine_type=a.system_machine_type, service_account=node_sa.email,
                     oauth_scopes=[CLOUD_PLATFORM], disk_type="pd-balanced", disk_size_gb=200,
                     workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                         mode="GKE_METADATA"),

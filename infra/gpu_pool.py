@@ -5,14 +5,16 @@ first, then rdma-0..7, in the zone of the RoCE profile. Autopilot has no pools: 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
+from core import catalog
+from core.settings import Settings
 from infra.cluster import CLOUD_PLATFORM
 from infra.networks import Networks
-from core.settings import Settings
 
 GPU_TAINT = gcp.container.NodePoolNodeConfigTaintArgs(key="nvidia.com/gpu", value="present", effect="NO_SCHEDULE")
 
@@ -24,40 +26,60 @@ def additional_networks(networks: Networks) -> list[gcp.container.NodePoolNetwor
         arg(network=networks.rdma.name, subnetwork=sn.name) for sn in networks.rdma_subnets]
 
 
-def reservation_affinity(s: Settings) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
-    if s.gpu.reservation:
+@dataclass(frozen=True)
+class GpuPoolArgs:
+    name: str
+    zone: str                     # the RoCE profile's zone
+    accelerator: catalog.Accelerator
+    spot: bool
+    reservation: Optional[str]
+    nodes: int
+    min_nodes: int
+    max_nodes: int
+    driver_version: str
+
+    @classmethod
+    def of(cls, s: Settings) -> "GpuPoolArgs":
+        g = s.gpu
+        return cls(name=s.names.gpu_pool, zone=s.zone, accelerator=g.accelerator, spot=g.spot,
+                   reservation=g.reservation, nodes=g.nodes, min_nodes=g.min_nodes,
+                   max_nodes=g.max_nodes_effective, driver_version=g.driver_version)
+
+
+def reservation_affinity(reservation: Optional[str]) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
+    if reservation:
         return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
             consume_reservation_type="SPECIFIC_RESERVATION", key="compute.googleapis.com/reservation-name",
-            values=[s.gpu.reservation])
+            values=[reservation])
     return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION")
 
 
 class GpuNodePool(pulumi.ComponentResource):
     pool: gcp.container.NodePool
 
-    def __init__(self, name: str, settings: Settings, cluster: gcp.container.Cluster, networks: Networks,
+    def __init__(self, name: str, args: GpuPoolArgs, cluster: gcp.container.Cluster, networks: Networks,
                  node_sa: gcp.serviceaccount.Account, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:GpuNodePool", name, None, opts)
-        s = settings
-        acc = s.gpu.accelerator
+        a = args
+        acc = a.accelerator
         self.pool = gcp.container.NodePool("gpu", gcp.container.NodePoolArgs(
-            name=s.names.gpu_pool, cluster=cluster.id, location=cluster.location,
+            name=a.name, cluster=cluster.id, location=cluster.location,
             # The RoCE profile is zonal: nodes must be in its zone.
-            node_locations=[s.zone],
-            initial_node_count=s.gpu.nodes,
+            node_locations=[a.zone],
+            initial_node_count=a.nodes,
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                min_node_count=s.gpu.min_nodes, max_node_count=s.gpu.max_nodes_effective,
+                min_node_count=a.min_nodes, max_node_count=a.max_nodes,
                 # ANY lets the autoscaler take spot capacity wherever the zone has it.
                 location_policy="ANY"),
             node_config=gcp.container.NodePoolNodeConfigArgs(
                 machine_type=acc.machine_type,
-                spot=s.gpu.spot,
-                reservation_affinity=reservation_affinity(s),
+                spot=a.spot,
+                reservation_affinity=reservation_affinity(a.reservation),
                 guest_accelerators=[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
                     type=acc.gpu_type, count=acc.gpus_per_node,
                     gpu_driver_installation_config=(
                         gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
-                            gpu_driver_version=s.gpu.driver_version)))],
+                            gpu_driver_version=a.driver_version)))],
                 gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
                 taints=[GPU_TAINT],
                 disk_type=acc.boot_disk_type, disk_size_gb=acc.boot_disk_gb,

@@ -1,6 +1,7 @@
 """The GKE nodes' own service account with the minimal roles nodes need (not the default compute SA)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
@@ -18,20 +19,31 @@ NODE_ROLES = (
 )
 
 
+@dataclass(frozen=True)
+class NodeIdentityArgs:
+    project: str
+    account_id: str
+    cluster_name: str
+
+    @classmethod
+    def of(cls, s: Settings) -> "NodeIdentityArgs":
+        return cls(project=s.gcp_project, account_id=s.names.node_service_account, cluster_name=s.names.cluster)
+
+
 class NodeIdentity(pulumi.ComponentResource):
     account: gcp.serviceaccount.Account
 
-    def __init__(self, name: str, settings: Settings, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: NodeIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:NodeIdentity", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.account = gcp.serviceaccount.Account(
             "nodes", gcp.serviceaccount.AccountArgs(
-                account_id=settings.names.node_service_account,
-                display_name=f"GKE nodes of {settings.names.cluster}"), opts=child)
+                account_id=args.account_id,
+                display_name=f"GKE nodes of {args.cluster_name}"), opts=child)
         self.bindings = [
             gcp.projects.IAMMember(
                 f"nodes-{role.split('/')[1]}", gcp.projects.IAMMemberArgs(
-                    project=settings.gcp_project, role=role, member=self.account.member), opts=child)
+                    project=args.project, role=role, member=self.account.member), opts=child)
             for role in NODE_ROLES
         ]
         self.register_outputs({"email": self.account.email})

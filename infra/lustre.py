@@ -6,11 +6,13 @@ the instance side, which cannot mount.
 """
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import Literal, Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
+from core.naming import resource_labels
 from core.settings import Settings
 
 # Creating an instance takes 10-15 min and deleting a full one can take as long; the provider default is 20 min.
@@ -27,37 +29,55 @@ def destroy_options(on_destroy: str) -> dict:
     return {"protect": on_destroy == "protect", "retain_on_delete": on_destroy == "retain"}
 
 
-def keep_with_retained_instance(on_destroy: str) -> dict:
-    """Options for what a retained instance needs to stay reachable: its VPC, the PSA range and the peering.
-    Deleting them under a retained instance would strand the data behind a VPC that no longer exists."""
-    return {"retain_on_delete": on_destroy == "retain"}
+@dataclass(frozen=True)
+class LustreArgs:
+    project: str
+    instance_id: str
+    zone: str
+    capacity_gib: int
+    tier: int                      # MB/s per TiB
+    filesystem: str
+    gke_support_enabled: bool      # legacy port mode (LNet on 6988)
+    on_destroy: Literal["protect", "retain", "delete"]
+    labels: dict[str, str]
+
+    @classmethod
+    def of(cls, s: Settings) -> "LustreArgs":
+        return cls(project=s.gcp_project, instance_id=s.names.lustre_instance, zone=s.zone, capacity_gib=s.lustre.capacity_gib,
+                   tier=s.lustre.tier, filesystem=s.lustre.filesystem,
+                   gke_support_enabled=s.lustre.gke_support_enabled, on_destroy=s.teardown.lustre_on_destroy,
+                   labels=resource_labels(s.stack_name))
 
 
 class LustreFilesystem(pulumi.ComponentResource):
     instance: gcp.lustre.Instance
     ip: pulumi.Output[str]
+    volume_handle: pulumi.Output[str]
 
-    def __init__(self, name: str, settings: Settings, network: gcp.compute.Network,
+    def __init__(self, name: str, args: LustreArgs, network: gcp.compute.Network,
                  connection: gcp.servicenetworking.Connection, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:LustreFilesystem", name, None, opts)
-        s = settings
+        a = args
         self.instance = gcp.lustre.Instance(
             "lustre", gcp.lustre.InstanceArgs(
-                instance_id=s.names.lustre_instance, location=s.zone,
-                capacity_gib=str(s.lustre.capacity_gib),
-                per_unit_storage_throughput=str(s.lustre.tier),
-                filesystem=s.lustre.filesystem,
+                project=a.project, instance_id=a.instance_id, location=a.zone,
+                capacity_gib=str(a.capacity_gib),
+                per_unit_storage_throughput=str(a.tier),
+                filesystem=a.filesystem,
                 network=network.id,
-                gke_support_enabled=s.lustre.gke_support_enabled,
-                labels={"stack": s.stack_name, "app": "nemo-rl-gke"}),
+                gke_support_enabled=a.gke_support_enabled,
+                labels=dict(a.labels)),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 # The instance takes addresses from the PSA range: it cannot be created before the peering
                 # exists, and nothing in its inputs refers to the connection.
                 depends_on=[connection],
                 custom_timeouts=pulumi.CustomTimeouts(create=TIMEOUT, update=TIMEOUT, delete=TIMEOUT),
-                **destroy_options(s.lustre_on_destroy)))
+                **destroy_options(a.on_destroy)))
         # mount_point is only set once the instance is ACTIVE: the provider waits for the create operation,
         # so the IP is never read early (the codelab's bug after `--async`).
         self.ip = self.instance.mount_point.apply(mount_ip)
+        # The Lustre CSI driver's volume handle: <project>/<location>/<instance id>.
+        self.volume_handle = pulumi.Output.all(self.instance.project, self.instance.location,
+                                               self.instance.instance_id).apply(lambda v: "/".join(v))
         self.register_outputs({"instance": self.instance.instance_id, "ip": self.ip})

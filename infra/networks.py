@@ -5,14 +5,31 @@ RoCE profile passed as a path (a bare profile name fails with "URL is malformed"
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
 from core import catalog
-from infra.lustre import keep_with_retained_instance
+from core.naming import Names
 from core.settings import Settings
+from core.settings.network import NetworkSettings
+
+
+@dataclass(frozen=True)
+class NetworksArgs:
+    names: Names
+    region: str
+    plan: NetworkSettings
+    rdma_network_profile: str        # projects/<p>/global/networkProfiles/<zone>-vpc-roce
+    # The primary VPC stays when a retained Lustre instance needs it to stay reachable.
+    keep_primary_on_destroy: bool
+
+    @classmethod
+    def of(cls, s: Settings) -> "NetworksArgs":
+        return cls(names=s.names, region=s.region, plan=s.network, rdma_network_profile=s.rdma_network_profile,
+                   keep_primary_on_destroy=s.teardown.lustre_on_destroy == "retain")
 
 
 class Networks(pulumi.ComponentResource):
@@ -23,9 +40,9 @@ class Networks(pulumi.ComponentResource):
     rdma: gcp.compute.Network
     rdma_subnets: list[gcp.compute.Subnetwork]
 
-    def __init__(self, name: str, settings: Settings, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: NetworksArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:Networks", name, None, opts)
-        s, n = settings, settings.names
+        a, n, plan = args, args.names, args.plan
         child = pulumi.ResourceOptions(parent=self)
 
         # Primary VPC: nodes, pods and services; Lustre is reached over its PSA peering. MTU 8896 as Cluster
@@ -34,21 +51,21 @@ class Networks(pulumi.ComponentResource):
             "primary", gcp.compute.NetworkArgs(
                 name=n.primary_network, auto_create_subnetworks=False, mtu=catalog.VPC_MTU,
                 routing_mode="REGIONAL"),
-            opts=pulumi.ResourceOptions(parent=self, **keep_with_retained_instance(s.lustre_on_destroy)))
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=a.keep_primary_on_destroy))
         self.primary_subnet = gcp.compute.Subnetwork(
             "primary", gcp.compute.SubnetworkArgs(
-                name=n.primary_subnet, region=s.region, network=self.primary.id,
-                ip_cidr_range=s.network.primary_subnet_cidr, private_ip_google_access=True,
+                name=n.primary_subnet, region=a.region, network=self.primary.id,
+                ip_cidr_range=plan.primary_subnet_cidr, private_ip_google_access=True,
                 secondary_ip_ranges=[
                     gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=n.pods_range,
-                                                               ip_cidr_range=s.network.pods_cidr),
+                                                               ip_cidr_range=plan.pods_cidr),
                     gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=n.services_range,
-                                                               ip_cidr_range=s.network.services_cidr),
+                                                               ip_cidr_range=plan.services_cidr),
                 ]), opts=child)
-        internal = [s.network.primary_subnet_cidr, s.network.pods_cidr, s.network.services_cidr]
+        internal = [plan.primary_subnet_cidr, plan.pods_cidr, plan.services_cidr]
         self.primary_firewall = gcp.compute.Firewall(
             "primary-internal", gcp.compute.FirewallArgs(
-                name=f"{n.primary_network}-internal", network=self.primary.id, direction="INGRESS",
+                name=n.primary_firewall, network=self.primary.id, direction="INGRESS",
                 source_ranges=internal, allows=_all_internal()), opts=child)
 
         # gVNIC VPC: the GPU nodes' second NIC (eth1 / gvnic-1 in pods).
@@ -56,25 +73,25 @@ class Networks(pulumi.ComponentResource):
             "gvnic", gcp.compute.NetworkArgs(name=n.gvnic_network, auto_create_subnetworks=False,
                                              mtu=catalog.VPC_MTU), opts=child)
         self.gvnic_subnet = gcp.compute.Subnetwork(
-            "gvnic", gcp.compute.SubnetworkArgs(name=n.gvnic_subnet, region=s.region, network=self.gvnic.id,
-                                                ip_cidr_range=s.network.gvnic_subnet_cidr), opts=child)
+            "gvnic", gcp.compute.SubnetworkArgs(name=n.gvnic_subnet, region=a.region, network=self.gvnic.id,
+                                                ip_cidr_range=plan.gvnic_subnet_cidr), opts=child)
         # The seeds allow 192.168.0.0/16; the gVNIC subnet is the only source on this VPC.
         self.gvnic_firewall = gcp.compute.Firewall(
             "gvnic-internal", gcp.compute.FirewallArgs(
-                name=f"{n.gvnic_network}-internal", network=self.gvnic.id, direction="INGRESS",
-                source_ranges=[s.network.gvnic_subnet_cidr], allows=_all_internal()), opts=child)
+                name=n.gvnic_firewall, network=self.gvnic.id, direction="INGRESS",
+                source_ranges=[plan.gvnic_subnet_cidr], allows=_all_internal()), opts=child)
 
         # RDMA VPC: RoCE profile of the GPU zone, one subnet per GPU NIC. RoCE VPCs take only MRDMA NICs and
         # default to MTU 8896.
         self.rdma = gcp.compute.Network(
             "rdma", gcp.compute.NetworkArgs(name=n.rdma_network, auto_create_subnetworks=False,
-                                            mtu=catalog.VPC_MTU, network_profile=s.rdma_network_profile),
+                                            mtu=catalog.VPC_MTU, network_profile=a.rdma_network_profile),
             opts=child)
         self.rdma_subnets = [
             gcp.compute.Subnetwork(
-                f"rdma-{i}", gcp.compute.SubnetworkArgs(name=n.rdma_subnet(i), region=s.region,
+                f"rdma-{i}", gcp.compute.SubnetworkArgs(name=n.rdma_subnet(i), region=a.region,
                                                         network=self.rdma.id, ip_cidr_range=cidr), opts=child)
-            for i, cidr in enumerate(s.network.rdma_subnet_cidrs)
+            for i, cidr in enumerate(plan.rdma_subnet_cidrs)
         ]
 
         self.register_outputs({

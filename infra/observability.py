@@ -7,22 +7,36 @@ registered); a keep_top_k that would fill the instance is a warning.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
-from core import catalog, sizing
+from core import sizing
+from core.settings import Settings, monitoring
 from infra.dashboard import dashboard_json, dashboard_url, driver_logs_query
-from core.settings import Settings
-from core import recipes
 
 
-def checkpoint_sizing(s: Settings) -> sizing.CheckpointSizing:
-    recipe = recipes.resolve_recipe(s.job, s.workload.release)
-    return sizing.size_checkpoints(
-        recipe.model_name, save_optimizer=recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,
-        tier=s.lustre.tier, keep_top_k=recipe.keep_top_k, budget_seconds=s.monitoring.budget)
+@dataclass(frozen=True)
+class ObservabilityArgs:
+    project: str
+    display_name: str
+    dashboard: bool
+    cluster_name: str
+    namespace: str
+    ray_cluster_name: str           # the standing RayCluster, or the RayJob that owns its cluster
+    cluster_owned_by_job: bool
+    lustre_throughput_bytes_per_s: float
+    sizing: Optional[sizing.CheckpointSizing]
+
+    @classmethod
+    def of(cls, s: Settings, *, ray_cluster_name: str, cluster_owned_by_job: bool) -> "ObservabilityArgs":
+        return cls(project=s.gcp_project, display_name=f"NeMo-RL {s.prefix}", dashboard=s.monitoring.dashboard,
+                   cluster_name=s.names.cluster, namespace=s.storage.namespace, ray_cluster_name=ray_cluster_name,
+                   cluster_owned_by_job=cluster_owned_by_job,
+                   lustre_throughput_bytes_per_s=s.lustre.throughput_bytes_per_s,
+                   sizing=monitoring.checkpoint_sizing(s))
 
 
 class Observability(pulumi.ComponentResource):
@@ -31,28 +45,26 @@ class Observability(pulumi.ComponentResource):
     logs_query: str
     sizing: Optional[sizing.CheckpointSizing]
 
-    def __init__(self, name: str, settings: Settings, cluster: gcp.container.Cluster,
-                 instance: gcp.lustre.Instance, ray_cluster_name: str, cluster_owned_by_job: bool = False,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: ObservabilityArgs, cluster: gcp.container.Cluster,
+                 instance: gcp.lustre.Instance, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:Observability", name, None, opts)
-        s = settings
-        tier = catalog.LUSTRE_TIERS[s.lustre.tier]
+        a = args
         self.dashboard = None
         self.dashboard_url = None
-        if s.monitoring.dashboard:
+        if a.dashboard:
             body = pulumi.Output.all(cluster.name, cluster.location, instance.instance_id, instance.location).apply(
-                lambda a: dashboard_json(
-                    display_name=f"NeMo-RL {s.prefix}", project=s.gcp_project, cluster_name=a[0],
-                    cluster_location=a[1], lustre_instance=a[2], lustre_zone=a[3],
-                    namespace=s.storage.namespace, ray_cluster_name=ray_cluster_name,
-                    lustre_throughput_bytes_per_s=tier.throughput_bytes_per_s(s.lustre.capacity_gib)))
+                lambda v: dashboard_json(
+                    display_name=a.display_name, project=a.project, cluster_name=v[0],
+                    cluster_location=v[1], lustre_instance=v[2], lustre_zone=v[3],
+                    namespace=a.namespace, ray_cluster_name=a.ray_cluster_name,
+                    lustre_throughput_bytes_per_s=a.lustre_throughput_bytes_per_s))
             self.dashboard = gcp.monitoring.Dashboard("dashboard", gcp.monitoring.DashboardArgs(
-                dashboard_json=body, project=s.gcp_project), opts=pulumi.ResourceOptions(parent=self))
-            self.dashboard_url = dashboard_url(s.gcp_project, self.dashboard.id)
-        self.logs_query = driver_logs_query(project=s.gcp_project, cluster_name=s.names.cluster,
-                                            namespace=s.storage.namespace, ray_cluster_name=ray_cluster_name,
-                                            cluster_owned_by_job=cluster_owned_by_job)
-        self.sizing = checkpoint_sizing(s) if s.job.enabled else None
+                dashboard_json=body, project=a.project), opts=pulumi.ResourceOptions(parent=self))
+            self.dashboard_url = dashboard_url(a.project, self.dashboard.id)
+        self.logs_query = driver_logs_query(project=a.project, cluster_name=a.cluster_name,
+                                            namespace=a.namespace, ray_cluster_name=a.ray_cluster_name,
+                                            cluster_owned_by_job=a.cluster_owned_by_job)
+        self.sizing = a.sizing
         if self.sizing is not None:
             for warning in sizing.capacity_warnings(self.sizing):
                 pulumi.log.warn(warning, resource=self)

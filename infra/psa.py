@@ -13,16 +13,32 @@ kept data stays reachable. `update_on_creation_fail` makes a re-create adopt an 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
 from core import catalog
-from infra.lustre import keep_with_retained_instance
 from core.settings import Settings
 
 SERVICE = "servicenetworking.googleapis.com"
+
+
+@dataclass(frozen=True)
+class PsaArgs:
+    range_name: str
+    firewall_name: str
+    psa_cidr: str
+    lustre_port: int
+    # Kept on destroy with a retained Lustre instance, which needs the range and the peering to stay reachable.
+    keep_on_destroy: bool
+
+    @classmethod
+    def of(cls, s: Settings) -> "PsaArgs":
+        return cls(range_name=s.names.psa_range, firewall_name=s.names.lustre_firewall,
+                   psa_cidr=s.network.psa_cidr, lustre_port=s.lustre.port,
+                   keep_on_destroy=s.teardown.lustre_on_destroy == "retain")
 
 
 class PrivateServiceAccess(pulumi.ComponentResource):
@@ -30,17 +46,17 @@ class PrivateServiceAccess(pulumi.ComponentResource):
     connection: gcp.servicenetworking.Connection
     lustre_firewall: gcp.compute.Firewall
 
-    def __init__(self, name: str, settings: Settings, network: gcp.compute.Network,
+    def __init__(self, name: str, args: PsaArgs, network: gcp.compute.Network,
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:PrivateServiceAccess", name, None, opts)
-        s = settings
+        a = args
         child = pulumi.ResourceOptions(parent=self)
-        keep = pulumi.ResourceOptions(parent=self, **keep_with_retained_instance(s.lustre_on_destroy))
-        psa = ipaddress.ip_network(s.network.psa_cidr)
+        keep = pulumi.ResourceOptions(parent=self, retain_on_delete=a.keep_on_destroy)
+        psa = ipaddress.ip_network(a.psa_cidr)
 
         self.address = gcp.compute.GlobalAddress(
             "psa-range", gcp.compute.GlobalAddressArgs(
-                name=s.names.psa_range, purpose="VPC_PEERING", address_type="INTERNAL",
+                name=a.range_name, purpose="VPC_PEERING", address_type="INTERNAL",
                 address=str(psa.network_address), prefix_length=psa.prefixlen, network=network.id),
             opts=keep)
         self.connection = gcp.servicenetworking.Connection(
@@ -49,11 +65,11 @@ class PrivateServiceAccess(pulumi.ComponentResource):
                 deletion_policy="REMOVE_PEERING", update_on_creation_fail=True),
             opts=keep)
         # Lustre's docs open the LNet port from the PSA range; neither seed does. Legacy mode listens on 6988.
-        ports = sorted({catalog.LUSTRE_PORT, s.lustre.port})
+        ports = sorted({catalog.LUSTRE_PORT, a.lustre_port})
         self.lustre_firewall = gcp.compute.Firewall(
             "lustre-ingress", gcp.compute.FirewallArgs(
-                name=f"{s.names.primary_network}-lustre", network=network.id, direction="INGRESS",
-                source_ranges=[s.network.psa_cidr],
+                name=a.firewall_name, network=network.id, direction="INGRESS",
+                source_ranges=[a.psa_cidr],
                 allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in ports])]),
             opts=child)
         self.register_outputs({"range": self.address.name, "connection": self.connection.id})

@@ -64,7 +64,7 @@ def test_engine_refuses_what_the_cli_refuses(tmp_path):
 
 
 def test_optional_settings_set_through_the_cli_as_strings_are_read(synth):
-    r = synth("dev", {"gpuMaxNodes": "4", "clusterDeletionProtection": "true", "lustreOnDestroy": ""})
+    r = synth("dev", {"gpuMaxNodes": "4", "clusterDeletionProtection": "true", "bucketName": ""})
     assert r.error is None, r.error
     assert r.get("gcp:container/nodePool:NodePool", "gpu").get("autoscaling.maxNodeCount") == 4
     assert r.get("gcp:container/cluster:Cluster", "cluster").inputs["deletionProtection"] is True

@@ -7,7 +7,7 @@ from core.settings import load_settings
 from synth import render
 from tests.k8s_validation import validate_any
 from core import recipes
-from workloads.raycluster_spec import raycluster_spec
+from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
@@ -73,7 +73,7 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     assert spec["backoffLimit"] == 5 and spec["shutdownAfterJobFinishes"] is True
     assert spec["ttlSecondsAfterFinished"] == 600
     s = _settings(r)
-    assert spec["rayClusterSpec"] == raycluster_spec(s, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
+    assert spec["rayClusterSpec"] == raycluster_spec(RayPodsConfig.of(s), secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
     validate_any(render.manifest_of(job))
     pvc = r.get("kubernetes:core/v1:PersistentVolumeClaim", "lustre-pvc")
     assert r.depends_on(job, pvc)

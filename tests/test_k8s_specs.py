@@ -14,7 +14,7 @@ from core.settings import Settings, load_settings
 from tests.k8s_validation import KUBERAY_VERSIONS, SCHEMAS_ENV, validate_any, validate_core, validate_crd
 from workloads import nccl_installer, rdma
 from workloads.raycluster_spec import (
-    DASHBOARD_PORT, HEAD_CONTAINER, WORKER_CONTAINER, raycluster_manifest, raycluster_spec,
+    DASHBOARD_PORT, HEAD_CONTAINER, WORKER_CONTAINER, RayPodsConfig, raycluster_manifest, raycluster_spec,
 )
 
 CLUSTER_NAME = "nemo-rl"
@@ -39,7 +39,7 @@ def network_objects_for(s: Settings) -> list[dict]:
 
 
 def raycluster_for(s: Settings) -> dict:
-    return raycluster_manifest(s, name=CLUSTER_NAME, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+    return raycluster_manifest(RayPodsConfig.of(s), name=CLUSTER_NAME, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
 
 
 def own_cluster_rayjob(s: Settings) -> dict:
@@ -51,7 +51,7 @@ def own_cluster_rayjob(s: Settings) -> dict:
         "spec": {
             "entrypoint": "python -c 'import ray; ray.init()'",
             "shutdownAfterJobFinishes": True,
-            "rayClusterSpec": raycluster_spec(s, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
+            "rayClusterSpec": raycluster_spec(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
         },
     }
 
@@ -489,4 +489,4 @@ def test_autopilot_installer_namespace_is_rendered():
 def test_rendering_is_deterministic(variant):
     s = settings_for(variant)
     assert json.dumps(rendered(s)) == json.dumps(rendered(settings_for(variant)))
-    assert raycluster_for(s)["spec"] == raycluster_spec(s, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+    assert raycluster_for(s)["spec"] == raycluster_spec(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)

@@ -25,7 +25,7 @@ from core import recipes
 from workloads import scripts as job_scripts_module
 from workloads import jobs
 from workloads.raycluster_spec import SCRIPTS_FILE_MODE
-from core.recipes import JobSettings
+from core.settings.job import JobSettings
 from tests.standin import fake_datasets, install_workdir
 from tests.standin.grpo_trainer import STEP_SECONDS_ENV
 from tests.standin.grpo_trainer import main as standin_main

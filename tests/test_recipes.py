@@ -16,7 +16,7 @@ import pytest
 from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
 from core import recipes
 from workloads import scripts
-from core.recipes import JobSettings
+from core.settings.job import JobSettings
 from tests.standin import BASE_CONFIG, fake_datasets
 from tests.standin.grpo_trainer import StandInError, apply_overrides, parse_override
 
@@ -154,11 +154,22 @@ def test_disabled_job_is_not_checked_against_cluster_or_release():
     assert problems({"jobEnabled": False, "jobRecipe": "nope"})[0].startswith("nemo-rl-gke:jobRecipe: unknown")
 
 
-def test_wandb_key_is_required_exactly_when_the_job_logs_to_wandb():
-    assert recipes.requires_wandb_key(job(jobRecipe=GEMMA))
-    assert not recipes.requires_wandb_key(job(jobRecipe=GEMMA, jobOverrides={"wandb_enabled": False}))
-    assert not recipes.requires_wandb_key(job(jobRecipe=QWEN))
-    assert not recipes.requires_wandb_key(job(jobRecipe=GEMMA, jobEnabled=False))
+@pytest.mark.parametrize("values, required", [
+    ({"jobRecipe": GEMMA}, True),
+    ({"jobRecipe": GEMMA, "jobOverrides": {"wandb_enabled": False}}, False),
+    ({"jobRecipe": QWEN, "gpuNodes": 8, "nemoRlRelease": "v0.4.0"}, False),
+    ({"jobRecipe": GEMMA, "jobEnabled": False}, False),
+])
+def test_wandb_key_is_required_exactly_when_the_job_logs_to_wandb(values, required):
+    from core.settings import SettingsError, load_settings
+
+    try:
+        load_settings("dev", "example-project", values=values, secret_state={"hfToken": "secret"})
+        problems = []
+    except SettingsError as e:
+        problems = e.problems
+    assert any(p.startswith("nemo-rl-gke:wandbApiKey: the recipe logs to Weights & Biases") for p in problems) \
+        == required, problems
 
 
 def test_job_overrides_given_as_pulumi_json_string_are_parsed():

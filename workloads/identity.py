@@ -1,24 +1,32 @@
 """The workload's namespace, its Kubernetes service account, and the Secret with the HF / W&B tokens.
 
-The bucket grant (infra/bucket.py) names this service account directly as a Workload Identity principal, so
+The bucket grant (infra/bucket.py, wired in __main__.py) names this service account directly as a Workload Identity principal, so
 no Google service account or `iam.gke.io/gcp-service-account` annotation is involved; the principal is
 recorded as an annotation so `kubectl describe sa` shows what it may access. Token values stay Pulumi secrets
 end to end and reach pods only through `secretKeyRef`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.bucket import workload_principal
-from core.naming import HF_SECRET
+from core.naming import HF_SECRET, HF_TOKEN_KEY, WANDB_API_KEY_KEY
 from core.settings import Secrets, Settings
 
 PRINCIPAL_ANNOTATION = "nemo-rl-gke/workload-identity-principal"
-HF_TOKEN_KEY = "hf-token"
-WANDB_KEY = "wandb-api-key"
+
+
+@dataclass(frozen=True)
+class WorkloadIdentityArgs:
+    namespace: str
+    ksa_name: str
+
+    @classmethod
+    def of(cls, s: Settings) -> "WorkloadIdentityArgs":
+        return cls(namespace=s.storage.namespace, ksa_name=s.storage.ksa_name)
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
@@ -26,21 +34,21 @@ class WorkloadIdentity(pulumi.ComponentResource):
     service_account: k8s.core.v1.ServiceAccount
     secret: k8s.core.v1.Secret
 
-    def __init__(self, name: str, settings: Settings, secrets: Secrets, project_number: pulumi.Output[str],
+    def __init__(self, name: str, args: WorkloadIdentityArgs, secrets: Secrets, principal: pulumi.Input[str],
                  provider: k8s.Provider, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:workloads:WorkloadIdentity", name, None, opts)
-        s = settings
+        a = args
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         self.namespace = k8s.core.v1.Namespace("namespace", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=s.storage.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke"}), opts=child)
+            name=a.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke"}), opts=child)
         ns = self.namespace.metadata.name
         self.service_account = k8s.core.v1.ServiceAccount("ksa", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=s.storage.ksa_name, namespace=ns,
-            annotations={PRINCIPAL_ANNOTATION: project_number.apply(lambda n: workload_principal(n, s))}),
+            name=a.ksa_name, namespace=ns,
+            annotations={PRINCIPAL_ANNOTATION: principal}),
             opts=child)
         data = {HF_TOKEN_KEY: secrets.hf_token}
         if secrets.wandb_api_key is not None:
-            data[WANDB_KEY] = secrets.wandb_api_key
+            data[WANDB_API_KEY_KEY] = secrets.wandb_api_key
         self.secret = k8s.core.v1.Secret("tokens", metadata=k8s.meta.v1.ObjectMetaArgs(
             name=HF_SECRET, namespace=ns), type="Opaque", string_data=data, opts=child)
         self.register_outputs({"namespace": ns, "serviceAccount": self.service_account.metadata.name})

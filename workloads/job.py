@@ -16,43 +16,64 @@ in the Ray dashboard): HF_TOKEN / WANDB_API_KEY are in the pods' environment fro
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core.naming import HF_SECRET, LUSTRE_PVC
-from core.settings import Settings
 from core import recipes
-from workloads.raycluster_spec import raycluster_spec
+from core.catalog import NemoRlRelease
+from core.naming import HF_SECRET, LUSTRE_PVC
+from core.recipes import Recipe
+from core.settings import Settings
+from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
 
 
-def job_name(settings: Settings) -> str:
-    # KubeRay limits RayJob names to 47 characters (it derives cluster and submitter names from them).
-    return f"{settings.prefix}-grpo"
+@dataclass(frozen=True)
+class JobArgs:
+    name: str                     # the RayJob's name (core.naming: at most 47 characters for KubeRay)
+    stack_name: str
+    recipe: Recipe                # resolved once by the settings
+    release: NemoRlRelease
+    run_name: str
+    lustre_mount_path: str
+    # own-cluster mode: the pods of the cluster the RayJob creates, its retries and TTL; None in standing mode.
+    own_cluster: Optional[RayPodsConfig]
+    backoff_limit: int
+    ttl_seconds: int
+
+    @classmethod
+    def of(cls, s: Settings) -> "JobArgs":
+        own = s.job.mode == "own-cluster"
+        return cls(name=s.names.ray_job, stack_name=s.stack_name, recipe=s.recipe, release=s.workload.release,
+                   run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
+                   own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
+                   ttl_seconds=s.job.ttl_seconds)
+
+    @property
+    def checkpoint_dir(self) -> str:
+        return recipes.checkpoint_dir(self.lustre_mount_path, self.run_name)
 
 
-def rayjob_spec(settings: Settings, *, ray_cluster_name: Optional[str]) -> dict:
-    """The RayJob spec for the stack's recipe; `ray_cluster_name` None means own-cluster mode."""
-    s = settings
-    release = s.workload.release
-    recipe = recipes.resolve_recipe(s.job, release)
-    run_name = recipes.default_run_name(s.job, s.stack_name)
-    mount = s.workload.lustre_mount_path
+def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
+    """The RayJob spec for the stack's recipe: `clusterSelector` to `ray_cluster_name` in standing mode, the
+    embedded cluster in own-cluster mode."""
+    mount = a.lustre_mount_path
     spec: dict = {
-        "entrypoint": recipes.entrypoint(recipe, release, mount_path=mount, run_name=run_name),
-        "runtimeEnvYAML": recipes.runtime_env_yaml(recipe, mount_path=mount),
-        "metadata": recipes.job_metadata(recipe, run_name=run_name, stack_name=s.stack_name),
+        "entrypoint": recipes.entrypoint(a.recipe, a.release, mount_path=mount, run_name=a.run_name),
+        "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount),
+        "metadata": recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name),
         "submissionMode": "K8sJobMode",
     }
-    if ray_cluster_name is not None:
+    if a.own_cluster is None:
         spec["clusterSelector"] = {"ray.io/cluster": ray_cluster_name}
     else:
         spec.update({
-            "rayClusterSpec": raycluster_spec(s, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
-            "backoffLimit": s.job.backoff_limit,
+            "rayClusterSpec": raycluster_spec(a.own_cluster, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
+            "backoffLimit": a.backoff_limit,
             "shutdownAfterJobFinishes": True,
-            "ttlSecondsAfterFinished": s.job.ttl_seconds,
+            "ttlSecondsAfterFinished": a.ttl_seconds,
         })
     return spec
 
@@ -63,19 +84,19 @@ class NemoRlJob(pulumi.ComponentResource):
     run_name: str
     checkpoint_dir: str
 
-    def __init__(self, name: str, settings: Settings, namespace: pulumi.Input[str], provider: k8s.Provider,
+    def __init__(self, name: str, args: JobArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
                  ray_cluster_name: Optional[pulumi.Output[str]], needs: Sequence[pulumi.Resource],
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:workloads:NemoRlJob", name, None, opts)
-        s = settings
-        self.name = job_name(s)
-        self.run_name = recipes.default_run_name(s.job, s.stack_name)
-        self.checkpoint_dir = recipes.checkpoint_dir(s.workload.lustre_mount_path, self.run_name)
+        a = args
+        self.name = a.name
+        self.run_name = a.run_name
+        self.checkpoint_dir = a.checkpoint_dir
         if ray_cluster_name is not None:
             # The cluster name flows from the RayCluster resource: the job waits for it.
-            spec = ray_cluster_name.apply(lambda n: rayjob_spec(s, ray_cluster_name=n))
+            spec = ray_cluster_name.apply(lambda n: rayjob_spec(a, ray_cluster_name=n))
         else:
-            spec = rayjob_spec(s, ray_cluster_name=None)
+            spec = rayjob_spec(a, ray_cluster_name=None)
         self.rayjob = k8s.apiextensions.CustomResource(
             "rayjob", api_version="ray.io/v1", kind="RayJob",
             metadata=k8s.meta.v1.ObjectMetaArgs(

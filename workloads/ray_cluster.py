@@ -4,6 +4,7 @@ The spec comes from `workloads.raycluster_spec` (one function, reused by the Ray
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import pulumi
@@ -11,13 +12,17 @@ import pulumi_kubernetes as k8s
 
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings
-from workloads.raycluster_spec import raycluster_manifest
-
-DASHBOARD_PORT = 8265
+from workloads.raycluster_spec import DASHBOARD_PORT, RayPodsConfig, raycluster_manifest
 
 
-def cluster_name(settings: Settings) -> str:
-    return f"{settings.prefix}-ray"
+@dataclass(frozen=True)
+class RayClusterArgs:
+    name: str
+    pods: RayPodsConfig
+
+    @classmethod
+    def of(cls, s: Settings) -> "RayClusterArgs":
+        return cls(name=s.names.ray_cluster, pods=RayPodsConfig.of(s))
 
 
 class RayCluster(pulumi.ComponentResource):
@@ -25,11 +30,10 @@ class RayCluster(pulumi.ComponentResource):
     name: pulumi.Output[str]
     dashboard_command: pulumi.Output[str]
 
-    def __init__(self, name: str, settings: Settings, namespace: pulumi.Input[str], provider: k8s.Provider,
+    def __init__(self, name: str, args: RayClusterArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
                  needs: Sequence[pulumi.Resource], opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:workloads:RayCluster", name, None, opts)
-        s = settings
-        m = raycluster_manifest(s, name=cluster_name(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+        m = raycluster_manifest(args.pods, name=args.name, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
         self.cluster = k8s.apiextensions.CustomResource(
             "raycluster", api_version=m["apiVersion"], kind=m["kind"],
             metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"], namespace=namespace,
@@ -41,7 +45,7 @@ class RayCluster(pulumi.ComponentResource):
                 # to the Network objects: those must exist before the pods are admitted and scheduled.
                 depends_on=list(needs)))
         self.name = self.cluster.metadata.apply(lambda md: md["name"])
-        ns = s.storage.namespace
+        ns = args.pods.namespace
         self.dashboard_command = self.name.apply(
             lambda n: f"kubectl ray session {n} -n {ns}  # or: kubectl -n {ns} port-forward "
                       f"service/{n}-head-svc {DASHBOARD_PORT}:{DASHBOARD_PORT}")

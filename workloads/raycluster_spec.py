@@ -12,11 +12,13 @@ against both CRDs.
 """
 from __future__ import annotations
 
-from core.catalog import Accelerator
-from core.naming import JOB_SCRIPTS
+from dataclasses import dataclass
+
+from core.catalog import Accelerator, NemoRlRelease
+from core.naming import HF_TOKEN_KEY, JOB_SCRIPTS, WANDB_API_KEY_KEY
+from core.recipes import SCRIPTS_DIR, hf_home
 from core.settings import Settings
 from workloads.rdma import rdma_pod_mixin
-from core.recipes import SCRIPTS_DIR
 
 API_VERSION = "ray.io/v1"
 KIND = "RayCluster"
@@ -45,8 +47,34 @@ WORKER_TERMINATION_GRACE_SECONDS = 25
 # metrics, GPU device plugin, multi-networking, the gIB installer's pause container).
 WORKER_SHARE = 0.9
 
-HF_TOKEN_KEY = "hf-token"
-WANDB_API_KEY_KEY = "wandb-api-key"
+
+
+@dataclass(frozen=True)
+class RayPodsConfig:
+    """What the RayCluster's pods are made of (the standing cluster and own-cluster mode alike)."""
+
+    release: NemoRlRelease
+    accelerator: Accelerator
+    zone: str                     # the RoCE zone the workers must land in
+    autopilot: bool
+    spot: bool
+    worker_replicas: int
+    namespace: str
+    ksa_name: str
+    system_pool: str              # Standard: the CPU pool of the head
+    lustre_mount_path: str
+    shm_size_gib: int
+    head_cpu: int
+    head_memory_gib: int
+
+    @classmethod
+    def of(cls, s: Settings) -> "RayPodsConfig":
+        w = s.workload
+        return cls(release=w.release, accelerator=s.gpu.accelerator, zone=s.zone, autopilot=s.autopilot,
+                   spot=s.gpu.spot, worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
+                   ksa_name=s.storage.ksa_name, system_pool=s.names.system_pool,
+                   lustre_mount_path=w.lustre_mount_path, shm_size_gib=w.shm_size_gib, head_cpu=w.head_cpu,
+                   head_memory_gib=w.head_memory_gib)
 
 _LUSTRE_VOLUME = "lustre"
 _SHM_VOLUME = "dshm"
@@ -64,20 +92,16 @@ def gpu_worker_resources(accelerator: Accelerator) -> dict:
     return {"limits": dict(amounts), "requests": dict(amounts)}
 
 
-def _head_resources(settings: Settings) -> dict:
-    amounts = {"cpu": str(settings.workload.head_cpu), "memory": f"{settings.workload.head_memory_gib}Gi"}
+def _head_resources(c: RayPodsConfig) -> dict:
+    amounts = {"cpu": str(c.head_cpu), "memory": f"{c.head_memory_gib}Gi"}
     return {"limits": dict(amounts), "requests": dict(amounts)}
 
 
-def _hf_home(settings: Settings) -> str:
-    # On Lustre, so a model downloads once for every node and survives pod restarts.
-    return f"{settings.workload.lustre_mount_path.rstrip('/')}/huggingface_cache"
-
-
-def _common_env(settings: Settings, secret_name: str) -> list[dict]:
+def _common_env(c: RayPodsConfig, secret_name: str) -> list[dict]:
     """Env of every Ray container. Tokens come only from the Kubernetes Secret, never as literal values."""
     return [
-        {"name": "HF_HOME", "value": _hf_home(settings)},
+        # On Lustre, so a model downloads once for every node and survives pod restarts.
+        {"name": "HF_HOME", "value": hf_home(c.lustre_mount_path)},
         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret_name, "key": HF_TOKEN_KEY}}},
         # W&B logging is optional: the pod starts without the key.
         {"name": "WANDB_API_KEY",
@@ -89,8 +113,8 @@ def _lustre_volume(pvc_name: str) -> dict:
     return {"name": _LUSTRE_VOLUME, "persistentVolumeClaim": {"claimName": pvc_name}}
 
 
-def _lustre_mount(settings: Settings) -> dict:
-    return {"name": _LUSTRE_VOLUME, "mountPath": settings.workload.lustre_mount_path}
+def _lustre_mount(c: RayPodsConfig) -> dict:
+    return {"name": _LUSTRE_VOLUME, "mountPath": c.lustre_mount_path}
 
 
 def _scripts_volume() -> dict:
@@ -102,17 +126,17 @@ def _scripts_mount() -> dict:
     return {"name": _SCRIPTS_VOLUME, "mountPath": SCRIPTS_DIR, "readOnly": True}
 
 
-def _head_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
-    release = settings.workload.release
-    pod_spec: dict = {"serviceAccountName": settings.storage.ksa_name}
-    if settings.autopilot:
+def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
+    release = c.release
+    pod_spec: dict = {"serviceAccountName": c.ksa_name}
+    if c.autopilot:
         # An explicit CPU compute selection, so the head never lands on (or waits for) GPU capacity. Balanced
         # is a CPU compute class that needs no machine-family selector (Performance would need one) and
         # gives the head (GCS, dashboard, job driver) steady CPU; it selects no accelerator.
         pod_spec["nodeSelector"] = {HEAD_COMPUTE_CLASS_LABEL: HEAD_COMPUTE_CLASS}
     else:
         # The CPU system pool; the head never lands on (or waits for) a GPU node.
-        pod_spec["nodeSelector"] = {"cloud.google.com/gke-nodepool": settings.names.system_pool}
+        pod_spec["nodeSelector"] = {"cloud.google.com/gke-nodepool": c.system_pool}
     pod_spec["containers"] = [{
         "name": HEAD_CONTAINER,
         "image": release.image,
@@ -121,10 +145,10 @@ def _head_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
             {"containerPort": DASHBOARD_PORT, "name": "dashboard"},
             {"containerPort": CLIENT_PORT, "name": "client"},
         ],
-        "resources": _head_resources(settings),
-        "env": _common_env(settings, secret_name),
+        "resources": _head_resources(c),
+        "env": _common_env(c, secret_name),
         # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
-        "volumeMounts": [_lustre_mount(settings), _scripts_mount()],
+        "volumeMounts": [_lustre_mount(c), _scripts_mount()],
     }]
     pod_spec["volumes"] = [_lustre_volume(pvc_name), _scripts_volume()]
     return {
@@ -135,21 +159,21 @@ def _head_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
     }
 
 
-def _worker_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
-    release = settings.workload.release
-    acc = settings.gpu.accelerator
+def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
+    release = c.release
+    acc = c.accelerator
     mixin = rdma_pod_mixin(acc)
     node_selector = {
         "cloud.google.com/gke-accelerator": acc.gpu_type,
         # The RDMA (RoCE) networks are zonal and exist only in `zone`. An Autopilot cluster is regional, so
         # without this it could place a GPU node in another zone of the region, where the pod's RDMA
         # interfaces cannot attach. On Standard it is harmless: the GPU pool already lives in `zone`.
-        ZONE_LABEL: settings.zone,
+        ZONE_LABEL: c.zone,
     }
-    if settings.autopilot and settings.gpu.spot:
+    if c.autopilot and c.spot:
         # Autopilot provisions Spot capacity only when the pod asks for it (and adds the matching toleration).
         node_selector["cloud.google.com/gke-spot"] = "true"
-    replicas = settings.worker_replicas
+    replicas = c.worker_replicas
     container = {
         "name": WORKER_CONTAINER,
         "image": release.image,
@@ -162,15 +186,15 @@ def _worker_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
         # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
         "args": [mixin.startup_prefix],
         "resources": gpu_worker_resources(acc),
-        "env": mixin.env + _common_env(settings, secret_name),
+        "env": mixin.env + _common_env(c, secret_name),
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
-            _lustre_mount(settings),
+            _lustre_mount(c),
             *mixin.volume_mounts,
         ],
     }
     pod_spec = {
-        "serviceAccountName": settings.storage.ksa_name,
+        "serviceAccountName": c.ksa_name,
         "nodeSelector": node_selector,
         "tolerations": [
             {"key": "nvidia.com/gpu", "operator": "Exists"},
@@ -183,7 +207,7 @@ def _worker_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
             # NCCL and the Ray object store use /dev/shm; the container runtime's 64 MiB default is far too
             # small. Memory-backed, counted against the pod's memory limit.
             {"name": _SHM_VOLUME,
-             "emptyDir": {"medium": "Memory", "sizeLimit": f"{settings.workload.shm_size_gib}Gi"}},
+             "emptyDir": {"medium": "Memory", "sizeLimit": f"{c.shm_size_gib}Gi"}},
             _lustre_volume(pvc_name),
             *mixin.volumes,
         ],
@@ -199,23 +223,22 @@ def _worker_group(settings: Settings, secret_name: str, pvc_name: str) -> dict:
     }
 
 
-def raycluster_spec(settings: Settings, *, secret_name: str, pvc_name: str) -> dict:
+def raycluster_spec(c: RayPodsConfig, *, secret_name: str, pvc_name: str) -> dict:
     """The RayCluster `spec` (also the RayJob's `rayClusterSpec` in own-cluster mode)."""
-    release = settings.workload.release
     return {
         # Must equal the Ray inside the image (settings validation rejects any other rayVersion).
-        "rayVersion": release.ray_version,
+        "rayVersion": c.release.ray_version,
         "enableInTreeAutoscaling": False,
-        "headGroupSpec": _head_group(settings, secret_name, pvc_name),
-        "workerGroupSpecs": [_worker_group(settings, secret_name, pvc_name)],
+        "headGroupSpec": _head_group(c, secret_name, pvc_name),
+        "workerGroupSpecs": [_worker_group(c, secret_name, pvc_name)],
     }
 
 
-def raycluster_manifest(settings: Settings, *, name: str, secret_name: str, pvc_name: str) -> dict:
+def raycluster_manifest(c: RayPodsConfig, *, name: str, secret_name: str, pvc_name: str) -> dict:
     """The full RayCluster object in the workload namespace."""
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
-        "metadata": {"name": name, "namespace": settings.storage.namespace},
-        "spec": raycluster_spec(settings, secret_name=secret_name, pvc_name=pvc_name),
+        "metadata": {"name": name, "namespace": c.namespace},
+        "spec": raycluster_spec(c, secret_name=secret_name, pvc_name=pvc_name),
     }

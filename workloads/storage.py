@@ -6,10 +6,10 @@ from the instance's outputs) and for nothing else on the Google Cloud side.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
-import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from core import catalog
@@ -17,23 +17,38 @@ from core.naming import LUSTRE_PVC
 from core.settings import Settings
 
 
+@dataclass(frozen=True)
+class LustreVolumeArgs:
+    pv_name: str
+    capacity_gib: int
+
+    @classmethod
+    def of(cls, s: Settings) -> "LustreVolumeArgs":
+        return cls(pv_name=s.names.lustre_pv, capacity_gib=s.lustre.capacity_gib)
+
+
+@dataclass(frozen=True)
+class LustreInstanceRef:
+    """The instance's outputs the volume needs (from infra:LustreFilesystem, wired in __main__.py)."""
+
+    volume_handle: pulumi.Input[str]   # <project>/<zone>/<instance id>
+    ip: pulumi.Input[str]              # the mount point's address, before `@`
+    filesystem: pulumi.Input[str]
+
+
 class LustreVolume(pulumi.ComponentResource):
     pv: k8s.core.v1.PersistentVolume
     pvc: k8s.core.v1.PersistentVolumeClaim
 
-    def __init__(self, name: str, settings: Settings, instance: gcp.lustre.Instance, ip: pulumi.Output[str],
+    def __init__(self, name: str, args: LustreVolumeArgs, instance: LustreInstanceRef,
                  namespace: pulumi.Input[str], provider: k8s.Provider,
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:workloads:LustreVolume", name, None, opts)
-        s = settings
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        capacity = f"{s.lustre.capacity_gib}Gi"
-        pv_name = f"{s.prefix}-lustre"
-        handle = pulumi.Output.all(instance.project, instance.location, instance.instance_id).apply(
-            lambda a: f"{a[0] or s.gcp_project}/{a[1]}/{a[2]}")
+        capacity = f"{args.capacity_gib}Gi"
         self.pv = k8s.core.v1.PersistentVolume(
             "lustre-pv",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=pv_name),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.pv_name),
             spec=k8s.core.v1.PersistentVolumeSpecArgs(
                 capacity={"storage": capacity},
                 access_modes=["ReadWriteMany"],
@@ -42,8 +57,8 @@ class LustreVolume(pulumi.ComponentResource):
                 storage_class_name="",
                 claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=namespace, name=LUSTRE_PVC),
                 csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
-                    driver=catalog.LUSTRE_CSI_DRIVER, volume_handle=handle,
-                    volume_attributes={"ip": ip, "filesystem": instance.filesystem})), opts=child)
+                    driver=catalog.LUSTRE_CSI_DRIVER, volume_handle=instance.volume_handle,
+                    volume_attributes={"ip": instance.ip, "filesystem": instance.filesystem})), opts=child)
         self.pvc = k8s.core.v1.PersistentVolumeClaim(
             "lustre-pvc",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=LUSTRE_PVC, namespace=namespace),

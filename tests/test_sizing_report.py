@@ -1,4 +1,4 @@
-"""bench.checkpoint_io sizes every configured stack: its Lustre from its stack file, its ratio against its budget."""
+"""synth.sizing_report sizes every configured stack: its Lustre from its stack file, its ratio against its budget."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench import checkpoint_io
+from synth import sizing_report as checkpoint_io
 from synth.engine import available_stacks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,10 +126,10 @@ def test_budget_must_be_positive():
         checkpoint_io.main(["--budget", "0"])
 
 
-def test_readme_shows_the_current_bench_output(capsys):
+def test_readme_shows_the_current_sizing_report(capsys):
     checkpoint_io.main([])
     out = capsys.readouterr().out
     readme = (ROOT / "README.md").read_text()
-    after = readme[readme.index("`make bench`"):]
+    after = readme[readme.index("`make sizing-report`"):]
     block = after[after.index("```\n") + 4:]
     assert block[:block.index("```")] == out

@@ -1,13 +1,14 @@
-"""Checkpoint write time of every configured stack's recipe on that stack's Lustre instance, against its budget.
+"""Sizing report: checkpoint write time of every configured stack's recipe on that stack's Lustre instance,
+against its budget.
 
-Arithmetic, not a timed test. For each `Pulumi.<stack>.yaml` the settings are built the way the synth engine
+Arithmetic from the catalog's figures, not a measurement (nothing is timed). For each `Pulumi.<stack>.yaml` the settings are built the way the synth engine
 builds them, without running the program (no Pulumi engine, no credentials): the stack's config
 (`synth.engine.assemble_config`, Pulumi.yaml defaults included) goes through `core.settings.load_settings`,
-then `infra.observability.checkpoint_sizing` sizes the recipe's checkpoint: bytes over the instance's
+then `core.settings.monitoring.checkpoint_sizing` sizes the recipe's checkpoint: bytes over the instance's
 provisioned aggregate throughput, i.e. the fastest a checkpoint can land. The budget is the stack's
 `checkpointBudgetSeconds` (0 or unset: no budget) unless `--budget` overrides it for every stack.
 
-Run: `.venv/bin/python -m bench.checkpoint_io [--budget S] [STACK ...]`.
+Run: `make sizing-report` or `.venv/bin/python -m synth.sizing_report [--budget S] [STACK ...]`.
 """
 from __future__ import annotations
 
@@ -17,15 +18,14 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from core import sizing
-from infra.observability import checkpoint_sizing
+from core import recipes, sizing
 from core.settings import PROJECT, SECRET_KEYS, Settings, load_settings
+from core.settings.monitoring import checkpoint_sizing
 from synth.engine import ROOT, assemble_config, available_stacks
-from core import recipes
 
 # The stack files ship the placeholder project, which load_settings refuses outside the engine; the sizing
 # does not depend on the project.
-BENCH_PROJECT = "example-project"
+REPORT_PROJECT = "example-project"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,7 +42,7 @@ def stack_settings(stack: str, root: Path = ROOT) -> Settings:
     prefix = f"{PROJECT}:"
     values = {k[len(prefix):]: v for k, v in config.items()
               if k.startswith(prefix) and k[len(prefix):] not in SECRET_KEYS}
-    return load_settings(stack, BENCH_PROJECT, values=values, secret_state={k: "secret" for k in SECRET_KEYS})
+    return load_settings(stack, REPORT_PROJECT, values=values, secret_state={k: "secret" for k in SECRET_KEYS})
 
 
 def configured_budget(s: Settings) -> Optional[float]:

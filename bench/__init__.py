@@ -1,1 +1,0 @@
-"""Back-of-the-envelope benchmarks: arithmetic over the catalog, no cloud calls."""

@@ -1,0 +1,294 @@
+"""The stack's settings: one pydantic v2 model tree, built from Pulumi config in one function.
+
+Every project config key (`nemo-rl-gke:<key>`) is the alias of exactly one field of one section; each
+section lives in its own module beside the rules that guard it (stack, network, cluster, gpu, lustre,
+storage, workload, job, monitoring). `load_settings()` is the only place that reads config. It checks field
+types first, resolves the job's recipe once, then runs every section's rules, and raises `SettingsError`
+listing every problem on its own line with the config key it is about, before any resource is registered.
+
+Defaults live here, not in Pulumi.yaml: the CLI applies Pulumi.yaml defaults, the in-process engine does not.
+`make project-file` generates Pulumi.yaml from these models and a test keeps the two in step.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, Callable, Optional
+
+import pulumi
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from core import catalog, recipes, sdk
+from core.keys import PROJECT, key
+from core.naming import Names
+from core.recipes import Recipe
+from core.settings import cluster, gpu, job, lustre, monitoring, network, stack, storage, workload
+from core.settings.base import Section, SettingsError
+from core.settings.cluster import ClusterSettings
+from core.settings.gpu import GpuSettings
+from core.settings.job import JobSettings
+from core.settings.lustre import LustreSettings
+from core.settings.monitoring import MonitoringSettings
+from core.settings.network import NetworkSettings
+from core.settings.stack import StackSettings, TeardownSettings
+from core.settings.storage import StorageSettings
+from core.settings.workload import WorkloadSettings
+
+__all__ = ["PLACEHOLDER_PROJECT", "PROJECT", "SECRET_KEYS", "Secrets", "Settings", "SettingsError", "config_fields",
+           "load_secrets", "load_settings"]
+
+# Stack files ship with this project id; the offline synth accepts it, a real deployment refuses it.
+PLACEHOLDER_PROJECT = "your-gcp-project-id"
+
+# Secret config keys: read with get_secret/require_secret only, never part of the model.
+SECRET_KEYS = {"hfToken": "Hugging Face token", "wandbApiKey": "Weights & Biases API key"}
+
+# Section name (the Settings attribute) -> model. A new concern adds its module and one line here.
+SECTIONS: dict[str, type[Section]] = {
+    "stack": StackSettings,
+    "teardown": TeardownSettings,
+    "network": NetworkSettings,
+    "cluster": ClusterSettings,
+    "gpu": GpuSettings,
+    "lustre": LustreSettings,
+    "storage": StorageSettings,
+    "workload": WorkloadSettings,
+    "job": JobSettings,
+    "monitoring": MonitoringSettings,
+}
+
+# Every section's rules; each returns all its problems. All run, so every problem is reported at once.
+RULES: tuple[Callable[["Settings"], list[str]], ...] = (
+    stack.check, network.check, cluster.check, gpu.check, lustre.check, storage.check, workload.check,
+    job.check, monitoring.check,
+)
+
+
+class Settings(BaseModel):
+    """The validated settings of one stack, and the recipe its job runs (resolved once)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    gcp_project: str
+    gcp_region: Optional[str] = None
+    stack_name: str
+    stack: StackSettings
+    teardown: TeardownSettings
+    network: NetworkSettings
+    cluster: ClusterSettings
+    gpu: GpuSettings
+    lustre: LustreSettings
+    storage: StorageSettings
+    workload: WorkloadSettings
+    job: JobSettings
+    monitoring: MonitoringSettings
+    # The job's recipe (built-in + jobOverrides) and run name; None when the job settings have problems.
+    recipe: Optional[Recipe] = None
+
+    @property
+    def prefix(self) -> str:
+        return self.stack.prefix or f"nemo-{self.stack_name}"
+
+    @property
+    def names(self) -> Names:
+        return Names(self.prefix)
+
+    @property
+    def region(self) -> str:
+        return self.stack.region
+
+    @property
+    def zone(self) -> str:
+        return self.stack.zone
+
+    @property
+    def autopilot(self) -> bool:
+        return self.cluster.mode == "autopilot"
+
+    @property
+    def cluster_location(self) -> str:
+        return self.zone if (not self.autopilot and self.cluster.control_plane == "zonal") else self.region
+
+    @property
+    def bucket_name(self) -> str:
+        return self.storage.bucket_name or f"{self.prefix}-{self.gcp_project}"
+
+    @property
+    def rdma_network_profile(self) -> str:
+        # The RoCE profile is zonal and must be passed as a path; a bare name fails "URL is malformed".
+        return f"projects/{self.gcp_project}/global/networkProfiles/{self.zone}-vpc-roce"
+
+    @property
+    def worker_replicas(self) -> int:
+        w = self.workload.worker_replicas
+        if w is not None:
+            return w
+        return 2 if self.autopilot else self.gpu.nodes
+
+    @property
+    def workload_identity_pool(self) -> str:
+        return f"{self.gcp_project}.svc.id.goog"
+
+    @property
+    def run_name(self) -> str:
+        return recipes.default_run_name(self.job, self.stack_name)
+
+
+# Keys that only one cluster mode supports.
+STANDARD_ONLY = frozenset({"controlPlane", "systemMachineType", "systemNodes"}) | GpuSettings.standard_only
+AUTOPILOT_ONLY: frozenset[str] = frozenset()
+
+
+# --- every config key, with its field ---------------------------------------------------------------------
+def config_fields() -> dict[str, tuple[str, str, Any]]:
+    """config key -> (section, field name, pydantic FieldInfo)."""
+    out: dict[str, tuple[str, str, Any]] = {}
+    for section, model in SECTIONS.items():
+        for fname, info in model.model_fields.items():
+            out[info.alias] = (section, fname, info)
+    return out
+
+
+def _decode(raw: Any, info) -> Any:
+    """Config values arrive as strings; lists and objects are JSON; "" means unset for optional settings.
+    Scalars are left to pydantic's lax coercion."""
+    if raw == "" and not info.is_required() and info.get_default(call_default_factory=True) is None:
+        return None
+    origin = getattr(info.annotation, "__origin__", None)
+    if isinstance(raw, str) and (origin in (list, dict) or info.annotation is dict):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
+def _secret_state() -> dict[str, str]:
+    """Secret config key -> "secret" or "plain" (set without --secret); absent keys are missing."""
+    present = sdk.present_config()
+    secret_keys = sdk.secret_config_keys()
+    out = {}
+    for k in SECRET_KEYS:
+        full = key(k)
+        if full in present:
+            out[k] = "secret" if full in secret_keys else "plain"
+    return out
+
+
+def _field_problem(section: str, err: dict) -> str:
+    loc = [str(p) for p in err["loc"]]
+    k = loc[0] if loc else section
+    msg = err["msg"]
+    if err["type"] == "literal_error":
+        msg = msg.replace("Input should be", "must be one of")
+    elif err["type"] == "extra_forbidden":
+        msg = "is not a setting of this project"
+    return f"{key(k)}: {msg} (got {err.get('input')!r})"
+
+
+def _close_matches(k: str, known: list[str]) -> str:
+    m = difflib.get_close_matches(k, known, n=1)
+    return f"; did you mean {key(m[0])}?" if m else ""
+
+
+def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] = None,
+                  values: Optional[dict[str, Any]] = None,
+                  secret_state: Optional[dict[str, str]] = None,
+                  gcp_region: Optional[str] = None) -> Settings:
+    """Build and validate the settings. `values` (config key -> raw value) defaults to the Pulumi config."""
+    problems: list[str] = []
+    fields = config_fields()
+    stack_name = stack_name or pulumi.get_stack()
+
+    if values is None:
+        values = {}
+        for full_key, raw in sdk.present_config().items():
+            ns, _, k = full_key.partition(":")
+            if ns == PROJECT:
+                values[k] = raw
+        gcp = pulumi.Config("gcp")
+        if gcp_project is None:
+            gcp_project = gcp.get("project")
+        if gcp_region is None:
+            gcp_region = gcp.get("region")
+
+    grouped: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
+    for k, raw in sorted(values.items()):
+        if k in SECRET_KEYS:
+            continue  # read as secrets by load_secrets(), never as plain values
+        if k not in fields:
+            problems.append(f"{key(k)}: is not a setting of this project"
+                            f"{_close_matches(k, sorted(list(fields) + list(SECRET_KEYS)))}")
+            continue
+        section, _, info = fields[k]
+        grouped[section][k] = _decode(raw, info)
+
+    if secret_state is None:
+        secret_state = _secret_state()
+    for k, what in SECRET_KEYS.items():
+        state = secret_state.get(k)
+        if state == "plain":
+            problems.append(f"{key(k)}: the {what} is stored in plain text; set it again with "
+                            f"`pulumi config set --secret {k} <value>`")
+        elif state is None and k == "hfToken":
+            problems.append(f"{key(k)}: the {what} is not set; run `pulumi config set --secret {k} <token>`")
+
+    if gcp_project == PLACEHOLDER_PROJECT and not sdk.running_offline():
+        problems.append(f"gcp:project: {PLACEHOLDER_PROJECT!r} is the placeholder from the stack file; run "
+                        "`pulumi config set gcp:project <your-project-id>` (the offline synth accepts it)")
+    if not gcp_project:
+        problems.append("gcp:project: is not set; run `pulumi config set gcp:project <your-project-id>`")
+        gcp_project = ""
+
+    sections: dict[str, Section] = {}
+    for section, model in SECTIONS.items():
+        try:
+            sections[section] = model.model_validate(grouped[section])
+        except ValidationError as e:
+            problems.extend(_field_problem(section, err) for err in e.errors())
+    if len(sections) < len(SECTIONS):
+        raise SettingsError(problems)  # the rules need every section parsed
+
+    recipe = None
+    release = catalog.NEMO_RL_RELEASES.get(sections["workload"].nemo_rl_release)
+    if release is not None:  # an unknown release is reported by the workload rules
+        recipe, recipe_problems = recipes.resolve(sections["job"], release, stack_name)
+        problems.extend(recipe_problems)
+    settings = Settings(gcp_project=gcp_project, gcp_region=gcp_region or None, stack_name=stack_name,
+                        recipe=recipe, **sections)
+    if "wandbApiKey" not in secret_state and job.needs_wandb_key(settings):
+        problems.append(job.WANDB_KEY_MISSING)
+    for rule in RULES:
+        problems.extend(rule(settings))
+    problems.extend(_mode_problems(settings))
+    if problems:
+        raise SettingsError(problems)
+    return settings
+
+
+def _mode_problems(s: Settings) -> list[str]:
+    """Keys set for the other cluster mode. Compared with the defaults, not with "was it set": the CLI passes
+    Pulumi.yaml's defaults for every key."""
+    keys, mode, value = (STANDARD_ONLY, "Standard", "standard") if s.autopilot else (AUTOPILOT_ONLY, "Autopilot",
+                                                                                      "autopilot")
+    fields = config_fields()
+    p = []
+    for k in sorted(keys):
+        section, fname, info = fields[k]
+        if getattr(getattr(s, section), fname) != info.get_default(call_default_factory=True):
+            p.append(f"{key(k)}: only applies to {mode} clusters; remove it or set {key('clusterMode')} to {value}")
+    return p
+
+
+# --- secrets --------------------------------------------------------------------------------------------
+class Secrets:
+    """Secret config as Pulumi secret Outputs; never plaintext in the settings model."""
+
+    def __init__(self, hf_token: pulumi.Output, wandb_api_key: Optional[pulumi.Output]):
+        self.hf_token = hf_token
+        self.wandb_api_key = wandb_api_key
+
+
+def load_secrets() -> Secrets:
+    cfg = pulumi.Config(PROJECT)
+    return Secrets(hf_token=cfg.require_secret("hfToken"), wandb_api_key=cfg.get_secret("wandbApiKey"))

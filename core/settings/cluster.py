@@ -1,0 +1,59 @@
+"""The GKE cluster (both modes) and its rules: GKE version floors, the maintenance window."""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Literal, Optional
+
+from pydantic import Field
+
+from core import catalog
+from core.keys import key
+from core.settings.base import Section
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+_HHMM = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+
+
+class ClusterSettings(Section):
+    """The GKE cluster (both modes)."""
+
+    mode: Literal["standard", "autopilot"] = Field("standard", alias="clusterMode",
+                                                  description="GKE mode: standard or autopilot.")
+    control_plane: Literal["regional", "zonal"] = Field("regional", alias="controlPlane", description=(
+        "Standard only: regional (3 control-plane replicas) or zonal control plane (in `zone`)."))
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field("REGULAR", alias="releaseChannel",
+                                                                  description="GKE release channel.")
+    gke_version: Optional[str] = Field(None, alias="gkeVersion", description=(
+        "Minimum GKE version (e.g. 1.33 or 1.33.2-gke.4780000); default: the channel's default."))
+    maintenance_start: str = Field("03:00", alias="maintenanceStart",
+                                   description="Start (HH:MM, UTC) of the daily 4-hour maintenance window.")
+    system_machine_type: str = Field("n2-standard-16", alias="systemMachineType", description=(
+        "Standard only: machine type of the CPU system pool (Ray head, controllers)."))
+    system_nodes: int = Field(1, alias="systemNodes", ge=1,
+                              description="Standard only: nodes of the CPU system pool (in `zone`).")
+
+
+def check(s: "Settings") -> list[str]:
+    p: list[str] = []
+    c = s.cluster
+    if c.gke_version is not None:
+        try:
+            catalog.parse_gke_version(c.gke_version)
+        except ValueError:
+            p.append(f"{key('gkeVersion')}: {c.gke_version!r} is not a GKE version like 1.33 or 1.33.2-gke.4780000")
+        else:
+            floors = [(catalog.RAY_OPERATOR_MIN_GKE, "the RayOperator add-on")]
+            acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)
+            if acc is not None:
+                floors.append((acc.min_gke_version, f"{acc.gpu_type} ({acc.machine_type})"))
+            if s.lustre.port_mode == "modern":
+                floors.append((catalog.LUSTRE_MODERN_PORT_MIN_GKE,
+                               f"Lustre port mode 'modern' ({key('lustrePortMode')}; or use 'legacy')"))
+            for floor, why in floors:
+                if not catalog.version_at_least(c.gke_version, floor):
+                    p.append(f"{key('gkeVersion')}: {c.gke_version} is older than {floor}, needed by {why}")
+    if not _HHMM.match(c.maintenance_start):
+        p.append(f"{key('maintenanceStart')}: {c.maintenance_start!r} must be HH:MM (UTC), e.g. 03:00")
+    return p

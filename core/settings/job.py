@@ -1,0 +1,62 @@
+"""The NeMo-RL job: whether a job runs, which recipe, where, under which run name; and its rules.
+
+The recipe itself is resolved once per run by `load_settings` (core.recipes.resolve) and kept on the
+settings as `Settings.recipe`; the rules here check what it asks of the cluster.
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Literal, Optional
+
+from pydantic import Field, field_validator
+
+from core import catalog, recipes
+from core.keys import key
+from core.settings.base import Section
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+
+class JobSettings(Section):
+    """The job* and runName config keys: whether a job runs, which recipe, and under which run name."""
+
+    enabled: bool = Field(True, alias="jobEnabled", description="Submit the NeMo-RL job (false: cluster only).")
+    recipe: Optional[str] = Field(None, alias="jobRecipe", description="Built-in recipe name.")
+    overrides: dict[str, Any] = Field(default_factory=dict, alias="jobOverrides",
+                                      description="Recipe fields to override (JSON object).")
+    mode: Literal["standing-cluster", "own-cluster"] = Field("standing-cluster", alias="jobMode",
+                                                             description="Where the RayJob runs.")
+    backoff_limit: int = Field(3, alias="jobBackoffLimit", ge=0, description="own-cluster mode: retries.")
+    ttl_seconds: int = Field(3600, alias="jobTtlSeconds", ge=0, description="own-cluster mode: TTL after finish.")
+    run_name: Optional[str] = Field(None, alias="runName", description="Run name (checkpoint directory).")
+
+    @field_validator("overrides", mode="before")
+    @classmethod
+    def _overrides_from_json(cls, v: Any) -> Any:
+        # Pulumi hands structured config to the program as a JSON string.
+        if isinstance(v, str):
+            try:
+                return json.loads(v)
+            except json.JSONDecodeError:
+                return v  # left to the dict validation, which reports it against jobOverrides
+        return v
+
+
+def check(s: "Settings") -> list[str]:
+    """Cluster fit of the resolved recipe (its own problems come from core.recipes.resolve)."""
+    acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)  # an unknown type is reported by the gpu rules
+    if s.recipe is None or not s.job.enabled or acc is None:
+        return []
+    return recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas,
+                                gpus_per_node=acc.gpus_per_node)
+
+
+def needs_wandb_key(s: "Settings") -> bool:
+    """True when the job logs to Weights & Biases, so the wandbApiKey secret must be set."""
+    return bool(s.job.enabled and s.recipe is not None and s.recipe.wandb_enabled)
+
+
+WANDB_KEY_MISSING = (f"{key('wandbApiKey')}: the recipe logs to Weights & Biases (logger.wandb_enabled) but the key "
+                     "is not set; run `pulumi config set --secret wandbApiKey <key>` or set "
+                     f"{key('jobOverrides')}.wandb_enabled to false")

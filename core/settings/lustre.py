@@ -1,0 +1,69 @@
+"""The Managed Lustre instance and its rules (tier table, filesystem name)."""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from core import catalog
+from core.keys import key
+from core.settings.base import Section
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+# Managed Lustre filesystem names: 1-8 letters or digits (FACTS.md §5).
+_FILESYSTEM = re.compile(r"^[A-Za-z0-9]{1,8}$")
+
+
+class LustreSettings(Section):
+    """The Managed Lustre instance."""
+
+    capacity_gib: int = Field(18000, alias="lustreCapacityGib", description="Capacity in GiB (valid for the tier).")
+    tier: int = Field(500, alias="lustreTier", description="Throughput tier in MB/s per TiB: 125, 250, 500 or 1000.")
+    filesystem: str = Field("lustrefs", alias="lustreFilesystem",
+                            description="Filesystem name (1-8 letters or digits).")
+    port_mode: Literal["modern", "legacy"] = Field("modern", alias="lustrePortMode", description=(
+        "modern: port 988, needs GKE >= 1.33.2-gke.4780000; legacy: instance with GKE support on 6988 and the "
+        "cluster's legacy Lustre port. Drives both sides."))
+
+    @property
+    def tier_info(self) -> catalog.LustreTier:
+        return catalog.LUSTRE_TIERS[self.tier]
+
+    @property
+    def gke_support_enabled(self) -> bool:
+        return self.port_mode == "legacy"
+
+    @property
+    def port(self) -> int:
+        return catalog.LUSTRE_LEGACY_PORT if self.port_mode == "legacy" else catalog.LUSTRE_PORT
+
+    @property
+    def throughput_bytes_per_s(self) -> float:
+        return self.tier_info.throughput_bytes_per_s(self.capacity_gib)
+
+
+def check(s: "Settings") -> list[str]:
+    p: list[str] = []
+    lu = s.lustre
+    tier = catalog.LUSTRE_TIERS.get(lu.tier)
+    if tier is None:
+        p.append(f"{key('lustreTier')}: {lu.tier} is not a tier; valid: "
+                 f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)")
+    elif not tier.is_valid_capacity(lu.capacity_gib):
+        nxt = tier.next_valid_capacity(lu.capacity_gib)
+        hint = f"; the next valid capacity is {nxt}" if nxt else f"; the maximum is {tier.max_gib}"
+        p.append(f"{key('lustreCapacityGib')}: {lu.capacity_gib} GiB is not valid for tier {lu.tier} "
+                 f"(min {tier.min_gib}, step {tier.step_gib} up to {tier.step_until_gib}, then "
+                 f"{tier.large_step_gib}, max {tier.max_gib}){hint}")
+    if not _FILESYSTEM.match(lu.filesystem):
+        p.append(f"{key('lustreFilesystem')}: {lu.filesystem!r} must be 1-8 letters or digits")
+    return p
+
+
+def valid(s: "Settings") -> bool:
+    """True when the tier exists and the capacity is valid for it (rules that use the throughput need it)."""
+    tier = catalog.LUSTRE_TIERS.get(s.lustre.tier)
+    return tier is not None and tier.is_valid_capacity(s.lustre.capacity_gib)

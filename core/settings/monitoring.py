@@ -1,0 +1,44 @@
+"""Dashboard and the checkpoint I/O budget; the budget rule (will checkpoints stall the GPUs?)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from pydantic import Field
+
+from core import sizing
+from core.settings import lustre
+from core.settings.base import Section
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+
+class MonitoringSettings(Section):
+    """Dashboard and the checkpoint I/O budget."""
+
+    dashboard: bool = Field(True, alias="dashboard", description="Create the stack's Cloud Monitoring dashboard.")
+    checkpoint_budget_seconds: int = Field(300, alias="checkpointBudgetSeconds", ge=0, description=(
+        "Longest acceptable checkpoint write (s) at the Lustre instance's aggregate throughput; preview fails "
+        "with the smallest capacity or tier that meets it. 0: no budget."))
+
+    @property
+    def budget(self) -> Optional[float]:
+        return float(self.checkpoint_budget_seconds) if self.checkpoint_budget_seconds > 0 else None
+
+
+def check(s: "Settings") -> list[str]:
+    # Checked here so preview fails before anything is registered.
+    if s.recipe is None or not s.job.enabled or not lustre.valid(s):
+        return []
+    return sizing.check_budget(
+        s.recipe.model_name, save_optimizer=s.recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,
+        tier=s.lustre.tier, keep_top_k=s.recipe.keep_top_k, budget_seconds=s.monitoring.budget)
+
+
+def checkpoint_sizing(s: "Settings") -> Optional[sizing.CheckpointSizing]:
+    """The sizing report of the stack's job (None without a job)."""
+    if s.recipe is None or not s.job.enabled:
+        return None
+    return sizing.size_checkpoints(
+        s.recipe.model_name, save_optimizer=s.recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,
+        tier=s.lustre.tier, keep_top_k=s.recipe.keep_top_k, budget_seconds=s.monitoring.budget)

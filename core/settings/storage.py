@@ -1,0 +1,34 @@
+"""The training bucket and the workload identity that may use it; Kubernetes names and their rules."""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Optional
+
+from pydantic import Field
+
+from core.keys import key
+from core.settings.base import Section
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+# Kubernetes object names that are DNS labels (RFC 1123), at most 63 characters.
+_K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class StorageSettings(Section):
+    """Bucket and the workload identity that may use it."""
+
+    bucket_name: Optional[str] = Field(None, alias="bucketName",
+                                       description="Bucket name (global); default: <prefix>-<gcp project>.")
+    namespace: str = Field("nemo-rl", alias="namespace", description="Kubernetes namespace of the workload.")
+    ksa_name: str = Field("nemo-rl-runner", alias="ksaName", description=(
+        "Kubernetes service account of the Ray pods, granted roles/storage.objectUser on the bucket."))
+
+
+def check(s: "Settings") -> list[str]:
+    p: list[str] = []
+    for k, val in (("namespace", s.storage.namespace), ("ksaName", s.storage.ksa_name)):
+        if len(val) > 63 or not _K8S_NAME.match(val):
+            p.append(f"{key(k)}: {val!r} is not a valid Kubernetes name (lowercase RFC 1123 label, <= 63)")
+    return p

@@ -1,0 +1,53 @@
+"""The RayCluster: NeMo-RL release, worker group, mounts; and their rules."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from pydantic import Field
+
+from core import catalog
+from core.keys import key
+from core.settings.base import Section
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+
+class WorkloadSettings(Section):
+    """The RayCluster: NeMo-RL release, worker group, mounts."""
+
+    nemo_rl_release: str = Field("v0.5.0", alias="nemoRlRelease",
+                                 description="NeMo-RL container release (v0.4.0, v0.5.0 or v0.7.0).")
+    ray_version: Optional[str] = Field(None, alias="rayVersion", description=(
+        "Ray version of the RayCluster; default and only valid value: the Ray inside the NeMo-RL image."))
+    worker_replicas: Optional[int] = Field(None, alias="workerReplicas", description=(
+        "GPU worker pods (one per node); default: gpuNodes (Standard) or 2 (Autopilot)."))
+    lustre_mount_path: str = Field("/lustre", alias="lustreMountPath",
+                                   description="Where Lustre is mounted in the Ray pods.")
+    shm_size_gib: int = Field(240, alias="shmSizeGib", ge=1, description="Size of /dev/shm (memory) in worker pods.")
+    head_cpu: int = Field(8, alias="headCpu", ge=1, description="CPU request of the Ray head (CPU node).")
+    head_memory_gib: int = Field(32, alias="headMemoryGib", ge=1, description="Memory of the Ray head in GiB.")
+
+    @property
+    def release(self) -> catalog.NemoRlRelease:
+        return catalog.NEMO_RL_RELEASES[self.nemo_rl_release]
+
+
+def check(s: "Settings") -> list[str]:
+    p: list[str] = []
+    w = s.workload
+    rel = catalog.NEMO_RL_RELEASES.get(w.nemo_rl_release)
+    if rel is None:
+        p.append(f"{key('nemoRlRelease')}: unknown release {w.nemo_rl_release!r}; valid: "
+                 f"{', '.join(sorted(catalog.NEMO_RL_RELEASES))}")
+    elif w.ray_version is not None and w.ray_version != rel.ray_version:
+        p.append(f"{key('rayVersion')}: {w.ray_version} differs from the Ray inside {rel.image} "
+                 f"({rel.ray_version}); unset it or set {rel.ray_version}")
+    if s.worker_replicas < 0:
+        p.append(f"{key('workerReplicas')}: must be >= 0 (got {s.worker_replicas})")
+    elif not s.autopilot and s.worker_replicas > s.gpu.max_nodes_effective:
+        p.append(f"{key('workerReplicas')}: {s.worker_replicas} GPU workers need {s.worker_replicas} nodes but the "
+                 f"GPU pool has at most {s.gpu.max_nodes_effective} ({key('gpuMaxNodes')})")
+    if not w.lustre_mount_path.startswith("/") or w.lustre_mount_path.rstrip("/") in ("", "/dev", "/tmp"):
+        p.append(f"{key('lustreMountPath')}: {w.lustre_mount_path!r} must be an absolute path such as /lustre")
+    return p
