@@ -1,6 +1,7 @@
 """The job path end to end on a real local Ray head: what the program renders is submitted through the Jobs
 API, runs the real GSM8K preparation program from the scripts directory and the stand-in trainer from
-/opt/nemo-rl, checkpoints to a directory standing in for Lustre, resumes after a simulated preemption, and
+/opt/nemo-rl (which builds its config from the release's real configs with NeMo-RL's own loader and real
+hydra-core), checkpoints to a directory standing in for Lustre, resumes after a simulated preemption, and
 never exposes a secret; the companion CLI drives the same head."""
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ SCRIPTS_DIR = Path(recipes.SCRIPTS_DIR)
 SCRIPTS_MARKER = SCRIPTS_DIR / ".nemo-rl-gke-test-scripts"
 SCRIPTS_LOCK = Path(tempfile.gettempdir()) / "nemo-rl-gke-scripts.lock"
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
-HOME_RELEASE = {QWEN: NEMO_RL_RELEASES["v0.4.0"], GEMMA: NEMO_RL_RELEASES["v0.5.0"]}
+# The release each seed ran; /opt/nemo-rl holds one release at a time, as an image does.
+HOME_RELEASE = {QWEN: "v0.4.0", GEMMA: "v0.5.0"}
 # The pods get these from the Kubernetes Secret; here the head's environment plays that role.
 CANARIES = {"HF_TOKEN": "hf_canary_5d1e0b", "WANDB_API_KEY": "wandb_canary_c4a9f7"}
 STEP_SECONDS = "0.25"
@@ -99,17 +101,19 @@ def shared_test_dir(target: Path, marker: Path, lock_path: Path, files: dict[str
 
 
 @pytest.fixture(scope="module")
-def nemo_rl_workdir():
-    """/opt/nemo-rl holding the stand-in trainer and every catalog config (see shared_test_dir)."""
-    config_paths = sorted(set().union(*(r.configs for r in NEMO_RL_RELEASES.values())))
+def nemo_rl_image(request):
+    """/opt/nemo-rl of the NeMo-RL release `request.param` (indirect parametrization: pytest groups the tests
+    by release): its real configs and config loader, the stand-in trainer at its entry script (see
+    shared_test_dir). Yields the release."""
+    release = NEMO_RL_RELEASES[request.param]
     probe = Path(tempfile.mkdtemp(prefix="standin-"))
     try:
-        install_workdir(probe, config_paths)
+        install_workdir(probe, release)
         files = _files_under(probe)
     finally:
         shutil.rmtree(probe)
-    with shared_test_dir(WORKDIR, MARKER, LOCK, files) as workdir:
-        yield workdir
+    with shared_test_dir(WORKDIR, MARKER, LOCK, files):
+        yield release
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +157,7 @@ def image_tools(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def ray_head(nemo_rl_workdir, job_scripts_dir, image_tools, datasets_calls):
+def ray_head(job_scripts_dir, image_tools, datasets_calls):
     """A real Ray head with the dashboard (Jobs API) on loopback; yields its address.
 
     Stopped by signalling the `ray start --block` process we started, which takes down the processes it
@@ -228,10 +232,10 @@ def client(ray_head, monkeypatch):
     return JobSubmissionClient(ray_head)
 
 
-def render(name: str, overrides: dict, lustre: Path, stack: str = "ci"):
-    """What the program submits for a stack running recipe `name`: entrypoint, runtime env, metadata."""
+def render(name: str, overrides: dict, lustre: Path, release, stack: str = "ci"):
+    """What the program submits for a stack on `release` running recipe `name`: entrypoint, runtime env,
+    metadata."""
     settings = JobSettings.model_validate({"jobRecipe": name, "jobOverrides": overrides})
-    release = HOME_RELEASE[name]
     recipe = recipes.resolve_recipe(settings, release)
     assert recipes.check_job(settings, release=release, worker_replicas=recipe.num_nodes, gpus_per_node=8,
                              stack_name=stack) == []
@@ -271,23 +275,30 @@ def assert_no_secret(client, job_id: str, *submitted) -> None:
 
 # --- the stand-in itself ------------------------------------------------------------------------------
 def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path, monkeypatch, capsys):
-    install_workdir(tmp_path, ["c.yaml"])
+    install_workdir(tmp_path, NEMO_RL_RELEASES["v0.5.0"])
     monkeypatch.chdir(tmp_path)
-    assert standin_main(["--config", "c.yaml", "checkpointing.checkpoint_dir=null"]) == 2
-    assert "required setting checkpointing.checkpoint_dir is missing" in capsys.readouterr().err
-    assert standin_main(["--config", "c.yaml"]) == 2   # the base config's relative results/grpo
-    assert "must be absolute" in capsys.readouterr().err
-    assert standin_main(["--config", "c.yaml", "checkpointing/checkpoint_dir=/x"]) == 2
-    assert "cannot parse override" in capsys.readouterr().err
-    assert standin_main(["--config", "missing.yaml"]) == 2
-    assert "not found" in capsys.readouterr().err
+    config = ["--config", "examples/configs/grpo_math_1B.yaml"]
+
+    def fails(*overrides: str) -> str:
+        assert standin_main([*config, *overrides], nemo_rl_root=tmp_path) == 2
+        return capsys.readouterr().err
+
+    assert "required setting checkpointing.checkpoint_dir is missing" in fails("checkpointing.checkpoint_dir=null")
+    assert "'results/grpo' must be absolute" in fails()   # the base config's own checkpoint_dir
+    # NeMo-RL's own loader refuses these (struct mode: `+` only for a key the config lacks, and only then).
+    assert "Could not override 'checkpointing.no_such_key'" in fails("checkpointing.no_such_key=1")
+    assert "Could not append to config. An item is already at 'grpo.max_num_steps'" in fails("+grpo.max_num_steps=3")
+    assert "OverridesError" in fails("grpo.max_num_steps=[1")
+    assert standin_main(["--config", "missing.yaml"], nemo_rl_root=tmp_path) == 2
+    assert "FileNotFoundError" in capsys.readouterr().err
 
 
 # --- through a real Ray head -----------------------------------------------------------------------------
-@pytest.mark.parametrize("name", [QWEN, GEMMA])
-def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, client, tmp_path, datasets_calls):
+@pytest.mark.parametrize("name,nemo_rl_image", HOME_RELEASE.items(), indirect=["nemo_rl_image"])
+def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, nemo_rl_image, client, tmp_path,
+                                                                    datasets_calls):
     entrypoint, runtime_env, metadata, ckpt = render(name, {"max_num_steps": 4, "save_period": 2,
-                                                            "keep_top_k": 2}, tmp_path / "lustre")
+                                                            "keep_top_k": 2}, tmp_path / "lustre", nemo_rl_image)
     job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
                                submission_id=f"{name}-{os.getpid()}-{time.time_ns()}")
     status = wait_for(client, job_id)
@@ -311,9 +322,10 @@ def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, client,
     assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
 
 
-def test_preempted_run_resumes_from_its_last_checkpoint(client, tmp_path):
+@pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[GEMMA]], indirect=True)
+def test_preempted_run_resumes_from_its_last_checkpoint(nemo_rl_image, client, tmp_path):
     overrides = {"max_num_steps": 16, "save_period": 2, "keep_top_k": 2}
-    rendering = render(GEMMA, overrides, tmp_path / "lustre")
+    rendering = render(GEMMA, overrides, tmp_path / "lustre", nemo_rl_image)
     entrypoint, runtime_env, metadata, ckpt = rendering
     first = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
                               submission_id=f"preempt-1-{time.time_ns()}")
@@ -328,7 +340,7 @@ def test_preempted_run_resumes_from_its_last_checkpoint(client, tmp_path):
     assert 0 < saved < overrides["max_num_steps"]
 
     # The RayJob is submitted again with exactly the same rendering (KubeRay gives it a new submission id).
-    assert render(GEMMA, overrides, tmp_path / "lustre") == rendering
+    assert render(GEMMA, overrides, tmp_path / "lustre", nemo_rl_image) == rendering
     second = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
                                submission_id=f"preempt-2-{time.time_ns()}")
     assert wait_for(client, second) == JobStatus.SUCCEEDED, client.get_job_logs(second)
@@ -346,8 +358,10 @@ def test_preempted_run_resumes_from_its_last_checkpoint(client, tmp_path):
 
 # Ray's own tail_job_logs opens its websocket with a deprecated aiohttp argument.
 @pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")
-def test_companion_cli_drives_status_logs_list_and_stop(ray_head, client, tmp_path, capsys):
-    entrypoint, runtime_env, metadata, ckpt = render(QWEN, {"max_num_steps": 200}, tmp_path / "lustre")
+@pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[QWEN]], indirect=True)
+def test_companion_cli_drives_status_logs_list_and_stop(nemo_rl_image, ray_head, client, tmp_path, capsys):
+    entrypoint, runtime_env, metadata, ckpt = render(QWEN, {"max_num_steps": 200}, tmp_path / "lustre",
+                                                     nemo_rl_image)
     job_id = f"cli-{time.time_ns()}"
     addr = ["--address", ray_head]
     assert jobs.main(["submit", *addr, "--entrypoint", entrypoint, "--runtime-env-json", json.dumps(runtime_env),
@@ -383,8 +397,9 @@ def test_companion_cli_drives_status_logs_list_and_stop(ray_head, client, tmp_pa
 
 
 @pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")
-def test_companion_cli_follows_logs_until_the_job_ends(ray_head, client, tmp_path, capsys):
-    entrypoint, runtime_env, metadata, _ = render(QWEN, {"max_num_steps": 3}, tmp_path / "lustre")
+@pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[QWEN]], indirect=True)
+def test_companion_cli_follows_logs_until_the_job_ends(nemo_rl_image, ray_head, client, tmp_path, capsys):
+    entrypoint, runtime_env, metadata, _ = render(QWEN, {"max_num_steps": 3}, tmp_path / "lustre", nemo_rl_image)
     job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
                                submission_id=f"follow-{time.time_ns()}")
     assert jobs.main(["logs", job_id, "--follow", "--address", ray_head]) == 0

@@ -1,6 +1,8 @@
-"""Job recipes: checks naming their config key, deterministic, readable and shell/Hydra-safe rendering, the
-seeds' values, a secret-free runtime env, and the GSM8K preparation program (run against an offline
-`datasets`)."""
+"""Job recipes: checks naming their config key, deterministic, readable and shell-safe rendering, the seeds'
+values, a secret-free runtime env, and the GSM8K preparation program (run against an offline `datasets`).
+
+What NeMo-RL makes of the rendered overrides (real configs, real loader, real hydra-core) is checked in
+test_nemo_rl_configs.py; here the rendered words are read with hydra-core's own override parser."""
 from __future__ import annotations
 
 import json
@@ -17,8 +19,8 @@ from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
 from core import recipes
 from workloads import scripts
 from core.settings.job import JobSettings
-from tests.standin import BASE_CONFIG, fake_datasets
-from tests.standin.grpo_trainer import StandInError, apply_overrides, parse_override
+from tests.nemo_rl_oracle import parsed_overrides
+from tests.standin import fake_datasets
 
 V040, V050, V070 = (NEMO_RL_RELEASES[t] for t in ("v0.4.0", "v0.5.0", "v0.7.0"))
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
@@ -36,14 +38,11 @@ def problems(config: dict, *, release=V050, workers=2, gpus=8, stack="dev") -> l
 
 
 def rendered(name: str, overrides=None, run_name="run-1") -> dict:
-    """Rendered Hydra overrides decoded back to values: key (with any '+') -> value."""
+    """Rendered Hydra overrides as hydra-core reads them: key (with '+' when it adds the key) -> value."""
     release = HOME_RELEASE[name]
     recipe = recipes.resolve_recipe(job(jobRecipe=name, jobOverrides=overrides or {}), release)
     args = recipes.render_args(recipe, release, mount_path=MOUNT, run_name=run_name)
-    out = {}
-    for word in args[3:]:
-        append, key, value = parse_override(word)
-        out[("+" if append else "") + key] = value
+    out = {("+" if o.is_add() else "") + o.key_or_group: o.value() for o in parsed_overrides(args[3:])}
     return {"entry": args[0], "config": args[2], **out}
 
 
@@ -188,65 +187,45 @@ def test_rendering_is_deterministic_whatever_the_override_order():
     assert keys == sorted(keys)
 
 
-@pytest.mark.parametrize("name", [QWEN, GEMMA])
-def test_plus_prefix_marks_exactly_the_keys_the_base_config_lacks(name):
-    release = HOME_RELEASE[name]
-    recipe = recipes.RECIPES[name]
-    words = recipes.render_overrides(recipe, mount_path=MOUNT, run_name="r")
-    for word in words:
-        append, key, _ = parse_override(word)
-        node, present = BASE_CONFIG, True
-        for part in key.split("."):
-            if not isinstance(node, dict) or part not in node:
-                present = False
-                break
-            node = node[part]
-        assert append == (not present) == (key in recipes.KEYS_ABSENT_FROM_BASE), word
-    # Hydra's rules accept the rendering and refuse it with any single prefix flipped.
-    apply_overrides(BASE_CONFIG, words)
-    for i, word in enumerate(words):
-        flipped = word[1:] if word.startswith("+") else "+" + word
-        with pytest.raises(StandInError):
-            apply_overrides(BASE_CONFIG, words[:i] + [flipped] + words[i + 1:])
-    assert recipes.render_args(recipe, release, mount_path=MOUNT, run_name="r")[:3] == [
-        release.grpo_entry, "--config", recipe.config_path]
-
-
 # Strings Hydra keeps as the same string without quotes: rendered bare, as the entrypoint's reader sees them.
 BARE = ["ResponseDataset", "question", "/lustre/checkpoints/run", "google/gemma-3-27b-it", "qwen2.5-72b-deepscaler",
         "Qwen2ForCausalLM", "_private", "/", "/123", "e5", "nullable", "truel", "a@b+c", "x-1.5e3"]
-# Strings that stay quoted: Hydra would read them as another type, refuse them or not as one plain string; or
-# they fall outside the deliberately narrow bare class (a leading digit or sign, `*`).
-QUOTED = ["null", "NULL", "true", "True", "FALSE", "inf", "NaN", "Infinity", "123", "1_000", "7b", "-x", "+x",
-          "two words", "a:b", "gs://b/c", "a=b", "a,b", "[x]", "f(x)", "$HOME", "~x", "a*b", "it's", "ünï", "",
-          "run\n"]
-# (An empty wandb_name means "the run name", so "" is only in QUOTED.)
-TRICKY = BARE + [v for v in QUOTED if v] + [
-    'say "hi"', "back\\slash", "trailing\\", "\\'", "'", "\\\\'", "a=b,c", "$HOME;rm -rf /", "`id`", "ünï cödé",
-    "tab\there", "new\nline"]
+# Strings Hydra would read bare as another type (null, bool, int, float, list, sweep) or refuse.
+NOT_STRINGS_BARE = ["null", "NULL", "true", "True", "FALSE", "inf", "NaN", "123", "1_000", "a=b", "a,b", "[x]",
+                    "f(x)", "~x", "it's", "ünï", "run\n"]
+# Strings Hydra would read bare unchanged, but outside the deliberately narrow bare class (a leading digit or sign,
+# a word Python reads as a number, characters the shell or a reader could take otherwise).
+QUOTED_BY_CHOICE = ["Infinity", "7b", "-x", "+x", "two words", "a:b", "gs://b/c", "$HOME", "a*b", ""]
+
+
+def hydra_reads_bare(value: str):
+    """What hydra-core makes of `value` written bare as an override value (an exception if it refuses it)."""
+    try:
+        return parsed_overrides([f"k={value}"])[0].value()
+    except Exception as e:   # hydra.errors.OverrideParseException
+        return e
 
 
 @pytest.mark.parametrize("value", BARE)
-def test_plain_strings_render_bare(value):
+def test_plain_strings_render_bare_and_hydra_reads_them_back(value):
     assert recipes.hydra_value(value) == value
+    assert hydra_reads_bare(value) == value
 
 
-@pytest.mark.parametrize("value", QUOTED)
-def test_strings_hydra_would_read_otherwise_stay_quoted(value):
+@pytest.mark.parametrize("value", NOT_STRINGS_BARE)
+def test_strings_hydra_would_read_as_another_value_render_quoted(value):
+    bare = hydra_reads_bare(value)
+    assert not (isinstance(bare, str) and bare == value)   # the oracle: bare would not be this string
     rendered_value = recipes.hydra_value(value)
     assert rendered_value.startswith("'") and rendered_value.endswith("'")
+    assert parsed_overrides([f"k={rendered_value}"])[0].value() == value
 
 
-@pytest.mark.parametrize("value", TRICKY)
-def test_string_values_round_trip_through_shell_and_hydra_quoting(value):
-    recipe = recipes.RECIPES[QWEN].model_copy(update={"wandb_name": value})
-    args = recipes.render_args(recipe, V040, mount_path=MOUNT, run_name="r")
-    sh, dash_c, script = shlex.split(recipes.entrypoint(recipe, V040, mount_path=MOUNT, run_name="r"))
-    assert (sh, dash_c) == ("sh", "-c")
-    last = script[script.rindex("\nexec uv run python ") + 1:]
-    assert shlex.split(last) == ["exec", "uv", "run", "python", *args]
-    decoded = dict(parse_override(w)[1:] for w in args[3:])
-    assert decoded["logger.wandb.name"] == value
+@pytest.mark.parametrize("value", QUOTED_BY_CHOICE)
+def test_strings_outside_the_bare_class_render_quoted(value):
+    rendered_value = recipes.hydra_value(value)
+    assert rendered_value.startswith("'") and rendered_value.endswith("'")
+    assert parsed_overrides([f"k={rendered_value}"])[0].value() == value
 
 
 def test_interpolation_syntax_is_refused_rather_than_resolved():
@@ -299,7 +278,6 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
         words = shlex.split(line)
         assert words and " ".join(words) == line and not any("\n" in w for w in words), line
     words = lines[-1].split(" ")
-    assert all(w in words for w in recipes.render_overrides(recipe, mount_path=MOUNT, run_name=run))
     assert f"checkpointing.checkpoint_dir={MOUNT}/checkpoints/{run}" in words
     assert f"policy.model_name={recipe.model_name}" in words
     assert f"logger.wandb.name={run}" in words
@@ -367,7 +345,7 @@ def test_gemma_recipe_reproduces_the_tutorial_run_on_prepared_gsm8k():
     assert {k: v[k] for k in expected} == expected
 
 
-def test_overrides_reach_the_rendered_command():
+def test_job_overrides_reach_the_rendered_overrides():
     v = rendered(GEMMA, {"max_num_steps": 4, "save_period": 2, "num_prompts_per_step": 8})
     assert (v["grpo.max_num_steps"], v["checkpointing.save_period"], v["grpo.num_prompts_per_step"]) == (4, 2, 8)
 

@@ -1,57 +1,36 @@
 """Stand-ins that let the RayJob path run on a laptop or CI: no GPU, no NeMo-RL image, no network.
 
-- `grpo_trainer.py`: the GRPO entry script stand-in (Hydra-style command line, NeMo-RL checkpointing).
-- `install_workdir()`: lays out a directory standing in for /opt/nemo-rl: the stand-in at both entry script
-  paths and each config path of the releases, holding `BASE_CONFIG`.
+- `grpo_trainer.py`: the GRPO entry script stand-in. It builds the run's config with the release's real
+  config loader and real hydra-core, then behaves like NeMo-RL's checkpointing.
+- `install_workdir()`: lays out a directory standing in for /opt/nemo-rl of one NeMo-RL release: that
+  release's real files the tests keep (tests/nemo_rl_reference/<tag>: its GRPO configs and
+  nemo_rl/utils/config.py) and the stand-in at the release's entry script path.
 - `fake_datasets`: a `datasets` package stand-in serving GSM8K-shaped rows from memory.
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
-from typing import Iterable
+
+from core.catalog import NemoRlRelease
 
 TRAINER = Path(__file__).with_name("grpo_trainer.py")
-
-# Every GRPO entry script the catalog's releases name (infra.catalog.NemoRlRelease.grpo_entry).
-ENTRY_SCRIPTS = ("examples/run_grpo_math.py", "examples/run_grpo.py")
-
-# The keys of NeMo-RL's GRPO base config that the recipes override, with their values, transcribed from
-# examples/configs/grpo_math_1B.yaml (v0.4/v0.5), which every GRPO config inherits. The stand-in applies
-# Hydra's rules against it: a plain override must name one of these keys, a `+` override a key absent here.
-BASE_CONFIG: dict = {
-    "grpo": {"num_prompts_per_step": 32, "num_generations_per_prompt": 16, "max_num_steps": 1000000},
-    "checkpointing": {"enabled": True, "checkpoint_dir": "results/grpo", "metric_name": "val_reward",
-                      "higher_is_better": True, "keep_top_k": 3, "save_period": 10,
-                      "checkpoint_must_save_by": None},
-    "policy": {
-        "model_name": "Qwen/Qwen2.5-1.5B",
-        "train_global_batch_size": 512,
-        "precision": "bfloat16",
-        "dtensor_cfg": {"enabled": True, "tensor_parallel_size": 1},
-        "megatron_cfg": {"enabled": False, "converter_type": "Qwen2ForCausalLM"},
-        "generation": {
-            "backend": "vllm",
-            "vllm_cfg": {"tensor_parallel_size": 1, "gpu_memory_utilization": 0.6},
-            "colocated": {"enabled": True, "resources": {"gpus_per_node": None, "num_nodes": None}},
-        },
-    },
-    "data": {"prompt_file": "examples/prompts/cot.txt", "system_prompt_file": None, "shuffle": True,
-             "dataset_name": "OpenMathInstruct-2"},
-    "logger": {"log_dir": "logs", "wandb_enabled": False, "tensorboard_enabled": False,
-               "wandb": {"project": "grpo-dev", "name": "grpo-dev-logger"}},
-    "cluster": {"gpus_per_node": 1, "num_nodes": 1},
-}
+# Unmodified NeMo-RL files, one folder per release tag (see SOURCES.md there).
+NEMO_RL_REFERENCE = Path(__file__).resolve().parents[1] / "nemo_rl_reference"
 
 
-def install_workdir(workdir: Path, config_paths: Iterable[str]) -> None:
-    """Put the stand-in trainer at every entry script path and BASE_CONFIG at each config path."""
-    for rel in ENTRY_SCRIPTS:
-        dest = workdir / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(TRAINER, dest)
-    for rel in config_paths:
-        dest = workdir / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(json.dumps(BASE_CONFIG, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+def release_tree(tag: str) -> Path:
+    """The kept copy of NeMo-RL `tag`'s files, laid out as in its repository."""
+    tree = NEMO_RL_REFERENCE / tag
+    if not tree.is_dir():
+        raise FileNotFoundError(f"no NeMo-RL {tag} files under {NEMO_RL_REFERENCE}")
+    return tree
+
+
+def install_workdir(workdir: Path, release: NemoRlRelease) -> None:
+    """`workdir` as /opt/nemo-rl of `release`: its real configs and config loader, the stand-in at its entry."""
+    shutil.copytree(release_tree(release.tag), workdir, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))   # only the kept files
+    dest = workdir / release.grpo_entry
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(TRAINER, dest)

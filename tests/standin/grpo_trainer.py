@@ -1,10 +1,12 @@
 """Stand-in for NeMo-RL's GRPO entry script, for running the Ray job path without GPUs or NeMo-RL.
 
-Placed at `examples/run_grpo_math.py` / `examples/run_grpo.py` under a directory standing in for
-/opt/nemo-rl, it takes the same command line as NeMo-RL: `--config <yaml>` plus Hydra overrides, and applies
-Hydra's rules: `key=value` must name a key of the base config, `+key=value` one it lacks; values use
-Hydra's grammar (null, booleans, numbers, quoted or bare strings). It then behaves like NeMo-RL's
-checkpointing (FACTS.md §7):
+Installed (tests/standin `install_workdir`) at the release's entry script path (`examples/run_grpo_math.py`,
+`examples/run_grpo.py`) in a directory standing in for /opt/nemo-rl that also holds that release's real GRPO
+configs and its real config loader `nemo_rl/utils/config.py` (copies in tests/nemo_rl_reference). It takes the
+same command line as NeMo-RL, `--config <yaml>` plus Hydra overrides, and turns it into the run's config exactly
+as the release's entry script does, with NeMo-RL's own loader and real hydra-core / OmegaConf
+(`load_nemo_rl_config`): nothing here parses an override. It then behaves like NeMo-RL's checkpointing
+(FACTS.md §7):
 
 - resumes from the highest `step_N` in `checkpointing.checkpoint_dir` (checking training_info.json);
 - runs steps up to `grpo.max_num_steps`, sleeping $NEMO_RL_STANDIN_STEP_SECONDS per step (default 1);
@@ -13,95 +15,104 @@ checkpointing (FACTS.md §7):
   and keeps the newest `checkpointing.keep_top_k` (metric_name must be null: it computes no metric);
 - with `data.dataset_name=ResponseDataset`, reads the train/validation JSONL files and their keys.
 
-Only the standard library (and PyYAML when the base config is not JSON); it never prints a secret.
+Needs hydra-core and omegaconf (NeMo-RL's own dependencies); it never prints a secret.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.util
 import json
 import os
 import re
 import shutil
 import sys
 import time
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Optional
+
+from omegaconf import DictConfig, OmegaConf
 
 STEP_SECONDS_ENV = "NEMO_RL_STANDIN_STEP_SECONDS"
 PREFIX = "stand-in GRPO:"
-
-_OVERRIDE = re.compile(r"^(\+?)([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)=(.*)$", re.S)
-# Hydra's INT and FLOAT tokens (hydra/grammar/OverrideLexer.g4, Hydra 1.1-1.3): no leading zeros, `_` between
-# digits, inf / nan in any case. A bare value converts only when it is one such token as a whole ("007" and
-# "1.5.3" are strings); used with fullmatch.
-_UINT = r"(?:0|[1-9](?:_?[0-9])*)"
-_DIGITS = r"[0-9](?:_?[0-9])*"
-_POINT_FLOAT = rf"(?:{_UINT}?\.{_DIGITS}|{_UINT}\.)"
-_INT = re.compile(rf"[+-]?{_UINT}")
-_FLOAT = re.compile(rf"[+-]?(?:(?:{_POINT_FLOAT}|{_UINT})[eE][+-]?{_DIGITS}|{_POINT_FLOAT}|[Ii][Nn][Ff]|[Nn][Aa][Nn])")
-# Characters of an unquoted string: ID tokens, Hydra's unquoted characters and `:`. Stricter than Hydra, never
-# looser: no `$` (interpolation), `\` escapes or inner whitespace, which the recipes always quote.
-_BARE_STRING = re.compile(r"[A-Za-z0-9_/+.%*@?|:-]+")
+# NeMo-RL's config loader, relative to the NeMo-RL tree (the stand-in sits at <tree>/examples/<entry>.py).
+LOADER_PATH = Path("nemo_rl", "utils", "config.py")
+# OmegaConf resolvers some NeMo-RL release registers (v0.7.0 nemo_rl/utils/config.py register_omegaconf_resolvers).
+_RESOLVERS = ("mul", "div", "max")
 _STEP_DIR = re.compile(r"^step_([0-9]+)$")
+_LOADERS: dict[Path, ModuleType] = {}
 
 
 class StandInError(Exception):
     pass
 
 
-def parse_value(text: str) -> Any:
-    """A Hydra override value: null, true/false, int, float (inf, nan), 'quoted' / "quoted" or bare string."""
-    if text[:1] in ("'", '"'):
-        return _parse_quoted(text)
-    bare = text.strip()
-    if bare.lower() == "null":
-        return None
-    if bare.lower() in ("true", "false"):
-        return bare.lower() == "true"
-    if _INT.fullmatch(bare):
-        return int(bare)
-    if _FLOAT.fullmatch(bare):
-        return float(bare)
-    if not _BARE_STRING.fullmatch(bare):
-        raise StandInError(f"value {text!r} must be quoted in Hydra's grammar")
-    return bare
+def import_nemo_rl_loader(nemo_rl_root: Path) -> ModuleType:
+    """`<nemo_rl_root>/nemo_rl/utils/config.py`, NeMo-RL's own config loader, imported by its path.
+
+    By path because the rest of the `nemo_rl` package (torch, vLLM, ...) is not there; the loader itself only
+    imports hydra-core and OmegaConf. One module per file, so the loaders of several releases coexist.
+    """
+    path = (Path(nemo_rl_root) / LOADER_PATH).resolve()
+    module = _LOADERS.get(path)
+    if module is None:
+        if not path.is_file():
+            raise StandInError(f"NeMo-RL config loader {path} not found")
+        name = "nemo_rl_utils_config_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _LOADERS[path] = module
+    return module
 
 
-def _parse_quoted(text: str) -> str:
-    # Hydra: \<quote> is a literal quote; a run of backslashes before a quote (or the closing quote) is
-    # halved; other backslashes are literal.
-    quote, out, i, n = text[0], [], 1, len(text)
-    while i < n:
-        j = i
-        while j < n and text[j] == "\\":
-            j += 1
-        run = j - i
-        if j < n and text[j] == quote:
-            closing = j == n - 1
-            if run % 2 == 0:
-                out.append("\\" * (run // 2))
-                if not closing:
-                    raise StandInError(f"unescaped {quote} inside {text!r}")
-                return "".join(out)
-            out.append("\\" * (run // 2) + quote)
-            i = j + 1
-        elif run:
-            out.append("\\" * run)
-            i = j
-        else:
-            out.append(text[i])
-            i += 1
-    raise StandInError(f"unterminated quoted value {text!r}")
+def _register_resolvers(loader: ModuleType) -> None:
+    # OmegaConf keeps resolvers process-wide: start from none, then register what this release's entry script
+    # registers, so a test process that loads several releases sees each one's set only.
+    for name in _RESOLVERS:
+        OmegaConf.clear_resolver(name)
+    if hasattr(loader, "register_omegaconf_resolvers"):
+        # v0.7.0 examples/run_grpo.py L66 (NVIDIA-NeMo/RL@81aa43dda4765b0429cf31dab44441e4e4383911)
+        loader.register_omegaconf_resolvers()
+    else:
+        # v0.4.0 / v0.5.0 examples/run_grpo_math.py L43, at import (NVIDIA-NeMo/RL@c751f811217db7df0d4c94abdeaada66
+        # 26cfc150, @6c7089300fded94abfa49bb9cbf9eb357d862461)
+        OmegaConf.register_new_resolver("mul", lambda a, b: a * b)
 
 
-def parse_override(word: str) -> tuple[bool, str, Any]:
-    """'+a.b=v' -> (True, 'a.b', v)."""
-    m = _OVERRIDE.match(word)
-    if not m:
-        raise StandInError(f"cannot parse override {word!r} (expected [+]key.path=value)")
-    return m.group(1) == "+", m.group(2), parse_value(m.group(3))
+def load_nemo_rl_config(loader: ModuleType, config_path: str, overrides: list[str]) -> dict:
+    """The run's config from `--config` and the Hydra overrides, as NeMo-RL's GRPO entry script builds it:
+
+        config = load_config(args.config)
+        if overrides:
+            config = parse_hydra_overrides(config, overrides)   # OmegaConf.set_struct(cfg, True) inside
+        config = OmegaConf.to_container(config, resolve=True)
+
+    v0.4.0 examples/run_grpo_math.py L137-144, v0.5.0 examples/run_grpo_math.py L140-147, v0.7.0
+    examples/run_grpo.py L74-81 (commits in tests/nemo_rl_reference/SOURCES.md). `config_path` is taken as the
+    script takes it: relative to the working directory. Not mirrored: v0.7.0's next line, `MasterConfig(**config)`,
+    which needs the nemo_rl package. Errors are NeMo-RL's own (OverridesError, FileNotFoundError, OmegaConf's).
+    """
+    return apply_nemo_rl_overrides(loader, load_nemo_rl_base(loader, config_path), overrides)
 
 
-def _lookup(config: dict, key: str) -> tuple[bool, Any]:
+def load_nemo_rl_base(loader: ModuleType, config_path: str) -> DictConfig:
+    """The first step of `load_nemo_rl_config`: the release's resolvers, then its `load_config`."""
+    _register_resolvers(loader)
+    return loader.load_config(config_path)
+
+
+def apply_nemo_rl_overrides(loader: ModuleType, config: DictConfig, overrides: list[str]) -> dict:
+    """The rest of `load_nemo_rl_config` on a loaded config, which `parse_hydra_overrides` changes in place."""
+    _register_resolvers(loader)
+    if overrides:
+        config = loader.parse_hydra_overrides(config, overrides)
+    return OmegaConf.to_container(config, resolve=True)
+
+
+def lookup(config: dict, key: str) -> tuple[bool, Any]:
+    """(present, value) of a dotted key in a plain config dict."""
     node: Any = config
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:
@@ -110,41 +121,8 @@ def _lookup(config: dict, key: str) -> tuple[bool, Any]:
     return True, node
 
 
-def apply_overrides(base: dict, words: list[str]) -> dict:
-    config = json.loads(json.dumps(base))
-    for word in words:
-        append, key, value = parse_override(word)
-        present, _ = _lookup(config, key)
-        if append and present:
-            raise StandInError(f"could not append to config: an item is already at {key!r} (drop the '+')")
-        if not append and not present:
-            raise StandInError(f"could not override {key!r}: not in the base config (use +{key}=...)")
-        node = config
-        parts = key.split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = value
-    return config
-
-
-def load_base(path: str) -> dict:
-    if not os.path.isfile(path):
-        raise StandInError(f"config file {path!r} not found (cwd {os.getcwd()})")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        import yaml
-
-        data = yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise StandInError(f"config file {path!r} is not a mapping")
-    return data
-
-
 def require(config: dict, key: str, kind: type) -> Any:
-    present, value = _lookup(config, key)
+    present, value = lookup(config, key)
     if not present or value is None:
         raise StandInError(f"required setting {key} is missing")
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -155,7 +133,7 @@ def require(config: dict, key: str, kind: type) -> Any:
 
 
 def check_response_dataset(config: dict) -> None:
-    present, name = _lookup(config, "data.dataset_name")
+    present, name = lookup(config, "data.dataset_name")
     if not present or name != "ResponseDataset":
         return
     in_key, out_key = require(config, "data.input_key", str), require(config, "data.output_key", str)
@@ -176,7 +154,7 @@ def check_response_dataset(config: dict) -> None:
             raise StandInError(f"{path} is empty")
         counts[which] = rows
     for which in ("train_split", "val_split"):
-        if _lookup(config, f"data.{which}")[1] != "train":
+        if lookup(config, f"data.{which}")[1] != "train":
             raise StandInError(f"data.{which} must be 'train' for a local JSONL file")
     print(f"{PREFIX} ResponseDataset {counts['train_data_path']} train / {counts['val_data_path']} validation rows",
           flush=True)
@@ -228,12 +206,20 @@ def save_checkpoint(ckpt_dir: str, step: int, config: dict, keep_top_k: int) -> 
     return final
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: Optional[list[str]] = None, nemo_rl_root: Optional[Path] = None) -> int:
+    """Run as NeMo-RL's entry script would; `nemo_rl_root` is the NeMo-RL tree holding the config loader
+    (default: the tree this file is installed in, `<tree>/examples/<entry>.py`)."""
+    # As the entry scripts: argparse's parse_known_args, the words it does not know are the Hydra overrides.
     ap = argparse.ArgumentParser(description="Stand-in for NeMo-RL GRPO (no GPU, no NeMo-RL)")
     ap.add_argument("--config", required=True)
     args, words = ap.parse_known_args(argv)
+    root = Path(nemo_rl_root) if nemo_rl_root is not None else Path(__file__).resolve().parents[1]
     try:
-        config = apply_overrides(load_base(args.config), words)
+        loader = import_nemo_rl_loader(root)
+        try:
+            config = load_nemo_rl_config(loader, args.config, words)
+        except Exception as e:   # NeMo-RL's own errors: OverridesError, FileNotFoundError, OmegaConf's
+            raise StandInError(f"NeMo-RL could not build the config: {type(e).__name__}: {e}") from e
         if require(config, "checkpointing.enabled", bool) is not True:
             raise StandInError("checkpointing.enabled must be True: nothing could resume after a preemption")
         ckpt_dir = require(config, "checkpointing.checkpoint_dir", str)
@@ -242,7 +228,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         save_period = require(config, "checkpointing.save_period", int)
         keep_top_k = require(config, "checkpointing.keep_top_k", int)
         max_steps = require(config, "grpo.max_num_steps", int)
-        if _lookup(config, "checkpointing.metric_name")[1] is not None:
+        if lookup(config, "checkpointing.metric_name")[1] is not None:
             raise StandInError("checkpointing.metric_name must be null (keep the newest checkpoints)")
         if save_period < 1 or keep_top_k < 1 or max_steps < 1:
             raise StandInError("save_period, keep_top_k and max_num_steps must be >= 1")

@@ -1,0 +1,232 @@
+"""The rendered job against the real NeMo-RL: each release's own configs and config loader (kept copies in
+tests/nemo_rl_reference), real hydra-core and OmegaConf in struct mode, and the argv the real /bin/sh hands to
+the entry script. No expected value here comes from our own parsing: the intent is `hydra_overrides()` (what
+the recipe means), the outcome is what NeMo-RL builds from the entrypoint."""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from core import recipes
+from core.catalog import NEMO_RL_RELEASES
+from core.settings.job import JobSettings
+from tests.nemo_rl_oracle import loader, lookup, nemo_rl_config, parsed_overrides, training_argv
+from tests.standin import NEMO_RL_REFERENCE
+
+MOUNT = "/lustre"
+RUN = "run-1"
+QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
+
+
+def resolved(name: str, tag: str, overrides: dict | None = None):
+    return recipes.resolve_recipe(JobSettings.model_validate({"jobRecipe": name, "jobOverrides": overrides or {}}),
+                                  NEMO_RL_RELEASES[tag])
+
+
+def accepted(name: str, tag: str) -> bool:
+    try:
+        resolved(name, tag)
+    except recipes.RecipeError:
+        return False
+    return True
+
+
+# Every (built-in recipe, release) pair the program accepts: what a stack may run.
+ACCEPTED = [(name, tag) for name in sorted(recipes.RECIPES) for tag in sorted(NEMO_RL_RELEASES) if accepted(name, tag)]
+
+# Valid jobOverrides that switch on every key the rendering can produce, on the releases that take them: the other
+# dataset, the other generation placement, the optional fields, and each catalog config of the release.
+VARIANTS = [
+    (QWEN, "v0.4.0", {"dataset": "gsm8k"}),
+    (QWEN, "v0.4.0", {"colocated_generation": False, "generation_nodes": 2}),
+    (QWEN, "v0.5.0", {"tensorboard_enabled": True, "vllm_tensor_parallel_size": 4, "vllm_gpu_memory_utilization": 0.5,
+                      "metric_name": "val_reward", "wandb_enabled": True, "wandb_name": "qwen 72b: run #1"}),
+    (QWEN, "v0.4.0", {"config_path": "examples/configs/grpo_math_1B.yaml", "model_name": "Qwen/Qwen2.5-1.5B",
+                      "train_backend": "dtensor", "converter_type": None, "dtensor_tensor_parallel_size": 8}),
+    (GEMMA, "v0.5.0", {"dataset": "DeepScaler"}),
+    (GEMMA, "v0.5.0", {"colocated_generation": True, "generation_nodes": None, "generation_gpus_per_node": None,
+                       "train_global_batch_size": 512}),
+    (GEMMA, "v0.5.0", {"config_path": "examples/configs/grpo_math_70B_megatron.yaml", "train_backend": "megatron",
+                       "dtensor_tensor_parallel_size": None, "converter_type": "Gemma3ForCausalLM"}),
+    (GEMMA, "v0.5.0", {"config_path": "examples/configs/grpo_math_1B.yaml"}),
+]
+CASES = [(name, tag, {}) for name, tag in ACCEPTED] + VARIANTS
+CASE_IDS = [f"{name}-{tag}-{'+'.join(sorted(o)) or 'builtin'}" for name, tag, o in CASES]
+
+
+def job_of(name: str, tag: str, overrides: dict):
+    """(recipe, argv uv gets from /bin/sh, the intent: config key -> value)."""
+    recipe = resolved(name, tag, overrides)
+    entrypoint = recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN)
+    return recipe, training_argv(entrypoint), recipes.hydra_overrides(recipe, mount_path=MOUNT, run_name=RUN)
+
+
+def same(actual, intended) -> bool:
+    """Equal with the same type: None stays null, a bool is no int, '123' is no 123."""
+    return type(actual) is type(intended) and actual == intended
+
+
+# --- the kept copies --------------------------------------------------------------------------------------
+def git_blob(path: Path) -> str:
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def test_kept_nemo_rl_files_are_the_upstream_blobs_listed_in_sources():
+    rows = re.findall(r"^\| `([^`]+)` \| ([0-9a-f]{40}) \|$", (NEMO_RL_REFERENCE / "SOURCES.md").read_text(),
+                      re.M)
+    listed = dict(rows)
+    assert len(listed) == len(rows) > 0
+    on_disk = {str(p.relative_to(NEMO_RL_REFERENCE)) for p in NEMO_RL_REFERENCE.rglob("*")
+               if p.is_file() and p.name != "SOURCES.md" and "__pycache__" not in p.parts}
+    assert on_disk == set(listed)
+    assert {f: git_blob(NEMO_RL_REFERENCE / f) for f in listed} == listed
+
+
+@pytest.mark.parametrize("tag,config_path", sorted((t, c) for t, r in NEMO_RL_RELEASES.items() for c in r.configs))
+def test_every_catalog_config_loads_with_its_own_release_loader(tag, config_path):
+    config = nemo_rl_config(tag, config_path, [])
+    for section in ("grpo", "policy", "data", "checkpointing", "logger", "cluster"):
+        assert isinstance(config.get(section), dict), section
+
+
+def test_each_release_is_loaded_by_its_own_loader():
+    # v0.7.0 resolves `defaults:` relative to each parent and honours `_override_`; v0.4.0/v0.5.0 do not.
+    assert loader("v0.4.0") is not loader("v0.5.0")
+    assert not hasattr(loader("v0.5.0"), "merge_with_override")
+    assert all(hasattr(loader("v0.7.0"), f) for f in ("merge_with_override", "register_omegaconf_resolvers"))
+
+
+# --- the rendered job on the real config ------------------------------------------------------------------
+def test_program_accepts_qwen_on_v040_and_v050_and_gemma_on_v050():
+    assert ACCEPTED == [(GEMMA, "v0.5.0"), (QWEN, "v0.4.0"), (QWEN, "v0.5.0")]
+
+
+def test_cases_cover_every_config_of_every_release_the_recipes_run_on():
+    covered = {(tag, resolved(name, tag, overrides).config_path) for name, tag, overrides in CASES}
+    assert covered == {(tag, c) for tag in recipes.FLAT_DATA_RELEASES for c in NEMO_RL_RELEASES[tag].configs}
+
+
+@pytest.mark.parametrize("name,tag,overrides", CASES, ids=CASE_IDS)
+def test_every_rendered_override_applies_to_the_release_config_with_its_intended_value_and_type(name, tag, overrides):
+    recipe, argv, intent = job_of(name, tag, overrides)
+    release = NEMO_RL_RELEASES[tag]
+    assert argv[:6] == ["uv", "run", "python", release.grpo_entry, "--config", recipe.config_path]
+    words = argv[6:]
+    assert sorted(o.key_or_group for o in parsed_overrides(words)) == sorted(intent)
+    config = nemo_rl_config(tag, recipe.config_path, words)
+    wrong = {key: (lookup(config, key), value) for key, value in intent.items()
+             if not (lookup(config, key)[0] and same(lookup(config, key)[1], value))}
+    assert wrong == {}
+
+
+@pytest.mark.parametrize("name,tag,overrides", CASES, ids=CASE_IDS)
+def test_plus_marks_exactly_the_keys_the_release_config_lacks(name, tag, overrides):
+    recipe, argv, intent = job_of(name, tag, overrides)
+    words = argv[6:]
+    base = nemo_rl_config(tag, recipe.config_path, [])
+    absent = {key for key in intent if not lookup(base, key)[0]}
+    added = {o.key_or_group for o in parsed_overrides(words) if o.is_add()}
+    assert added == absent
+    assert absent <= recipes.KEYS_ABSENT_FROM_BASE
+    # NeMo-RL applies overrides in struct mode: without its `+`, an absent key is refused; with a `+`, a key
+    # holding a value is refused. A key present with null takes `+` too (hydra-core 1.3.2
+    # hydra/_internal/config_loader_impl.py `_apply_overrides_to_config`: `+` adds where select() is None).
+    errors = loader(tag).OverridesError
+    as_rendered = nemo_rl_config(tag, recipe.config_path, words)
+    for i, override in enumerate(parsed_overrides(words)):
+        key, word = override.key_or_group, words[i]
+        flipped = words[:i] + [word[1:] if override.is_add() else "+" + word] + words[i + 1:]
+        if lookup(base, key) == (True, None):
+            assert nemo_rl_config(tag, recipe.config_path, flipped) == as_rendered, word
+        else:
+            with pytest.raises(errors, match=re.escape(f"'{key}'")):
+                nemo_rl_config(tag, recipe.config_path, flipped)
+
+
+def test_keys_absent_from_base_are_exactly_the_rendered_keys_the_accepted_configs_lack():
+    # Fails when a release config gains or loses one of these keys, or the recipes render a new missing key.
+    lacking = set()
+    for name, tag, overrides in CASES:
+        recipe, _, intent = job_of(name, tag, overrides)
+        base = nemo_rl_config(tag, recipe.config_path, [])
+        lacking |= {key for key in intent if not lookup(base, key)[0]}
+    assert lacking == recipes.KEYS_ABSENT_FROM_BASE
+
+
+def test_release_layouts_match_flat_data_releases():
+    # The refusal of v0.7.0 (and any release outside FLAT_DATA_RELEASES) rests on this: its GRPO configs have no
+    # `data.dataset_name`; datasets moved under `data.train` (NeMo-RL PR #1649).
+    for tag, release in NEMO_RL_RELEASES.items():
+        for config_path in release.configs:
+            data = nemo_rl_config(tag, config_path, [])["data"]
+            if tag in recipes.FLAT_DATA_RELEASES:
+                assert isinstance(data.get("dataset_name"), str) and "train" not in data, (tag, config_path)
+            else:
+                assert "dataset_name" not in data and "dataset_name" in data["train"], (tag, config_path)
+
+
+@pytest.mark.parametrize("name", sorted(recipes.RECIPES))
+def test_v070_config_lacks_data_dataset_name_so_the_recipes_are_refused_there(name):
+    recipe = recipes.RECIPES[name]
+    config = nemo_rl_config("v0.7.0", recipe.config_path, [])
+    assert "dataset_name" not in config["data"]
+    assert config["data"]["train"]["dataset_name"] == "OpenMathInstruct-2"
+    # What the recipe renders for the flat layout, run by v0.7.0's own loader: refused at data.dataset_name.
+    words = recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN)
+    with pytest.raises(loader("v0.7.0").OverridesError, match=r"data\.dataset_name"):
+        nemo_rl_config("v0.7.0", recipe.config_path, words)
+    with pytest.raises(recipes.RecipeError, match="nemo-rl-gke:nemoRlRelease: NeMo-RL v0.7.0 keeps datasets under"):
+        resolved(name, "v0.7.0")
+
+
+# --- values of every kind reach NeMo-RL unchanged -----------------------------------------------------------
+# Strings Hydra's grammar keeps bare (rendered bare, test_recipes.py) and strings it would read as another type,
+# refuse, or split; plus quoting edge cases for both the shell and Hydra.
+STRINGS = ["ResponseDataset", "question", "/lustre/checkpoints/run", "google/gemma-3-27b-it", "qwen2.5-72b-deepscaler",
+           "Qwen2ForCausalLM", "_private", "/", "/123", "e5", "nullable", "truel", "a@b+c", "x-1.5e3",
+           "null", "NULL", "true", "True", "FALSE", "inf", "NaN", "Infinity", "123", "1_000", "7b", "-x", "+x",
+           "two words", "a:b", "gs://b/c", "a=b", "a,b", "[x]", "f(x)", "$HOME", "~x", "a*b", "it's", "ünï",
+           "run\n", 'say "hi"', "back\\slash", "trailing\\", "\\'", "'", "\\\\'", "a=b,c", "$HOME;rm -rf /",
+           "`id`", "ünï cödé", "tab\there", "new\nline", "{a: 1}", "a\\,b", "%d", "a#b", " padded "]
+
+
+@pytest.mark.parametrize("value", STRINGS)
+def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
+    recipe = recipes.RECIPES[QWEN].model_copy(update={"wandb_name": value})
+    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.4.0"], mount_path=MOUNT, run_name=RUN))
+    config = nemo_rl_config("v0.4.0", recipe.config_path, argv[6:])
+    assert same(config["logger"]["wandb"]["name"], value)
+
+
+@pytest.mark.parametrize("field,value,key", [
+    ("vllm_gpu_memory_utilization", 0.9, "policy.generation.vllm_cfg.gpu_memory_utilization"),
+    ("vllm_gpu_memory_utilization", 1.0, "policy.generation.vllm_cfg.gpu_memory_utilization"),
+    ("vllm_gpu_memory_utilization", 1e-05, "policy.generation.vllm_cfg.gpu_memory_utilization"),
+    ("vllm_gpu_memory_utilization", 0.1 + 0.2, "policy.generation.vllm_cfg.gpu_memory_utilization"),
+    ("max_num_steps", 1, "grpo.max_num_steps"),
+    ("max_num_steps", 10**18, "grpo.max_num_steps"),
+    ("metric_name", None, "checkpointing.metric_name"),
+    ("metric_name", "val_reward", "checkpointing.metric_name"),
+    ("metric_name", "123", "checkpointing.metric_name"),
+    ("wandb_enabled", False, "logger.wandb_enabled"),
+    ("tensorboard_enabled", True, "logger.tensorboard_enabled"),
+])
+def test_numbers_booleans_and_null_keep_their_type_in_nemo_rl(field, value, key):
+    recipe = resolved(GEMMA, "v0.5.0", {field: value})
+    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.5.0"], mount_path=MOUNT, run_name=RUN))
+    config = nemo_rl_config("v0.5.0", recipe.config_path, argv[6:])
+    assert same(lookup(config, key)[1], value)
+
+
+def test_each_release_resolves_its_config_with_only_the_resolvers_its_entry_script_registers():
+    # OmegaConf resolvers are process-wide; the oracle gives each load the set of the release it runs
+    # (v0.7.0 run_grpo.py: mul, div, max; v0.4.0/v0.5.0 run_grpo_math.py: mul), not what another release left.
+    nemo_rl_config("v0.7.0", "examples/configs/grpo_math_1B.yaml", [])
+    assert all(OmegaConf.has_resolver(r) for r in ("mul", "div", "max"))
+    nemo_rl_config("v0.5.0", "examples/configs/grpo_math_1B.yaml", [])
+    assert OmegaConf.has_resolver("mul") and not OmegaConf.has_resolver("div") and not OmegaConf.has_resolver("max")
