@@ -46,6 +46,7 @@ The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main bran
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 import json
 import re
 import shlex
@@ -514,7 +515,20 @@ def render_args(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_
             *render_overrides(recipe, mount_path=mount_path, run_name=run_name)]
 
 
-def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str) -> str:
+@dataclass(frozen=True)
+class ImagePaths:
+    """Where the image keeps NeMo-RL and where the head mounts the job's programs. Fixed in a real pod; tests
+    run the entrypoint against directories of their own, as an ordinary user."""
+
+    workdir: str = NEMO_RL_WORKDIR
+    scripts_dir: str = "/etc/nemo-rl-gke"
+
+
+IMAGE_PATHS = ImagePaths()
+
+
+def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
+               paths: ImagePaths = IMAGE_PATHS) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
     KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`
@@ -528,10 +542,10 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
     script = [
         "set -eu",
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
-        shlex.join(["cd", NEMO_RL_WORKDIR]),
+        shlex.join(["cd", paths.workdir]),
     ]
     if recipe.dataset == "gsm8k":
-        script.append(shlex.join(gsm8k_prep_command(mount_path)))
+        script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir)))
     script.append("exec " + shlex.join(["uv", "run", "python",
                                          *render_args(recipe, release, mount_path=mount_path, run_name=run_name)]))
     return shlex.join(["sh", "-c", "\n".join(script)])
@@ -565,12 +579,12 @@ def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str) -> dict[str,
 # Files the job runs besides NeMo-RL, shipped in the `nemo-rl-scripts` ConfigMap (infra.naming.JOB_SCRIPTS,
 # workloads/scripts.py) and mounted read-only at SCRIPTS_DIR on the Ray head, where the job's driver (the
 # entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
-SCRIPTS_DIR = "/etc/nemo-rl-gke"
+SCRIPTS_DIR = IMAGE_PATHS.scripts_dir
 GSM8K_SCRIPT = "prepare_gsm8k.py"
 
 
-def gsm8k_prep_command(mount_path: str) -> list[str]:
+def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR) -> list[str]:
     """argv of the preparation step (workloads/prepare_gsm8k.py, writing `<mount>/datasets/gsm8k`). Run from
     NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
     and the runtime env."""
-    return ["uv", "run", "python", f"{SCRIPTS_DIR}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"]]
+    return ["uv", "run", "python", f"{scripts_dir}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"]]

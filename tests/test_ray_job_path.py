@@ -1,12 +1,11 @@
 """The job path end to end on a real local Ray head: what the program renders is submitted through the Jobs
-API, runs the real GSM8K preparation program from the scripts directory and the stand-in trainer from
-/opt/nemo-rl (which builds its config from the release's real configs with NeMo-RL's own loader and real
+API, runs the real GSM8K preparation program from the scripts directory and the stand-in trainer from a
+directory standing in for /opt/nemo-rl (the entrypoint's work directory is a parameter; which builds its config from the release's real configs with NeMo-RL's own loader and real
 hydra-core), checkpoints to a directory standing in for Lustre, resumes after a simulated preemption, and
 never exposes a secret; the companion CLI drives the same head."""
 from __future__ import annotations
 
-import contextlib
-import fcntl
+import dataclasses
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ from pathlib import Path
 import pytest
 from ray.job_submission import JobStatus, JobSubmissionClient
 
-from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
+from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core import recipes
 from workloads import scripts as job_scripts_module
 from workloads import jobs
@@ -32,14 +31,6 @@ from tests.standin.grpo_trainer import STEP_SECONDS_ENV
 from tests.standin.grpo_trainer import main as standin_main
 
 RAY = Path(sys.executable).parent / "ray"
-WORKDIR = Path(NEMO_RL_WORKDIR)
-MARKER = WORKDIR / ".nemo-rl-gke-standin"
-LOCK = Path(tempfile.gettempdir()) / "nemo-rl-gke-standin.lock"
-# Where the Ray head mounts the job-scripts ConfigMap. A lock of its own: flock locks taken through two open()s
-# of one file conflict even inside one process.
-SCRIPTS_DIR = Path(recipes.SCRIPTS_DIR)
-SCRIPTS_MARKER = SCRIPTS_DIR / ".nemo-rl-gke-test-scripts"
-SCRIPTS_LOCK = Path(tempfile.gettempdir()) / "nemo-rl-gke-scripts.lock"
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
 # The release each seed ran; /opt/nemo-rl holds one release at a time, as an image does.
 HOME_RELEASE = {QWEN: "v0.4.0", GEMMA: "v0.5.0"}
@@ -54,75 +45,33 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _files_under(root: Path) -> dict[str, bytes]:
-    return {str(f.relative_to(root)): f.read_bytes() for f in root.rglob("*") if f.is_file()}
+@dataclasses.dataclass(frozen=True)
+class Image:
+    """What a NeMo-RL image holds for the entrypoint, laid out under the test's own directories."""
 
-
-@contextlib.contextmanager
-def shared_test_dir(target: Path, marker: Path, lock_path: Path, files: dict[str, bytes], mode: int = 0o644):
-    """`target` holding `files` (relative path -> content) while the block runs; only touched when we made it.
-
-    Test sessions running at the same time share it: each holds a shared lock while its jobs run, installs
-    under the exclusive lock, and the last one out removes it. A `target` without our `marker` was not created
-    by these tests: the session fails rather than modify it.
-    """
-    def installed() -> bool:
-        return marker.exists() and all((target / rel).is_file() and (target / rel).read_bytes() == data
-                                       for rel, data in files.items())
-
-    lock = open(lock_path, "a")
-    fcntl.flock(lock, fcntl.LOCK_SH)
-    if not installed():
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.exists() and not marker.exists():
-            lock.close()
-            pytest.fail(f"{target} exists and was not created by these tests; refusing to modify it")
-        if not installed():
-            target.mkdir(parents=True, exist_ok=True)
-            marker.write_text("created by tests/test_ray_job_path.py; removed after the tests\n")
-            for rel, data in files.items():
-                dest = target / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.unlink(missing_ok=True)   # an older copy may be read-only
-                dest.write_bytes(data)
-                dest.chmod(mode)
-        fcntl.flock(lock, fcntl.LOCK_SH)
-    try:
-        yield target
-    finally:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if marker.exists():
-                shutil.rmtree(target)
-        except BlockingIOError:
-            pass   # another session still runs jobs from it
-        finally:
-            lock.close()
+    release: NemoRlRelease
+    paths: recipes.ImagePaths     # the image's work directory and the head's scripts mount, here temporary
 
 
 @pytest.fixture(scope="module")
-def nemo_rl_image(request):
-    """/opt/nemo-rl of the NeMo-RL release `request.param` (indirect parametrization: pytest groups the tests
-    by release): its real configs and config loader, the stand-in trainer at its entry script (see
-    shared_test_dir). Yields the release."""
+def job_scripts_dir(tmp_path_factory) -> Path:
+    """`job_scripts_module.job_scripts()` with the ConfigMap volume's file mode, as the Ray head mounts them: the
+    entrypoint runs the real preparation program from there."""
+    scripts = tmp_path_factory.mktemp("etc-nemo-rl-gke")
+    for name, text in job_scripts_module.job_scripts().items():
+        (scripts / name).write_text(text, encoding="utf-8")
+        (scripts / name).chmod(SCRIPTS_FILE_MODE)
+    return scripts
+
+
+@pytest.fixture(scope="module")
+def nemo_rl_image(request, tmp_path_factory, job_scripts_dir) -> Image:
+    """A directory standing in for /opt/nemo-rl of the NeMo-RL release `request.param` (indirect
+    parametrization): its real configs and config loader, the stand-in trainer at its entry script."""
     release = NEMO_RL_RELEASES[request.param]
-    probe = Path(tempfile.mkdtemp(prefix="standin-"))
-    try:
-        install_workdir(probe, release)
-        files = _files_under(probe)
-    finally:
-        shutil.rmtree(probe)
-    with shared_test_dir(WORKDIR, MARKER, LOCK, files):
-        yield release
-
-
-@pytest.fixture(scope="module")
-def job_scripts_dir():
-    """SCRIPTS_DIR holding `job_scripts_module.job_scripts()` with the ConfigMap volume's file mode, as the Ray head mounts
-    it (see shared_test_dir): the entrypoint runs the real preparation program from there."""
-    files = {name: text.encode("utf-8") for name, text in job_scripts_module.job_scripts().items()}
-    with shared_test_dir(SCRIPTS_DIR, SCRIPTS_MARKER, SCRIPTS_LOCK, files, mode=SCRIPTS_FILE_MODE) as scripts:
-        yield scripts
+    workdir = tmp_path_factory.mktemp(f"opt-nemo-rl-{release.tag}")
+    install_workdir(workdir, release)
+    return Image(release, recipes.ImagePaths(workdir=str(workdir), scripts_dir=str(job_scripts_dir)))
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +112,7 @@ def ray_head(job_scripts_dir, image_tools, datasets_calls):
     Stopped by signalling the `ray start --block` process we started, which takes down the processes it
     started; not with `ray stop --force`, which kills every Ray process on the machine (other test runs too).
     """
-    temp_dir = tempfile.mkdtemp(prefix="rayt-", dir="/tmp")   # short: Ray's socket paths must fit 107 bytes
+    temp_dir = tempfile.mkdtemp(prefix="rayt-")   # short: Ray's socket paths must fit 107 bytes
     dashboard_port = free_port()
     ports = {"port": free_port(), "dashboard-port": dashboard_port, "ray-client-server-port": free_port(),
              "dashboard-agent-listen-port": free_port(), "dashboard-agent-grpc-port": free_port(),
@@ -232,15 +181,16 @@ def client(ray_head, monkeypatch):
     return JobSubmissionClient(ray_head)
 
 
-def render(name: str, overrides: dict, lustre: Path, release, stack: str = "ci"):
-    """What the program submits for a stack on `release` running recipe `name`: entrypoint, runtime env,
-    metadata."""
+def render(name: str, overrides: dict, lustre: Path, image: Image, stack: str = "ci"):
+    """What the program submits for a stack on the image's release running recipe `name`: entrypoint, runtime
+    env, metadata."""
+    release = image.release
     settings = JobSettings.model_validate({"jobRecipe": name, "jobOverrides": overrides})
     recipe = recipes.resolve_recipe(settings, release)
     assert recipes.check_job(settings, release=release, worker_replicas=recipe.num_nodes, gpus_per_node=8,
                              stack_name=stack) == []
     run = recipes.default_run_name(settings, stack)
-    return (recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run),
+    return (recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run, paths=image.paths),
             recipes.runtime_env(recipe, mount_path=str(lustre)),
             recipes.job_metadata(recipe, run_name=run, stack_name=stack),
             Path(recipes.checkpoint_dir(str(lustre), run)))
@@ -313,7 +263,7 @@ def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, nemo_rl
     assert info.runtime_env["env_vars"] == runtime_env["env_vars"] and info.metadata == metadata
     if name == GEMMA:
         # The program the ConfigMap ships, run from the scripts directory, with the runtime env's HF_HOME.
-        assert f"{SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}" in entrypoint
+        assert f"{nemo_rl_image.paths.scripts_dir}/{recipes.GSM8K_SCRIPT}" in entrypoint
         assert "gsm8k: wrote {'train': 3, 'test': 1}" in logs
         assert "ResponseDataset 3 train / 1 validation rows" in logs
         assert (tmp_path / "lustre" / "datasets" / "gsm8k" / "_SUCCESS").exists()
