@@ -49,6 +49,7 @@ INVALID = [
     ({"rayVersion": "2.54.0"}, "nemo-rl-gke:rayVersion", "2.49.2"),
     ({"lustreMountPath": "lustre"}, "nemo-rl-gke:lustreMountPath", "absolute"),
     ({"gpuTyp": "nvidia-b200"}, "nemo-rl-gke:gpuTyp", "did you mean nemo-rl-gke:gpuType"),
+    ({"gcp:region": "europe-west4"}, "gcp:region", "differs from nemo-rl-gke:region"),
 ]
 
 
@@ -100,3 +101,15 @@ def test_valid_non_default_settings_are_accepted(synth):
                       "lustrePortMode": "legacy", "gkeVersion": "1.33.2-gke.4780000", "prefix": "rl-team"})
     assert r.error is None
     assert r.get("gcp:container/cluster:Cluster", "cluster").inputs["name"] == "rl-team"
+
+
+def test_a_missing_project_is_one_clear_line():
+    with pytest.raises(SettingsError) as e:
+        load_settings("dev", "", values={}, secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+    assert e.value.problems == ["gcp:project: is not set; run `pulumi config set gcp:project <your-project-id>`"]
+
+
+def test_teardown_is_safe_unless_a_stack_file_says_otherwise():
+    # The stack's name no longer decides what destroy deletes: unset means protect, whatever the stack is called.
+    s = load_settings("dev", "example-project", values={}, secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+    assert (s.teardown.lustre_on_destroy, s.teardown.cluster_deletion_protection) == ("protect", True)
