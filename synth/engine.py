@@ -37,7 +37,9 @@ _SIG = "4dabf18193072939515e22adb298388d"
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 _RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 _OUTPUT_SIG = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+# Pulumi's unknown-value marker, from the SDK itself (the policy pack, in its own venv, keeps a copy that
+# tests/test_policy.py checks against this).
+from pulumi.runtime.rpc import UNKNOWN  # noqa: E402
 
 # Placeholder values for what only the cloud knows (RFC 5737 documentation addresses).
 PLACEHOLDER_PROJECT_NUMBER = "000000000000"

@@ -278,7 +278,7 @@ def test_the_tokens_secret_is_where_credentials_belong(stacks):
     assert P.check_plaintext_secrets(secret) == []
 
 
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+from synth.engine import UNKNOWN  # noqa: E402
 
 
 def _preview_unknowns(rs: list[P.Resource]) -> list[P.Resource]:
@@ -387,3 +387,9 @@ def test_pack_warns_that_it_cannot_see_retain_on_delete(pack_run):
     found = pack_run["results"]["retain-only-lustre"]
     assert [(d["policy"], d["enforcement"]) for d in found] == [("protected-outside-dev", "ADVISORY")]
     assert "cannot see retainOnDelete" in found[0]["message"]
+
+
+def test_the_packs_unknown_marker_is_the_python_sdks():
+    # The pack runs in its own venv and keeps its own copy; the Python SDK defines only the string marker (the
+    # engine's typed markers are in pulumi/sdk go/common/resource/plugin/rpc.go).
+    assert UNKNOWN in P.UNKNOWN_SENTINELS
