@@ -31,6 +31,8 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 
+from core.dotted import get_path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _SIG = "4dabf18193072939515e22adb298388d"
@@ -93,15 +95,7 @@ class Registration:
 
     def get(self, path: str, default: Any = None) -> Any:
         """Input at a dotted path (`spec.headGroupSpec.template`), list indexes as numbers."""
-        cur: Any = self.inputs
-        for part in path.split("."):
-            if isinstance(cur, dict) and part in cur:
-                cur = cur[part]
-            elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
-                cur = cur[int(part)]
-            else:
-                return default
-        return cur
+        return get_path(self.inputs, path, default)
 
     def redacted_inputs(self) -> dict[str, Any]:
         """Inputs with every secret path replaced by "[secret]"."""

@@ -18,6 +18,8 @@ from typing import Callable
 
 import pytest
 
+from core.dotted import get_path
+
 from core import catalog
 from synth import engine
 
@@ -93,9 +95,10 @@ def _rayjob(entrypoint="uv run python examples/run_grpo_math.py", runtime_env=""
 
 
 def _dig(d: dict, path: str):
-    for p in path.split("."):
-        d = d[p]
-    return d
+    value = get_path(d, path, KeyError)
+    if value is KeyError:
+        raise KeyError(path)
+    return value
 
 
 def _network_id(resources, name):
