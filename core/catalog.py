@@ -177,3 +177,127 @@ MODEL_PARAMS: dict[str, int] = {
     "Qwen/Qwen2.5-72B-Instruct": 72_700_000_000,
     "google/gemma-3-27b-it": 27_400_000_000,
 }
+
+
+# =====================================================================================================
+# --- Day one on real Google Cloud (issue 9): APIs, maintenance, monitoring, node identity, disks -----
+# =====================================================================================================
+# Reviewed facts for the first `pulumi up` in a fresh project. Each names its source; sources dated
+# "read 2026-11-30" were read on that day (research notes: /work/research/day1gcp.md).
+
+# Google APIs the program calls, each declared as a `projects.Service` (never disabled on destroy).
+# Service Usage (serviceusage.googleapis.com) is not in the list on purpose: declaring a service needs it
+# already on (on by default in new projects; hashicorp/terraform-provider-google
+# website/docs/r/google_project_service.html.markdown: "This resource requires the Service Usage API").
+REQUIRED_APIS: dict[str, str] = {
+    "compute.googleapis.com": "VPCs, subnets, firewalls, the PSA range",
+    "container.googleapis.com": "the GKE cluster and node pools",
+    "servicenetworking.googleapis.com": "the private-service-access connection Managed Lustre needs",
+    "lustre.googleapis.com": "the Managed Lustre instance",
+    "storage.googleapis.com": "the training bucket and its IAM binding",
+    "iam.googleapis.com": "the node service account",
+    "cloudresourcemanager.googleapis.com": "project IAM bindings and the project-number lookup",
+    "monitoring.googleapis.com": "the dashboard and GKE/DCGM metrics",
+    "logging.googleapis.com": "GKE system and Ray logs",
+}
+
+# Enabling an API is eventually consistent: the provider returns once the operation is done and the
+# service is listed, yet the first call can still fail with "API has not been used in project ... If you
+# enabled this API recently, wait a few minutes". The provider's own guide recommends a sleep resource
+# after enabling (hashicorp/terraform-provider-google@0937ec5b
+# website/docs/guides/google_project_service.html.markdown, "Newly activated service errors"; issue #8214).
+API_PROPAGATION_WAIT = "90s"
+
+# Maintenance exclusion that keeps GKE from draining GPU nodes for minor or node upgrades, as Google's
+# A4 blueprint does (GoogleCloudPlatform/cluster-toolkit@10470803 examples/gke-a4/gke-a4.yaml:
+# no-minor-or-node-upgrades-indefinite). A fixed start time, not "now": a moving value would show a diff
+# on every `up`. Exactly one of end_time and end_time_behavior may be set (pulumi-gcp 10.2.0
+# container/_inputs.py ClusterMaintenancePolicyMaintenanceExclusionArgs; Cluster Toolkit gke-cluster
+# variables.tf validation), and UNTIL_END_OF_SUPPORT is the only end behaviour.
+MAINTENANCE_EXCLUSION_NAME = "no-minor-or-node-upgrades-indefinite"
+MAINTENANCE_EXCLUSION_SCOPE = "NO_MINOR_OR_NODE_UPGRADES"
+MAINTENANCE_EXCLUSION_END = "UNTIL_END_OF_SUPPORT"
+MAINTENANCE_EXCLUSION_START = "2025-12-01T00:00:00Z"
+
+# GKE monitoring components. `enable_components` replaces GKE's list, so the program names every one it
+# wants: Cluster Toolkit's gke-cluster default (modules/scheduler/gke-cluster/variables.tf
+# monitoring_components @10470803) plus DCGM (its enable_dcgm_monitoring). Floors from pulumi-gcp 10.2.0
+# container/_inputs.py ClusterMonitoringConfigArgs ("KUBELET and CADVISOR are only supported in GKE
+# 1.29.3-gke.1093000 and above. JOBSET is only supported in GKE 1.32.1-gke.1357001 and above") and GKE's
+# cAdvisor/Kubelet page (kubernetes-engine/docs/how-to/cadvisor-kubelet-metrics). GKE refuses a component
+# the version does not support with a 400 (e.g. WORKLOADS above 1.24: mozilla/terraform-modules PR #69).
+# DCGM: no floor found in the provider docs; every accelerator here needs a later GKE than any DCGM floor
+# (A3 Ultra >= 1.31.4-gke.1183000), so None.
+MONITORING_COMPONENTS: dict[str, Optional[str]] = {
+    "SYSTEM_COMPONENTS": None,
+    "POD": None,
+    "DAEMONSET": None,
+    "DEPLOYMENT": None,
+    "STATEFULSET": None,
+    "STORAGE": None,
+    "HPA": None,
+    "CADVISOR": "1.29.3-gke.1093000",
+    "KUBELET": "1.29.3-gke.1093000",
+    "JOBSET": "1.32.1-gke.1357001",
+    "DCGM": None,
+}
+
+# Local SSDs bundled with the GPU machine types, used for node ephemeral storage (images, writable layers,
+# emptyDirs) instead of the boot disk (Cluster Toolkit modules/compute/gke-node-pool/disk_definitions.tf
+# @10470803: a3-ultragpu-8g and a4-highgpu-8g -> local_ssd_count_ephemeral_storage = 32). The count is
+# set explicitly: 0 means "the machine's default" only for machines with a fixed count (GKE API
+# EphemeralStorageLocalSsdConfig.local_ssd_count), and 32 says what is meant.
+LOCAL_SSD_COUNT: dict[str, int] = {"a4-highgpu-8g": 32, "a3-ultragpu-8g": 32}
+
+# Roles of the nodes' own service account. roles/container.defaultNodeServiceAccount is GKE's minimum role
+# for a custom node service account (kubernetes-engine/docs/how-to/service-accounts, "Grant the minimum
+# required role for GKE"); artifactregistry.reader lets nodes pull from Artifact Registry (the gIB installer
+# image lives there). The explicit logging/monitoring roles are the list Cluster Toolkit's gke-a4.yaml grants
+# (and the CIS GKE benchmark's minimum); they overlap the GKE role and keep nodes working if it changes.
+NODE_SERVICE_ACCOUNT_ROLES: tuple[str, ...] = (
+    "roles/container.defaultNodeServiceAccount",
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/artifactregistry.reader",
+)
+
+# Managed Lustre tiers as published on the "Performance tiers" page (read 2026-11-30:
+# https://cloud.google.com/managed-lustre/docs/performance-tiers, and .../increase-capacity). Columns:
+# tier (MB/s per TiB), min GiB, max GiB, small step, threshold, large step. The page gives one step up to the
+# threshold and a large step above it, without saying what the large steps count from. Every documented
+# maximum is a multiple of its large step (10,008,000 = 139 x 72,000; 20,016,000 = 139 x 144,000;
+# 40,032,000 = 139 x 288,000) while no threshold is (1,530,000 / 72,000 = 21.25), so the reading that makes
+# the maxima valid is "multiples of the large step above the threshold" -- an inference, not a quote.
+# An instance created at or below the threshold can only grow up to the threshold ("Limitations on
+# increasing capacity"), and capacity never shrinks. The Dynamic tier (25 MB/s per TiB aggregate, 472,000 to
+# 84,016,000 GiB in steps of 472,000) is set with dynamic_tier_options, not per_unit_storage_throughput.
+LUSTRE_TIER_TABLE_2026_11: tuple[tuple[int, int, int, int, Optional[int], Optional[int]], ...] = (
+    (1000, 9_000, 10_008_000, 9_000, 1_530_000, 72_000),
+    (500, 18_000, 20_016_000, 18_000, 3_060_000, 144_000),
+    (250, 36_000, 40_032_000, 36_000, 6_120_000, 288_000),
+    (125, 72_000, 12_240_000, 72_000, None, None),
+)
+LUSTRE_DYNAMIC_TIER = (25, 472_000, 84_016_000, 472_000)
+
+# System namespaces the program must never create or delete: Kubernetes reserves `kube-` and owns `default`
+# (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces: "Avoid creating namespaces with the
+# prefix kube-"; `default` cannot be deleted); GKE manages its own (GKE Warden denies writes to managed
+# namespaces: "the namespace \"kube-system\" is managed", gitlab-org/charts/gitlab issue 5007), named with
+# `gke-`/`gmp-` prefixes (gke-gmp-system, gke-managed-*, gmp-system, gmp-public).
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+SYSTEM_NAMESPACE_PREFIXES = ("kube-", "gke-", "gmp-")
+
+# Paths inside the Ray pods that something else owns; the Lustre mount must neither hide them (be one of
+# them or a parent) nor sit inside them. Pod mounts: the gIB plugin and GPU driver directories from Google's
+# RDMA manifests (container-engine-accelerators gpudirect-rdma/nccl-test-a4.yaml: /usr/local/gib and
+# /usr/local/nvidia), the workers' memory-backed /dev/shm. Image paths: NeMo-RL's working directory, and
+# /tmp, where Ray keeps its session directory /tmp/ray (sockets, logs; the GKE Ray add-on's log sidecar reads
+# it). The rest are the root filesystem's system trees.
+GPU_DRIVER_MOUNT = "/usr/local/nvidia"
+GIB_MOUNT = "/usr/local/gib"
+SHM_MOUNT = "/dev/shm"
+RAY_TMP_DIR = "/tmp"
+SYSTEM_TREES = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/var", "/run", "/proc", "/sys", "/dev",
+                "/boot", "/root")
