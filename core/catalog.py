@@ -87,7 +87,6 @@ KUBERNETES_MINOR = "1.33"
 
 
 # --- Managed Lustre -----------------------------------------------------------------------------------
-# Source: Managed Lustre "Performance tiers and maximum storage capacities" (FACTS.md §5).
 @dataclass(frozen=True)
 class LustreTier:
     throughput_mbps_per_tib: int
@@ -102,7 +101,8 @@ class LustreTier:
             return False
         if gib <= self.step_until_gib:
             return gib % self.step_gib == 0
-        return (gib - self.step_until_gib) % self.large_step_gib == 0
+        # Above the threshold: multiples of the large step (the reading that makes the maxima valid, below).
+        return gib % self.large_step_gib == 0
 
     def next_valid_capacity(self, gib: int) -> Optional[int]:
         """Smallest valid capacity >= gib, or None above the maximum."""
@@ -111,8 +111,7 @@ class LustreTier:
         if gib <= self.step_until_gib:
             c = -(-gib // self.step_gib) * self.step_gib
         else:
-            over = gib - self.step_until_gib
-            c = self.step_until_gib + -(-over // self.large_step_gib) * self.large_step_gib
+            c = -(-gib // self.large_step_gib) * self.large_step_gib
         return c if c <= self.max_gib else None
 
     def throughput_bytes_per_s(self, gib: int) -> float:
@@ -120,11 +119,27 @@ class LustreTier:
         return gib / 1024 * self.throughput_mbps_per_tib * 1e6
 
 
+# Managed Lustre tiers as published on the "Performance tiers" page (read 2026-11-30:
+# https://cloud.google.com/managed-lustre/docs/performance-tiers, and .../increase-capacity). Columns:
+# tier (MB/s per TiB), min GiB, max GiB, small step, threshold, large step. The page gives one step up to the
+# threshold and a large step above it, without saying what the large steps count from. Every documented
+# maximum is a multiple of its large step (10,008,000 = 139 x 72,000; 20,016,000 = 139 x 144,000;
+# 40,032,000 = 139 x 288,000) while no threshold is (1,530,000 / 72,000 = 21.25), so the reading that makes
+# the maxima valid is "multiples of the large step above the threshold" -- an inference, not a quote.
+# An instance created at or below the threshold can only grow up to the threshold ("Limitations on
+# increasing capacity"), and capacity never shrinks. The Dynamic tier (25 MB/s per TiB aggregate, 472,000 to
+# 84,016,000 GiB in steps of 472,000) is set with dynamic_tier_options, not per_unit_storage_throughput.
+LUSTRE_TIER_TABLE_2026_11: tuple[tuple[int, int, int, int, Optional[int], Optional[int]], ...] = (
+    (1000, 9_000, 10_008_000, 9_000, 1_530_000, 72_000),
+    (500, 18_000, 20_016_000, 18_000, 3_060_000, 144_000),
+    (250, 36_000, 40_032_000, 36_000, 6_120_000, 288_000),
+    (125, 72_000, 12_240_000, 72_000, None, None),
+)
+LUSTRE_DYNAMIC_TIER = (25, 472_000, 84_016_000, 472_000)
+
 LUSTRE_TIERS: dict[int, LustreTier] = {
-    1000: LustreTier(1000, 9_000, 9_000, 1_530_000, 72_000, 10_008_000),
-    500: LustreTier(500, 18_000, 18_000, 3_060_000, 144_000, 20_016_000),
-    250: LustreTier(250, 36_000, 36_000, 6_120_000, 288_000, 40_032_000),
-    125: LustreTier(125, 72_000, 72_000, 12_240_000, 72_000, 12_240_000),
+    tier: LustreTier(tier, lo, step, threshold or hi, large or step, hi)
+    for tier, lo, hi, step, threshold, large in LUSTRE_TIER_TABLE_2026_11
 }
 
 # LNet ports: 988 by default; an instance created with gke_support_enabled listens on 6988 and the cluster
@@ -262,24 +277,6 @@ NODE_SERVICE_ACCOUNT_ROLES: tuple[str, ...] = (
     "roles/stackdriver.resourceMetadata.writer",
     "roles/artifactregistry.reader",
 )
-
-# Managed Lustre tiers as published on the "Performance tiers" page (read 2026-11-30:
-# https://cloud.google.com/managed-lustre/docs/performance-tiers, and .../increase-capacity). Columns:
-# tier (MB/s per TiB), min GiB, max GiB, small step, threshold, large step. The page gives one step up to the
-# threshold and a large step above it, without saying what the large steps count from. Every documented
-# maximum is a multiple of its large step (10,008,000 = 139 x 72,000; 20,016,000 = 139 x 144,000;
-# 40,032,000 = 139 x 288,000) while no threshold is (1,530,000 / 72,000 = 21.25), so the reading that makes
-# the maxima valid is "multiples of the large step above the threshold" -- an inference, not a quote.
-# An instance created at or below the threshold can only grow up to the threshold ("Limitations on
-# increasing capacity"), and capacity never shrinks. The Dynamic tier (25 MB/s per TiB aggregate, 472,000 to
-# 84,016,000 GiB in steps of 472,000) is set with dynamic_tier_options, not per_unit_storage_throughput.
-LUSTRE_TIER_TABLE_2026_11: tuple[tuple[int, int, int, int, Optional[int], Optional[int]], ...] = (
-    (1000, 9_000, 10_008_000, 9_000, 1_530_000, 72_000),
-    (500, 18_000, 20_016_000, 18_000, 3_060_000, 144_000),
-    (250, 36_000, 40_032_000, 36_000, 6_120_000, 288_000),
-    (125, 72_000, 12_240_000, 72_000, None, None),
-)
-LUSTRE_DYNAMIC_TIER = (25, 472_000, 84_016_000, 472_000)
 
 # System namespaces the program must never create or delete: Kubernetes reserves `kube-` and owns `default`
 # (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces: "Avoid creating namespaces with the

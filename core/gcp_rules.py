@@ -13,12 +13,8 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from core import catalog
+from core.keys import key as _key
 
-PROJECT = "nemo-rl-gke"
-
-
-def _key(key: str) -> str:
-    return f"{PROJECT}:{key}"
 
 
 # --- Cloud Storage bucket names ---------------------------------------------------------------------------
@@ -37,25 +33,25 @@ def bucket_name_problems(name: str, key: str = "bucketName") -> list[str]:
     p: list[str] = []
     rules = "see https://cloud.google.com/storage/docs/buckets#naming"
     if not 3 <= len(name) <= 63:
-        p.append(f"{_key(key)}: {name!r} must be 3-63 characters long (is {len(name)}); {rules}")
+        p.append(f"{_key(key)}: bucket name {name!r} must be 3-63 characters long (is {len(name)}); {rules}")
     if not _BUCKET_CHARS.match(name):
-        p.append(f"{_key(key)}: {name!r} may contain only lowercase letters, digits, '-' and '_'; {rules}")
+        p.append(f"{_key(key)}: bucket name {name!r} may contain only lowercase letters, digits, '-' and '_'; {rules}")
     elif "." in name:
-        p.append(f"{_key(key)}: {name!r} contains a dot; bucket names with dots need domain-ownership "
+        p.append(f"{_key(key)}: bucket name {name!r} contains a dot; bucket names with dots need domain-ownership "
                  f"verification, use '-' instead")
-    if name and not _BUCKET_ENDS.match(name):
-        p.append(f"{_key(key)}: {name!r} must start and end with a letter or digit; {rules}")
+    elif name and not _BUCKET_ENDS.match(name):
+        p.append(f"{_key(key)}: bucket name {name!r} must start and end with a letter or digit; {rules}")
     if name.startswith("goog"):
-        p.append(f"{_key(key)}: {name!r} must not start with 'goog' (reserved by Cloud Storage)")
+        p.append(f"{_key(key)}: bucket name {name!r} must not start with 'goog' (reserved by Cloud Storage)")
     m = _GOOGLE_LIKE.search(name)
     if m:
-        p.append(f"{_key(key)}: {name!r} must not contain 'google' or a misspelling of it ({m.group(0)!r})")
+        p.append(f"{_key(key)}: bucket name {name!r} must not contain 'google' or a misspelling of it ({m.group(0)!r})")
     try:
         ipaddress.IPv4Address(name)
     except ValueError:
         pass
     else:
-        p.append(f"{_key(key)}: {name!r} must not be an IP address")
+        p.append(f"{_key(key)}: bucket name {name!r} must not be an IP address")
     return p
 
 

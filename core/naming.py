@@ -43,17 +43,6 @@ def is_gcp_name(name: str, max_len: int = 63) -> bool:
     return len(name) <= max_len and bool(_RFC1035.match(name))
 
 
-# Cloud Storage bucket names (https://cloud.google.com/storage/docs/buckets#naming): 3-63 characters of
-# lowercase letters, digits, hyphens, underscores and dots, starting and ending with a letter or digit.
-_BUCKET = re.compile(r"^[a-z0-9][-_.a-z0-9]{1,61}[a-z0-9]$")
-
-
-def bucket_name_problem(name: str) -> Optional[str]:
-    """Why `name` is not a valid bucket name, or None."""
-    if not _BUCKET.match(name) or ".." in name or name.startswith("goog"):
-        return ("is not a valid bucket name (3-63 lowercase letters, digits, hyphens, underscores, dots; not "
-                "starting with 'goog')")
-    return None
 
 
 @dataclass(frozen=True)

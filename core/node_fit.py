@@ -11,14 +11,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from core import catalog
-
-PROJECT = "nemo-rl-gke"
+from core.keys import key as _key
 
 GIB_PER_MIB = 1 / 1024
 
-
-def _key(key: str) -> str:
-    return f"{PROJECT}:{key}"
 
 
 # --- GKE allocatable resources -----------------------------------------------------------------------------

@@ -215,3 +215,21 @@ def test_jobset_metrics_only_from_their_gke_floor(version, has_jobset):
 def test_kubelet_and_cadvisor_need_1_29_3():
     assert "KUBELET" not in monitoring_components("1.29.2-gke.1")
     assert "CADVISOR" in monitoring_components("1.29.3-gke.1093000")
+
+
+# --- Managed Lustre tier table (performance-tiers page, read 2026-11-30) ------------------------------------------
+@pytest.mark.parametrize("tier", sorted(catalog.LUSTRE_TIERS))
+def test_documented_lustre_maximum_and_minimum_are_valid(tier):
+    # The program used to reject every documented maximum; the "multiples of the large step above the
+    # threshold" reading (an inference from the table: each maximum is 139 large steps) accepts them.
+    t = catalog.LUSTRE_TIERS[tier]
+    assert t.is_valid_capacity(t.min_gib) and t.is_valid_capacity(t.max_gib)
+    assert t.is_valid_capacity(t.step_until_gib)
+    assert not t.is_valid_capacity(t.max_gib + t.large_step_gib)
+
+
+@pytest.mark.parametrize("tier,above", [(1000, 1_584_000), (500, 3_168_000), (250, 6_336_000)])
+def test_first_capacity_above_the_threshold_is_the_next_multiple_of_the_large_step(tier, above):
+    t = catalog.LUSTRE_TIERS[tier]
+    assert t.next_valid_capacity(t.step_until_gib + 1) == above
+    assert not t.is_valid_capacity(t.step_until_gib + t.large_step_gib)  # counting from the threshold: refused

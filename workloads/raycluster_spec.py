@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core import node_fit
 from core.catalog import Accelerator, NemoRlRelease
 from core.naming import HF_TOKEN_KEY, JOB_SCRIPTS, WANDB_API_KEY_KEY
 from core.recipes import SCRIPTS_DIR, hf_home
@@ -42,10 +43,9 @@ HEAD_COMPUTE_CLASS = "Balanced"
 # inside that window lets Ray mark the node dead cleanly instead of being killed mid-shutdown.
 WORKER_TERMINATION_GRACE_SECONDS = 25
 
-# Share of the machine's vCPUs / memory a worker pod requests. The rest covers what GKE reserves for the
-# kubelet and OS (< 1 vCPU and ~2-3 % of memory on these shapes) and the node's DaemonSets (logging,
-# metrics, GPU device plugin, multi-networking, the gIB installer's pause container).
-WORKER_SHARE = 0.9
+# Share of the machine's vCPUs / memory a worker pod requests: defined once in core/node_fit.py, where the
+# settings check that it fits the node's allocatable resources less GKE's own pods.
+WORKER_SHARE = node_fit.WORKER_SHARE
 
 
 
@@ -86,9 +86,8 @@ SCRIPTS_FILE_MODE = 0o444
 
 def gpu_worker_resources(accelerator: Accelerator) -> dict:
     """Requests = limits (Guaranteed QoS) for one GPU worker pod filling one node, below its allocatable."""
-    cpu = int(accelerator.vcpus * WORKER_SHARE)
-    memory_gib = int(accelerator.memory_gib * WORKER_SHARE)
-    amounts = {"cpu": str(cpu), "memory": f"{memory_gib}Gi", "nvidia.com/gpu": str(accelerator.gpus_per_node)}
+    r = node_fit.gpu_worker_request(accelerator)
+    amounts = {"cpu": f"{r.cpu:g}", "memory": f"{r.memory_gib:g}Gi", "nvidia.com/gpu": str(accelerator.gpus_per_node)}
     return {"limits": dict(amounts), "requests": dict(amounts)}
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import Field
 
-from core import catalog
+from core import catalog, node_fit
 from core.keys import key
 from core.settings.base import Section
 
@@ -29,6 +29,10 @@ class ClusterSettings(Section):
         "Minimum GKE version (e.g. 1.33 or 1.33.2-gke.4780000); default: the channel's default."))
     maintenance_start: str = Field("03:00", alias="maintenanceStart",
                                    description="Start (HH:MM, UTC) of the daily 4-hour maintenance window.")
+    maintenance_exclusion: bool = Field(True, alias="maintenanceExclusion", description=(
+        "Keep GKE from draining nodes for minor or node upgrades until the version's end of support "
+        "(NO_MINOR_OR_NODE_UPGRADES, as Google's A4 blueprint). Does not stop host maintenance, spot "
+        "preemption or auto-repair."))
     system_machine_type: str = Field("n2-standard-16", alias="systemMachineType", description=(
         "Standard only: machine type of the CPU system pool (Ray head, controllers)."))
     system_nodes: int = Field(1, alias="systemNodes", ge=1,
@@ -54,6 +58,10 @@ def check(s: "Settings") -> list[str]:
             for floor, why in floors:
                 if not catalog.version_at_least(c.gke_version, floor):
                     p.append(f"{key('gkeVersion')}: {c.gke_version} is older than {floor}, needed by {why}")
+    if not s.autopilot:
+        # The Ray head runs on one system node: its requests must fit what that node offers (core/node_fit.py).
+        p.extend(node_fit.head_problems(node_fit.Resources(s.workload.head_cpu, s.workload.head_memory_gib),
+                                        c.system_machine_type))
     if not _HHMM.match(c.maintenance_start):
         p.append(f"{key('maintenanceStart')}: {c.maintenance_start!r} must be HH:MM (UTC), e.g. 03:00")
     return p

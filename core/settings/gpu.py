@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Optional
 from pydantic import Field
 
 from core import catalog
+from core.gcp_rules import reservation_problems
 from core.keys import key
 from core.settings.base import Section
 
@@ -51,6 +52,9 @@ def check(s: "Settings") -> list[str]:
     elif g.machine_type is not None and g.machine_type != acc.machine_type:
         p.append(f"{key('machineType')}: {g.machine_type!r} does not carry {acc.gpu_type}; use "
                  f"{acc.machine_type} (or unset it)")
+    if g.reservation:
+        # A Compute Engine reservation name, or a block of it, or a shared one (core/gcp_rules.py).
+        p.extend(reservation_problems(g.reservation))
     if g.spot and g.reservation:
         p.append(f"{key('reservation')}: a specific reservation cannot be combined with spot VMs; set "
                  f"{key('spot')} to false or unset {key('reservation')}")

@@ -7,7 +7,9 @@ from pydantic import Field
 
 from core import catalog
 from core.keys import key
-from core.settings.base import Section, parse_cidr
+from core.gcp_rules import (POD_SLICE_PREFIX_AUTOPILOT, POD_SLICE_PREFIX_STANDARD, AddressRange,
+                            address_plan_problems, capacity_problems)
+from core.settings.base import Section
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -29,29 +31,37 @@ class NetworkSettings(Section):
         description="The 8 subnets of the RDMA VPC, one per GPU NIC (rdma-0..7).")
 
 
+def address_ranges(n: NetworkSettings) -> list[AddressRange]:
+    """Every range of the plan, with the key it comes from."""
+    ranges = [AddressRange("primarySubnetCidr", "primary subnet", n.primary_subnet_cidr, "subnet"),
+              AddressRange("podsCidr", "pod range", n.pods_cidr, "pods"),
+              AddressRange("servicesCidr", "service range", n.services_cidr, "services"),
+              AddressRange("psaCidr", "PSA range", n.psa_cidr, "psa"),
+              AddressRange("gvnicSubnetCidr", "gVNIC subnet", n.gvnic_subnet_cidr, "subnet")]
+    ranges += [AddressRange("rdmaSubnetCidrs", f"RDMA subnet {i}", c, "subnet")
+               for i, c in enumerate(n.rdma_subnet_cidrs)]
+    return ranges
+
+
 def check(s: "Settings") -> list[str]:
-    p: list[str] = []
     n = s.network
-    primary = {k: parse_cidr(k, v, p) for k, v in (("primarySubnetCidr", n.primary_subnet_cidr),
-                                                   ("podsCidr", n.pods_cidr),
-                                                   ("servicesCidr", n.services_cidr),
-                                                   ("psaCidr", n.psa_cidr))}
-    _no_overlap(primary, "primary VPC", p)
-    if primary.get("psaCidr") is not None and primary["psaCidr"].prefixlen > 24:
-        p.append(f"{key('psaCidr')}: {n.psa_cidr} is smaller than the /24 Managed Lustre needs")
-    parse_cidr("gvnicSubnetCidr", n.gvnic_subnet_cidr, p)
+    p: list[str] = []
     if len(n.rdma_subnet_cidrs) != catalog.RDMA_NICS_PER_NODE:
         p.append(f"{key('rdmaSubnetCidrs')}: needs exactly {catalog.RDMA_NICS_PER_NODE} CIDRs, one per GPU NIC "
                  f"(got {len(n.rdma_subnet_cidrs)})")
-    rdma = {f"rdmaSubnetCidrs[{i}]": parse_cidr("rdmaSubnetCidrs", c, p) for i, c in enumerate(n.rdma_subnet_cidrs)}
-    _no_overlap(rdma, "RDMA VPC", p, key_of=lambda k: "rdmaSubnetCidrs")
+    ranges = address_ranges(n)
+    # The plan as a whole: any two ranges overlapping, or a range outside GCP's limits (core/gcp_rules.py).
+    p.extend(address_plan_problems(ranges))
+    if p:
+        return p
+    # Room for every node. GPU nodes have a NIC in the primary, gVNIC and each RDMA subnet; Standard adds the
+    # system pool. Autopilot's node count is its own business: the GPU workers plus one for the head is a floor.
+    gpu_nodes = s.worker_replicas if s.autopilot else max(s.gpu.max_nodes_effective, s.worker_replicas)
+    all_nodes = gpu_nodes + (1 if s.autopilot else s.cluster.system_nodes)
+    slice_prefix = POD_SLICE_PREFIX_AUTOPILOT if s.autopilot else POD_SLICE_PREFIX_STANDARD
+    for r in ranges:
+        if r.role == "subnet":
+            p.extend(capacity_problems(r, all_nodes if r.key == "primarySubnetCidr" else gpu_nodes))
+        elif r.role == "pods":
+            p.extend(capacity_problems(r, all_nodes, pod_slice_prefix=slice_prefix))
     return p
-
-
-def _no_overlap(nets: dict, where: str, p: list[str], key_of=lambda k: k) -> None:
-    items = [(k, n) for k, n in nets.items() if n is not None]
-    for i, (ka, a) in enumerate(items):
-        for kb, b in items[i + 1:]:
-            if a.overlaps(b):
-                p.append(f"{key(key_of(kb))}: {b} overlaps {a} ({key(key_of(ka)) if key_of(ka) != key_of(kb) else ka}) "
-                         f"in the {where}; choose disjoint ranges")

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Literal, Optional
 from pydantic import Field
 
 from core.keys import key
-from core.naming import bucket_name_problem, is_gcp_name
+from core.gcp_rules import bucket_name_problems
+from core.naming import is_gcp_name
 from core.settings.base import Section
 
 if TYPE_CHECKING:
@@ -76,7 +77,5 @@ def check(s: "Settings") -> list[str]:
                          f"characters; choose a shorter prefix (now {s.prefix!r})")
                 break
     if s.gcp_project:  # without a project the default bucket name means nothing; gcp:project is reported
-        problem = bucket_name_problem(s.bucket_name)
-        if problem:
-            p.append(f"{key('bucketName')}: {s.bucket_name!r} {problem}")
+        p.extend(bucket_name_problems(s.bucket_name))
     return p

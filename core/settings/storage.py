@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Optional
 
 from pydantic import Field
 
+from core.gcp_rules import namespace_problems
 from core.keys import key
 from core.settings.base import Section
 
@@ -28,7 +29,9 @@ class StorageSettings(Section):
 
 def check(s: "Settings") -> list[str]:
     p: list[str] = []
-    for k, val in (("namespace", s.storage.namespace), ("ksaName", s.storage.ksa_name)):
-        if len(val) > 63 or not _K8S_NAME.match(val):
-            p.append(f"{key(k)}: {val!r} is not a valid Kubernetes name (lowercase RFC 1123 label, <= 63)")
+    # The program creates the namespace and deletes it on destroy: never a Kubernetes or GKE system namespace.
+    p.extend(namespace_problems(s.storage.namespace))
+    if len(s.storage.ksa_name) > 63 or not _K8S_NAME.match(s.storage.ksa_name):
+        p.append(f"{key('ksaName')}: {s.storage.ksa_name!r} is not a valid Kubernetes name (lowercase RFC 1123 "
+                 "label, <= 63)")
     return p

@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING, Optional
 
 from pydantic import Field
 
-from core import catalog
+from core import catalog, node_fit, recipes
+from core.gcp_rules import mount_path_problems, protected_paths
 from core.keys import key
 from core.settings.base import Section
 
@@ -48,6 +49,11 @@ def check(s: "Settings") -> list[str]:
     elif not s.autopilot and s.worker_replicas > s.gpu.max_nodes_effective:
         p.append(f"{key('workerReplicas')}: {s.worker_replicas} GPU workers need {s.worker_replicas} nodes but the "
                  f"GPU pool has at most {s.gpu.max_nodes_effective} ({key('gpuMaxNodes')})")
-    if not w.lustre_mount_path.startswith("/") or w.lustre_mount_path.rstrip("/") in ("", "/dev", "/tmp"):
-        p.append(f"{key('lustreMountPath')}: {w.lustre_mount_path!r} must be an absolute path such as /lustre")
+    # Lustre must neither hide nor sit inside anything the pods mount or the image needs (core/gcp_rules.py).
+    p.extend(mount_path_problems(w.lustre_mount_path, protected_paths(recipes.SCRIPTS_DIR)))
+    acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)
+    if acc is not None:
+        worker = node_fit.gpu_worker_request(acc)
+        p.extend(node_fit.shm_problems(w.shm_size_gib, worker.memory_gib))
+        p.extend(node_fit.worker_problems(acc, worker, autopilot=s.autopilot))
     return p

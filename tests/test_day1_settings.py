@@ -1,0 +1,52 @@
+"""Settings rules a careful engineer expects, refused before anything is registered with one line naming the key.
+
+The rules themselves are tested in test_gcp_rules.py / test_node_fit.py; here: that the stack settings apply
+them (through the real engine and a stack file), so a bad value never reaches Google Cloud.
+"""
+from __future__ import annotations
+
+import pytest
+
+
+def _problems(synth, overrides) -> list[str]:
+    result = synth("dev", overrides)
+    assert result.error is not None, "expected the settings to be refused"
+    assert not [r for r in result.resources if r.custom], "nothing may be registered"
+    return [ln.strip()[2:] for ln in str(result.error).splitlines() if ln.strip().startswith("- ")]
+
+
+@pytest.mark.parametrize("overrides,key,fragment", [
+    # The PSA range inside an RDMA subnet: Lustre replies would leave through an RDMA NIC.
+    ({"psaCidr": "192.168.2.0/24"}, "psaCidr", "overlaps"),
+    ({"gvnicSubnetCidr": "10.0.0.0/24"}, "gvnicSubnetCidr", "overlaps"),
+    ({"rdmaSubnetCidrs": [f"192.168.{i + 1}.0/30" for i in range(8)]}, "rdmaSubnetCidrs", "/29"),
+    ({"namespace": "kube-system"}, "namespace", "system namespace"),
+    ({"bucketName": "my-g00gle-bucket"}, "bucketName", "google"),
+    ({"bucketName": "ckpt.example.com"}, "bucketName", "dot"),
+    ({"spot": False, "reservation": "Bad_Name"}, "reservation", "reservation name"),
+    ({"lustreMountPath": "/opt"}, "lustreMountPath", "/opt/nemo-rl"),
+    ({"lustreMountPath": "/usr/local/gib/data"}, "lustreMountPath", "/usr/local/gib"),
+    ({"shmSizeGib": 4000}, "shmSizeGib", "memory limit"),
+    ({"headCpu": 64}, "headCpu", "system node"),
+    ({"headMemoryGib": 512}, "headMemoryGib", "system node"),
+])
+def test_settings_refuse_what_google_cloud_or_the_pods_would_refuse(synth, overrides, key, fragment):
+    problems = _problems(synth, overrides)
+    # Each line names a key; an overlap names the other range's key too.
+    mine = [p for p in problems if f"nemo-rl-gke:{key}" in p]
+    assert mine and any(fragment in p for p in mine), problems
+
+
+def test_primary_subnet_must_hold_every_node(synth):
+    # GCP keeps 4 addresses per subnet: a /29 holds 4 nodes; dev asks for 2 GPU nodes + 1 system node = 3 -> ok,
+    # 8 GPU nodes -> refused.
+    problems = _problems(synth, {"primarySubnetCidr": "10.0.0.0/29", "gpuNodes": 8, "gpuMaxNodes": 8,
+                                 "workerReplicas": 8})
+    assert any(p.startswith("nemo-rl-gke:primarySubnetCidr: ") and "usable addresses" in p for p in problems)
+
+
+def test_documented_lustre_maximum_is_accepted(synth):
+    # The tier table's maximum (500 MB/s/TiB: 20,016,000 GiB) used to be refused. Budget off: sizing is not
+    # what this test is about.
+    result = synth("dev", {"lustreTier": 500, "lustreCapacityGib": 20_016_000, "checkpointBudgetSeconds": 0})
+    assert result.error is None, result.error
