@@ -14,6 +14,7 @@ from infra.identity import NodeIdentity, NodeIdentityArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.observability import Observability, ObservabilityArgs
+from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.identity import WorkloadIdentity, WorkloadIdentityArgs
@@ -30,15 +31,20 @@ except SettingsError as err:
 secrets = load_secrets()
 s = settings
 
-# Google Cloud half.
-networks = Networks("networks", NetworksArgs.of(s))
+# Google Cloud half. First the APIs: the components whose own resources are the first to call an API wait for
+# their propagation (`apis_ready`); everything else already depends on one of those resources.
+apis = ProjectServices("apis", ProjectServicesArgs.of(s))
+apis_ready = pulumi.ResourceOptions(depends_on=[apis.ready])
+networks = Networks("networks", NetworksArgs.of(s), opts=apis_ready)
 psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
 lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
-identity = NodeIdentity("identity", NodeIdentityArgs.of(s))
-gke = GkeCluster("gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account)
+identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
+gke = GkeCluster("gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account,
+                 identity.bindings)
 if not s.autopilot:
     gpu_pool = GpuNodePool("gpu-pool", GpuPoolArgs.of(s), gke.cluster, networks, identity.account)
-bucket = TrainingBucket("bucket", BucketArgs.of(s))
+# The bucket grant names the Workload Identity pool, which the cluster creates: it waits for the cluster.
+bucket = TrainingBucket("bucket", BucketArgs.of(s), apis.project_number, pool_owner=gke.cluster, opts=apis_ready)
 
 # Kubernetes half: every object takes the cluster's explicit provider.
 k8s_provider = gke.provider
@@ -67,7 +73,7 @@ observability = Observability(
     "observability",
     ObservabilityArgs.of(s, ray_cluster_name=s.names.ray_cluster if ray else s.names.ray_job,
                          cluster_owned_by_job=ray is None),
-    gke.cluster, lustre.instance)
+    gke.cluster, lustre.instance, opts=apis_ready)
 
 location = s.cluster_location
 pulumi.export("clusterName", gke.cluster.name)

@@ -7,14 +7,17 @@ driver (legacy port from the one port-mode setting), GCS FUSE CSI, managed Prome
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from core import catalog
+from core.gcp_rules import monitoring_components
 from core.naming import resource_labels
 from core.settings import Settings
+from infra.options import child_options
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -29,6 +32,8 @@ class ClusterArgs:
     release_channel: str
     gke_version: Optional[str]
     maintenance_start: str        # HH:MM UTC
+    maintenance_exclusion: bool   # NO_MINOR_OR_NODE_UPGRADES until end of support
+    monitoring_components: tuple[str, ...]
     deletion_protection: bool
     legacy_lustre_port: bool
     system_pool_name: str
@@ -41,6 +46,8 @@ class ClusterArgs:
         return cls(name=s.names.cluster, location=s.cluster_location, zone=s.zone, autopilot=s.autopilot,
                    workload_pool=s.workload_identity_pool, release_channel=s.cluster.release_channel,
                    gke_version=s.cluster.gke_version, maintenance_start=s.cluster.maintenance_start,
+                   maintenance_exclusion=s.cluster.maintenance_exclusion,
+                   monitoring_components=tuple(monitoring_components(s.cluster.gke_version)),
                    deletion_protection=s.teardown.cluster_deletion_protection,
                    legacy_lustre_port=s.lustre.port_mode == "legacy", system_pool_name=s.names.system_pool,
                    system_machine_type=s.cluster.system_machine_type, system_nodes=s.cluster.system_nodes,
@@ -63,17 +70,28 @@ def _addons(a: ClusterArgs) -> gcp.container.ClusterAddonsConfigArgs:
 
 
 def _maintenance(a: ClusterArgs) -> gcp.container.ClusterMaintenancePolicyArgs:
+    """A daily window, and (unless turned off) the exclusion Google's A4 blueprint uses: no minor or node
+    upgrades until the version's end of support, so GKE does not drain a GPU node mid-run for an upgrade. A
+    fixed start time (a moving "now" would diff on every `up`) and no end_time: exactly one of end_time and
+    end_time_behavior may be set (catalog, MAINTENANCE_EXCLUSION_*)."""
+    exclusions = None
+    if a.maintenance_exclusion:
+        exclusions = [gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+            exclusion_name=catalog.MAINTENANCE_EXCLUSION_NAME, start_time=catalog.MAINTENANCE_EXCLUSION_START,
+            exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                scope=catalog.MAINTENANCE_EXCLUSION_SCOPE, end_time_behavior=catalog.MAINTENANCE_EXCLUSION_END))]
     return gcp.container.ClusterMaintenancePolicyArgs(
         daily_maintenance_window=gcp.container.ClusterMaintenancePolicyDailyMaintenanceWindowArgs(
-            start_time=a.maintenance_start))
+            start_time=a.maintenance_start),
+        maintenance_exclusions=exclusions)
 
 
-def _monitoring() -> gcp.container.ClusterMonitoringConfigArgs:
-    # DCGM GPU metrics go through Google Managed Prometheus; the dashboard's GPU charts read them. GKE's
-    # "Collect and view DCGM metrics" covers Standard and Autopilot (on by default for clusters created at
-    # 1.32.1-gke.1357000 or later); declaring it keeps it on for older versions and makes the intent reviewable.
+def _monitoring(a: ClusterArgs) -> gcp.container.ClusterMonitoringConfigArgs:
+    # `enable_components` replaces GKE's list: name every component, as Cluster Toolkit's gke-cluster does,
+    # plus DCGM (the dashboard's GPU charts read it through Managed Prometheus), each only from its GKE floor
+    # (catalog.MONITORING_COMPONENTS; core.gcp_rules.monitoring_components).
     return gcp.container.ClusterMonitoringConfigArgs(
-        enable_components=["SYSTEM_COMPONENTS", "DCGM"],
+        enable_components=list(a.monitoring_components),
         managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True))
 
 
@@ -84,10 +102,15 @@ class GkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
 
     def __init__(self, name: str, args: ClusterArgs, network: gcp.compute.Network, subnet: gcp.compute.Subnetwork,
-                 node_sa: gcp.serviceaccount.Account, opts: Optional[pulumi.ResourceOptions] = None):
+                 node_sa: gcp.serviceaccount.Account, node_sa_bindings: Sequence[pulumi.Resource],
+                 opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:GkeCluster", name, None, opts)
         a = args
         child = pulumi.ResourceOptions(parent=self)
+        # Nodes boot with the node service account: the cluster (its transient default pool, Autopilot's nodes)
+        # and the system pool wait for the account's role bindings, not just for the account. Pools created
+        # elsewhere reference the cluster, so they wait too.
+        with_roles = child_options(self, opts, depends_on=list(node_sa_bindings))
 
         common = dict(
             name=a.name, location=a.location,
@@ -105,7 +128,7 @@ class GkeCluster(pulumi.ComponentResource):
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel=a.release_channel),
             min_master_version=a.gke_version,
             maintenance_policy=_maintenance(a),
-            monitoring_config=_monitoring(),
+            monitoring_config=_monitoring(a),
             deletion_protection=a.deletion_protection,
             resource_labels=dict(a.labels),
         )
@@ -115,7 +138,7 @@ class GkeCluster(pulumi.ComponentResource):
                 cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
                     auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
                         service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM])),
-                **common), opts=child)
+                **common), opts=with_roles)
             self.system_pool = None
         else:
             self.cluster = gcp.container.Cluster("cluster", gcp.container.ClusterArgs(
@@ -125,7 +148,8 @@ class GkeCluster(pulumi.ComponentResource):
                 node_config=gcp.container.ClusterNodeConfigArgs(
                     service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM]),
                 **common),
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["nodeConfig", "initialNodeCount"]))
+                opts=child_options(self, opts, depends_on=list(node_sa_bindings),
+                                   ignore_changes=["nodeConfig", "initialNodeCount"]))
             # CPU pool for the Ray head and controllers, in the GPU zone so the head is near its workers.
             self.system_pool = gcp.container.NodePool("system", gcp.container.NodePoolArgs(
                 name=a.system_pool_name, cluster=self.cluster.id, location=self.cluster.location,
@@ -137,7 +161,7 @@ class GkeCluster(pulumi.ComponentResource):
                         mode="GKE_METADATA"),
                     labels={"nemo-rl-gke/role": "system"}),
                 management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True)),
-                opts=child)
+                opts=with_roles)
 
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
             self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate,

@@ -1,4 +1,9 @@
-"""The GKE nodes' own service account with the minimal roles nodes need (not the default compute SA)."""
+"""The GKE nodes' own service account with the roles nodes need (not the default compute SA).
+
+`roles/container.defaultNodeServiceAccount` is GKE's minimum role for a node service account; the rest is the
+list Google's A4 blueprint grants (catalog.NODE_SERVICE_ACCOUNT_ROLES). The cluster and its pools must wait for
+the bindings, not just the account: a node that boots before its roles exist cannot write logs or pull images.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,16 +12,11 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
+from core import catalog
 from core.settings import Settings
+from infra.options import child_options
 
-# What a node needs to ship logs and metrics and pull images; the set Cluster Toolkit and GKE hardening docs use.
-NODE_ROLES = (
-    "roles/logging.logWriter",
-    "roles/monitoring.metricWriter",
-    "roles/monitoring.viewer",
-    "roles/stackdriver.resourceMetadata.writer",
-    "roles/artifactregistry.reader",
-)
+NODE_ROLES = catalog.NODE_SERVICE_ACCOUNT_ROLES
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,12 @@ class NodeIdentityArgs:
 
 class NodeIdentity(pulumi.ComponentResource):
     account: gcp.serviceaccount.Account
+    bindings: list[gcp.projects.IAMMember]
 
     def __init__(self, name: str, args: NodeIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:NodeIdentity", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # The account calls the IAM API, the bindings the Resource Manager API: both wait for the component's deps.
+        child = child_options(self, opts)
         self.account = gcp.serviceaccount.Account(
             "nodes", gcp.serviceaccount.AccountArgs(
                 account_id=args.account_id,

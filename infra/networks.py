@@ -11,6 +11,7 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.options import child_options
 from core import catalog
 from core.naming import Names
 from core.settings import Settings
@@ -43,7 +44,8 @@ class Networks(pulumi.ComponentResource):
     def __init__(self, name: str, args: NetworksArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:Networks", name, None, opts)
         a, n, plan = args, args.names, args.plan
-        child = pulumi.ResourceOptions(parent=self)
+        # Every network resource calls the Compute API: children wait for what the component waits for.
+        child = child_options(self, opts)
 
         # Primary VPC: nodes, pods and services; Lustre is reached over its PSA peering. MTU 8896 as Cluster
         # Toolkit/xpk do, because Lustre throughput is better with jumbo frames.
@@ -51,7 +53,7 @@ class Networks(pulumi.ComponentResource):
             "primary", gcp.compute.NetworkArgs(
                 name=n.primary_network, auto_create_subnetworks=False, mtu=catalog.VPC_MTU,
                 routing_mode="REGIONAL"),
-            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=a.keep_primary_on_destroy))
+            opts=child_options(self, opts, retain_on_delete=a.keep_primary_on_destroy))
         self.primary_subnet = gcp.compute.Subnetwork(
             "primary", gcp.compute.SubnetworkArgs(
                 name=n.primary_subnet, region=a.region, network=self.primary.id,

@@ -13,6 +13,7 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.options import child_options
 from core import sizing
 from core.settings import Settings, monitoring
 from infra.dashboard import dashboard_json, dashboard_url, driver_logs_query
@@ -59,7 +60,7 @@ class Observability(pulumi.ComponentResource):
                     namespace=a.namespace, ray_cluster_name=a.ray_cluster_name,
                     lustre_throughput_bytes_per_s=a.lustre_throughput_bytes_per_s))
             self.dashboard = gcp.monitoring.Dashboard("dashboard", gcp.monitoring.DashboardArgs(
-                dashboard_json=body, project=a.project), opts=pulumi.ResourceOptions(parent=self))
+                dashboard_json=body, project=a.project), opts=child_options(self, opts))
             self.dashboard_url = dashboard_url(a.project, self.dashboard.id)
         self.logs_query = driver_logs_query(project=a.project, cluster_name=a.cluster_name,
                                             namespace=a.namespace, ray_cluster_name=a.ray_cluster_name,

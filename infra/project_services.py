@@ -21,12 +21,20 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumiverse_time as time
 
+from core import catalog
+from core.settings import Settings
+
 
 @dataclass(frozen=True)
 class ProjectServicesArgs:
     project: str
     apis: tuple[str, ...]
     propagation_wait: str      # Go duration, e.g. "90s"
+
+    @classmethod
+    def of(cls, s: Settings) -> "ProjectServicesArgs":
+        return cls(project=s.gcp_project, apis=tuple(sorted(catalog.REQUIRED_APIS)),
+                   propagation_wait=catalog.API_PROPAGATION_WAIT)
 
 
 class ProjectServices(pulumi.ComponentResource):

@@ -79,6 +79,8 @@ class Registration:
     inputs: dict[str, Any]
     secret_paths: list[str]
     computed: dict[str, Any] = field(default_factory=dict)
+    # The provider plugin version the SDK asks the engine for (the SDK package's own unless overridden).
+    version: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -280,7 +282,8 @@ class _RecordingMonitor(pm.MockMonitor):
                 custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
                                  if getattr(timeouts, k)},
                 inputs=inputs, secret_paths=sorted(secret_paths),
-                computed={k: v for k, v in computed.items() if k not in inputs}))
+                computed={k: v for k, v in computed.items() if k not in inputs},
+                version=request.version))
         return super().RegisterResource(request)
 
     def RegisterResourceOutputs(self, request):

@@ -1,0 +1,141 @@
+"""The first `pulumi up` in a fresh project: ordering and settings the real APIs need (issue 9, Google Cloud side).
+
+Each test names the real-world rule and its source; the graph comes from the engine's records of the shipped
+stacks (the `synth` fixture), asserted by (type, name).
+"""
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import pytest
+import yaml
+
+from core import catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SLEEP = ("time:index/sleep:Sleep", "api-propagation")
+CLUSTER = ("gcp:container/cluster:Cluster", "cluster")
+
+
+def _gcp_resources(result):
+    return [r for r in result.resources if r.custom and r.type.startswith("gcp:")]
+
+
+def test_every_api_the_program_calls_is_enabled_and_never_disabled_on_destroy(synth, stack):
+    # Declared in the graph, kept on destroy (other stacks may use them). Service Usage is not declared: it must
+    # be on to declare the others (terraform-provider-google google_project_service docs).
+    result = synth(stack)
+    services = {r.inputs["service"]: r for r in result.resources if r.type == "gcp:projects/service:Service"}
+    assert set(services) == set(catalog.REQUIRED_APIS)
+    assert "serviceusage.googleapis.com" not in services
+    for r in services.values():
+        assert r.inputs["disableOnDestroy"] is False
+
+
+def test_every_google_cloud_resource_waits_for_api_propagation(synth, stack):
+    # Enabling is eventually consistent: the first call can fail "API has not been used in project ... wait a few
+    # minutes" (terraform-provider-google guide google_project_service, "Newly activated service errors",
+    # issue #8214); the guide's mitigation is a sleep between enabling and using.
+    result = synth(stack)
+    sleep = result.get(*SLEEP)
+    assert sleep.inputs["createDuration"] == catalog.API_PROPAGATION_WAIT
+    for svc in (r for r in result.resources if r.type == "gcp:projects/service:Service"):
+        assert result.depends_on(sleep, svc)
+    for r in _gcp_resources(result):
+        if r.type != "gcp:projects/service:Service":
+            assert result.depends_on(r, sleep), f"{r.type} {r.name} may call an API before it has propagated"
+
+
+def test_project_number_lookup_waits_for_the_apis(synth):
+    # The invoke is in output form with depends_on (pulumi >= 3.140 InvokeOutputOptions): the principal built
+    # from its number, and so the bucket grant, depend on the sleep.
+    result = synth("dev")
+    grant = result.get("gcp:storage/bucketIAMMember:BucketIAMMember", "workload-object-user")
+    assert result.depends_on(grant, result.get(*SLEEP))
+
+
+def test_workload_identity_grant_waits_for_the_cluster(synth, stack):
+    # `<project>.svc.id.goog` exists only after the project's first Workload Identity cluster; a binding naming
+    # it before fails "Identity Pool does not exist" (FACTS.md §11; GKE attached-clusters Managed Prometheus:
+    # "fails unless at least one cluster has been created").
+    result = synth(stack)
+    grant = result.get("gcp:storage/bucketIAMMember:BucketIAMMember", "workload-object-user")
+    assert "svc.id.goog" in grant.inputs["member"]
+    assert result.depends_on(grant, result.get(*CLUSTER))
+
+
+def test_cluster_and_pools_wait_for_the_node_service_account_roles(synth, stack):
+    # roles/container.defaultNodeServiceAccount is GKE's minimum node role (kubernetes-engine/docs/how-to/
+    # service-accounts); nodes that boot before their bindings exist cannot log or pull.
+    result = synth(stack)
+    bindings = [r for r in result.resources if r.type == "gcp:projects/iAMMember:IAMMember"
+                and r.name.startswith("nodes-")]
+    assert {b.inputs["role"] for b in bindings} == set(catalog.NODE_SERVICE_ACCOUNT_ROLES)
+    assert "roles/container.defaultNodeServiceAccount" in {b.inputs["role"] for b in bindings}
+    consumers = [r for r in result.resources if r.type in ("gcp:container/cluster:Cluster",
+                                                           "gcp:container/nodePool:NodePool")]
+    assert consumers
+    for c in consumers:
+        for b in bindings:
+            assert result.depends_on(c, b), f"{c.name} does not wait for {b.inputs['role']}"
+
+
+def test_maintenance_exclusion_stops_minor_and_node_upgrades_until_end_of_support(synth, stack):
+    # Google's A4 blueprint (cluster-toolkit examples/gke-a4/gke-a4.yaml): NO_MINOR_OR_NODE_UPGRADES,
+    # UNTIL_END_OF_SUPPORT, a fixed start time. Exactly one of end_time / end_time_behavior (pulumi-gcp 10.2.0).
+    policy = synth(stack).get(*CLUSTER).inputs["maintenancePolicy"]
+    (excl,) = policy["maintenanceExclusions"]
+    assert excl["exclusionOptions"] == {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
+    assert excl["startTime"] == catalog.MAINTENANCE_EXCLUSION_START and "endTime" not in excl
+    assert policy["dailyMaintenanceWindow"]["startTime"]
+
+
+def test_maintenance_exclusion_start_is_the_same_on_every_run(synth):
+    # A moving "now" would show a diff on every `up`.
+    a = synth("dev", {"prefix": "nemo-a"}).get(*CLUSTER).inputs["maintenancePolicy"]["maintenanceExclusions"]
+    b = synth("dev", {"prefix": "nemo-b"}).get(*CLUSTER).inputs["maintenancePolicy"]["maintenanceExclusions"]
+    assert a == b
+
+
+def test_maintenance_exclusion_can_be_turned_off(synth):
+    policy = synth("dev", {"maintenanceExclusion": False}).get(*CLUSTER).inputs["maintenancePolicy"]
+    assert not policy.get("maintenanceExclusions")
+
+
+def test_monitoring_names_every_component_cluster_toolkit_keeps_plus_dcgm(synth, stack):
+    # enable_components replaces GKE's default list (Cluster Toolkit gke-cluster variables.tf).
+    comps = synth(stack).get(*CLUSTER).inputs["monitoringConfig"]["enableComponents"]
+    assert comps == list(catalog.MONITORING_COMPONENTS)
+
+
+def test_monitoring_respects_component_floors_of_a_pinned_gke_version(synth):
+    # JOBSET needs GKE >= 1.32.1-gke.1357001 (pulumi-gcp 10.2.0 ClusterMonitoringConfigArgs); GKE refuses an
+    # unsupported component with a 400. A3 Ultra on the legacy Lustre port may pin 1.31.
+    result = synth("dev", {"gpuType": "nvidia-h200-141gb", "gkeVersion": "1.31.6-gke.1020000",
+                           "lustrePortMode": "legacy"})
+    assert result.error is None, result.error
+    comps = result.get(*CLUSTER).inputs["monitoringConfig"]["enableComponents"]
+    assert "JOBSET" not in comps and {"KUBELET", "CADVISOR", "DCGM", "SYSTEM_COMPONENTS"} <= set(comps)
+
+
+def test_gcp_resources_request_the_pinned_sdks_provider_build(synth, stack):
+    # REMOVE_PEERING (psa.py) exists in the provider build the pinned SDK requests (pulumi-gcp 10.2.0 documents
+    # it on servicenetworking.Connection.deletion_policy). Each resource asks for the SDK's own plugin version
+    # (_utilities.get_resource_opts_defaults); nothing may override it: no explicit gcp provider, no version=.
+    pinned = next(ln.split("==")[1].strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()
+                  if ln.startswith("pulumi-gcp=="))
+    assert importlib.metadata.version("pulumi_gcp") == pinned
+    result = synth(stack)
+    assert not [r for r in result.resources if r.type == "pulumi:providers:gcp"]
+    gcp = _gcp_resources(result)
+    assert gcp and {r.version for r in gcp} == {pinned}
+    connection = result.get("gcp:servicenetworking/connection:Connection", "psa-connection")
+    assert connection.inputs["deletionPolicy"] == "REMOVE_PEERING"
+
+
+def test_no_plugin_pin_in_the_project_file_overrides_the_sdk():
+    # A `plugins:` block in Pulumi.yaml would make the CLI load another gcp provider build.
+    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    assert "plugins" not in project
