@@ -50,3 +50,31 @@ def test_documented_lustre_maximum_is_accepted(synth):
     # what this test is about.
     result = synth("dev", {"lustreTier": 500, "lustreCapacityGib": 20_016_000, "checkpointBudgetSeconds": 0})
     assert result.error is None, result.error
+
+
+def test_every_path_the_rendered_ray_pods_mount_is_protected_from_the_lustre_mount(synth, stack):
+    # The collision rule must know every mount the pods really get (rendered by the program), not a list of
+    # its own: a new mount that the rule does not protect fails here.
+    from core.gcp_rules import protected_paths
+    from core.recipes import SCRIPTS_DIR
+
+    result = synth(stack)
+    lustre = result.config["nemo-rl-gke:lustreMountPath"] if "nemo-rl-gke:lustreMountPath" in result.config \
+        else "/lustre"
+    protected = protected_paths(SCRIPTS_DIR)
+    mounts = set()
+    for r in result.kubernetes_objects():
+        if r.type == "kubernetes:ray.io/v1:RayCluster":
+            spec = r.inputs["spec"]
+        elif r.type == "kubernetes:ray.io/v1:RayJob":
+            spec = r.inputs["spec"].get("rayClusterSpec")   # absent in standing-cluster mode
+        else:
+            continue
+        if spec:
+            groups = [spec["headGroupSpec"]] + spec.get("workerGroupSpecs", [])
+            for g in groups:
+                for c in g["template"]["spec"]["containers"]:
+                    mounts |= {m["mountPath"] for m in c.get("volumeMounts", [])}
+    assert mounts, "no Ray pods rendered"
+    unprotected = {m for m in mounts - {lustre} if not any(m == p or m.startswith(p + "/") for p in protected)}
+    assert not unprotected, unprotected
