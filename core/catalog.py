@@ -205,6 +205,11 @@ GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS = 100.0
 # two gVNIC NICs add 400 Gbps for general networking (Compute Engine "Networking and GPU machines", section
 # "A4 and A3 Ultra machine types", https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth).
 RDMA_NIC_GBITPS = 400
+# The gIB NCCL net plugin's name (its ncclNet->name): the value the pods' NCCL_NET selects, and what NCCL's
+# log prints in `Using network gIB` and `via NET/gIB/<dev>` (Cluster Toolkit examples/gke-a4/
+# nccl-jobset-example.yaml @ 0bcb0c2d3cb4: `# Force use of libnccl-gib` / `export NCCL_NET=gIB`; NCCL matches
+# NCCL_NET against the plugin's name case-insensitively, NVIDIA/nccl v2.27.7-1 src/plugin/net.cc:166).
+NCCL_NET_PLUGIN = "gIB"
 # The primary interface (nic0, the node's eth0 on the primary VPC) is one of the two gVNIC NICs that share
 # those 400 Gbps: 200 Gbps. Lustre traffic uses it, never the RDMA NICs (the Lustre instance is on the
 # primary VPC), so nodes x this bounds what the GPU nodes can read or write together.

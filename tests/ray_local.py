@@ -89,7 +89,7 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
                   head_resources: str = "", timeout: float = 90) -> Iterator[LocalCluster]:
     """A head with `head_cpus` and one more node per entry of `worker_cpus`, all with `env` as their
     environment (the Ray pods' environment in the real cluster); yields once every node has joined."""
-    temp_dir = tempfile.mkdtemp(prefix="rayt-", dir="/tmp")   # short: Ray's socket paths must fit 107 bytes
+    temp_dir = tempfile.mkdtemp(prefix="rayt-")   # short: Ray's socket paths must fit 107 bytes
     gcs_port, dashboard_port = free_port(), free_port()
     head = [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
             "--include-dashboard=true", f"--num-cpus={head_cpus}", "--object-store-memory=100000000",

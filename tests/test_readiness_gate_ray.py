@@ -1,4 +1,5 @@
-"""The readiness gate program run for real through the Ray Jobs API on a 2-node local Ray cluster.
+"""The readiness gate program run for real through the Ray Jobs API on a 2-node local Ray cluster, alone and
+as the first step of the job's rendered entrypoint.
 
 Two `ray start` nodes on loopback stand in for two GPU nodes: torch on CPU with the gloo backend instead of
 NCCL (the placement group, the one-task-per-rank layout, the sweeps, the Lustre I/O and the summary are the
@@ -19,7 +20,14 @@ from pathlib import Path
 import pytest
 from ray.job_submission import JobStatus
 
+from core import catalog, gate, recipes
+from core.settings.job import JobSettings
 from tests.ray_local import base_env, local_cluster
+# The job path's stand-ins (NeMo-RL's working directory with the stand-in trainer, the scripts directory as the
+# head mounts the ConfigMap, `uv`): shared with tests/test_ray_job_path.py, not copied.
+from tests.test_ray_job_path import (HOME_RELEASE, QWEN, STEP_SECONDS, datasets_calls, image_tools,  # noqa: F401
+                                     job_scripts_dir, nemo_rl_image, steps_saved)
+from tests.standin.grpo_trainer import STEP_SECONDS_ENV
 from workloads import gate_checks as gc
 
 WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
@@ -28,9 +36,11 @@ NODES, RANKS_PER_NODE = 2, 2
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    # GLOO_SOCKET_IFNAME plays the role the job's runtime env gives it on GKE (eth0 there, loopback here).
-    env = base_env({"GLOO_SOCKET_IFNAME": "lo"})
+def cluster(image_tools):
+    # GLOO_SOCKET_IFNAME plays the role the job's runtime env gives it on GKE (eth0 there, loopback here); the
+    # image's `uv` goes first on PATH as in the NeMo-RL image.
+    env = base_env({"GLOO_SOCKET_IFNAME": "lo", "PATH": f"{image_tools}:{base_env().get('PATH', '/usr/bin:/bin')}",
+                    STEP_SECONDS_ENV: STEP_SECONDS})
     with local_cluster(env, head_cpus=RANKS_PER_NODE, worker_cpus=(RANKS_PER_NODE,)) as c:
         yield c
 
@@ -63,9 +73,11 @@ def gate_argv(program: Path, lustre: Path, **over) -> list[str]:
     return [sys.executable, str(program), *[f"--{k}={v}" for k, v in args.items()]]
 
 
-def run_gate(cluster, argv: list[str], timeout: float = 300):
+def run_gate(cluster, argv, timeout: float = 300, runtime_env: dict | None = None):
+    """Submit `argv` (a list) or an entrypoint string; wait for the end; (status, logs)."""
     client = cluster.client()
-    job = client.submit_job(entrypoint=shlex.join(argv), submission_id=f"gate-{time.time_ns()}")
+    entrypoint = argv if isinstance(argv, str) else shlex.join(argv)
+    job = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, submission_id=f"gate-{time.time_ns()}")
     deadline = time.monotonic() + timeout
     while not (status := client.get_job_status(job)).is_terminal():
         if time.monotonic() > deadline:
@@ -120,42 +132,6 @@ def test_gate_passes_on_two_nodes_and_writes_its_summary_to_the_shared_volume(cl
     assert "readiness-gate PASSED" in logs
 
 
-def test_failing_checks_fail_the_job_with_one_line_each_naming_measured_and_expected(cluster, program, tmp_path):
-    lustre = tmp_path / "lustre"
-    lustre.mkdir()
-    # One rank per node here (fewer torch processes on a small test machine); the passing run uses two.
-    argv = gate_argv(program, lustre, gpus_per_node=1, min_allreduce_large_busbw=1e5, lustre_fstype="lustre",
-                     lustre_aggregate_gbps=1e5, lustre_fraction=1.0)
-    status, logs = run_gate(cluster, argv)
-    assert status == JobStatus.FAILED, logs
-    lines = check_lines(logs)
-    assert lines["nccl.all_reduce.large_busbw"].startswith(
-        "readiness-gate FAIL nccl.all_reduce.large_busbw: measured ")
-    assert lines["nccl.all_reduce.large_busbw"].endswith(
-        " GB/s, expected >= 100000.00 GB/s (busbw at 1 MiB, 2 ranks on 2 nodes)")
-    fs = fstype_of(lustre)
-    assert lines["lustre.mount"].startswith("readiness-gate FAIL lustre.mount: measured node0 ")
-    assert f"{fs} at " in lines["lustre.mount"] and ", expected lustre on every node" in lines["lustre.mount"]
-    # 1e5 GB/s aggregate, but 2 nodes x 25 GB/s primary NIC bound it: expected 1.0 x 50 GB/s.
-    assert "expected >= 50.00 GB/s" in lines["lustre.write"] and lines["lustre.write"].startswith(
-        "readiness-gate FAIL lustre.write: measured ")
-    assert lines["nccl.all_gather.avg_busbw"].startswith("readiness-gate PASS")
-    summary = json.loads((lustre / "gate" / "ci-run" / "summary.json").read_text())
-    assert set(summary["failed"]) == {"nccl.all_reduce.large_busbw", "lustre.mount", "lustre.write",
-                                      "lustre.read"}
-    assert "readiness-gate FAILED" in logs
-
-
-def test_advisory_mode_logs_the_failure_and_lets_the_job_continue(cluster, program, tmp_path):
-    lustre = tmp_path / "lustre"
-    lustre.mkdir()
-    argv = gate_argv(program, lustre, gpus_per_node=1, mode="advisory", min_allgather_avg_busbw=1e5)
-    status, logs = run_gate(cluster, argv)
-    assert status == JobStatus.SUCCEEDED, logs
-    assert check_lines(logs)["nccl.all_gather.avg_busbw"].startswith("readiness-gate FAIL nccl.all_gather.avg_busbw")
-    assert "readiness-gate FAILED (advisory: continuing)" in logs
-
-
 def test_missing_nodes_fail_at_placement_instead_of_hanging(cluster, program, tmp_path):
     lustre = tmp_path / "lustre"
     lustre.mkdir()
@@ -164,3 +140,69 @@ def test_missing_nodes_fail_at_placement_instead_of_hanging(cluster, program, tm
     assert check_lines(logs)["placement"] == (
         "readiness-gate FAIL placement: measured 3 bundles of {'CPU': 2} not placed after 5 s, expected 3 nodes "
         "with 2 free CPUs each (are the Ray workers up and idle?)")
+
+
+# --- as the first step of the job's entrypoint -----------------------------------------------------------
+def rendered_job(lustre: Path, image, gate_over: dict, mode: str = "on"):
+    """The entrypoint and runtime env the program renders for a short run of the Qwen recipe, with the gate
+    command core.gate renders, its options switched to what this CPU cluster needs (gloo, 2 x 1 ranks, small
+    sweep, this disk instead of Lustre). Returns (entrypoint, runtime env, checkpoint dir)."""
+    settings = JobSettings.model_validate({"jobRecipe": QWEN, "jobOverrides": {"max_num_steps": 2, "save_period": 1}})
+    release = image.release
+    recipe = recipes.resolve_recipe(settings, release)
+    run = recipes.default_run_name(settings, "ci")
+    opts = gate.options(gate.GateArgs(
+        mode=mode, nodes=NODES, gpus_per_node=1, gpu_type="nvidia-b200", machine_type="a4-highgpu-8g",
+        mount_path=str(lustre), run_name=run, min_allreduce_busbw=catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS,
+        min_allgather_busbw=catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS, lustre_aggregate_gbps=1e-6,
+        lustre_fraction=0.5))
+    opts = dict(zip(opts[0::2], opts[1::2]))
+    opts.update({"--backend": "gloo", "--lustre-fstype": fstype_of(lustre), "--sweep-max-bytes": str(1024 ** 2),
+                 "--warmup": "1", "--iters": "3", "--lustre-seconds": "1", "--lustre-threads": "2",
+                 "--lustre-block-bytes": str(1024 ** 2), "--lustre-max-bytes-per-node": str(64 * 1024 ** 2),
+                 "--lustre-sync-seconds": "1", "--placement-timeout": "60", "--step-timeout": "240",
+                 "--min-allreduce-large-busbw": "0.000001", "--min-allgather-avg-busbw": "0.000001"})
+    opts.update(gate_over)
+    entrypoint = recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run, paths=image.paths,
+                                    gate=[w for kv in opts.items() for w in kv])
+    env = recipes.runtime_env(recipe, mount_path=str(lustre))
+    # eth0 is the pod's primary interface on GKE; this machine's two Ray nodes talk over loopback.
+    env["env_vars"].update(NCCL_SOCKET_IFNAME="lo", GLOO_SOCKET_IFNAME="lo")
+    return entrypoint, env, Path(recipes.checkpoint_dir(str(lustre), run))
+
+
+@pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[QWEN]], indirect=True)
+def test_failed_gate_ends_the_rendered_job_before_training_starts(cluster, nemo_rl_image, tmp_path):
+    lustre = tmp_path / "lustre"
+    lustre.mkdir()
+    entrypoint, env, ckpt = rendered_job(lustre, nemo_rl_image, {"--min-allreduce-large-busbw": "100000", "--lustre-fstype": "lustre",
+                                                  "--lustre-aggregate-gbps": "100000", "--lustre-fraction": "1"})
+    status, logs = run_gate(cluster, entrypoint, runtime_env=env)
+    assert status == JobStatus.FAILED, logs
+    assert "stand-in GRPO" not in logs and steps_saved(ckpt) == []
+    # One line per failed check: its name, the measured and the expected figure.
+    lines = check_lines(logs)
+    assert lines["nccl.all_reduce.large_busbw"].startswith("readiness-gate FAIL nccl.all_reduce.large_busbw: measured ")
+    assert lines["nccl.all_reduce.large_busbw"].endswith(
+        " GB/s, expected >= 100000.00 GB/s (busbw at 1 MiB, 2 ranks on 2 nodes)")
+    fs = fstype_of(lustre)
+    assert lines["lustre.mount"].startswith("readiness-gate FAIL lustre.mount: measured node0 ")
+    assert f"{fs} at " in lines["lustre.mount"] and ", expected lustre on every node" in lines["lustre.mount"]
+    # 1e5 GB/s aggregate, but 2 nodes x 25 GB/s primary NIC bound it: expected 1 x 50 GB/s.
+    assert lines["lustre.write"].startswith("readiness-gate FAIL lustre.write: measured ")
+    assert "expected >= 50.00 GB/s" in lines["lustre.write"]
+    assert lines["nccl.all_gather.avg_busbw"].startswith("readiness-gate PASS")
+    summary = json.loads((lustre / "gate" / ckpt.name / "summary.json").read_text())
+    assert set(summary["failed"]) == {"nccl.all_reduce.large_busbw", "lustre.mount", "lustre.write", "lustre.read"}
+    assert "readiness-gate FAILED in " in logs
+
+
+@pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[QWEN]], indirect=True)
+def test_advisory_gate_logs_its_failure_and_training_runs(cluster, nemo_rl_image, tmp_path):
+    lustre = tmp_path / "lustre"
+    lustre.mkdir()
+    entrypoint, env, ckpt = rendered_job(lustre, nemo_rl_image, {"--min-allgather-avg-busbw": "100000"}, mode="advisory")
+    status, logs = run_gate(cluster, entrypoint, runtime_env=env)
+    assert status == JobStatus.SUCCEEDED, logs
+    assert logs.index("readiness-gate FAILED (advisory: continuing)") < logs.index("stand-in GRPO")
+    assert "finished at step 2" in logs and steps_saved(ckpt) == [1, 2]

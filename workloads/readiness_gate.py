@@ -1,7 +1,7 @@
 """Readiness gate: prove the GPU nodes, their NCCL path over RDMA and Lustre work before training starts.
 
 Usage (the RayJob entrypoint runs it on the Ray head with NeMo-RL's `uv run python`, before training):
-    python readiness_gate.py --nodes 2 --gpus-per-node 8 --backend nccl --summary-dir /lustre/gate/<run> ...
+    python readiness_gate.py --nodes 2 --gpus-per-node 8 --backend nccl --summary-dir <mount>/gate/<run> ...
     (`--help` lists every option; core/recipes.py renders them from the stack settings.)
 
 Shipped verbatim in the job-scripts ConfigMap with gate_checks.py (its decisions) and mounted read-only on
