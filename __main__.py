@@ -96,6 +96,9 @@ if job is not None:
     pulumi.export("jobStatusCommand", f"kubectl -n {ns} get rayjob {job.name}")
     # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
     pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
+    if job.gate_summary_command is not None:
+        # The readiness gate's last summary (JSON on Lustre); its one-line verdicts are in the job's logs too.
+        pulumi.export("gateSummaryCommand", job.gate_summary_command)
     if ray is None:
         pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
     pulumi.export("jobsCliCommand", "python -m workloads.jobs list --address http://127.0.0.1:8265  "

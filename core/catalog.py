@@ -298,3 +298,90 @@ SHM_MOUNT = "/dev/shm"
 RAY_TMP_DIR = "/tmp"
 SYSTEM_TREES = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/var", "/run", "/proc", "/sys", "/dev",
                 "/boot", "/root")
+
+# --- Readiness gate: what a healthy GPU node, fabric and Lustre look like -----------------------------------
+# Read by the gate's settings (defaults and bounds) and rendered into the gate program's argv; the program
+# itself (workloads/readiness_gate.py) imports nothing from here because it ships as a ConfigMap.
+#
+# Units: GB/s means 1e9 bytes/s, as nccl-tests prints it (`getBw` divides by 1.0E9; nccl-tests
+# src/common.cu), and bus bandwidth ("busbw") is nccl-tests' figure: algbw = S/t, busbw = algbw x 2(n-1)/n
+# for all-reduce and algbw x (n-1)/n for all-gather, S being the all-gather's whole output
+# (NVIDIA/nccl-tests doc/PERFORMANCE.md @ 03a204a1f38aaea17f1a777885bb2d9600ba7eff). The two thresholds below
+# apply to different figures and are not comparable with each other:
+#   - all-gather: the sweep AVERAGE of busbw over 1 KiB..8 GiB (what nccl-tests prints as "Avg bus bandwidth");
+#   - all-reduce: busbw at the LARGEST message of the sweep (8 GiB), where the fixed per-call cost is negligible.
+
+# Cluster Toolkit's daily A4 and A3 Ultra GKE tests run `all_gather_perf -b 1K -e 8G -f 2 -g 1 -w 5 --iters 100`
+# on 2 nodes and fail below an "Avg bus bandwidth" of 100 GB/s (GoogleCloudPlatform/cluster-toolkit
+# tools/cloud-build/daily-tests/ansible_playbooks/test-validation/test-gke-a4.yml @ 7544c47e7388 and
+# test-gke-a3-ultra.yml @ 1dbcc3b15374; the sweep is examples/gke-a4/nccl-jobset-example.yaml @ 0bcb0c2d3cb4).
+GATE_SWEEP_MIN_BYTES = 1024
+GATE_SWEEP_MAX_BYTES = 8 * 1024 ** 3
+GATE_SWEEP_WARMUP = 5
+GATE_SWEEP_ITERS = 100
+GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS = 100.0
+
+# Each A4 / A3 Ultra node has 8 CX-7 NICs, one per GPU, 3,200 Gbps together, i.e. 400 Gbps = 50 GB/s each;
+# two gVNIC NICs add 400 Gbps for general networking (Compute Engine "Networking and GPU machines", section
+# "A4 and A3 Ultra machine types", https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth).
+RDMA_NIC_GBITPS = 400
+# The gIB NCCL net plugin's name (its ncclNet->name): the value the pods' NCCL_NET selects, and what NCCL's
+# log prints in `Using network gIB` and `via NET/gIB/<dev>` (Cluster Toolkit examples/gke-a4/
+# nccl-jobset-example.yaml @ 0bcb0c2d3cb4: `# Force use of libnccl-gib` / `export NCCL_NET=gIB`; NCCL matches
+# NCCL_NET against the plugin's name case-insensitively, NVIDIA/nccl v2.27.7-1 src/plugin/net.cc:166).
+NCCL_NET_PLUGIN = "gIB"
+# The primary interface (nic0, the node's eth0 on the primary VPC) is one of the two gVNIC NICs that share
+# those 400 Gbps: 200 Gbps. Lustre traffic uses it, never the RDMA NICs (the Lustre instance is on the
+# primary VPC), so nodes x this bounds what the GPU nodes can read or write together.
+PRIMARY_NIC_GBITPS: dict[str, int] = {"a4-highgpu-8g": 200, "a3-ultragpu-8g": 200}
+
+# All-reduce at 8 GiB across nodes: NCCL splits the data over one ring (channel) per rail, and each ring
+# leaves the node through its own 50 GB/s NIC, so the rate at which every rank sends, which is what busbw
+# measures, is at most 8 rings x 50 GB/s = 400 GB/s, for both machine types. The default floor is half of
+# that bound: losing GPUDirect RDMA (staging through host memory), traffic on half
+# the NICs (bound 200 GB/s) or a fall-back to TCP over gVNIC (<= 50 GB/s) each land below it, while a healthy
+# 2-node gIB run stays above. This is a derived floor, not a published figure; the setting overrides it.
+GATE_ALLREDUCE_LARGE_BUSBW_GBPS = 200.0
+
+
+@dataclass(frozen=True)
+class GateGpuFacts:
+    """Per-GPU-type bandwidth facts the gate's settings are checked against."""
+
+    gpu_type: str
+    nvlink_bidirectional_gbps: float   # NVLink per GPU, both directions together (NVIDIA's headline figure)
+    pcie_bidirectional_gbps: float     # the GPU's x16 host link, both directions together
+
+    @property
+    def implausible_busbw_gbps(self) -> float:
+        """No busbw above this can be real, for any collective and any node count.
+
+        A GPU moves data only over NVLink and its PCIe link (GPUDirect RDMA goes NIC <-> PCIe <-> GPU). busbw
+        counts, per rank, the bytes a point-to-point algorithm must move: (n-1)/n x S received for all-gather,
+        2(n-1)/n x S for all-reduce. With NVLink SHARP (NVLS) the switch reduces, so a GPU sends S and
+        receives S while busbw still counts about 2S: all-reduce busbw can reach twice the one-way link rate,
+        i.e. the bidirectional figure. Hence the bound: NVLink + PCIe, both directions. The NICs' line rate is
+        NOT a bound: traffic inside a node rides NVLink, and multi-node busbw above the 50 GB/s per-GPU NIC
+        rate is normal (Google's own floor, 100 GB/s, is twice that)."""
+        return self.nvlink_bidirectional_gbps + self.pcie_bidirectional_gbps
+
+
+# H200: NVLink 900 GB/s, PCIe Gen5 128 GB/s (NVIDIA H200 Tensor Core GPU datasheet, "Interconnect",
+# https://www.nvidia.com/en-us/data-center/h200/). B200: NVLink 5 1.8 TB/s per GPU (NVIDIA HGX B200,
+# https://www.nvidia.com/en-us/data-center/hgx/); PCIe Gen6 x16 256 GB/s is the fastest host link a B200
+# supports; a host that runs it at Gen5 only makes the bound looser, never wrong.
+GATE_GPU_FACTS: dict[str, GateGpuFacts] = {
+    "nvidia-b200": GateGpuFacts("nvidia-b200", nvlink_bidirectional_gbps=1800.0, pcie_bidirectional_gbps=256.0),
+    "nvidia-h200-141gb": GateGpuFacts("nvidia-h200-141gb", nvlink_bidirectional_gbps=900.0,
+                                      pcie_bidirectional_gbps=128.0),
+}
+
+# Lustre: the gate expects fraction x min(instance aggregate throughput, nodes x primary NIC) for both the
+# parallel write and the read of another node's files. Half by default: a short duration-based test from a
+# few clients does not reach the instance's ceiling, but a slow mount (wrong port mode, MTU mismatch, a
+# client on the wrong interface) falls far below half.
+GATE_LUSTRE_FRACTION = 0.5
+GATE_LUSTRE_SECONDS = 15
+GATE_LUSTRE_THREADS_PER_NODE = 16
+GATE_LUSTRE_BLOCK_BYTES = 16 * 1024 ** 2     # O_DIRECT transfer size: a multiple of the page size
+GATE_LUSTRE_MAX_BYTES_PER_NODE = 64 * 1024 ** 3

@@ -528,14 +528,15 @@ IMAGE_PATHS = ImagePaths()
 
 
 def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
-               paths: ImagePaths = IMAGE_PATHS) -> str:
+               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
     KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`
     (ray-operator common/job.go BuildJobSubmitCommand), and the Ray CLI re-joins the words with shlex.join, so
     a top-level `;` or `&&` would end the submit command instead of running in the job. The script creates
-    the checkpoint directory on Lustre, prepares GSM8K when the recipe needs it (the program is a file under
-    SCRIPTS_DIR, not inlined), then runs NeMo-RL from its working directory. One command per line, and with
+    the checkpoint directory on Lustre, runs the readiness gate when `gate` gives its options (core.gate: under
+    `set -e` a failed gate ends the job before training), prepares GSM8K when the recipe needs it (the
+    programs are files under SCRIPTS_DIR, not inlined), then runs NeMo-RL from its working directory. One command per line, and with
     bare Hydra strings the built-in recipes need no quote inside the script, so `pulumi preview` shows every
     override as plain `key=value`.
     """
@@ -544,6 +545,8 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
         shlex.join(["cd", paths.workdir]),
     ]
+    if gate:
+        script.append(shlex.join(gate_command(gate, paths.scripts_dir)))
     if recipe.dataset == "gsm8k":
         script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir)))
     script.append("exec " + shlex.join(["uv", "run", "python",
@@ -570,9 +573,16 @@ def runtime_env_yaml(recipe: Recipe, *, mount_path: str) -> str:
     return json.dumps(runtime_env(recipe, mount_path=mount_path), sort_keys=True, indent=2)
 
 
-def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str) -> dict[str, str]:
-    """Ray job metadata (string map, shown by `ray job list`): which recipe and run a submission belongs to."""
-    return {"recipe": recipe.name, "run": run_name, "stack": stack_name, "model": recipe.model_name}
+def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str,
+                 gate_rerun: Optional[str] = None) -> dict[str, str]:
+    """Ray job metadata (string map, shown by `ray job list`): which recipe and run a submission belongs to.
+
+    `gate_rerun` (setting gateRerun) is carried here so that a new value changes the RayJob's spec, which
+    replaces the RayJob: the job, and with it the readiness gate, runs again."""
+    meta = {"recipe": recipe.name, "run": run_name, "stack": stack_name, "model": recipe.model_name}
+    if gate_rerun:
+        meta["gateRerun"] = gate_rerun
+    return meta
 
 
 # --- GSM8K preparation --------------------------------------------------------------------------------
@@ -588,3 +598,16 @@ def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR) -> list[
     NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
     and the runtime env."""
     return ["uv", "run", "python", f"{scripts_dir}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"]]
+
+
+# --- Readiness gate ----------------------------------------------------------------------------------
+# The gate program and its decision module, side by side in the same ConfigMap (the program imports the module
+# by name from its own directory). Its options come from core.gate.options().
+GATE_SCRIPT = "readiness_gate.py"
+GATE_MODULE = "gate_checks.py"
+
+
+def gate_command(options: list[str], scripts_dir: str = SCRIPTS_DIR) -> list[str]:
+    """argv of the readiness gate, run from the NeMo-RL work directory with its `uv run python` like the GSM8K
+    step: NeMo-RL's environment has Ray, torch and NVML's binding, all the gate imports."""
+    return ["uv", "run", "python", f"{scripts_dir}/{GATE_SCRIPT}", *options]

@@ -6,7 +6,7 @@ import yaml
 from core.settings import load_settings
 from synth import render
 from tests.k8s_validation import validate_any
-from core import recipes
+from core import gate, recipes
 from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
@@ -37,7 +37,9 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     recipe = recipes.resolve_recipe(s.job, s.workload.release)
     run = recipes.default_run_name(s.job, s.stack_name)
     spec = r.get(RAYJOB, "rayjob").inputs["spec"]
-    assert spec["entrypoint"] == recipes.entrypoint(recipe, s.workload.release, mount_path="/lustre", run_name=run)
+    gate_options = gate.options(gate.GateArgs.of(s))
+    assert spec["entrypoint"] == recipes.entrypoint(recipe, s.workload.release, mount_path="/lustre", run_name=run,
+                                                    gate=gate_options)
     assert yaml.safe_load(spec["runtimeEnvYAML"]) == recipes.runtime_env(recipe, mount_path="/lustre")
     assert r.outputs["checkpointDir"] == f"/lustre/checkpoints/{run}" == recipes.checkpoint_dir("/lustre", run)
 

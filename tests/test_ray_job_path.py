@@ -8,12 +8,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,23 +22,17 @@ from workloads import scripts as job_scripts_module
 from workloads import jobs
 from workloads.raycluster_spec import SCRIPTS_FILE_MODE
 from core.settings.job import JobSettings
+from tests.ray_local import base_env, free_port, local_cluster
 from tests.standin import fake_datasets, install_workdir
 from tests.standin.grpo_trainer import STEP_SECONDS_ENV
 from tests.standin.grpo_trainer import main as standin_main
 
-RAY = Path(sys.executable).parent / "ray"
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
 # The release each seed ran; /opt/nemo-rl holds one release at a time, as an image does.
 HOME_RELEASE = {QWEN: "v0.4.0", GEMMA: "v0.5.0"}
 # The pods get these from the Kubernetes Secret; here the head's environment plays that role.
 CANARIES = {"HF_TOKEN": "hf_canary_5d1e0b", "WANDB_API_KEY": "wandb_canary_c4a9f7"}
 STEP_SECONDS = "0.25"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,69 +97,13 @@ def image_tools(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ray_head(job_scripts_dir, image_tools, datasets_calls):
-    """A real Ray head with the dashboard (Jobs API) on loopback; yields its address.
-
-    Stopped by signalling the `ray start --block` process we started, which takes down the processes it
-    started; not with `ray stop --force`, which kills every Ray process on the machine (other test runs too).
-    """
-    temp_dir = tempfile.mkdtemp(prefix="rayt-")   # short: Ray's socket paths must fit 107 bytes
-    dashboard_port = free_port()
-    ports = {"port": free_port(), "dashboard-port": dashboard_port, "ray-client-server-port": free_port(),
-             "dashboard-agent-listen-port": free_port(), "dashboard-agent-grpc-port": free_port(),
-             "runtime-env-agent-port": free_port(), "node-manager-port": free_port(),
-             "object-manager-port": free_port(), "metrics-export-port": free_port()}
+    """A real Ray head with the dashboard (Jobs API) on loopback (tests/ray_local.py); yields its address."""
     # No HF_HOME on the head: the job's must come from the runtime env the program renders.
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "HF_HOME")}
-    env.update(CANARIES)
-    env.update({"PATH": f"{image_tools}:{env.get('PATH', '/usr/bin:/bin')}", STEP_SECONDS_ENV: STEP_SECONDS,
-                fake_datasets.CALLS_ENV: str(datasets_calls),
-                "RAY_USAGE_STATS_ENABLED": "0",
-                # No graceful drain on SIGTERM: nothing to hand over, and it would hold teardown for 30 s.
-                "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"})
-    args = [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
-            "--include-dashboard=true", "--num-cpus=2", "--object-store-memory=100000000",
-            "--disable-usage-stats", f"--temp-dir={temp_dir}", *(f"--{k}={v}" for k, v in ports.items())]
-    log = open(os.path.join(temp_dir, "ray-start.log"), "wb")
-    head = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    address = f"http://127.0.0.1:{dashboard_port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if head.poll() is not None:
-                raise RuntimeError(f"ray start exited {head.returncode}: "
-                                   f"{Path(temp_dir, 'ray-start.log').read_text(errors='replace')[-3000:]}")
-            try:
-                JobSubmissionClient(address).list_jobs()
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-        yield address
-    finally:
-        if head.poll() is None:
-            head.send_signal(signal.SIGTERM)
-            try:
-                head.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(head.pid, signal.SIGKILL)   # the process group this fixture created
-                head.wait(timeout=10)
-        # The dashboard's helper processes outlive `ray start` by a moment; wait for our process group to empty.
-        deadline = time.monotonic() + 15
-        while _group_alive(head.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if _group_alive(head.pid):
-            os.killpg(head.pid, signal.SIGKILL)
-        log.close()
-        shutil.rmtree(temp_dir, ignore_errors=True)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
+    env = base_env({**CANARIES, "PATH": f"{image_tools}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+                    STEP_SECONDS_ENV: STEP_SECONDS, fake_datasets.CALLS_ENV: str(datasets_calls)},
+                   drop=("HF_HOME",))
+    with local_cluster(env, head_cpus=2) as cluster:
+        yield cluster.dashboard
 
 
 @pytest.fixture

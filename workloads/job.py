@@ -22,12 +22,12 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import recipes
+from core import gate, recipes
 from core.catalog import NemoRlRelease
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.recipes import Recipe
 from core.settings import Settings
-from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
+from workloads.raycluster_spec import HEAD_CONTAINER, RayPodsConfig, raycluster_spec
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,10 @@ class JobArgs:
     own_cluster: Optional[RayPodsConfig]
     backoff_limit: int
     ttl_seconds: int
+    namespace: str
+    # The readiness gate the entrypoint runs first (None: off) and the token that forces a resubmission.
+    gate_args: Optional[gate.GateArgs] = None
+    gate_rerun: Optional[str] = None
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -49,7 +53,8 @@ class JobArgs:
         return cls(name=s.names.ray_job, stack_name=s.stack_name, recipe=s.recipe, release=s.workload.release,
                    run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
                    own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
-                   ttl_seconds=s.job.ttl_seconds)
+                   ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
+                   gate_rerun=s.gate.rerun if s.gate.enabled else None)
 
     @property
     def checkpoint_dir(self) -> str:
@@ -61,9 +66,11 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
     embedded cluster in own-cluster mode."""
     mount = a.lustre_mount_path
     spec: dict = {
-        "entrypoint": recipes.entrypoint(a.recipe, a.release, mount_path=mount, run_name=a.run_name),
+        "entrypoint": recipes.entrypoint(a.recipe, a.release, mount_path=mount, run_name=a.run_name,
+                                         gate=gate.options(a.gate_args) if a.gate_args else None),
         "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount),
-        "metadata": recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name),
+        "metadata": recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name,
+                                         gate_rerun=a.gate_rerun),
         "submissionMode": "K8sJobMode",
     }
     if a.own_cluster is None:
@@ -83,6 +90,7 @@ class NemoRlJob(pulumi.ComponentResource):
     name: str
     run_name: str
     checkpoint_dir: str
+    gate_summary_command: Optional[str]   # prints the gate's last summary; None without a gate
 
     def __init__(self, name: str, args: JobArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
                  ray_cluster_name: Optional[pulumi.Output[str]], needs: Sequence[pulumi.Resource],
@@ -92,6 +100,8 @@ class NemoRlJob(pulumi.ComponentResource):
         self.name = a.name
         self.run_name = a.run_name
         self.checkpoint_dir = a.checkpoint_dir
+        self.gate_summary_command = gate.summary_command(
+            a.namespace, a.name, HEAD_CONTAINER, a.lustre_mount_path, a.run_name) if a.gate_args else None
         if ray_cluster_name is not None:
             # The cluster name flows from the RayCluster resource: the job waits for it.
             spec = ray_cluster_name.apply(lambda n: rayjob_spec(a, ray_cluster_name=n))

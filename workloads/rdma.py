@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from core.catalog import Accelerator
+from core.catalog import NCCL_NET_PLUGIN, Accelerator
 from core.naming import GVNIC_NETWORK, RDMA_NETWORKS
 
 NETWORKING_API_VERSION = "networking.gke.io/v1"
@@ -107,7 +107,7 @@ def rdma_pod_mixin(accelerator: Accelerator) -> RdmaMixin:
         # The driver libraries come from the node (GKE installs them under /home/kubernetes/bin/nvidia); the
         # gIB NCCL plugin must be on the library path too (Google's gIB docs, and the tutorial's worker script).
         ("LD_LIBRARY_PATH", f"{GIB_MOUNT}/lib64:{NVIDIA_MOUNT}/lib64"),
-        ("NCCL_NET", "gIB"),
+        ("NCCL_NET", NCCL_NET_PLUGIN),
         # RoCE v2 GID of the MRDMA NICs.
         ("NCCL_IB_GID_INDEX", "3"),
         ("NCCL_CROSS_NIC", "0"),

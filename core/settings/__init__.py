@@ -2,7 +2,7 @@
 
 Every project config key (`nemo-rl-gke:<key>`) is the alias of exactly one field of one section; each
 section lives in its own module beside the rules that guard it (stack, network, cluster, gpu, lustre,
-storage, workload, job, monitoring). `load_settings()` is the only place that reads config. It checks field
+storage, workload, job, monitoring, gate). `load_settings()` is the only place that reads config. It checks field
 types first, resolves the job's recipe once, then runs every section's rules, and raises `SettingsError`
 listing every problem on its own line with the config key it is about, before any resource is registered.
 
@@ -22,9 +22,10 @@ from core import catalog, recipes, sdk
 from core.keys import PROJECT, key
 from core.naming import Names
 from core.recipes import Recipe
-from core.settings import cluster, gpu, job, lustre, monitoring, network, stack, storage, workload
+from core.settings import cluster, gate, gpu, job, lustre, monitoring, network, stack, storage, workload
 from core.settings.base import Section, SettingsError
 from core.settings.cluster import ClusterSettings
+from core.settings.gate import GateSettings
 from core.settings.gpu import GpuSettings
 from core.settings.job import JobSettings
 from core.settings.lustre import LustreSettings
@@ -55,12 +56,13 @@ SECTIONS: dict[str, type[Section]] = {
     "workload": WorkloadSettings,
     "job": JobSettings,
     "monitoring": MonitoringSettings,
+    "gate": GateSettings,
 }
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
 RULES: tuple[Callable[["Settings"], list[str]], ...] = (
     stack.check, network.check, cluster.check, gpu.check, lustre.check, storage.check, workload.check,
-    job.check, monitoring.check,
+    job.check, monitoring.check, gate.check,
 )
 
 
@@ -82,6 +84,7 @@ class Settings(BaseModel):
     workload: WorkloadSettings
     job: JobSettings
     monitoring: MonitoringSettings
+    gate: GateSettings
     # The job's recipe (built-in + jobOverrides) and run name; None when the job settings have problems.
     recipe: Optional[Recipe] = None
 

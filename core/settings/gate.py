@@ -1,0 +1,76 @@
+"""The readiness gate before training (GPU health, NCCL over RDMA, Lustre throughput) and its rules.
+
+The gate is the first step of the job's entrypoint (core/gate.py renders its command line); it only runs when
+the job does. Thresholds default to the catalog's figures for the GPU type; a threshold must be positive and
+below what the GPU type can physically move (catalog.GateGpuFacts.implausible_busbw_gbps explains the bound),
+and the Lustre fraction lies in (0, 1].
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Optional
+
+from pydantic import Field
+
+from core import catalog
+from core.keys import key
+from core.settings.base import Section
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+
+class GateSettings(Section):
+    """The readiness gate that runs on the training nodes before NeMo-RL starts."""
+
+    mode: Literal["on", "advisory", "off"] = Field("on", alias="readinessGate", description=(
+        "on: a failed check fails the RayJob before training; advisory: failures are logged and training "
+        "starts; off: no gate."))
+    min_allreduce_busbw: Optional[float] = Field(None, alias="gateMinAllReduceBusbw", description=(
+        "All-reduce bus bandwidth (GB/s) required at the largest message (8 GiB); default: the catalog's "
+        "figure for the GPU type."))
+    min_allgather_busbw: Optional[float] = Field(None, alias="gateMinAllGatherBusbw", description=(
+        "All-gather bus bandwidth (GB/s) required as the average over the 1 KiB-8 GiB sweep; default: "
+        "Cluster Toolkit's 100 GB/s."))
+    min_lustre_fraction: Optional[float] = Field(None, alias="gateLustreFraction", description=(
+        "Required share of min(Lustre aggregate throughput, nodes x primary NIC) for the write and the "
+        "read, in (0, 1]; default 0.5."))
+    rerun: Optional[str] = Field(None, alias="gateRerun", description=(
+        "Any new value resubmits the job, so the gate runs again (e.g. after a bad node was replaced)."))
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "off"
+
+    @property
+    def lustre_fraction(self) -> float:
+        return catalog.GATE_LUSTRE_FRACTION if self.min_lustre_fraction is None else self.min_lustre_fraction
+
+    @property
+    def allreduce_busbw(self) -> float:
+        return catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS if self.min_allreduce_busbw is None \
+            else self.min_allreduce_busbw
+
+    @property
+    def allgather_busbw(self) -> float:
+        return catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS if self.min_allgather_busbw is None \
+            else self.min_allgather_busbw
+
+
+def check(s: "Settings") -> list[str]:
+    p: list[str] = []
+    g = s.gate
+    facts = catalog.GATE_GPU_FACTS.get(s.gpu.gpu_type)   # an unknown GPU type is reported by the gpu rules
+    for k, value in (("gateMinAllReduceBusbw", g.min_allreduce_busbw),
+                     ("gateMinAllGatherBusbw", g.min_allgather_busbw)):
+        if value is None:
+            continue
+        if not value > 0:
+            p.append(f"{key(k)}: must be a positive bus bandwidth in GB/s (got {value:g})")
+        elif facts is not None and value > facts.implausible_busbw_gbps:
+            p.append(f"{key(k)}: {value:g} GB/s is more than an {facts.gpu_type} GPU can move "
+                     f"({facts.implausible_busbw_gbps:g} GB/s = NVLink {facts.nvlink_bidirectional_gbps:g} + PCIe "
+                     f"{facts.pcie_bidirectional_gbps:g} GB/s, both directions); no run could pass it")
+    if not 0 < g.lustre_fraction <= 1:
+        p.append(f"{key('gateLustreFraction')}: must be in (0, 1], a share of the Lustre ceiling "
+                 f"(got {g.lustre_fraction:g})")
+    return p

@@ -1,0 +1,159 @@
+"""A real Ray cluster on loopback for tests: a head (with the dashboard / Jobs API) and optional worker nodes.
+
+Each node is a `ray start --block` process in its own process group, on free loopback ports, under a short
+temporary directory. Stopping signals exactly those processes (never `ray stop --force`, which would kill
+every Ray process on the machine, other test runs included) and waits for their groups to empty.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Optional
+
+from ray.job_submission import JobSubmissionClient
+
+RAY = Path(sys.executable).parent / "ray"
+# Variables that would point a test's Ray at another cluster.
+_FOREIGN = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _node_ports() -> dict[str, int]:
+    return {"dashboard-agent-listen-port": free_port(), "dashboard-agent-grpc-port": free_port(),
+            "runtime-env-agent-port": free_port(), "node-manager-port": free_port(),
+            "object-manager-port": free_port(), "metrics-export-port": free_port()}
+
+
+def base_env(extra: Optional[dict] = None, drop: tuple = ()) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _FOREIGN + tuple(drop)}
+    env.update({"RAY_USAGE_STATS_ENABLED": "0",
+                # No graceful drain on SIGTERM: nothing to hand over, and it would hold teardown for 30 s.
+                "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"})
+    env.update(extra or {})
+    return env
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)   # the process group this module created
+            proc.wait(timeout=10)
+    # The dashboard's helper processes outlive `ray start` by a moment; wait for the group to empty.
+    deadline = time.monotonic() + 15
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _group_alive(proc.pid):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@dataclass
+class LocalCluster:
+    dashboard: str                     # http://127.0.0.1:<port>, the Jobs API
+    gcs: str                           # 127.0.0.1:<port>, where nodes and drivers join
+    temp_dir: str
+    procs: list = field(default_factory=list)
+
+    def client(self) -> JobSubmissionClient:
+        return JobSubmissionClient(self.dashboard)
+
+
+@contextlib.contextmanager
+def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple[int, ...] = (),
+                  head_resources: str = "", timeout: float = 90) -> Iterator[LocalCluster]:
+    """A head with `head_cpus` and one more node per entry of `worker_cpus`, all with `env` as their
+    environment (the Ray pods' environment in the real cluster); yields once every node has joined."""
+    temp_dir = tempfile.mkdtemp(prefix="rayt-")   # short: Ray's socket paths must fit 107 bytes
+    gcs_port, dashboard_port = free_port(), free_port()
+    head = [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
+            "--include-dashboard=true", f"--num-cpus={head_cpus}", "--object-store-memory=100000000",
+            "--disable-usage-stats", f"--temp-dir={temp_dir}", f"--port={gcs_port}",
+            f"--dashboard-port={dashboard_port}", f"--ray-client-server-port={free_port()}",
+            *(f"--{k}={v}" for k, v in _node_ports().items())]
+    if head_resources:
+        head.append(f"--resources={head_resources}")
+    cluster = LocalCluster(f"http://127.0.0.1:{dashboard_port}", f"127.0.0.1:{gcs_port}", temp_dir)
+    logs = []
+
+    def launch(args: list[str], name: str) -> subprocess.Popen:
+        log = open(os.path.join(temp_dir, f"{name}.log"), "wb")
+        logs.append(log)
+        proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cluster.procs.append(proc)
+        return proc
+
+    def tail(name: str) -> str:
+        return Path(temp_dir, f"{name}.log").read_text(errors="replace")[-3000:]
+
+    try:
+        launch(head, "head")
+        deadline = time.monotonic() + timeout
+        while True:
+            if cluster.procs[0].poll() is not None:
+                raise RuntimeError(f"ray start (head) exited {cluster.procs[0].returncode}: {tail('head')}")
+            try:
+                cluster.client().list_jobs()
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        for i, cpus in enumerate(worker_cpus):
+            launch([str(RAY), "start", "--block", f"--address={cluster.gcs}", "--node-ip-address=127.0.0.1",
+                    f"--num-cpus={cpus}", "--object-store-memory=100000000", "--disable-usage-stats",
+                    *(f"--{k}={v}" for k, v in _node_ports().items())], f"worker{i}")
+        _wait_for_nodes(cluster, 1 + len(worker_cpus), deadline, tail)
+        yield cluster
+    finally:
+        for proc in reversed(cluster.procs):   # worker nodes first, the head last
+            _stop(proc)
+        for log in logs:
+            log.close()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _wait_for_nodes(cluster: LocalCluster, count: int, deadline: float, tail) -> None:
+    """Until the dashboard's state API lists `count` alive nodes (this process stays Ray-free)."""
+    url = f"{cluster.dashboard}/api/v0/nodes?limit=100"
+    last = ""
+    while True:
+        for i, proc in enumerate(cluster.procs[1:]):
+            if proc.poll() is not None:
+                raise RuntimeError(f"ray start (worker{i}) exited {proc.returncode}: {tail(f'worker{i}')}")
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                nodes = json.load(r)["data"]["result"]["result"]
+            if sum(1 for n in nodes if n.get("state") == "ALIVE") == count:
+                return
+            last = json.dumps(nodes)[-500:]
+        except (OSError, ValueError, KeyError) as e:
+            last = repr(e)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{count} Ray nodes did not join: {last}")
+        time.sleep(0.5)

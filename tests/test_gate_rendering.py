@@ -1,0 +1,151 @@
+"""The readiness gate in the rendered stacks: its settings and their rules, the command the RayJob runs first
+(checked against the gate program's own argument parser), the ConfigMap that ships it, the stack output."""
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import catalog, recipes
+from workloads import scripts
+
+RAYJOB = "kubernetes:ray.io/v1:RayJob"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+
+INVALID = [
+    # (overrides, key the line must name, fragment of the message)
+    ({"gateMinAllReduceBusbw": 0}, "nemo-rl-gke:gateMinAllReduceBusbw", "positive"),
+    ({"gateMinAllReduceBusbw": -5}, "nemo-rl-gke:gateMinAllReduceBusbw", "positive"),
+    # dev runs H200s: NVLink 900 + PCIe 128 GB/s bounds any busbw.
+    ({"gateMinAllReduceBusbw": 1500}, "nemo-rl-gke:gateMinAllReduceBusbw", "1028 GB/s"),
+    ({"gateMinAllGatherBusbw": 2000}, "nemo-rl-gke:gateMinAllGatherBusbw", "nvidia-h200-141gb"),
+    ({"gateMinAllGatherBusbw": "fast"}, "nemo-rl-gke:gateMinAllGatherBusbw", "number"),
+    ({"gateLustreFraction": 0}, "nemo-rl-gke:gateLustreFraction", "(0, 1]"),
+    ({"gateLustreFraction": 1.5}, "nemo-rl-gke:gateLustreFraction", "(0, 1]"),
+    ({"gateLustreFraction": -0.2}, "nemo-rl-gke:gateLustreFraction", "(0, 1]"),
+    ({"readinessGate": "strict"}, "nemo-rl-gke:readinessGate", "'on', 'advisory' or 'off'"),
+]
+
+
+@pytest.mark.parametrize("overrides,key,hint", INVALID, ids=[f"{c[1].split(':')[1]}-{i}" for i, c in
+                                                             enumerate(INVALID)])
+def test_bad_gate_setting_is_refused_naming_its_key_before_anything_is_registered(synth, overrides, key, hint):
+    r = synth("dev", overrides)
+    assert r.error is not None, f"{overrides} was accepted"
+    named = [ln for ln in r.error.splitlines() if ln.strip().startswith("- ") and key + ":" in ln]
+    assert named and any(hint in ln for ln in named), r.error
+    assert r.resources == []
+
+
+def test_a_b200_threshold_an_h200_could_not_reach_is_accepted_on_a_b200_stack(synth):
+    r = synth("codelab", {"gateMinAllReduceBusbw": 1500})
+    assert r.error is None, r.error
+    assert "--min-allreduce-large-busbw 1500 " in r.get(RAYJOB, "rayjob").get("spec.entrypoint")
+
+
+def script_lines(r) -> list[str]:
+    sh, dash_c, script = shlex.split(r.get(RAYJOB, "rayjob").get("spec.entrypoint"))
+    assert (sh, dash_c) == ("sh", "-c")
+    return script.splitlines()
+
+
+def gate_argv(r) -> list[str]:
+    lines = [ln for ln in script_lines(r) if recipes.GATE_SCRIPT in ln]
+    assert len(lines) == 1
+    return shlex.split(lines[0])
+
+
+def parsed_by_the_program(argv: list[str], tmp_path: Path) -> dict:
+    """The gate program's own parse_args() on the rendered options, from the files the ConfigMap ships."""
+    for name, text in scripts.job_scripts().items():
+        (tmp_path / name).write_text(text)
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import readiness_gate as g; "
+            "print(json.dumps(vars(g.parse_args(sys.argv[2:]))))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path), *argv], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_every_stack_runs_the_gate_first_with_its_gpu_types_figures(synth, stack, tmp_path):
+    r = synth(stack)
+    lines = script_lines(r)
+    gate_at = next(i for i, ln in enumerate(lines) if recipes.GATE_SCRIPT in ln)
+    train_at = next(i for i, ln in enumerate(lines) if ln.startswith("exec "))
+    assert lines[0] == "set -eu" and gate_at < train_at   # set -e: a failing gate ends the job first
+    assert all(recipes.GATE_SCRIPT not in ln for ln in lines[gate_at + 1:])
+    prep = [i for i, ln in enumerate(lines) if recipes.GSM8K_SCRIPT in ln]
+    assert all(gate_at < i for i in prep)
+
+    argv = gate_argv(r)
+    assert argv[:4] == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GATE_SCRIPT}"]
+    a = parsed_by_the_program(argv[4:], tmp_path)
+    job = r.get(RAYJOB, "rayjob")
+    script = job.get("spec.entrypoint")
+    nodes = int(script.split("cluster.num_nodes=")[1].split()[0])
+    gpus = int(script.split("cluster.gpus_per_node=")[1].split()[0])
+    cfg = {k.split(":", 1)[1]: v for k, v in r.config.items()}
+    gpu_type = cfg.get("gpuType", "nvidia-b200")
+    facts = catalog.GATE_GPU_FACTS[gpu_type]
+    acc = catalog.ACCELERATORS[gpu_type]
+    assert (a["nodes"], a["gpus_per_node"], a["backend"], a["mode"]) == (nodes, gpus, "nccl", "enforce")
+    assert a["min_allreduce_large_busbw"] == catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS
+    assert a["min_allgather_avg_busbw"] == catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS
+    assert a["max_plausible_busbw"] == facts.implausible_busbw_gbps
+    assert (a["sweep_min_bytes"], a["sweep_max_bytes"], a["warmup"], a["iters"]) == (1024, 8 * 1024 ** 3, 5, 100)
+    assert a["expect_net"] == "gIB" and a["nics_per_node"] == 8
+    # The same plugin name the worker pods force with NCCL_NET.
+    workers = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").get("spec.workerGroupSpecs")
+    env = {e["name"]: e.get("value") for e in workers[0]["template"]["spec"]["containers"][0]["env"]}
+    assert env["NCCL_NET"] == a["expect_net"]
+    lustre = r.get("gcp:lustre/instance:Instance", "lustre")
+    # The instance as registered: capacity (GiB, a string in the provider schema) x tier (MB/s per TiB).
+    aggregate = float(lustre.get("capacityGib")) / 1024 * float(lustre.get("perUnitStorageThroughput")) * 1e6 / 1e9
+    assert a["lustre_aggregate_gbps"] == pytest.approx(aggregate, rel=1e-6)
+    assert a["primary_nic_gbps"] == catalog.PRIMARY_NIC_GBITPS[acc.machine_type] / 8
+    assert a["lustre_fraction"] == 0.5 and a["lustre_path"] == "/lustre" and a["lustre_fstype"] == "lustre"
+    assert a["summary_dir"] == f"/lustre/gate/{r.outputs['runName']}"
+
+
+def test_config_map_ships_the_gate_program_and_its_decisions(synth, stack):
+    data = synth(stack).get(CONFIG_MAP, "job-scripts").get("data")
+    here = Path(scripts.__file__).parent
+    for name in (recipes.GATE_SCRIPT, recipes.GATE_MODULE):
+        assert data[name] == (here / name).read_text()
+
+
+def test_stack_output_prints_the_summary_from_the_shared_volume(synth, stack):
+    r = synth(stack)
+    cmd = r.outputs["gateSummaryCommand"]
+    job = r.get(RAYJOB, "rayjob")
+    ns, name = job.get("metadata.namespace"), job.get("metadata.name")
+    assert cmd.startswith(f"kubectl -n {ns} exec ")
+    assert f"get rayjob {name} -o jsonpath='{{.status.rayClusterName}}'" in cmd
+    assert cmd.endswith(f"-c ray-head -- cat /lustre/gate/{r.outputs['runName']}/summary.json")
+
+
+def test_advisory_mode_off_and_no_job(synth):
+    advisory = synth("dev", {"readinessGate": "advisory", "gateLustreFraction": 0.25,
+                             "gateMinAllGatherBusbw": 80})
+    assert advisory.error is None, advisory.error
+    argv = gate_argv(advisory)
+    assert argv[argv.index("--mode") + 1] == "advisory"
+    assert argv[argv.index("--lustre-fraction") + 1] == "0.25"
+    assert argv[argv.index("--min-allgather-avg-busbw") + 1] == "80"
+    off = synth("dev", {"readinessGate": "off"})
+    assert all(recipes.GATE_SCRIPT not in ln for ln in script_lines(off))
+    assert "gateSummaryCommand" not in off.outputs
+    assert "gateSummaryCommand" not in synth("dev", {"jobEnabled": False}).outputs
+
+
+def test_gate_rerun_changes_the_rayjob_so_it_is_submitted_again(synth):
+    before = synth("dev").get(RAYJOB, "rayjob")
+    after = synth("dev", {"gateRerun": "node-7-replaced"}).get(RAYJOB, "rayjob")
+    assert after.get("spec.metadata")["gateRerun"] == "node-7-replaced"
+    assert before.get("spec") != after.get("spec") and after.replace_on_changes == ["spec"]
+    own = synth("dev", {"jobMode": "own-cluster"})
+    assert recipes.GATE_SCRIPT in own.get(RAYJOB, "rayjob").get("spec.entrypoint")
