@@ -385,3 +385,107 @@ GATE_LUSTRE_SECONDS = 15
 GATE_LUSTRE_THREADS_PER_NODE = 16
 GATE_LUSTRE_BLOCK_BYTES = 16 * 1024 ** 2     # O_DIRECT transfer size: a multiple of the page size
 GATE_LUSTRE_MAX_BYTES_PER_NODE = 64 * 1024 ** 3
+
+
+# =====================================================================================================
+# --- Hardening: image digests, token files, Ray token auth, network peers, shielded nodes (issue 11) ---
+# Research and sources in full: /work/research/harden.md (copied into the README where users need it).
+# =====================================================================================================
+@dataclass(frozen=True)
+class ImagePin:
+    """A pinned image: `repo:tag`, plus `@sha256:<digest>` when a digest is known from a citable source.
+
+    `digest` stays empty when no source publishes one: a digest is never guessed, and the program then pins by
+    tag alone (checkov CKV_K8S_43 keeps failing for that image, listed in the README).
+    """
+
+    repo: str
+    tag: str
+    digest: str = ""            # "sha256:<64 hex>" or "" (unknown)
+    digest_source: str = ""     # where the digest comes from, or why it is empty
+
+
+# Searched (code index: `nemo-rl:v0.X.0@sha256`, `nvidia/nemo-rl@sha256`; docs/pages corpora for the NGC catalog):
+# no public source states the digests of the NeMo-RL images, so none is recorded.
+_NO_NEMO_RL_DIGEST = "no public source found for this tag's digest (searched 2026-11; see /work/research/harden.md §5)"
+NEMO_RL_IMAGE_PINS: dict[str, ImagePin] = {
+    tag: ImagePin(NEMO_RL_IMAGE_REPO, tag, "", _NO_NEMO_RL_DIGEST) for tag in ("v0.4.0", "v0.5.0", "v0.7.0")
+}
+# Upstream pins the gIB installer by tag only (container-engine-accelerators gpudirect-rdma/nccl-rdma-installer.yaml
+# @155bfa49b7459a55c2352495d3eeb46a55637be6); the DaemonSet stays as upstream ships it (Autopilot's allowlist).
+NCCL_GIB_INSTALLER_PIN = ImagePin(
+    "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib", "v1.1.1", "",
+    "upstream publishes the tag only; no public source found for its digest")
+
+# Hugging Face: huggingface_hub reads the token from the file named by HF_TOKEN_PATH from 0.23.0, but HF_TOKEN in
+# the environment takes precedence (huggingface_hub src/huggingface_hub/utils/_auth.py; FACTS.md §11).
+HF_TOKEN_PATH_MIN_HUB = "0.23.0"
+# W&B: wandb reads the netrc file named by NETRC (wandb/sdk/lib/apikey.py; FACTS.md §11); the entry is for the
+# API host the client logs in to.
+WANDB_NETRC_MACHINE = "api.wandb.ai"
+
+# Ray token authentication: RAY_AUTH_MODE=token from Ray 2.52.0; the token comes from RAY_AUTH_TOKEN (env), else
+# the file named by RAY_AUTH_TOKEN_PATH, else ~/.ray/auth_token; it must be configured on every node
+# (docs.ray.io ray-security/token-auth.html; ray-core/internals/token-authentication.html).
+RAY_TOKEN_AUTH_MIN_RAY = "2.52.0"
+# KubeRay's `spec.authOptions` (the operator generates the token and sends it on its own dashboard calls) exists
+# from KubeRay 1.5.1 (release notes v1.5.1); it is in the 1.7.0 CRD and not in the 1.4.2 CRD we validate against.
+KUBERAY_AUTH_OPTIONS_MIN = "1.5.1"
+
+
+def ray_version_at_least(version: str, floor: str) -> bool:
+    """'2.55.1' >= '2.52.0' on numeric components."""
+    def parts(v: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in v.split("."))
+    return parts(version) >= parts(floor)
+
+
+def ray_supports_token_auth(ray_version: str) -> bool:
+    return ray_version_at_least(ray_version, RAY_TOKEN_AUTH_MIN_RAY)
+
+
+# Ports KubeRay gives the head (ray-project/kuberay ray-operator/controllers/ray/utils/constant.go
+# @000cda4d41d7d55698a14a1ba0f514c6ae5717ee: DefaultDashboardPort 8265, DefaultMetricsPort 8080 — KubeRay passes
+# --metrics-export-port=8080 to every Ray node unless rayStartParams say otherwise).
+RAY_DASHBOARD_PORT = 8265
+RAY_METRICS_PORT = 8080
+
+# Google Managed Prometheus: the managed collectors run as a DaemonSet in this namespace on GKE and scrape only
+# targets on their own node (cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed).
+GMP_NAMESPACE = "gke-gmp-system"
+
+# Where the GKE add-on's KubeRay operator reaches the head's dashboard from. GKE hosts the operator outside the
+# user cluster (GKE "About Ray on GKE": "installs and hosts"; kuberay issue #3115 / PR #5151: no in-cluster
+# Deployment), so it calls the dashboard through the API server's services/proxy subresource (kuberay PR #1980,
+# `useKubernetesProxy`), and GKE's API server enters the cluster through the konnectivity agents in kube-system
+# (verified on a live GKE cluster by a public infrastructure repository's notes; /work/research/harden.md §1).
+KUBE_SYSTEM_NAMESPACE = "kube-system"
+KONNECTIVITY_AGENT_LABELS = {"k8s-app": "konnectivity-agent"}
+
+# Shielded nodes: secure boot + integrity monitoring on Standard pools where the machine type supports it.
+# A4 / A3 Ultra: Cluster Toolkit's gke-node-pool module enables secure boot by default ("keep enabled unless
+# custom kernel modules need to be loaded", modules/compute/gke-node-pool/variables.tf
+# @01df6b2604df4ecb0f55ab61861584595ab22818) and the A4 blueprint (examples/gke-a4/gke-a4.yaml
+# @0043c21e7ec8a5470edae7e7b87752505e28aa28) builds its a4-highgpu-8g pool with it unchanged; the gIB plugin is
+# user-space libraries and GKE's COS GPU drivers are signed. No source names an A3 Ultra exception.
+SECURE_BOOT_MACHINE_TYPES: frozenset = frozenset({"a4-highgpu-8g", "a3-ultragpu-8g"})
+# CPU pools: Secure Boot support is a property of the boot image, not of a general-purpose machine type; COS
+# (GKE's default node image) supports every Shielded VM feature (Compute Engine "OS image security features",
+# cloud.google.com/compute/docs/images/os-details#security-features). Compute Engine leaves Secure Boot off by
+# default only "because unsigned drivers and other low-level software might not be compatible"
+# (cloud.google.com/compute/shielded-vm/docs/modifying-shielded-vm); our nodes load only GKE's signed drivers.
+SECURE_BOOT_IMAGE_TYPES: frozenset = frozenset({"COS_CONTAINERD"})
+
+
+# Compute Engine's accelerator-optimized machine families (GPU machines; cloud.google.com/compute/docs/
+# accelerator-optimized-machines): their drivers and NIC plugins decide, so only checked types get Secure Boot.
+ACCELERATOR_MACHINE_SERIES: frozenset = frozenset({"a2", "a3", "a4", "a4x", "g2", "g4"})
+
+
+def supports_secure_boot(machine_type: str, image_type: str = "COS_CONTAINERD") -> bool:
+    """GPU machine types must be on the checked list; CPU machine types only need a Secure Boot image."""
+    if image_type not in SECURE_BOOT_IMAGE_TYPES:
+        return False
+    if machine_type.split("-", 1)[0] in ACCELERATOR_MACHINE_SERIES:
+        return machine_type in SECURE_BOOT_MACHINE_TYPES
+    return True

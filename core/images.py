@@ -1,0 +1,62 @@
+"""Image references the program renders: `repo:tag@sha256:<digest>` where the catalog knows the digest, else
+`repo:tag`; a missing tag or `latest` is refused (a moving reference makes two pulls of one spec differ).
+
+Pure functions over `core.catalog.ImagePin`; nothing here reads settings or builds resources.
+"""
+from __future__ import annotations
+
+import re
+
+from core.catalog import NCCL_GIB_INSTALLER_PIN, NEMO_RL_IMAGE_PINS, ImagePin
+
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+# A tag per the OCI distribution spec: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+
+
+class ImageRefError(ValueError):
+    pass
+
+
+def pinned_ref(pin: ImagePin) -> str:
+    """`repo:tag@sha256:...` (digest known) or `repo:tag`; raises ImageRefError for a moving or malformed pin."""
+    if not pin.tag:
+        raise ImageRefError(f"{pin.repo}: no tag; pin a released tag (and its digest when known)")
+    if pin.tag == "latest":
+        raise ImageRefError(f"{pin.repo}:latest moves; pin a released tag (and its digest when known)")
+    if not _TAG.match(pin.tag):
+        raise ImageRefError(f"{pin.repo}: {pin.tag!r} is not a valid image tag")
+    if "@" in pin.repo or ":" in pin.repo.rsplit("/", 1)[-1]:
+        raise ImageRefError(f"{pin.repo!r}: give the repository without tag or digest")
+    ref = f"{pin.repo}:{pin.tag}"
+    if pin.digest:
+        if not _DIGEST.match(pin.digest):
+            raise ImageRefError(f"{ref}: digest {pin.digest!r} is not sha256:<64 hex digits>")
+        ref += f"@{pin.digest}"
+    return ref
+
+
+def parse_ref(ref: str) -> ImagePin:
+    """`repo:tag[@sha256:...]` -> ImagePin; a reference without a tag (or with `latest`) is refused."""
+    rest, _, digest = ref.partition("@")
+    slash = rest.rfind("/")
+    colon = rest.rfind(":")
+    if colon <= slash:   # no tag after the last path component (a ':' before it is a registry port)
+        raise ImageRefError(f"{ref!r} has no tag; pin a released tag (and its digest when known)")
+    pin = ImagePin(rest[:colon], rest[colon + 1:], digest)
+    pinned_ref(pin)
+    return pin
+
+
+def nemo_rl_image(release_tag: str) -> str:
+    """The NeMo-RL image of a release, pinned as the catalog allows."""
+    try:
+        pin = NEMO_RL_IMAGE_PINS[release_tag]
+    except KeyError:
+        raise ImageRefError(f"no image pin for NeMo-RL release {release_tag!r}; known: "
+                            f"{', '.join(sorted(NEMO_RL_IMAGE_PINS))}") from None
+    return pinned_ref(pin)
+
+
+def nccl_gib_installer_image() -> str:
+    return pinned_ref(NCCL_GIB_INSTALLER_PIN)

@@ -1,0 +1,194 @@
+"""The hardening builders on their own: NetworkPolicies, security contexts, token files and image pins are
+strictly valid Kubernetes, select what they claim, and refuse what they must."""
+from __future__ import annotations
+
+import pytest
+
+from core import catalog
+from core.catalog import ImagePin
+from core.images import ImageRefError, nccl_gib_installer_image, nemo_rl_image, parse_ref, pinned_ref
+from tests.k8s_validation import validate_core
+from tools.checkov_scan import pods_and_policies, ray_pods
+from workloads.network_policy import PeerError, PolicyArgs, dashboard_peer, network_policies
+from workloads.pod_security import (HF_TOKEN_FILE, RAY_HEAD_LABELS, TOKEN_VALUE_VARIABLES, WANDB_NETRC_FILE,
+                                    WORKLOAD_LABELS, harden_pod_spec, token_files, wandb_netrc)
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+def _by_name(policies: list[dict]) -> dict[str, dict]:
+    return {p["metadata"]["name"]: p for p in policies}
+
+
+def _pod(spec: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "nemo-rl"}, "spec": spec}
+
+
+# --- NetworkPolicies ----------------------------------------------------------------------------------------
+def test_network_policies_are_strictly_valid_for_every_kind_of_dashboard_peer():
+    for p in network_policies(PolicyArgs("nemo-rl", ["konnectivity", "kube-system", "172.16.0.0/28"])):
+        validate_core(p)
+
+
+def test_namespace_denies_ingress_by_default_and_opens_only_named_paths():
+    pol = _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity"])))
+    assert set(pol) == {"default-deny-ingress", "workload-internal", "metrics-from-managed-prometheus",
+                        "dashboard-from-control-plane"}
+    deny = pol["default-deny-ingress"]["spec"]
+    assert deny == {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []}
+    assert all(p["metadata"]["namespace"] == "nemo-rl" for p in pol.values())
+
+
+def test_metrics_port_is_open_only_to_managed_prometheus():
+    pol = _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity"])))["metrics-from-managed-prometheus"]
+    (rule,) = pol["spec"]["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": catalog.RAY_METRICS_PORT}]
+    assert rule["from"] == [{"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": catalog.GMP_NAMESPACE}}}]
+
+
+def test_dashboard_port_is_open_only_on_the_head_and_only_to_the_configured_peers():
+    pol = _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity", "10.0.0.0/20"])))
+    dash = pol["dashboard-from-control-plane"]["spec"]
+    assert dash["podSelector"] == {"matchLabels": RAY_HEAD_LABELS}
+    (rule,) = dash["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": catalog.RAY_DASHBOARD_PORT}]
+    assert {"ipBlock": {"cidr": "10.0.0.0/20"}} in rule["from"]
+
+
+def test_konnectivity_peer_is_one_entry_with_both_selectors():
+    # Two entries would mean "any pod of kube-system, or any pod labelled like an agent in any namespace".
+    peer = dashboard_peer("konnectivity")
+    assert peer == {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                    "podSelector": {"matchLabels": catalog.KONNECTIVITY_AGENT_LABELS}}
+
+
+@pytest.mark.parametrize("bad", ["10.0.0.1/20", "10.0.0.0/33", "control-plane", "", "kube_system"])
+def test_dashboard_peer_that_is_neither_named_nor_a_cidr_is_refused(bad):
+    with pytest.raises(PeerError):
+        dashboard_peer(bad)
+
+
+def test_no_dashboard_peer_at_all_is_refused():
+    with pytest.raises(PeerError):
+        network_policies(PolicyArgs("nemo-rl", []))
+
+
+def test_workload_pods_reach_each_other_on_every_port():
+    rule = _by_name(network_policies(PolicyArgs("nemo-rl", ["kube-system"])))["workload-internal"]["spec"]
+    assert rule["podSelector"] == {"matchLabels": WORKLOAD_LABELS}
+    assert rule["ingress"] == [{"from": [{"podSelector": {"matchLabels": WORKLOAD_LABELS}}]}]
+    assert RAY_HEAD_LABELS.items() >= WORKLOAD_LABELS.items()   # the head is a workload pod too
+
+
+# --- security contexts ----------------------------------------------------------------------------------------
+def test_hardened_pod_spec_is_valid_and_sets_every_control():
+    spec = harden_pod_spec({"initContainers": [{"name": "i", "image": "busybox:1.36"}],
+                            "containers": [{"name": "c", "image": "busybox:1.36"}]})
+    validate_core(_pod(spec))
+    assert spec["automountServiceAccountToken"] is False
+    assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    for c in spec["initContainers"] + spec["containers"]:
+        sc = c["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False
+        assert "NET_RAW" in sc["capabilities"]["drop"]
+        assert not sc.get("privileged") and not sc["capabilities"].get("add")
+
+
+def test_a_pod_that_calls_the_kubernetes_api_keeps_its_token_and_explicit_values_win():
+    spec = harden_pod_spec({"containers": [{"name": "c", "image": "busybox:1.36",
+                                            "securityContext": {"readOnlyRootFilesystem": True}}]},
+                           calls_kubernetes_api=True)
+    assert "automountServiceAccountToken" not in spec
+    assert spec["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
+    assert spec["containers"][0]["securityContext"]["allowPrivilegeEscalation"] is False
+
+
+# --- token files -------------------------------------------------------------------------------------------
+def test_tokens_reach_the_pod_as_read_only_files_and_only_paths_in_env():
+    tf = token_files("nemo-rl-secrets", hugging_face=True, wandb=True, ray_auth_secret="ray-auth")
+    spec = harden_pod_spec({"containers": [{"name": "c", "image": "busybox:1.36", "env": tf.env,
+                                            "volumeMounts": tf.volume_mounts}], "volumes": tf.volumes})
+    validate_core(_pod(spec))
+    env = {e["name"]: e for e in tf.env}
+    assert env["HF_TOKEN_PATH"]["value"] == HF_TOKEN_FILE and env["NETRC"]["value"] == WANDB_NETRC_FILE
+    assert not set(TOKEN_VALUE_VARIABLES) & set(env)
+    assert all("valueFrom" not in e for e in tf.env)
+    assert all(m["readOnly"] for m in tf.volume_mounts)
+    # The Hugging Face token must exist; the W&B key is optional (the setting is).
+    (tokens,) = [v for v in tf.volumes if v["name"] == "tokens"]
+    optional = {s["secret"]["items"][0]["key"]: s["secret"].get("optional", False)
+                for s in tokens["projected"]["sources"]}
+    assert optional == {"hf-token": False, "wandb-netrc": True}
+
+
+def test_wandb_netrc_is_only_mounted_where_asked():
+    tf = token_files("s", hugging_face=True)
+    assert "NETRC" not in {e["name"] for e in tf.env}
+    keys = [i["key"] for v in tf.volumes for s in v["projected"]["sources"] for i in s["secret"]["items"]]
+    assert keys == ["hf-token"]
+
+
+def test_wandb_netrc_is_a_netrc_entry_python_can_parse(tmp_path):
+    import netrc
+
+    f = tmp_path / "netrc"
+    f.write_text(wandb_netrc("wandb_canary_0123"))
+    f.chmod(0o600)
+    login, _, password = netrc.netrc(str(f)).authenticators(catalog.WANDB_NETRC_MACHINE)
+    assert (login, password) == ("user", "wandb_canary_0123")
+
+
+# --- image pins -----------------------------------------------------------------------------------------------
+def test_pinned_ref_adds_the_digest_when_known_and_refuses_moving_references():
+    assert pinned_ref(ImagePin("nvcr.io/nvidia/nemo-rl", "v0.5.0", DIGEST)) == f"nvcr.io/nvidia/nemo-rl:v0.5.0@{DIGEST}"
+    assert pinned_ref(ImagePin("nvcr.io/nvidia/nemo-rl", "v0.5.0")) == "nvcr.io/nvidia/nemo-rl:v0.5.0"
+    for bad in (ImagePin("r", "latest"), ImagePin("r", ""), ImagePin("r", "v1", "sha256:xyz"),
+                ImagePin("r:v1", "v1"), ImagePin("r", "-bad")):
+        with pytest.raises(ImageRefError):
+            pinned_ref(bad)
+
+
+def test_parse_ref_tells_a_registry_port_from_a_tag():
+    assert parse_ref("localhost:5000/ray:2.46.0") == ImagePin("localhost:5000/ray", "2.46.0", "")
+    assert parse_ref(f"r/x:v1@{DIGEST}").digest == DIGEST
+    for bad in ("localhost:5000/ray", "ray", "ray:latest", f"ray@{DIGEST}"):
+        with pytest.raises(ImageRefError):
+            parse_ref(bad)
+
+
+def test_catalog_images_are_pinned_and_never_carry_an_invented_digest():
+    for tag, pin in catalog.NEMO_RL_IMAGE_PINS.items():
+        assert nemo_rl_image(tag).startswith(f"{catalog.NEMO_RL_IMAGE_REPO}:{tag}")
+        assert pin.digest_source, f"{tag}: a digest (or its absence) must say where it comes from"
+    # Upstream's installer is pinned by tag; the DaemonSet stays exactly as upstream ships it.
+    assert nccl_gib_installer_image() == catalog.NCCL_GIB_INSTALLER_IMAGE
+    with pytest.raises(ImageRefError):
+        nemo_rl_image("v9.9.9")
+
+
+# --- catalog facts the builders rely on -------------------------------------------------------------------
+def test_token_auth_follows_the_ray_version_of_each_release():
+    supports = {t: catalog.ray_supports_token_auth(r.ray_version) for t, r in catalog.NEMO_RL_RELEASES.items()}
+    assert supports == {"v0.4.0": False, "v0.5.0": False, "v0.7.0": True}
+
+
+def test_secure_boot_is_claimed_only_for_checked_gpu_machines_and_signed_images():
+    assert all(catalog.supports_secure_boot(a.machine_type) for a in catalog.ACCELERATORS.values())
+    assert catalog.supports_secure_boot("n2-standard-16")
+    assert not catalog.supports_secure_boot("a3-highgpu-8g")        # a GPU machine nobody checked
+    assert not catalog.supports_secure_boot("n2-standard-16", "UBUNTU_CONTAINERD")
+
+
+# --- the checkov expansion --------------------------------------------------------------------------------
+def test_checkov_expansion_names_pods_as_kuberay_does_and_keeps_templates():
+    spec = {"headGroupSpec": {"template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": []}}},
+            "workerGroupSpecs": [{"groupName": "gpu-workers", "template": {"spec": {"containers": []}}}]}
+    pods = ray_pods("c", "ns", spec)
+    assert [p["metadata"]["name"] for p in pods] == ["c-head", "c-gpu-workers-worker"]
+    assert pods[0]["metadata"]["labels"] == {"a": "b"} and pods[0]["metadata"]["namespace"] == "ns"
+    job = {"kind": "RayJob", "metadata": {"name": "j", "namespace": "ns"}, "spec": {"rayClusterSpec": spec}}
+    pol = {"kind": "NetworkPolicy", "metadata": {"name": "x"}}
+    pods2, policies = pods_and_policies([job, pol, {"kind": "RayJob", "metadata": {"name": "k"}, "spec": {}}])
+    assert [p["metadata"]["name"] for p in pods2] == ["j-raycluster-head", "j-raycluster-gpu-workers-worker"]
+    assert policies == [pol]

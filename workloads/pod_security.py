@@ -1,0 +1,121 @@
+"""Pod-level hardening pieces shared by every workload pod template (Ray head and workers, the RayJob
+submitter, and the check / prefetch / export pods): plain dicts, no Pulumi resources.
+
+- `WORKLOAD_LABELS` / `RAY_HEAD_LABELS`: labels our templates carry so the namespace's NetworkPolicies
+  (workloads/network_policy.py) can select the pods. KubeRay adds its `ray.io/*` labels only when it creates
+  the pods, so the policies must not rely on them.
+- `container_security_context()` / `pod_security_context()`: no privilege escalation, the runtime's default
+  seccomp profile, NET_RAW dropped. Not "drop ALL": whether NCCL over gIB (RDMA verbs through the host's
+  /dev/infiniband devices exposed by GKE) still works without the default capability set needs a GPU run,
+  and Google's own NCCL test pods set no security context, so they prove nothing either way (issue 11).
+- `token_files()`: the token Secret as read-only files (a Secret volume), never as environment variables.
+  Hugging Face reads `HF_TOKEN_PATH` (huggingface_hub >= 0.23.0; `HF_TOKEN` would win, so it is never set);
+  W&B reads the netrc file named by `NETRC`, mounted on the pod that runs the driver only (NeMo-RL calls
+  `wandb.init` itself, after it copied the driver's environment into every actor's runtime env, so only a
+  path ever travels); Ray token auth reads `RAY_AUTH_TOKEN_PATH` (Ray >= 2.52).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.catalog import WANDB_NETRC_MACHINE
+
+# One label for every pod of this workload (NetworkPolicy selector); the head additionally carries the role.
+WORKLOAD_LABEL = "nemo-rl-gke/workload"
+WORKLOAD_LABEL_VALUE = "nemo-rl"
+ROLE_LABEL = "nemo-rl-gke/role"
+WORKLOAD_LABELS = {WORKLOAD_LABEL: WORKLOAD_LABEL_VALUE}
+RAY_HEAD_LABELS = {**WORKLOAD_LABELS, ROLE_LABEL: "ray-head"}
+RAY_WORKER_LABELS = {**WORKLOAD_LABELS, ROLE_LABEL: "ray-worker"}
+SUBMITTER_LABELS = {**WORKLOAD_LABELS, ROLE_LABEL: "ray-job-submitter"}
+
+# Keys of the token Secret (workloads: WorkloadIdentity) and of the Ray auth Secret.
+HF_TOKEN_KEY = "hf-token"
+WANDB_NETRC_KEY = "wandb-netrc"
+RAY_AUTH_TOKEN_KEY = "ray-auth-token"
+
+TOKENS_VOLUME = "tokens"
+TOKENS_DIR = "/var/run/secrets/nemo-rl-gke"
+HF_TOKEN_FILE = f"{TOKENS_DIR}/{HF_TOKEN_KEY}"
+WANDB_NETRC_FILE = f"{TOKENS_DIR}/{WANDB_NETRC_KEY}"
+RAY_AUTH_VOLUME = "ray-auth"
+RAY_AUTH_DIR = "/var/run/secrets/ray-auth"
+RAY_AUTH_TOKEN_FILE = f"{RAY_AUTH_DIR}/{RAY_AUTH_TOKEN_KEY}"
+# Owner and group may read, nobody may write or execute; the containers run as root (the NeMo-RL image does).
+TOKEN_FILE_MODE = 0o440
+
+# Names of environment variables that carry a token's value. None of them may appear in a pod's env or in a
+# runtime env: the token files replace them (policy pack and tests check this list).
+TOKEN_VALUE_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "RAY_AUTH_TOKEN")
+
+
+def container_security_context() -> dict:
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["NET_RAW"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def pod_security_context() -> dict:
+    return {"seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def harden_pod_spec(pod_spec: dict, *, calls_kubernetes_api: bool = False) -> dict:
+    """`pod_spec` with the pod and container security contexts set (existing keys win, so a template that
+    deliberately differs keeps its value) and the service-account token unmounted unless the pod needs it."""
+    out = dict(pod_spec)
+    out["securityContext"] = {**pod_security_context(), **(pod_spec.get("securityContext") or {})}
+    if not calls_kubernetes_api:
+        out["automountServiceAccountToken"] = False
+    for key in ("initContainers", "containers"):
+        if key in pod_spec:
+            out[key] = [{**c, "securityContext": {**container_security_context(), **(c.get("securityContext") or {})}}
+                        for c in pod_spec[key]]
+    return out
+
+
+@dataclass(frozen=True)
+class TokenFiles:
+    """What a pod template merges in to read the tokens from files."""
+
+    volumes: list[dict] = field(default_factory=list)
+    volume_mounts: list[dict] = field(default_factory=list)
+    env: list[dict] = field(default_factory=list)
+
+
+def token_files(secret_name: str, *, hugging_face: bool, wandb: bool = False,
+                ray_auth_secret: str | None = None) -> TokenFiles:
+    """Secret volume(s) + mounts + the *_PATH variables for the tokens this pod may use.
+
+    `hugging_face`: every pod that may call the Hub (the GPU workers resolve gated models too, unless the cache
+    is warm and the Hub is offline). `wandb`: the pod whose driver calls `wandb.init` (the Ray head).
+    `ray_auth_secret`: the Secret holding the Ray auth token (releases whose Ray supports token auth).
+    """
+    volumes, mounts, env = [], [], []
+    sources = []
+    if hugging_face:
+        sources.append({"secret": {"name": secret_name, "items": [{"key": HF_TOKEN_KEY, "path": HF_TOKEN_KEY}]}})
+        env.append({"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE})
+    if wandb:
+        # The W&B key is an optional setting: without it the file is absent and the pod still starts.
+        sources.append({"secret": {"name": secret_name, "optional": True,
+                                   "items": [{"key": WANDB_NETRC_KEY, "path": WANDB_NETRC_KEY}]}})
+        env.append({"name": "NETRC", "value": WANDB_NETRC_FILE})
+    if sources:
+        # One projected volume, so each source keeps its own `optional` while both files share one directory.
+        volumes.append({"name": TOKENS_VOLUME, "projected": {"sources": sources, "defaultMode": TOKEN_FILE_MODE}})
+        mounts.append({"name": TOKENS_VOLUME, "mountPath": TOKENS_DIR, "readOnly": True})
+    if ray_auth_secret is not None:
+        volumes.append({"name": RAY_AUTH_VOLUME, "secret": {
+            "secretName": ray_auth_secret, "defaultMode": TOKEN_FILE_MODE,
+            "items": [{"key": RAY_AUTH_TOKEN_KEY, "path": RAY_AUTH_TOKEN_KEY}]}})
+        mounts.append({"name": RAY_AUTH_VOLUME, "mountPath": RAY_AUTH_DIR, "readOnly": True})
+        env += [{"name": "RAY_AUTH_MODE", "value": "token"},
+                {"name": "RAY_AUTH_TOKEN_PATH", "value": RAY_AUTH_TOKEN_FILE}]
+    return TokenFiles(volumes, mounts, env)
+
+
+def wandb_netrc(api_key: str) -> str:
+    """The netrc entry wandb reads for its API host (wandb/sdk/lib/apikey.py writes the same shape)."""
+    return f"machine {WANDB_NETRC_MACHINE}\n  login user\n  password {api_key}\n"
