@@ -20,9 +20,12 @@ GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORKS = tuple(f"rdma-{i}" for i in range(RDMA_NICS_PER_NODE))
 LUSTRE_PVC = "lustre-pvc"
 HF_SECRET = "nemo-rl-secrets"
-# Keys of that Secret: written by workloads/identity.py, read by the Ray pods (workloads/raycluster_spec.py).
+# Keys of that Secret: written by workloads/identity.py, mounted as files in the pods (workloads/pod_security.py).
 HF_TOKEN_KEY = "hf-token"
-WANDB_API_KEY_KEY = "wandb-api-key"
+WANDB_NETRC_KEY = "wandb-netrc"          # the W&B key as a netrc entry (wandb reads the file named by NETRC)
+# The Ray auth token (releases whose Ray has token authentication), in a Secret of its own.
+RAY_AUTH_SECRET = "nemo-rl-ray-auth"
+RAY_AUTH_TOKEN_KEY = "ray-auth-token"
 # The ConfigMap with the job's helper programs (workloads/scripts.py), mounted by the Ray head's pod spec.
 JOB_SCRIPTS = "nemo-rl-scripts"
 
@@ -78,6 +81,15 @@ class Names:
     @property
     def primary_firewall(self) -> str:
         return f"{self.primary_network}-internal"
+
+    # Cloud Router + Cloud NAT of the primary VPC (private nodes reach NGC, Hugging Face, package mirrors).
+    @property
+    def router(self) -> str:
+        return f"{self.primary_network}-router"
+
+    @property
+    def nat(self) -> str:
+        return f"{self.primary_network}-nat"
 
     @property
     def gvnic_firewall(self) -> str:
@@ -154,6 +166,8 @@ class Names:
             self.rdma_network: ("RDMA VPC", 63),
             self.psa_range: ("PSA range", 63),
             self.primary_firewall: ("firewall rule", 63),
+            self.router: ("Cloud Router", 63),
+            self.nat: ("Cloud NAT", 63),
             self.gvnic_firewall: ("firewall rule", 63),
             self.lustre_firewall: ("firewall rule", 63),
             # GKE cluster names are at most 40 characters.

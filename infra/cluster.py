@@ -3,6 +3,13 @@
 Both modes: our primary VPC with named secondary ranges, Dataplane V2 (multi-networking needs it),
 multi-networking, Workload Identity, the RayOperator add-on with Ray logging and metrics, the Lustre CSI
 driver (legacy port from the one port-mode setting), GCS FUSE CSI, managed Prometheus with DCGM metrics.
+
+Hardened (issue 11): private nodes in both modes (no external IPs; egress through the primary VPC's Cloud NAT);
+control-plane access limited to `authorizedNetworks` when given; GKE's DNS-based endpoint (IAM-authorised) on by
+default, and the IP endpoint private only together with it or an authorised network, because the Kubernetes
+provider must reach the API server from wherever `pulumi up` runs (core/settings/security.py); the provider then
+talks to the DNS endpoint. Standard pools get shielded nodes with Secure Boot and integrity monitoring where
+the machine type supports it (core/catalog.py "Hardening"); Autopilot manages shielded nodes itself.
 """
 from __future__ import annotations
 
@@ -40,6 +47,9 @@ class ClusterArgs:
     system_machine_type: str
     system_nodes: int
     labels: dict[str, str]
+    authorized_networks: tuple[str, ...] = ()
+    private_endpoint: bool = False
+    dns_endpoint: bool = True
 
     @classmethod
     def of(cls, s: Settings) -> "ClusterArgs":
@@ -51,7 +61,9 @@ class ClusterArgs:
                    deletion_protection=s.teardown.cluster_deletion_protection,
                    legacy_lustre_port=s.lustre.port_mode == "legacy", system_pool_name=s.names.system_pool,
                    system_machine_type=s.cluster.system_machine_type, system_nodes=s.cluster.system_nodes,
-                   labels=resource_labels(s.stack_name))
+                   labels=resource_labels(s.stack_name),
+                   authorized_networks=tuple(s.security.authorized_networks),
+                   private_endpoint=s.security.private_endpoint, dns_endpoint=s.security.dns_endpoint)
 
 
 def _addons(a: ClusterArgs) -> gcp.container.ClusterAddonsConfigArgs:
@@ -95,6 +107,30 @@ def _monitoring(a: ClusterArgs) -> gcp.container.ClusterMonitoringConfigArgs:
         managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True))
 
 
+def _access(a: ClusterArgs) -> dict:
+    """Private nodes, the control-plane endpoints and who may reach them (ClusterArgs fields of pulumi-gcp 10.2)."""
+    out = dict(
+        private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+            enable_private_nodes=True, enable_private_endpoint=a.private_endpoint),
+        control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+            dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+                allow_external_traffic=a.dns_endpoint)),
+    )
+    if a.authorized_networks:
+        out["master_authorized_networks_config"] = gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+            cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                cidr_block=c, display_name=f"authorized-{i}") for i, c in enumerate(a.authorized_networks)])
+    return out
+
+
+def shielded_config(machine_type: str) -> Optional[gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs]:
+    """Secure Boot + integrity monitoring where the machine type supports it (Standard pools); None otherwise."""
+    if not catalog.supports_secure_boot(machine_type):
+        return None
+    return gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+        enable_secure_boot=True, enable_integrity_monitoring=True)
+
+
 class GkeCluster(pulumi.ComponentResource):
     cluster: gcp.container.Cluster
     system_pool: Optional[gcp.container.NodePool]
@@ -131,6 +167,7 @@ class GkeCluster(pulumi.ComponentResource):
             monitoring_config=_monitoring(a),
             deletion_protection=a.deletion_protection,
             resource_labels=dict(a.labels),
+            **_access(a),
         )
         if a.autopilot:
             self.cluster = gcp.container.Cluster("cluster", gcp.container.ClusterArgs(
@@ -159,13 +196,23 @@ class GkeCluster(pulumi.ComponentResource):
                     oauth_scopes=[CLOUD_PLATFORM], disk_type="pd-balanced", disk_size_gb=200,
                     workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                         mode="GKE_METADATA"),
+                    shielded_instance_config=shielded_config(a.system_machine_type),
                     labels={"nemo-rl-gke/role": "system"}),
                 management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True)),
                 opts=with_roles)
 
-        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
-            self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate,
-        ).apply(lambda a: kubeconfig(a[0], a[1], a[2])))
+        if a.private_endpoint and a.dns_endpoint:
+            # With a private IP endpoint, `pulumi up` reaches the API server through the DNS-based endpoint,
+            # which serves a publicly trusted certificate (as `gcloud container clusters get-credentials
+            # --dns-endpoint` writes it): no cluster CA in the kubeconfig.
+            self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
+                self.cluster.name, self.cluster.control_plane_endpoints_config.apply(
+                    lambda c: c.dns_endpoint_config.endpoint),
+            ).apply(lambda v: kubeconfig(v[0], v[1], None)))
+        else:
+            self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
+                self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate,
+            ).apply(lambda v: kubeconfig(v[0], v[1], v[2])))
         # Every Kubernetes object takes this provider explicitly; default providers are disabled in Pulumi.yaml.
         # Not `delete_unreachable`: set permanently, a refresh against an unreachable cluster (expired
         # credentials, a missing auth plugin) would silently drop every Kubernetes object from the state. When
@@ -174,15 +221,18 @@ class GkeCluster(pulumi.ComponentResource):
         self.register_outputs({"name": self.cluster.name, "endpoint": self.cluster.endpoint})
 
 
-def kubeconfig(name: str, endpoint: str, ca: str) -> str:
-    """A kubeconfig that authenticates through gke-gcloud-auth-plugin (no static credentials in state)."""
+def kubeconfig(name: str, endpoint: str, ca: Optional[str]) -> str:
+    """A kubeconfig that authenticates through gke-gcloud-auth-plugin (no static credentials in state); `ca`
+    None for the DNS-based endpoint (publicly trusted certificate)."""
     import json
 
     ctx = f"gke-{name}"
+    cluster = {"server": f"https://{endpoint}"}
+    if ca is not None:
+        cluster["certificate-authority-data"] = ca
     return json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": ctx,
-        "clusters": [{"name": ctx, "cluster": {"server": f"https://{endpoint}",
-                                               "certificate-authority-data": ca}}],
+        "clusters": [{"name": ctx, "cluster": cluster}],
         "contexts": [{"name": ctx, "context": {"cluster": ctx, "user": ctx}}],
         "users": [{"name": ctx, "user": {"exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",

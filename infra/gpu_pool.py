@@ -13,7 +13,7 @@ import pulumi_gcp as gcp
 
 from core import catalog
 from core.settings import Settings
-from infra.cluster import CLOUD_PLATFORM
+from infra.cluster import CLOUD_PLATFORM, shielded_config
 from infra.networks import Networks
 
 GPU_TAINT = gcp.container.NodePoolNodeConfigTaintArgs(key="nvidia.com/gpu", value="present", effect="NO_SCHEDULE")
@@ -86,6 +86,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM],
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                     mode="GKE_METADATA"),
+                # Secure Boot + integrity monitoring on the machine types checked for it (core/catalog.py).
+                shielded_instance_config=shielded_config(acc.machine_type),
                 labels={"nemo-rl-gke/role": "gpu"}),
             network_config=gcp.container.NodePoolNetworkConfigArgs(
                 additional_node_network_configs=additional_networks(networks)),

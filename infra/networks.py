@@ -1,5 +1,11 @@
 """The three VPCs of a GPU cluster: primary (nodes, pods, services), gVNIC, and RDMA (RoCE, zonal profile).
 
+The nodes are private (no external IPs; infra/cluster.py), so the primary VPC gets a Cloud Router with Cloud
+NAT for the nodes' and pods' egress (NGC, Hugging Face, package mirrors), and its subnet Private Google Access
+so Google APIs (Artifact Registry, GCS, Logging) do not depend on NAT. The gVNIC and RDMA VPCs carry only
+GPU-to-GPU traffic between the nodes: no NAT there (Google's A4 blueprint adds one on its second VPC; nothing
+of ours leaves through it).
+
 Mirrors the seeds' `gcloud compute networks …` steps, with our own primary VPC instead of `default` and the
 RoCE profile passed as a path (a bare profile name fails with "URL is malformed").
 """
@@ -36,6 +42,8 @@ class NetworksArgs:
 class Networks(pulumi.ComponentResource):
     primary: gcp.compute.Network
     primary_subnet: gcp.compute.Subnetwork
+    router: gcp.compute.Router
+    nat: gcp.compute.RouterNat
     gvnic: gcp.compute.Network
     gvnic_subnet: gcp.compute.Subnetwork
     rdma: gcp.compute.Network
@@ -64,6 +72,21 @@ class Networks(pulumi.ComponentResource):
                     gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=n.services_range,
                                                                ip_cidr_range=plan.services_cidr),
                 ]), opts=child)
+        self.router = gcp.compute.Router(
+            "primary", gcp.compute.RouterArgs(name=n.router, region=a.region, network=self.primary.id), opts=child)
+        # Every range of the primary subnet (nodes and the pods' alias range), with automatically allocated
+        # addresses and dynamic port allocation (a node pulling a 30 GB image opens many connections).
+        self.nat = gcp.compute.RouterNat(
+            "primary", gcp.compute.RouterNatArgs(
+                name=n.nat, router=self.router.name, region=a.region,
+                nat_ip_allocate_option="AUTO_ONLY",
+                source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
+                subnetworks=[gcp.compute.RouterNatSubnetworkArgs(
+                    name=self.primary_subnet.id, source_ip_ranges_to_nats=["ALL_IP_RANGES"])],
+                # Dynamic port allocation excludes endpoint-independent mapping (Cloud NAT API).
+                enable_dynamic_port_allocation=True, enable_endpoint_independent_mapping=False,
+                log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY")),
+            opts=child)
         internal = [plan.primary_subnet_cidr, plan.pods_cidr, plan.services_cidr]
         self.primary_firewall = gcp.compute.Firewall(
             "primary-internal", gcp.compute.FirewallArgs(

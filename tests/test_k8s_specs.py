@@ -29,7 +29,7 @@ VARIANTS = {
 
 def settings_for(variant: str, **extra) -> Settings:
     return load_settings("dev", "example-project", values={**VARIANTS[variant], **extra},
-                         secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+                         secret_state={"hfToken": "secret", "wandbApiKey": "secret", "rayAuthToken": "secret"})
 
 
 def network_objects_for(s: Settings) -> list[dict]:
@@ -320,7 +320,7 @@ def test_gpu_workers_are_pinned_to_the_rdma_zone(variant):
 @pytest.mark.parametrize("mode", ["standard", "autopilot"])
 def test_worker_zone_follows_the_zone_setting(mode, zone):
     s = load_settings("dev", "example-project", values={"clusterMode": mode, "zone": zone},
-                      secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+                      secret_state={"hfToken": "secret", "wandbApiKey": "secret", "rayAuthToken": "secret"})
     for template in workers(raycluster_for(s)):
         assert template["spec"]["nodeSelector"]["topology.kubernetes.io/zone"] == zone
     head = raycluster_for(s)["spec"]["headGroupSpec"]["template"]["spec"]
@@ -395,18 +395,27 @@ def test_raycluster_lives_in_the_workload_namespace():
 
 
 # --- secrets, privilege, commands ------------------------------------------------------------------------------
-def test_tokens_reach_pods_only_through_secret_key_refs(variant):
+def test_tokens_reach_pods_only_as_read_only_files(variant):
+    """HF token on head and workers, W&B netrc on the head only; only paths in env, no token variable at all."""
+    from workloads import pod_security as ps
+
     s = settings_for(variant)
     for role, template in pods_of(raycluster_for(s)).items():
+        spec = template["spec"]
+        (tokens,) = [v for v in spec["volumes"] if v["name"] == ps.TOKENS_VOLUME]
+        keys = {i["key"] for src in tokens["projected"]["sources"] for i in src["secret"]["items"]
+                if src["secret"]["name"] == HF_SECRET}
         for container in containers(template):
             env = env_of(container)
-            assert "value" not in env["HF_TOKEN"] and "value" not in env["WANDB_API_KEY"], role
-            assert env["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": HF_SECRET, "key": "hf-token"}}
-            assert env["WANDB_API_KEY"]["valueFrom"] == {
-                "secretKeyRef": {"name": HF_SECRET, "key": "wandb-api-key", "optional": True}}
-            for e in container.get("env", []):
-                if re.search(r"TOKEN|KEY|SECRET|PASSWORD", e["name"]):
-                    assert "value" not in e, (role, e["name"])
+            assert not set(ps.TOKEN_VALUE_VARIABLES) & set(env), role
+            assert all("valueFrom" not in e for e in container.get("env", [])), role
+            assert env["HF_TOKEN_PATH"]["value"] == ps.HF_TOKEN_FILE
+            mounts = {m["name"]: m for m in container["volumeMounts"]}
+            assert mounts[ps.TOKENS_VOLUME]["readOnly"] is True
+            if role == "head":
+                assert env["NETRC"]["value"] == ps.WANDB_NETRC_FILE and keys == {"hf-token", "wandb-netrc"}
+            else:
+                assert "NETRC" not in env and keys == {"hf-token"}, role
 
 
 def test_ray_pods_are_unprivileged(variant):

@@ -12,7 +12,14 @@ Two modes (setting `jobMode`):
   because the run name — and so the checkpoint directory — is the same.
 
 The entrypoint and runtime env come from `core.recipes`; the runtime env carries no secret (it is shown
-in the Ray dashboard): HF_TOKEN / WANDB_API_KEY are in the pods' environment from the Kubernetes Secret.
+in the Ray dashboard): the tokens are files in the Ray pods (workloads/pod_security.py), only their paths are
+in any environment.
+
+The submitter pod gets our own template (`submitterPodTemplate`, in both KubeRay CRDs): the workload labels the
+NetworkPolicies admit to the head's dashboard, hardened contexts, the Ray auth token file when token auth is on.
+KubeRay fills in the `ray job submit` command and the RAY_DASHBOARD_ADDRESS / RAY_JOB_SUBMISSION_ID env of the
+first container when the template leaves the command empty (rayjob_controller.go getSubmitterTemplate); a Job's
+pods must not restart in place, hence `restartPolicy: Never` as in KubeRay's default template.
 """
 from __future__ import annotations
 
@@ -26,8 +33,16 @@ from core import gate, recipes
 from core.catalog import NemoRlRelease
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.recipes import Recipe
+from core.images import nemo_rl_image
+from core.naming import RAY_AUTH_SECRET
 from core.settings import Settings
+from core.settings.security import token_auth_enabled
+from workloads.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
 from workloads.raycluster_spec import HEAD_CONTAINER, RayPodsConfig, raycluster_spec
+
+SUBMITTER_CONTAINER = "ray-job-submitter"
+# KubeRay's default submitter resources (ray-operator/controllers/ray/common/job.go GetDefaultSubmitterContainer).
+SUBMITTER_RESOURCES = {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m", "memory": "200Mi"}}
 
 
 @dataclass(frozen=True)
@@ -46,6 +61,7 @@ class JobArgs:
     # The readiness gate the entrypoint runs first (None: off) and the token that forces a resubmission.
     gate_args: Optional[gate.GateArgs] = None
     gate_rerun: Optional[str] = None
+    ray_token_auth: bool = False
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -54,11 +70,25 @@ class JobArgs:
                    run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
                    own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
                    ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
-                   gate_rerun=s.gate.rerun if s.gate.enabled else None)
+                   gate_rerun=s.gate.rerun if s.gate.enabled else None, ray_token_auth=token_auth_enabled(s))
 
     @property
     def checkpoint_dir(self) -> str:
         return recipes.checkpoint_dir(self.lustre_mount_path, self.run_name)
+
+
+def submitter_template(a: JobArgs) -> dict:
+    """The submitter pod: the head's image (the Ray CLI must match the cluster's Ray), nothing but the Ray auth
+    token file (when on); it never calls the Hub or W&B."""
+    tokens = token_files(HF_SECRET, hugging_face=False, ray_auth_secret=RAY_AUTH_SECRET if a.ray_token_auth else None)
+    container = {"name": SUBMITTER_CONTAINER, "image": nemo_rl_image(a.release.tag),
+                 "resources": SUBMITTER_RESOURCES}
+    if tokens.env:
+        container.update(env=tokens.env, volumeMounts=tokens.volume_mounts)
+    spec = {"restartPolicy": "Never", "containers": [container]}
+    if tokens.volumes:
+        spec["volumes"] = tokens.volumes
+    return {"metadata": {"labels": dict(SUBMITTER_LABELS)}, "spec": harden_pod_spec(spec)}
 
 
 def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
@@ -72,6 +102,7 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
         "metadata": recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name,
                                          gate_rerun=a.gate_rerun),
         "submissionMode": "K8sJobMode",
+        "submitterPodTemplate": submitter_template(a),
     }
     if a.own_cluster is None:
         spec["clusterSelector"] = {"ray.io/cluster": ray_cluster_name}

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.catalog import WANDB_NETRC_MACHINE
+from core.naming import HF_TOKEN_KEY, RAY_AUTH_TOKEN_KEY, WANDB_NETRC_KEY
 
 # One label for every pod of this workload (NetworkPolicy selector); the head additionally carries the role.
 WORKLOAD_LABEL = "nemo-rl-gke/workload"
@@ -28,11 +29,6 @@ WORKLOAD_LABELS = {WORKLOAD_LABEL: WORKLOAD_LABEL_VALUE}
 RAY_HEAD_LABELS = {**WORKLOAD_LABELS, ROLE_LABEL: "ray-head"}
 RAY_WORKER_LABELS = {**WORKLOAD_LABELS, ROLE_LABEL: "ray-worker"}
 SUBMITTER_LABELS = {**WORKLOAD_LABELS, ROLE_LABEL: "ray-job-submitter"}
-
-# Keys of the token Secret (workloads: WorkloadIdentity) and of the Ray auth Secret.
-HF_TOKEN_KEY = "hf-token"
-WANDB_NETRC_KEY = "wandb-netrc"
-RAY_AUTH_TOKEN_KEY = "ray-auth-token"
 
 TOKENS_VOLUME = "tokens"
 TOKENS_DIR = "/var/run/secrets/nemo-rl-gke"

@@ -9,6 +9,13 @@ Hugging Face cache on Lustre. The head also mounts the job's programs (ConfigMap
 workloads/scripts.py) read-only at `recipes.SCRIPTS_DIR`. Only fields accepted by both KubeRay 1.4.2 and 1.7.0
 are rendered (the RayOperator add-on does not publish its KubeRay version; FACTS.md §6); tests validate
 against both CRDs.
+
+Hardening (workloads/pod_security.py): every template carries our workload labels (the NetworkPolicies select
+them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened security contexts, no
+service-account token, and the tokens as read-only files: the Hugging Face token on head and workers
+(`HF_TOKEN_PATH`), the W&B netrc on the head only (`NETRC`; NeMo-RL's driver calls `wandb.init` there), the
+Ray auth token on every Ray container when token authentication is on. The images are pinned
+(core/images.py).
 """
 from __future__ import annotations
 
@@ -16,9 +23,12 @@ from dataclasses import dataclass
 
 from core import node_fit
 from core.catalog import Accelerator, NemoRlRelease
-from core.naming import HF_TOKEN_KEY, JOB_SCRIPTS, WANDB_API_KEY_KEY
+from core.images import nemo_rl_image
+from core.naming import JOB_SCRIPTS, RAY_AUTH_SECRET
 from core.recipes import SCRIPTS_DIR, hf_home
 from core.settings import Settings
+from core.settings.security import token_auth_enabled
+from workloads.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.rdma import rdma_pod_mixin
 
 API_VERSION = "ray.io/v1"
@@ -66,6 +76,15 @@ class RayPodsConfig:
     shm_size_gib: int
     head_cpu: int
     head_memory_gib: int
+    ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
+
+    @property
+    def image(self) -> str:
+        return nemo_rl_image(self.release.tag)
+
+    @property
+    def ray_auth_secret(self) -> "str | None":
+        return RAY_AUTH_SECRET if self.ray_token_auth else None
 
     @classmethod
     def of(cls, s: Settings) -> "RayPodsConfig":
@@ -74,7 +93,7 @@ class RayPodsConfig:
                    spot=s.gpu.spot, worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
                    ksa_name=s.storage.ksa_name, system_pool=s.names.system_pool,
                    lustre_mount_path=w.lustre_mount_path, shm_size_gib=w.shm_size_gib, head_cpu=w.head_cpu,
-                   head_memory_gib=w.head_memory_gib)
+                   head_memory_gib=w.head_memory_gib, ray_token_auth=token_auth_enabled(s))
 
 _LUSTRE_VOLUME = "lustre"
 _SHM_VOLUME = "dshm"
@@ -96,16 +115,10 @@ def _head_resources(c: RayPodsConfig) -> dict:
     return {"limits": dict(amounts), "requests": dict(amounts)}
 
 
-def _common_env(c: RayPodsConfig, secret_name: str) -> list[dict]:
-    """Env of every Ray container. Tokens come only from the Kubernetes Secret, never as literal values."""
-    return [
-        # On Lustre, so a model downloads once for every node and survives pod restarts.
-        {"name": "HF_HOME", "value": hf_home(c.lustre_mount_path)},
-        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret_name, "key": HF_TOKEN_KEY}}},
-        # W&B logging is optional: the pod starts without the key.
-        {"name": "WANDB_API_KEY",
-         "valueFrom": {"secretKeyRef": {"name": secret_name, "key": WANDB_API_KEY_KEY, "optional": True}}},
-    ]
+def _common_env(c: RayPodsConfig) -> list[dict]:
+    """Non-secret env of every Ray container; the tokens' *paths* come from `token_files()`."""
+    # On Lustre, so a model downloads once for every node and survives pod restarts.
+    return [{"name": "HF_HOME", "value": hf_home(c.lustre_mount_path)}]
 
 
 def _lustre_volume(pvc_name: str) -> dict:
@@ -126,7 +139,6 @@ def _scripts_mount() -> dict:
 
 
 def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
-    release = c.release
     pod_spec: dict = {"serviceAccountName": c.ksa_name}
     if c.autopilot:
         # An explicit CPU compute selection, so the head never lands on (or waits for) GPU capacity. Balanced
@@ -136,30 +148,31 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     else:
         # The CPU system pool; the head never lands on (or waits for) a GPU node.
         pod_spec["nodeSelector"] = {"cloud.google.com/gke-nodepool": c.system_pool}
+    tokens = token_files(secret_name, hugging_face=True, wandb=True, ray_auth_secret=c.ray_auth_secret)
     pod_spec["containers"] = [{
         "name": HEAD_CONTAINER,
-        "image": release.image,
+        "image": c.image,
         "ports": [
             {"containerPort": GCS_PORT, "name": "gcs-server"},
             {"containerPort": DASHBOARD_PORT, "name": "dashboard"},
             {"containerPort": CLIENT_PORT, "name": "client"},
         ],
         "resources": _head_resources(c),
-        "env": _common_env(c, secret_name),
+        "env": _common_env(c) + tokens.env,
         # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
-        "volumeMounts": [_lustre_mount(c), _scripts_mount()],
+        "volumeMounts": [_lustre_mount(c), _scripts_mount(), *tokens.volume_mounts],
     }]
-    pod_spec["volumes"] = [_lustre_volume(pvc_name), _scripts_volume()]
+    pod_spec["volumes"] = [_lustre_volume(pvc_name), _scripts_volume(), *tokens.volumes]
     return {
         # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on
-        # the head even if a GPU were visible.
+        # the head even if a GPU were visible. The dashboard listens on all interfaces so the submitter and
+        # the operator's proxied calls reach it; the NetworkPolicies decide who may (workloads/network_policy.py).
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-gpus": "0"},
-        "template": {"spec": pod_spec},
+        "template": {"metadata": {"labels": dict(RAY_HEAD_LABELS)}, "spec": harden_pod_spec(pod_spec)},
     }
 
 
 def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
-    release = c.release
     acc = c.accelerator
     mixin = rdma_pod_mixin(acc)
     node_selector = {
@@ -173,9 +186,12 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # Autopilot provisions Spot capacity only when the pod asks for it (and adds the matching toleration).
         node_selector["cloud.google.com/gke-spot"] = "true"
     replicas = c.worker_replicas
+    # The GPU workers resolve gated models from the Hub too (unless the cache is warm and the Hub offline);
+    # no W&B file: only the driver on the head logs to W&B.
+    tokens = token_files(secret_name, hugging_face=True, ray_auth_secret=c.ray_auth_secret)
     container = {
         "name": WORKER_CONTAINER,
-        "image": release.image,
+        "image": c.image,
         # KubeRay keeps its generated start command and runs it after ours: with a container command that
         # does not mention `ray start`, it runs `/bin/bash -lc -- "<our args> && ulimit -n 65536; ray start
         # ..."` (pod.go BuildPod, KubeRay 1.x; the Ray docs' "execute commands before ray start"). So the
@@ -185,11 +201,12 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
         "args": [mixin.startup_prefix],
         "resources": gpu_worker_resources(acc),
-        "env": mixin.env + _common_env(c, secret_name),
+        "env": mixin.env + _common_env(c) + tokens.env,
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
             _lustre_mount(c),
             *mixin.volume_mounts,
+            *tokens.volume_mounts,
         ],
     }
     pod_spec = {
@@ -209,6 +226,7 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
              "emptyDir": {"medium": "Memory", "sizeLimit": f"{c.shm_size_gib}Gi"}},
             _lustre_volume(pvc_name),
             *mixin.volumes,
+            *tokens.volumes,
         ],
     }
     return {
@@ -218,7 +236,8 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         "minReplicas": replicas,
         "maxReplicas": replicas,
         "rayStartParams": {},
-        "template": {"metadata": {"annotations": dict(mixin.annotations)}, "spec": pod_spec},
+        "template": {"metadata": {"labels": dict(RAY_WORKER_LABELS), "annotations": dict(mixin.annotations)},
+                     "spec": harden_pod_spec(pod_spec)},
     }
 
 

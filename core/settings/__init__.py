@@ -22,7 +22,7 @@ from core import catalog, recipes, sdk
 from core.keys import PROJECT, key
 from core.naming import Names
 from core.recipes import Recipe
-from core.settings import cluster, gate, gpu, job, lustre, monitoring, network, stack, storage, workload
+from core.settings import cluster, gate, gpu, job, lustre, monitoring, network, security, stack, storage, workload
 from core.settings.base import Section, SettingsError
 from core.settings.cluster import ClusterSettings
 from core.settings.gate import GateSettings
@@ -31,6 +31,7 @@ from core.settings.job import JobSettings
 from core.settings.lustre import LustreSettings
 from core.settings.monitoring import MonitoringSettings
 from core.settings.network import NetworkSettings
+from core.settings.security import SecuritySettings
 from core.settings.stack import StackSettings, TeardownSettings
 from core.settings.storage import StorageSettings
 from core.settings.workload import WorkloadSettings
@@ -42,7 +43,8 @@ __all__ = ["PLACEHOLDER_PROJECT", "PROJECT", "SECRET_KEYS", "Secrets", "Settings
 PLACEHOLDER_PROJECT = "your-gcp-project-id"
 
 # Secret config keys: read with get_secret/require_secret only, never part of the model.
-SECRET_KEYS = {"hfToken": "Hugging Face token", "wandbApiKey": "Weights & Biases API key"}
+SECRET_KEYS = {"hfToken": "Hugging Face token", "wandbApiKey": "Weights & Biases API key",
+               "rayAuthToken": "Ray auth token (releases whose Ray has token authentication)"}
 
 # Section name (the Settings attribute) -> model. A new concern adds its module and one line here.
 SECTIONS: dict[str, type[Section]] = {
@@ -57,12 +59,13 @@ SECTIONS: dict[str, type[Section]] = {
     "job": JobSettings,
     "monitoring": MonitoringSettings,
     "gate": GateSettings,
+    "security": SecuritySettings,
 }
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
 RULES: tuple[Callable[["Settings"], list[str]], ...] = (
     stack.check, network.check, cluster.check, gpu.check, lustre.check, storage.check, workload.check,
-    job.check, monitoring.check, gate.check,
+    job.check, monitoring.check, gate.check, security.check,
 )
 
 
@@ -85,6 +88,7 @@ class Settings(BaseModel):
     job: JobSettings
     monitoring: MonitoringSettings
     gate: GateSettings
+    security: SecuritySettings
     # The job's recipe (built-in + jobOverrides) and run name; None when the job settings have problems.
     recipe: Optional[Recipe] = None
 
@@ -261,6 +265,8 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
                         recipe=recipe, **sections)
     if "wandbApiKey" not in secret_state and job.needs_wandb_key(settings):
         problems.append(job.WANDB_KEY_MISSING)
+    if "rayAuthToken" not in secret_state and security.token_auth_enabled(settings):
+        problems.append(security.RAY_AUTH_TOKEN_MISSING)
     for rule in RULES:
         problems.extend(rule(settings))
     problems.extend(_mode_problems(settings))
@@ -287,11 +293,14 @@ def _mode_problems(s: Settings) -> list[str]:
 class Secrets:
     """Secret config as Pulumi secret Outputs; never plaintext in the settings model."""
 
-    def __init__(self, hf_token: pulumi.Output, wandb_api_key: Optional[pulumi.Output]):
+    def __init__(self, hf_token: pulumi.Output, wandb_api_key: Optional[pulumi.Output],
+                 ray_auth_token: Optional[pulumi.Output] = None):
         self.hf_token = hf_token
         self.wandb_api_key = wandb_api_key
+        self.ray_auth_token = ray_auth_token
 
 
 def load_secrets() -> Secrets:
     cfg = pulumi.Config(PROJECT)
-    return Secrets(hf_token=cfg.require_secret("hfToken"), wandb_api_key=cfg.get_secret("wandbApiKey"))
+    return Secrets(hf_token=cfg.require_secret("hfToken"), wandb_api_key=cfg.get_secret("wandbApiKey"),
+                   ray_auth_token=cfg.get_secret("rayAuthToken"))
