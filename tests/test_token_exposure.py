@@ -141,8 +141,8 @@ def everything_ray_exposes(address: str, job_id: str, temp_dir: Path, token: str
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     client = JobSubmissionClient(address, headers=auth or None)
     dump = lambda x: json.dumps(x, default=lambda o: getattr(o, "__dict__", str(o)), sort_keys=True)  # noqa: E731
-    out = {"job_info": dump(client.get_job_info(job_id).dict()),
-           "job_list": dump([j.dict() for j in client.list_jobs()]),
+    out = {"job_info": dump(client.get_job_info(job_id).model_dump()),
+           "job_list": dump([j.model_dump() for j in client.list_jobs()]),
            "driver_logs": client.get_job_logs(job_id)}
     # What `ray list actors --detail` and friends call (ray.util.state.list_*), with the caller's credentials.
     state = StateApiClient(address=address, headers={"Content-Type": "application/json", **auth})
