@@ -78,8 +78,11 @@ observability = Observability(
 location = s.cluster_location
 pulumi.export("clusterName", gke.cluster.name)
 pulumi.export("clusterLocation", location)
+# A private IP endpoint is reached through GKE's DNS-based endpoint.
+dns_flag = " --dns-endpoint" if s.security.private_endpoint else ""
 pulumi.export("getCredentialsCommand", gke.cluster.name.apply(
-    lambda c: f"gcloud container clusters get-credentials {c} --location {location} --project {s.gcp_project}"))
+    lambda c: f"gcloud container clusters get-credentials {c} --location {location} --project {s.gcp_project}"
+              f"{dns_flag}"))
 pulumi.export("lustreInstance", lustre.instance.instance_id)
 pulumi.export("lustreIp", lustre.ip)
 pulumi.export("lustreOnDestroy", s.teardown.lustre_on_destroy)

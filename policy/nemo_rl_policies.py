@@ -32,6 +32,10 @@ TUNER_CONFIGS: dict[str, str] = {
     "nvidia-h200-141gb": "/usr/local/gib/configs/tuner_config_a3u.txtpb",
 }
 RDMA_NICS_PER_NODE = 8
+# Variables that carry a token's value (workloads/pod_security.py TOKEN_VALUE_VARIABLES) and the Secrets holding
+# the tokens (core/naming.py HF_SECRET, RAY_AUTH_SECRET): tokens reach pods only as files.
+TOKEN_VALUE_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "RAY_AUTH_TOKEN")
+TOKEN_SECRETS = ("nemo-rl-secrets", "nemo-rl-ray-auth")
 
 GPU_NODE_LABEL = "cloud.google.com/gke-accelerator"
 INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
@@ -173,7 +177,7 @@ _ASSIGNMENT = re.compile(
     r"(\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z0-9_\-+/=.~@%]+)(?=[\s;&|,}\]\"')]|$)")
 
 _SECRET_HOW = ("move the value into a Kubernetes Secret (the program fills its Secret from `pulumi config set "
-               "--secret`) and read it with env valueFrom.secretKeyRef")
+               "--secret`) and mount it as a read-only file")
 
 
 def is_secret_like_name(name: str) -> bool:
@@ -230,8 +234,8 @@ def _scan_env_list(env: Any, where: str) -> list[str]:
 
 
 def _scan_runtime_env(text: Any, where: str) -> list[str]:
-    fix = ("a Ray runtime env is shown in the Ray dashboard; remove it there and give the Ray pods the variable "
-           "from a Kubernetes Secret (env valueFrom.secretKeyRef), which Ray workers inherit")
+    fix = ("a Ray runtime env is shown in the Ray dashboard; remove it there and mount the token into the Ray pods "
+           "as a file from a Kubernetes Secret (HF_TOKEN_PATH, NETRC, RAY_AUTH_TOKEN_PATH name the files)")
     if not isinstance(text, str) or is_unknown(text):
         return []
     try:
@@ -274,8 +278,8 @@ def check_plaintext_secrets(r: Resource) -> list[str]:
     if kind == "RayJob":
         out += _scan_runtime_env(r.get("spec.runtimeEnvYAML"), "spec.runtimeEnvYAML")
         out += _scan_text(r.get("spec.entrypoint"), "spec.entrypoint",
-                          "the entrypoint is stored in the RayJob and shown in the Ray dashboard; reference the "
-                          "variable the pod gets from a Secret ($HF_TOKEN) instead")
+                          "the entrypoint is stored in the RayJob and shown in the Ray dashboard; let the tools read "
+                          "the token file the pod mounts (HF_TOKEN_PATH) instead")
     return out
 
 
@@ -574,6 +578,72 @@ def check_workload_identity(r: Resource) -> list[str]:
     return []
 
 
+# --- tokens only as files (mandatory) ---------------------------------------------------------------------------
+_FILES_HOW = ("tokens reach pods only as read-only files (HF_TOKEN_PATH, NETRC, RAY_AUTH_TOKEN_PATH name them): "
+              "NeMo-RL copies the driver's environment into every actor's runtime env, which Ray's state API serves")
+
+
+def _token_env_problems(env: Any, where: str) -> list[str]:
+    out = []
+    for i, item in enumerate(env if isinstance(env, (list, tuple)) else []):
+        if not isinstance(item, Mapping):
+            continue
+        name = str(item.get("name", ""))
+        ref = (item.get("valueFrom") or {}).get("secretKeyRef") if isinstance(item.get("valueFrom"), Mapping) else None
+        if name.upper() in TOKEN_VALUE_VARIABLES:
+            out.append(f"env {name} at {where}[{i}] puts a token in the pod's environment: {_FILES_HOW}.")
+        elif isinstance(ref, Mapping) and ref.get("name") in TOKEN_SECRETS:
+            out.append(f"env {name} at {where}[{i}] reads Secret {ref.get('name')!r} into the environment: "
+                       f"{_FILES_HOW}.")
+    return out
+
+
+def check_tokens_only_as_files(r: Resource) -> list[str]:
+    """No token variable and no reference to the token Secrets in any pod env or envFrom; no token variable in a
+    RayJob's runtime env."""
+    if not r.type.startswith("kubernetes:"):
+        return []
+    out: list[str] = []
+    for path, template in pod_templates(r.props):
+        for cpath, c in _containers(template["spec"]):
+            at = _where(path, f"spec.{cpath}")
+            out += _token_env_problems(c.get("env"), f"{at}.env")
+            for j, src in enumerate(c.get("envFrom") or []):
+                ref = src.get("secretRef") if isinstance(src, Mapping) else None
+                if isinstance(ref, Mapping) and ref.get("name") in TOKEN_SECRETS:
+                    out.append(f"envFrom at {at}.envFrom[{j}] loads Secret {ref.get('name')!r} into the "
+                               f"environment: {_FILES_HOW}.")
+    if r.type.rsplit(":", 1)[-1] == "RayJob":
+        text = r.get("spec.runtimeEnvYAML")
+        if isinstance(text, str) and not is_unknown(text):
+            try:
+                parsed = yaml.safe_load(text)
+            except yaml.YAMLError:
+                parsed = None
+            env_vars = parsed.get("env_vars") if isinstance(parsed, Mapping) else None
+            for k in (env_vars or {}) if isinstance(env_vars, Mapping) else {}:
+                if str(k).upper() in TOKEN_VALUE_VARIABLES:
+                    out.append(f"spec.runtimeEnvYAML sets env_vars.{k}, which every actor's runtime env and the Ray "
+                               f"dashboard then show: {_FILES_HOW}.")
+    return out
+
+
+# --- control plane not open to everyone outside dev (advisory) ----------------------------------------------
+def check_control_plane_restricted(r: Resource) -> list[str]:
+    """Outside dev, the cluster's IP endpoint is private or limited to authorized networks."""
+    if r.type != CLUSTER_TYPE or r.stack == DEV_STACK:
+        return []
+    private = r.get("privateClusterConfig.enablePrivateEndpoint")
+    blocks = r.get("masterAuthorizedNetworksConfig.cidrBlocks")
+    if is_unknown(private) or is_unknown(blocks):
+        return []
+    if _as_bool(private) or (isinstance(blocks, (list, tuple)) and blocks):
+        return []
+    return [f"cluster {r.name!r} in stack {r.stack!r} leaves its IP endpoint open to every address (IAM still "
+            "applies): set nemo-rl-gke:authorizedNetworks to the ranges you deploy from, or nemo-rl-gke:"
+            "privateEndpoint true (the DNS-based endpoint then serves pulumi and kubectl)."]
+
+
 # --- the rule set ------------------------------------------------------------------------------------------------
 # Mandatory: each violation breaks the deployment (a job that cannot mount or falls back to TCP, a cluster
 # built on the wrong Ray) or leaks a credential; there is no situation in which it is the right choice.
@@ -585,6 +655,11 @@ RULES: tuple[Rule, ...] = (
          "RayJob's runtimeEnvYAML / entrypoint (they are readable by anyone who can read the object or the Ray "
          "dashboard).",
          "mandatory", "resource", check_plaintext_secrets),  # a leaked credential cannot be un-leaked
+    Rule("tokens-only-as-files",
+         "No token variable and no reference to the token Secrets in any pod env or runtime env: tokens are "
+         "read-only files, because Ray's state API serves every actor's runtime env (NeMo-RL copies the driver's "
+         "environment into it).",
+         "mandatory", "resource", check_tokens_only_as_files),  # an env token reaches the dashboard port
     Rule("lustre-port-mode-consistent",
          "The Lustre instance's GKE support (port 6988) and the cluster's legacy Lustre port are on or off together.",
          "mandatory", "stack", check_lustre_port_mode),  # a mismatch means every Lustre mount fails
@@ -616,6 +691,9 @@ RULES: tuple[Rule, ...] = (
     Rule("workload-identity-enabled",
          "Workload Identity is on for the cluster and its node pools.",
          "advisory", "resource", check_workload_identity),  # hardening; the bucket grant fails visibly without it
+    Rule("control-plane-restricted-outside-dev",
+         "Outside the dev stack, the cluster's IP endpoint is private or limited to authorized networks.",
+         "advisory", "resource", check_control_plane_restricted),  # a deploy runner's range may not be known yet
 )
 
 

@@ -204,7 +204,12 @@ def _computed(typ: str, name: str, inputs: dict, project: str) -> tuple[str, dic
     if typ == "gcp:container/cluster:Cluster":
         return (f"projects/{project}/locations/{inputs.get('location')}/clusters/{n}",
                 {"endpoint": PLACEHOLDER_ENDPOINT, "masterAuth": {"clusterCaCertificate": PLACEHOLDER_CA},
-                 "masterVersion": "1.33.5-gke.example"})
+                 "masterVersion": "1.33.5-gke.example",
+                 # GKE's DNS-based endpoint: gke-<hash>.<location>.gke.goog.
+                 "controlPlaneEndpointsConfig": {**(inputs.get("controlPlaneEndpointsConfig") or {}),
+                                                 "dnsEndpointConfig": {
+                     **((inputs.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig") or {}),
+                     "endpoint": f"gke-example.{inputs.get('location')}.gke.goog"}}})
     if typ == "gcp:container/nodePool:NodePool":
         return f"{inputs.get('cluster')}/nodePools/{n}", {"instanceGroupUrls": []}
     if typ == "gcp:lustre/instance:Instance":

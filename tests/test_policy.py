@@ -107,27 +107,42 @@ def _network_id(resources, name):
 
 # (case id, stack, build(resources) -> resources, policy that must flag it, phrase its message must contain)
 BROKEN: list[tuple[str, str, Callable, str, str]] = [
-    ("hf-token-literal-in-worker-env", "dev",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _set_env(p, "HF_TOKEN", FAKE_HF_TOKEN)),
-     "no-plaintext-secrets", "valueFrom.secretKeyRef"),
+    ("api-key-literal-in-worker-env", "dev",
+     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _set_env(p, "NGC_API_KEY", FAKE_HF_TOKEN)),
+     "no-plaintext-secrets", "mount it as a read-only file"),
+    ("hf-token-from-the-secret-into-worker-env", "dev",
+     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _worker_env(p).append(
+         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "nemo-rl-secrets", "key": "hf-token"}}})),
+     "tokens-only-as-files", "HF_TOKEN_PATH"),
+    ("token-secret-as-env-under-another-name", "dev",
+     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _worker_env(p).append(
+         {"name": "HUB_CREDENTIAL", "valueFrom": {"secretKeyRef": {"name": "nemo-rl-secrets", "key": "hf-token"}}})),
+     "tokens-only-as-files", "reads Secret 'nemo-rl-secrets'"),
+    ("wandb-key-reference-in-runtime-env", "dev",
+     lambda rs: added(rs, RAYJOB, "job", _rayjob(runtime_env="env_vars:\n  WANDB_API_KEY: $WANDB_API_KEY\n")),
+     "tokens-only-as-files", "env_vars.WANDB_API_KEY"),
+    ("control-plane-open-outside-dev", "codelab",
+     lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p["privateClusterConfig"].update(
+         enablePrivateEndpoint=False)),
+     "control-plane-restricted-outside-dev", "nemo-rl-gke:authorizedNetworks"),
     ("wandb-key-in-configmap", "dev",
      lambda rs: added(rs, "kubernetes:core/v1:ConfigMap", "settings", {
          "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "nemo-rl"},
          "data": {"WANDB_API_KEY": FAKE_WANDB_KEY, "HF_HOME": "/lustre/huggingface_cache"}}),
      "no-plaintext-secrets", "move it to a Kubernetes Secret"),
     ("token-in-rayjob-runtime-env", "dev",
-     lambda rs: added(rs, RAYJOB, "job", _rayjob(runtime_env=f"env_vars:\n  HF_TOKEN: {FAKE_HF_TOKEN}\n")),
+     lambda rs: added(rs, RAYJOB, "job", _rayjob(runtime_env=f"env_vars:\n  HUB_API_KEY: {FAKE_HF_TOKEN}\n")),
      "no-plaintext-secrets", "shown in the Ray dashboard"),
     ("token-in-rayjob-entrypoint", "dev",
      lambda rs: added(rs, RAYJOB, "job", _rayjob(entrypoint=f"HF_TOKEN={FAKE_HF_TOKEN} uv run python x.py")),
-     "no-plaintext-secrets", "($HF_TOKEN)"),
+     "no-plaintext-secrets", "(HF_TOKEN_PATH)"),
     ("password-in-data-prep-job-command", "dev",
      lambda rs: added(rs, "kubernetes:batch/v1:Job", "data-prep", {
          "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "prep", "namespace": "nemo-rl"},
          "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{
              "name": "prep", "image": "nvcr.io/nvidia/nemo-rl:v0.5.0",
              "args": ["export DB_PASSWORD=s3cr3t-value && python prep.py"]}]}}}}),
-     "no-plaintext-secrets", "valueFrom.secretKeyRef"),
+     "no-plaintext-secrets", "mount it as a read-only file"),
     ("lustre-gke-support-without-legacy-port", "dev",
      lambda rs: changed(rs, P.LUSTRE_TYPE, "lustre", lambda p: p.update(gkeSupportEnabled=True)),
      "lustre-port-mode-consistent", "nemo-rl-gke:lustrePortMode"),
@@ -227,6 +242,11 @@ def test_policy_catalog_copy_equals_infra_catalog():
     assert P.NEMO_RL_IMAGE_REPO == catalog.NEMO_RL_IMAGE_REPO
     assert P.TUNER_CONFIGS == {g: a.tuner_config for g, a in catalog.ACCELERATORS.items()}
     assert P.RDMA_NICS_PER_NODE == catalog.RDMA_NICS_PER_NODE
+    from core import naming
+    from workloads import pod_security
+
+    assert P.TOKEN_VALUE_VARIABLES == pod_security.TOKEN_VALUE_VARIABLES
+    assert set(P.TOKEN_SECRETS) == {naming.HF_SECRET, naming.RAY_AUTH_SECRET}
 
 
 def test_every_rule_has_a_broken_variant_and_an_enforcement_level():
@@ -265,7 +285,7 @@ def test_secret_references_and_non_secret_names_are_not_flagged(stacks):
                "env": [{"name": "TOKENIZERS_PARALLELISM", "value": "false"},
                        {"name": "HF_HUB_DISABLE_IMPLICIT_TOKEN", "value": "1"},
                        {"name": "SSH_KEY", "value": "/var/run/keys/id"},
-                       {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "hf-token"}}}]}]}}}}
+                       {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "s", "key": "db"}}}]}]}}}}
     rayjob = _rayjob(entrypoint="HF_TOKEN=$HF_TOKEN uv run python examples/run_grpo_math.py "
                                 "+data.input_key=problem +data.output_key=expected_answer\n"
                                 "uv run python -c 'import os; TOKEN = os.environ[\"HF_TOKEN\"]; "
