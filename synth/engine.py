@@ -232,13 +232,22 @@ def _computed(typ: str, name: str, inputs: dict, project: str) -> tuple[str, dic
     return f"{name}-id", {}
 
 
+def _merge(computed: dict, inputs: dict) -> dict:
+    """The inputs, plus what the cloud computes; nested objects merge (an input block such as
+    controlPlaneEndpointsConfig keeps its fields and gains the computed ones), inputs win on conflicts."""
+    out = dict(computed)
+    for k, v in inputs.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
 class _Mocks(pm.Mocks):
     def __init__(self, result: SynthResult, project: str):
         self.result, self.project = result, project
 
     def new_resource(self, args: pm.MockResourceArgs):
         rid, extra = _computed(args.typ, args.name, args.inputs, self.project)
-        return rid, {**extra, **args.inputs}
+        return rid, _merge(extra, args.inputs)
 
     def call(self, args: pm.MockCallArgs):
         self.result.invokes.append({"token": args.token, "args": args.args})

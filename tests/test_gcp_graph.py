@@ -165,9 +165,15 @@ def test_bucket_grant_names_the_workload_service_account(synth, stack):
 
 
 def test_kubernetes_provider_kubeconfig_is_secret_and_uses_the_auth_plugin(synth, stack):
-    p = synth(stack).get(K8S_PROVIDER, "k8s")
+    res = synth(stack)
+    p = res.get(K8S_PROVIDER, "k8s")
     assert "kubeconfig" in p.secret_paths
-    assert "gke-gcloud-auth-plugin" in p.inputs["kubeconfig"] and "192.0.2.10" in p.inputs["kubeconfig"]
+    assert "gke-gcloud-auth-plugin" in p.inputs["kubeconfig"]
+    if res.config.get("nemo-rl-gke:privateEndpoint") == "true":
+        # A private IP endpoint: the provider talks to GKE's DNS-based endpoint (publicly trusted certificate).
+        assert ".gke.goog" in p.inputs["kubeconfig"] and "certificate-authority-data" not in p.inputs["kubeconfig"]
+    else:
+        assert "192.0.2.10" in p.inputs["kubeconfig"]
 
 
 def test_every_kubernetes_resource_uses_the_explicit_provider(synth, stack):
