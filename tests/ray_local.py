@@ -79,16 +79,24 @@ class LocalCluster:
     gcs: str                           # 127.0.0.1:<port>, where nodes and drivers join
     temp_dir: str
     procs: list = field(default_factory=list)
+    # Ray token authentication (RAY_AUTH_MODE=token in `env`): the token this process sends as a bearer.
+    auth_token: Optional[str] = None
+
+    @property
+    def auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.auth_token}"} if self.auth_token else {}
 
     def client(self) -> JobSubmissionClient:
-        return JobSubmissionClient(self.dashboard)
+        return JobSubmissionClient(self.dashboard, headers=self.auth_headers or None)
 
 
 @contextlib.contextmanager
 def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple[int, ...] = (),
-                  head_resources: str = "", timeout: float = 90) -> Iterator[LocalCluster]:
+                  head_resources: str = "", timeout: float = 90,
+                  auth_token: Optional[str] = None) -> Iterator[LocalCluster]:
     """A head with `head_cpus` and one more node per entry of `worker_cpus`, all with `env` as their
-    environment (the Ray pods' environment in the real cluster); yields once every node has joined."""
+    environment (the Ray pods' environment in the real cluster); yields once every node has joined.
+    `auth_token`: the cluster runs with Ray token authentication and this process authenticates with it."""
     temp_dir = tempfile.mkdtemp(prefix="rayt-")   # short: Ray's socket paths must fit 107 bytes
     gcs_port, dashboard_port = free_port(), free_port()
     head = [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
@@ -98,7 +106,8 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
             *(f"--{k}={v}" for k, v in _node_ports().items())]
     if head_resources:
         head.append(f"--resources={head_resources}")
-    cluster = LocalCluster(f"http://127.0.0.1:{dashboard_port}", f"127.0.0.1:{gcs_port}", temp_dir)
+    cluster = LocalCluster(f"http://127.0.0.1:{dashboard_port}", f"127.0.0.1:{gcs_port}", temp_dir,
+                           auth_token=auth_token)
     logs = []
 
     def launch(args: list[str], name: str) -> subprocess.Popen:
@@ -147,7 +156,7 @@ def _wait_for_nodes(cluster: LocalCluster, count: int, deadline: float, tail) ->
             if proc.poll() is not None:
                 raise RuntimeError(f"ray start (worker{i}) exited {proc.returncode}: {tail(f'worker{i}')}")
         try:
-            with urllib.request.urlopen(url, timeout=10) as r:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=cluster.auth_headers), timeout=10) as r:
                 nodes = json.load(r)["data"]["result"]["result"]
             if sum(1 for n in nodes if n.get("state") == "ALIVE") == count:
                 return

@@ -27,7 +27,7 @@ import yaml
 from ray.job_submission import JobStatus, JobSubmissionClient
 
 from core import catalog
-from tests.local_ray import RAY, base_env, ray_head
+from tests.ray_local import RAY, base_env, local_cluster
 from workloads import pod_security as ps
 
 HF_CANARY = "hf_canaryQ7v2Xk93LmP0"
@@ -169,14 +169,14 @@ def run_canary_job(head, env: dict[str, str], root: Path, runtime_env: dict, sub
     driver.write_text(DRIVER)
     job_id = f"canary-{time.time_ns()}"
     release = root / f"release-{job_id}"
-    submit_like_kuberay(head.address, f"{sys.executable} {driver} {release}", runtime_env, job_id, submit_env)
-    client = JobSubmissionClient(head.address, headers={"Authorization": f"Bearer {token}"} if token else None)
+    submit_like_kuberay(head.dashboard, f"{sys.executable} {driver} {release}", runtime_env, job_id, submit_env)
+    client = JobSubmissionClient(head.dashboard, headers={"Authorization": f"Bearer {token}"} if token else None)
     deadline = time.monotonic() + 120
     while "REPORT " not in client.get_job_logs(job_id):
         assert not client.get_job_status(job_id).is_terminal(), client.get_job_logs(job_id)
         assert time.monotonic() < deadline, client.get_job_logs(job_id)
         time.sleep(0.3)
-    exposed = everything_ray_exposes(head.address, job_id, head.temp_dir, token)   # actor still alive
+    exposed = everything_ray_exposes(head.dashboard, job_id, Path(head.temp_dir), token)   # actor still alive
     release.touch()
     while not client.get_job_status(job_id).is_terminal():
         assert time.monotonic() < deadline + 60, client.get_job_logs(job_id)
@@ -204,9 +204,9 @@ def test_tokens_in_mounted_files_appear_nowhere_ray_exposes(synth, tmp_path, mon
     runtime_env = json.loads(json.dumps(runtime_env).replace("/lustre", str(root / "lustre")))
     for var in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", *ps.TOKEN_VALUE_VARIABLES):
         monkeypatch.delenv(var, raising=False)
-    env = {k: v for k, v in base_env(**head_env).items() if k not in ps.TOKEN_VALUE_VARIABLES}
-    submitter_env = {k: v for k, v in base_env().items() if k not in ps.TOKEN_VALUE_VARIABLES}
-    with ray_head(env) as head:
+    env = base_env(head_env, drop=ps.TOKEN_VALUE_VARIABLES)
+    submitter_env = base_env(drop=ps.TOKEN_VALUE_VARIABLES)
+    with local_cluster(env) as head:
         report, exposed = run_canary_job(head, env, root, runtime_env, submitter_env)
         # The tokens were usable where NeMo-RL needs them: driver, actor and task read them from the files...
         for where in ("driver", "actor", "task"):
@@ -231,21 +231,17 @@ def test_ray_token_auth_refuses_anonymous_calls_and_its_token_stays_in_its_file(
     assert head_env.get("RAY_AUTH_MODE") == "token" and "RAY_AUTH_TOKEN_PATH" in head_env
     for var in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", *ps.TOKEN_VALUE_VARIABLES):
         monkeypatch.delenv(var, raising=False)
-    env = base_env(**head_env)
-    auth_client_env = base_env(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=head_env["RAY_AUTH_TOKEN_PATH"])
+    env = base_env(head_env, drop=ps.TOKEN_VALUE_VARIABLES)
+    auth_client_env = base_env({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": head_env["RAY_AUTH_TOKEN_PATH"]},
+                               drop=ps.TOKEN_VALUE_VARIABLES)
     token = (root / "ray-auth" / ps.RAY_AUTH_TOKEN_KEY).read_text()
-
-    def ready(address: str) -> None:
-        status, _ = http_get(address + "/api/jobs/", token)
-        if status != 200:
-            raise RuntimeError(status)
 
     import ray
 
     assert catalog.ray_supports_token_auth(ray.__version__)   # requirements.txt pins a Ray with token auth
-    with ray_head(env, ready=ready) as head:
-        assert http_get(head.address + "/api/jobs/")[0] == 401
-        assert http_get(head.address + "/api/v0/actors?detail=1")[0] == 401
+    with local_cluster(env, auth_token=token) as head:
+        assert http_get(head.dashboard + "/api/jobs/")[0] == 401
+        assert http_get(head.dashboard + "/api/v0/actors?detail=1")[0] == 401
         report, exposed = run_canary_job(head, env, root, {}, auth_client_env, token=token)
         assert report["actor"]["hf"] == _sha(HF_CANARY) and report["actor"]["token_vars"] == []
         assert_nowhere(CANARIES, exposed)
