@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from core import catalog
+from core.naming import GPU_POOLS
 
 SPOT = "spot"
 FLEX_START = "flex-start"
 RESERVATION = "reservation"
 
 # Node pool names inside the cluster (static: the ComputeClass lists them by name).
-POOL_NAMES = {SPOT: "gpu-spot", FLEX_START: "gpu-flex", RESERVATION: "gpu-reserved"}
+POOL_NAMES = GPU_POOLS
 
 PLACEMENTS = ("auto", "compact", "none")
 DEFAULT_COMPUTE_CLASS = "nemo-rl-gpu"
@@ -52,7 +53,7 @@ def _key(k: str) -> str:
 class CapacityInputs:
     """The capacity settings of one stack, as configured (validated by check_capacity)."""
 
-    models: tuple[str, ...] = (SPOT,)
+    models: tuple[str, ...] = (SPOT, FLEX_START)
     reservation: Optional[str] = None
     reservation_project: Optional[str] = None
     reservation_block: Optional[str] = None
@@ -157,10 +158,11 @@ def _version_at_least(version: Optional[str], floor: str) -> bool:
     return version is None or catalog.version_at_least(version, floor)
 
 
-def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: str, nodes: int, gke_version: Optional[str],
-                   ) -> list[str]:
+def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional[str], nodes: int,
+                   gke_version: Optional[str]) -> list[str]:
     """Every problem with the capacity settings, one line each, naming the config key. `gke_version` is the
-    pinned minimum GKE version (None: the channel's default) and must already be parseable."""
+    pinned minimum GKE version (None: the channel's default) and must already be parseable; `machine_type`
+    None (an unknown GPU type, reported elsewhere) skips the machine-dependent rules."""
     p: list[str] = []
     valid = ", ".join(catalog.CAPACITY_MODELS)
     models = list(c.models)
@@ -219,7 +221,7 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: str, nod
         p.append(f"{_key('flexStartMaxRunHours')}: {c.flex_start_max_run_hours} h is outside 1..{max_hours}: "
                  "flex-start nodes run at most 7 days")
     if FLEX_START in models:
-        if machine_type not in catalog.FLEX_START_MACHINES:
+        if machine_type is not None and machine_type not in catalog.FLEX_START_MACHINES:
             p.append(f"{_key('capacity')}: flex-start does not support machine type {machine_type} (supported: "
                      f"{', '.join(sorted(catalog.FLEX_START_MACHINES))})")
         if not _version_at_least(gke_version, catalog.FLEX_START_GPU_MIN_GKE):
@@ -249,7 +251,7 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: str, nod
         if autopilot:
             p.append(f"{_key('gpuPlacement')}: compact placement is not available for A4 / A3 Ultra on Autopilot "
                      "(Autopilot compact placement supports A100, L4 and H100 GPUs only); use auto or none")
-        else:
+        elif machine_type is not None:
             can = [m for m in models if m == SPOT or (m == FLEX_START and machine_type in
                                                       catalog.FLEX_START_WORKLOAD_POLICY_MACHINES)]
             if not can:

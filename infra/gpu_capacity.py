@@ -15,41 +15,44 @@ alone describes the capacity there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
 from core import catalog
 from core.capacity import CapacityPlan, PoolPlan
+from core.settings import Settings
+from core.settings import capacity as capacity_settings
+from infra.cluster import CLOUD_PLATFORM
+from infra.local_ssd import LOCAL_SSD_IGNORE_CHANGES, ephemeral_storage_local_ssd
+from infra.networks import Networks
+from infra.options import child_options
 
-CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 GPU_TAINT = gcp.container.NodePoolNodeConfigTaintArgs(key="nvidia.com/gpu", value="present", effect="NO_SCHEDULE")
 
 
 @dataclass(frozen=True)
 class GpuCapacityArgs:
-    """What the pools read: the capacity plan, the cluster, the node identity and the GPU subnets."""
+    """What the pools read: the capacity plan and where the flex-start workload policy goes."""
 
     plan: CapacityPlan
     project: str
     region: str
     workload_policy_name: str                   # GCP name of the flex-start workload policy, if one is needed
     driver_version: str                          # LATEST or DEFAULT
-    cluster_id: pulumi.Input[str]
-    cluster_location: pulumi.Input[str]
-    node_service_account: pulumi.Input[str]
-    gvnic_network: pulumi.Input[str]
-    gvnic_subnet: pulumi.Input[str]
-    rdma_network: pulumi.Input[str]
-    rdma_subnets: Sequence[pulumi.Input[str]]
+
+    @classmethod
+    def of(cls, s: Settings) -> "GpuCapacityArgs":
+        return cls(plan=capacity_settings.plan(s), project=s.gcp_project, region=s.region,
+                   workload_policy_name=s.names.gpu_workload_policy, driver_version=s.gpu.driver_version)
 
 
-def additional_networks(args: GpuCapacityArgs) -> list[gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs]:
+def additional_networks(networks: Networks) -> list[gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs]:
     """gVNIC then RDMA 0..7: the order fixes the NICs' names (eth1, eth2..eth9) the pod annotations use."""
     arg = gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs
-    return [arg(network=args.gvnic_network, subnetwork=args.gvnic_subnet)] + [
-        arg(network=args.rdma_network, subnetwork=sn) for sn in args.rdma_subnets]
+    return [arg(network=networks.gvnic.name, subnetwork=networks.gvnic_subnet.name)] + [
+        arg(network=networks.rdma.name, subnetwork=sn.name) for sn in networks.rdma_subnets]
 
 
 def _reservation_affinity(pool: PoolPlan) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
@@ -62,13 +65,16 @@ class GpuCapacity(pulumi.ComponentResource):
     pools: dict[str, gcp.container.NodePool]
     workload_policy: Optional[gcp.compute.ResourcePolicy]
 
-    def __init__(self, name: str, args: GpuCapacityArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: GpuCapacityArgs, cluster: gcp.container.Cluster, networks: Networks,
+                 node_sa: gcp.serviceaccount.Account, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:GpuCapacity", name, None, opts)
         plan = args.plan
         acc = catalog.accelerator(plan.gpu_type)
         self.pools = {}
         self.workload_policy = None
-        child = pulumi.ResourceOptions(parent=self)
+        # Children repeat the component's own depends_on (the APIs' propagation wait): Pulumi does not pass it on.
+        self._opts = opts
+        child = child_options(self, opts)
         pool_plans = plan.pools()
         if any(p.workload_policy for p in pool_plans):
             # Flex-start on A4 / A3 Ultra takes compact placement only as a workload policy (a group placement
@@ -79,13 +85,14 @@ class GpuCapacity(pulumi.ComponentResource):
                 workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
                     type="HIGH_THROUGHPUT", max_topology_distance=plan.placement_distance)), opts=child)
         for pool in pool_plans:
-            self.pools[pool.model] = self._pool(pool, args, acc)
+            self.pools[pool.model] = self._pool(pool, args, acc, cluster, networks, node_sa)
         self.register_outputs({
             "chain": list(plan.models),
             "pools": {m: p.name for m, p in self.pools.items()},
         })
 
-    def _pool(self, pool: PoolPlan, args: GpuCapacityArgs, acc: catalog.Accelerator) -> gcp.container.NodePool:
+    def _pool(self, pool: PoolPlan, args: GpuCapacityArgs, acc: catalog.Accelerator, cluster: gcp.container.Cluster,
+              networks: Networks, node_sa: gcp.serviceaccount.Account) -> gcp.container.NodePool:
         plan = args.plan
         placement = None
         if pool.compact:
@@ -110,12 +117,14 @@ class GpuCapacity(pulumi.ComponentResource):
             taints=[GPU_TAINT, gcp.container.NodePoolNodeConfigTaintArgs(
                 key=catalog.COMPUTE_CLASS_LABEL, value=plan.compute_class, effect="NO_SCHEDULE")],
             disk_type=acc.boot_disk_type, disk_size_gb=acc.boot_disk_gb,
-            service_account=args.node_service_account, oauth_scopes=[CLOUD_PLATFORM],
+            # Images, writable layers and emptyDirs on the machine's bundled local SSDs (infra/local_ssd.py).
+            ephemeral_storage_local_ssd_config=ephemeral_storage_local_ssd(acc.machine_type),
+            service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM],
             workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
             labels={"nemo-rl-gke/role": "gpu", "nemo-rl-gke/capacity": pool.model,
                     catalog.COMPUTE_CLASS_LABEL: plan.compute_class})
         return gcp.container.NodePool(pool.name, gcp.container.NodePoolArgs(
-            name=pool.name, cluster=args.cluster_id, location=args.cluster_location,
+            name=pool.name, cluster=cluster.id, location=cluster.location,
             # The RoCE profile is zonal (and a reservation is zonal): nodes must be in its zone.
             node_locations=[plan.zone],
             # Capacity that has to be obtained starts at zero: a pool created with N nodes waits for them and
@@ -126,9 +135,9 @@ class GpuCapacity(pulumi.ComponentResource):
                 min_node_count=pool.initial_nodes, max_node_count=pool.max_nodes, location_policy="ANY"),
             node_config=node_config,
             network_config=gcp.container.NodePoolNetworkConfigArgs(
-                additional_node_network_configs=additional_networks(args)),
+                additional_node_network_configs=additional_networks(networks)),
             placement_policy=placement,
             # Surge capacity for 8-GPU machines rarely exists: replace one node at a time instead.
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(max_surge=0, max_unavailable=1),
             management=gcp.container.NodePoolManagementArgs(auto_repair=pool.auto_repair, auto_upgrade=True)),
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"]))
+            opts=child_options(self, self._opts, ignore_changes=["initialNodeCount", LOCAL_SSD_IGNORE_CHANGES]))
