@@ -151,11 +151,14 @@ def test_autopilot_has_no_pools():
     assert _plan((SPOT, FLEX_START), autopilot=True).pools() == []
 
 
-def test_workers_select_the_class_and_tolerate_its_taint():
+def test_workers_select_the_class_and_tolerate_its_taint_and_spot_nodes_when_the_chain_has_spot():
     selector, tolerations = worker_scheduling("nemo-rl-gpu")
     assert selector == {"cloud.google.com/compute-class": "nemo-rl-gpu"}
     assert tolerations == [{"key": "cloud.google.com/compute-class", "operator": "Equal", "value": "nemo-rl-gpu",
                             "effect": "NoSchedule"}]
+    _, tolerations = worker_scheduling("nemo-rl-gpu", spot=True)
+    assert {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true",
+            "effect": "NoSchedule"} in tolerations
 
 
 # --- bad input: one line per problem, naming the key ------------------------------------------------------

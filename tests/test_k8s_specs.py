@@ -358,8 +358,9 @@ def test_workers_tolerate_gpu_taint_and_preemption_notice_within_spot_grace(vari
     for template in workers(raycluster_for(settings_for(variant))):
         spec = template["spec"]
         tolerations = {(t["key"], t["operator"]) for t in spec["tolerations"]}
+        spot = {("cloud.google.com/gke-spot", "Equal")} if "spot" in settings_for(variant).capacity.models else set()
         assert tolerations == {("nvidia.com/gpu", "Exists"), ("cloud.google.com/impending-node-termination", "Exists"),
-                               ("cloud.google.com/compute-class", "Equal")}
+                               ("cloud.google.com/compute-class", "Equal")} | spot
         assert 0 < spec["terminationGracePeriodSeconds"] <= 25
 
 

@@ -71,9 +71,17 @@ def compute_class_manifest(plan: CapacityPlan) -> dict:
     }
 
 
-def worker_scheduling(compute_class: str) -> tuple[dict, list[dict]]:
-    """(node selector entries, tolerations) that put a GPU worker pod on the class's capacity."""
+# Autopilot taints the Spot VMs it creates (GKE "Run fault-tolerant workloads at lower costs in Spot Pods") and
+# adds the toleration only to pods that select `cloud.google.com/gke-spot`; the workers select the class instead.
+SPOT_TAINT_KEY = "cloud.google.com/gke-spot"
+
+
+def worker_scheduling(compute_class: str, spot: bool = False) -> tuple[dict, list[dict]]:
+    """(node selector entries, tolerations) that put a GPU worker pod on the class's capacity; `spot`: the
+    chain has spot capacity, whose nodes Autopilot taints."""
     selector = {catalog.COMPUTE_CLASS_LABEL: compute_class}
     tolerations = [{"key": catalog.COMPUTE_CLASS_LABEL, "operator": "Equal", "value": compute_class,
                     "effect": "NoSchedule"}]
+    if spot:
+        tolerations.append({"key": SPOT_TAINT_KEY, "operator": "Equal", "value": "true", "effect": "NoSchedule"})
     return selector, tolerations

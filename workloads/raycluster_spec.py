@@ -59,6 +59,7 @@ class RayPodsConfig:
     zone: str                     # the RoCE zone the workers must land in
     autopilot: bool
     compute_class: str            # the custom ComputeClass that orders the GPU capacity models
+    spot_capacity: bool           # spot is one of those models
     worker_replicas: int
     namespace: str
     ksa_name: str
@@ -72,7 +73,8 @@ class RayPodsConfig:
     def of(cls, s: Settings) -> "RayPodsConfig":
         w = s.workload
         return cls(release=w.release, accelerator=s.gpu.accelerator, zone=s.zone, autopilot=s.autopilot,
-                   compute_class=s.capacity.compute_class, worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
+                   compute_class=s.capacity.compute_class, spot_capacity="spot" in s.capacity.models,
+                   worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
                    ksa_name=s.storage.ksa_name, system_pool=s.names.system_pool,
                    lustre_mount_path=w.lustre_mount_path, shm_size_gib=w.shm_size_gib, head_cpu=w.head_cpu,
                    head_memory_gib=w.head_memory_gib)
@@ -172,7 +174,7 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     }
     # The ComputeClass decides where the nodes come from (spot, flex-start, a reservation, in the stack's
     # order); a retry's new worker pods select it again, so they land on whatever model has capacity next.
-    class_selector, class_tolerations = worker_scheduling(c.compute_class)
+    class_selector, class_tolerations = worker_scheduling(c.compute_class, spot=c.spot_capacity)
     node_selector.update(class_selector)
     replicas = c.worker_replicas
     container = {
@@ -201,7 +203,8 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
             {"key": "nvidia.com/gpu", "operator": "Exists"},
             # Let the pod stay through the spot preemption notice and shut down within its grace period.
             {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
-            # The class's pools are tainted with it (Standard), so nothing else lands there.
+            # The class's pools are tainted with it (Standard), so nothing else lands there; Autopilot taints
+            # its Spot VMs.
             *class_tolerations,
         ],
         "terminationGracePeriodSeconds": WORKER_TERMINATION_GRACE_SECONDS,
