@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from core import catalog
+from core.gcp_rules import reservation_problems
 from core.naming import GPU_POOLS
 
 SPOT = "spot"
@@ -35,14 +36,9 @@ DEFAULT_MAX_RUN_HOURS = catalog.FLEX_START_MAX_RUN_SECONDS // 3600
 # dws-flex-start-compact-placement/gke-h4d/gke-h4d.yaml @1047080375afbb44da4b596be314634e7486af4a).
 DEFAULT_TOPOLOGY_DISTANCE = "CLUSTER"
 
-# GCP resource names (reservations and their blocks): RFC 1035, at most 63 characters.
-_RFC1035 = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
-# Project ids: 6-30 characters, lowercase letter first, no trailing hyphen.
-_PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 # The class name is also the value of the node label cloud.google.com/compute-class: a label value that is also
 # a valid object name (RFC 1123 label), at most 63 characters.
 _K8S_LABEL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_RESERVATION_PATH = re.compile(r"^projects/[^/]+/reservations/[^/]+(/reservationBlocks/[^/]+)?$")
 
 
 def _key(k: str) -> str:
@@ -54,9 +50,9 @@ class CapacityInputs:
     """The capacity settings of one stack, as configured (validated by check_capacity)."""
 
     models: tuple[str, ...] = (SPOT, FLEX_START)
+    # `<name>`, `<name>/reservationBlocks/<block>` or `projects/<project>/reservations/<name>[/reservationBlocks/
+    # <block>]` (a shared reservation): the forms GKE and xpk take (core/gcp_rules.py checks them).
     reservation: Optional[str] = None
-    reservation_project: Optional[str] = None
-    reservation_block: Optional[str] = None
     reservation_start_nodes: int = 0
     flex_start_max_run_hours: int = DEFAULT_MAX_RUN_HOURS
     flex_start_wait_minutes: Optional[int] = None
@@ -182,30 +178,13 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional
     wants_reservation = RESERVATION in models
     if wants_reservation and not c.reservation:
         p.append(f"{_key('reservation')}: the capacity list has 'reservation' but no reservation name is set; set "
-                 f"{_key('reservation')} to the specific reservation's name")
+                 f"{_key('reservation')} to the specific reservation (<name>, optionally "
+                 "<name>/reservationBlocks/<block>)")
     if c.reservation and not wants_reservation:
         p.append(f"{_key('reservation')}: {c.reservation!r} is set but {_key('capacity')} does not list "
                  "'reservation'; add it where GKE should try it, or unset the reservation")
     if c.reservation:
-        if _RESERVATION_PATH.match(c.reservation):
-            p.append(f"{_key('reservation')}: {c.reservation!r} is a path; set the name alone and use "
-                     f"{_key('reservationProject')} / {_key('reservationBlock')} for the rest")
-        elif not _RFC1035.match(c.reservation):
-            p.append(f"{_key('reservation')}: {c.reservation!r} is not a reservation name (lowercase letter first, "
-                     "then lowercase letters, digits, hyphens; at most 63; no trailing hyphen)")
-    if c.reservation_block is not None:
-        if not c.reservation:
-            p.append(f"{_key('reservationBlock')}: a block needs {_key('reservation')} (the reservation it "
-                     "belongs to)")
-        if not _RFC1035.match(c.reservation_block):
-            p.append(f"{_key('reservationBlock')}: {c.reservation_block!r} is not a reservation block name "
-                     "(lowercase letter first, then lowercase letters, digits, hyphens; at most 63)")
-    if c.reservation_project is not None:
-        if not c.reservation:
-            p.append(f"{_key('reservationProject')}: needs {_key('reservation')} (the shared reservation's name)")
-        if not _PROJECT_ID.match(c.reservation_project):
-            p.append(f"{_key('reservationProject')}: {c.reservation_project!r} is not a project id (6-30 lowercase "
-                     "letters, digits, hyphens; letter first)")
+        p.extend(reservation_problems(c.reservation))
     if c.reservation_start_nodes:
         if autopilot:
             p.append(f"{_key('reservationStartNodes')}: only applies to Standard clusters (Autopilot has no pools)")
@@ -280,17 +259,23 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional
 def plan_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: str, gpu_type: str, zone: str, nodes: int,
                   project: str) -> CapacityPlan:
     """The plan for valid inputs (call check_capacity first)."""
-    reservation = None
-    if c.reservation:
-        owner = c.reservation_project or project
-        reservation = ReservationTarget(project=owner, name=c.reservation, block=c.reservation_block,
-                                        shared=owner != project)
+    reservation = parse_reservation(c.reservation, project) if c.reservation else None
     return CapacityPlan(
         models=tuple(c.models), nodes=nodes, machine_type=machine_type, gpu_type=gpu_type, zone=zone,
         autopilot=autopilot, compute_class=c.compute_class, reservation=reservation,
         reservation_start_nodes=c.reservation_start_nodes, max_run_seconds=c.flex_start_max_run_hours * 3600,
         wait_seconds=c.flex_start_wait_minutes * 60 if c.flex_start_wait_minutes is not None else None,
         placement=c.placement, placement_distance=c.placement_distance)
+
+
+def parse_reservation(value: str, project: str) -> ReservationTarget:
+    """A valid `reservation` setting (see CapacityInputs) as project, name and block."""
+    parts = value.split("/")
+    owner = project
+    if parts[0] == "projects":
+        owner, parts = parts[1], parts[3:]
+    block = parts[2] if len(parts) == 3 else None
+    return ReservationTarget(project=owner, name=parts[0], block=block, shared=owner != project)
 
 
 def describe_chain(models: Sequence[str]) -> str:

@@ -47,7 +47,7 @@ def _plan(models, *, autopilot=False, acc=A4, nodes=4, **kw):
 @pytest.mark.parametrize("chain", sorted(CHAINS))
 @pytest.mark.parametrize("acc", [A4, H200], ids=["a4", "a3-ultra"])
 def test_compute_class_for_every_model_and_chain_is_valid_against_the_gke_crd(chain, autopilot, acc):
-    block = {"reservation_block": "a4-res-block-0001"} if RESERVATION in CHAINS[chain] else {}
+    block = {"reservation": "a4-res/reservationBlocks/a4-res-block-0001"} if RESERVATION in CHAINS[chain] else {}
     validate_compute_class(compute_class_manifest(_plan(CHAINS[chain], autopilot=autopilot, acc=acc, **block)))
 
 
@@ -79,8 +79,9 @@ def test_standard_class_tries_one_pool_per_model_in_the_listed_order_and_creates
 
 
 def test_autopilot_class_orders_machine_priorities_by_model_in_the_roce_zone():
-    plan = _plan((FLEX_START, RESERVATION, SPOT), autopilot=True, reservation_block="blk-1",
-                 reservation_project="shared-proj", flex_start_max_run_hours=72, flex_start_wait_minutes=45)
+    plan = _plan((FLEX_START, RESERVATION, SPOT), autopilot=True,
+                 reservation="projects/shared-proj/reservations/a4-res/reservationBlocks/blk-1",
+                 flex_start_max_run_hours=72, flex_start_wait_minutes=45)
     prios = compute_class_manifest(plan)["spec"]["priorities"]
     for p in prios:
         assert p["machineType"] == A4.machine_type
@@ -125,7 +126,7 @@ def test_flex_start_pool_has_the_run_limit_no_reservation_and_auto_repair_off():
 
 
 def test_reservation_pool_consumes_the_specific_reservation_path_with_its_block():
-    pool = _plan((RESERVATION,), reservation_block="blk-7").pools()[0]
+    pool = _plan((RESERVATION,), reservation="a4-res/reservationBlocks/blk-7").pools()[0]
     assert pool.reservation_affinity == ("SPECIFIC_RESERVATION", "compute.googleapis.com/reservation-name",
                                          [f"projects/{PROJECT}/reservations/a4-res/reservationBlocks/blk-7"])
     assert not pool.spot and not pool.flex_start and pool.auto_repair
@@ -174,13 +175,12 @@ def _problems(c: CapacityInputs, *, autopilot=False, machine_type=A4.machine_typ
     (CapacityInputs(models=("reservation",)), {}, "reservation", "no reservation name"),
     (CapacityInputs(models=("spot",), reservation="r1"), {}, "reservation", "does not list 'reservation'"),
     (CapacityInputs(models=("reservation",), reservation="My_Res"), {}, "reservation", "not a reservation name"),
-    (CapacityInputs(models=("reservation",), reservation="projects/p/reservations/r"), {}, "reservation",
-     "is a path"),
-    (CapacityInputs(models=("reservation",), reservation="r1", reservation_block="Block 1"), {},
-     "reservationBlock", "not a reservation block name"),
-    (CapacityInputs(models=("spot",), reservation_block="b1"), {}, "reservationBlock", "needs"),
-    (CapacityInputs(models=("reservation",), reservation="r1", reservation_project="X"), {},
-     "reservationProject", "not a project id"),
+    (CapacityInputs(models=("reservation",), reservation="r1/reservationBlocks/Block 1"), {}, "reservation",
+     "'Block 1' is not a valid name"),
+    (CapacityInputs(models=("reservation",), reservation="r1/blocks/b1"), {}, "reservation",
+     "optionally '<name>/reservationBlocks/<block>'"),
+    (CapacityInputs(models=("reservation",), reservation="projects/X/reservations/r1"), {}, "reservation",
+     "not a reservation name"),
     (CapacityInputs(models=("flex-start",), flex_start_max_run_hours=169), {}, "flexStartMaxRunHours",
      "at most 7 days"),
     (CapacityInputs(models=("flex-start",)), {"gke_version": "1.32.1-gke.1000000"}, "capacity",
@@ -215,8 +215,8 @@ def test_bad_capacity_input_is_refused_naming_its_key(inputs, kw, key, phrase):
 
 
 def test_valid_inputs_have_no_problems():
-    c = CapacityInputs(models=("reservation", "flex-start", "spot"), reservation="a4-res",
-                       reservation_block="a4-res-block-1", reservation_project="other-project",
+    c = CapacityInputs(models=("reservation", "flex-start", "spot"),
+                       reservation="projects/other-project/reservations/a4-res/reservationBlocks/a4-res-block-1",
                        reservation_start_nodes=2, flex_start_max_run_hours=168, placement="compact",
                        placement_distance="BLOCK", compute_class="nemo-rl-gpu")
     assert _problems(c, nodes=2, gke_version="1.33") == []

@@ -105,8 +105,9 @@ def test_flex_start_pool_has_the_run_limit_no_reservation_no_static_nodes_and_no
 
 
 def test_reservation_pool_consumes_the_reservation_path_with_its_block_in_the_zone(synth):
-    r = synth("dev", _overrides(["reservation"], reservation="a3u-res", reservationBlock="a3u-res-block-0001",
-                                reservationProject="capacity-owner", reservationStartNodes=2))
+    r = synth("dev", _overrides(["reservation"], reservationStartNodes=2,
+                                reservation="projects/capacity-owner/reservations/a3u-res/reservationBlocks/"
+                                            "a3u-res-block-0001"))
     pool = r.get(POOL, GPU_POOLS["reservation"])
     cfg = pool.inputs["nodeConfig"]
     assert cfg["reservationAffinity"] == {
@@ -120,8 +121,8 @@ def test_reservation_pool_consumes_the_reservation_path_with_its_block_in_the_zo
 
 
 def test_autopilot_reservation_priority_names_the_shared_reservation_and_block(synth):
-    r = synth("autopilot", _overrides(["reservation"], reservation="b200-res", reservationBlock="blk-2",
-                                      reservationProject="capacity-owner"))
+    r = synth("autopilot", _overrides(["reservation"],
+                                      reservation="projects/capacity-owner/reservations/b200-res/reservationBlocks/blk-2"))
     prio = render.manifest_of(r.get(CLASS, "gpu-compute-class"))["spec"]["priorities"][0]
     assert prio["reservations"] == {"affinity": "Specific", "specific": [
         {"name": "b200-res", "project": "capacity-owner", "reservationBlock": {"name": "blk-2"}}]}

@@ -36,8 +36,8 @@ INVALID = [
     ({"capacity": ["spot", "spot"]}, "nemo-rl-gke:capacity", "more than once"),
     ({"capacity": ["reservation", "spot"]}, "nemo-rl-gke:reservation", "no reservation name"),
     ({"capacity": ["reservation"], "reservation": "Res_1"}, "nemo-rl-gke:reservation", "not a reservation name"),
-    ({"capacity": ["reservation"], "reservation": "res-1", "reservationBlock": "blk/1"},
-     "nemo-rl-gke:reservationBlock", "not a reservation block name"),
+    ({"capacity": ["reservation"], "reservation": "res-1/reservationBlocks/Blk_1"},
+     "nemo-rl-gke:reservation", "'Blk_1' is not a valid name"),
     ({"flexStartMaxRunHours": 200}, "nemo-rl-gke:flexStartMaxRunHours", "at most 7 days"),
     ({"gkeVersion": "1.32.1-gke.1000000", "lustrePortMode": "legacy"}, "nemo-rl-gke:capacity",
      "flex-start for GPUs needs GKE 1.32.2-gke.1652000"),
@@ -111,8 +111,8 @@ def test_placeholder_project_is_accepted_by_the_offline_synth(synth):
 
 def test_valid_non_default_settings_are_accepted(synth):
     r = synth("dev", {"lustreCapacityGib": 36000, "lustreTier": 500, "gpuNodes": 4,
-                      "capacity": ["reservation", "spot", "flex-start"], "reservation": "a3u-res",
-                      "reservationBlock": "a3u-res-block-1", "reservationStartNodes": 2, "flexStartMaxRunHours": 72,
+                      "capacity": ["reservation", "spot", "flex-start"], "reservation": "a3u-res/reservationBlocks/a3u-res-block-1",
+                      "reservationStartNodes": 2, "flexStartMaxRunHours": 72,
                       "gpuPlacement": "compact", "gpuPlacementDistance": "BLOCK", "computeClass": "rl-gpus",
                       "lustrePortMode": "legacy", "gkeVersion": "1.33.2-gke.4780000", "prefix": "rl-team"})
     assert r.error is None

@@ -20,11 +20,9 @@ class CapacitySettings(Section):
         "GPU capacity models in the order GKE tries them: spot, flex-start, reservation (JSON list, e.g. "
         "[\"reservation\", \"spot\", \"flex-start\"]). A4 and A3 Ultra have no plain on-demand capacity."))
     reservation: Optional[str] = Field(None, alias="reservation", description=(
-        "Name of the specific reservation the 'reservation' model consumes (in `zone`)."))
-    reservation_project: Optional[str] = Field(None, alias="reservationProject", description=(
-        "Project owning a shared reservation; default: the stack's project."))
-    reservation_block: Optional[str] = Field(None, alias="reservationBlock", description=(
-        "Consume only this block of the reservation."))
+        "The specific reservation the 'reservation' model consumes (in `zone`): <name>, "
+        "<name>/reservationBlocks/<block>, or projects/<project>/reservations/<name>[/reservationBlocks/<block>] "
+        "for a shared one."))
     reservation_start_nodes: int = Field(0, alias="reservationStartNodes", description=(
         "Standard only: nodes the reservation pool keeps from creation on (reserved capacity is paid for "
         "anyway); 0 also suits a reservation that is not active yet."))
@@ -44,8 +42,7 @@ class CapacitySettings(Section):
 
     def inputs(self) -> capacity.CapacityInputs:
         return capacity.CapacityInputs(
-            models=tuple(self.models), reservation=self.reservation, reservation_project=self.reservation_project,
-            reservation_block=self.reservation_block, reservation_start_nodes=self.reservation_start_nodes,
+            models=tuple(self.models), reservation=self.reservation, reservation_start_nodes=self.reservation_start_nodes,
             flex_start_max_run_hours=self.flex_start_max_run_hours,
             flex_start_wait_minutes=self.flex_start_wait_minutes, placement=self.placement,
             placement_distance=self.placement_distance, compute_class=self.compute_class)
