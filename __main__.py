@@ -9,13 +9,14 @@ import pulumi
 from core.settings import SettingsError, load_secrets, load_settings
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
-from infra.gpu_pool import GpuNodePool, GpuPoolArgs
+from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
 from infra.identity import NodeIdentity, NodeIdentityArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.observability import Observability, ObservabilityArgs
 from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
+from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.identity import WorkloadIdentity, WorkloadIdentityArgs
 from workloads.job import JobArgs, NemoRlJob
@@ -42,7 +43,10 @@ identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
 gke = GkeCluster("gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account,
                  identity.bindings)
 if not s.autopilot:
-    gpu_pool = GpuNodePool("gpu-pool", GpuPoolArgs.of(s), gke.cluster, networks, identity.account)
+    # One GPU pool per capacity model, each at zero nodes; Autopilot creates nodes from the ComputeClass. The
+    # flex-start workload policy is the first Compute Engine resource of its kind: it waits for the APIs.
+    gpu_capacity = GpuCapacity("gpu-capacity", GpuCapacityArgs.of(s), gke.cluster, networks, identity.account,
+                               opts=apis_ready)
 # The bucket grant names the Workload Identity pool, which the cluster creates: it waits for the cluster.
 bucket = TrainingBucket("bucket", BucketArgs.of(s), apis.project_number, pool_owner=gke.cluster, opts=apis_ready)
 
@@ -56,12 +60,15 @@ gpu_networking = GpuNetworking(
     GpuVpcNames(gvnic_network=networks.gvnic.name, gvnic_subnet=networks.gvnic_subnet.name,
                 rdma_network=networks.rdma.name, rdma_subnets=[sn.name for sn in networks.rdma_subnets]),
     k8s_provider)
+# The ComputeClass that orders the capacity models; the GPU workers select it.
+compute_class = GpuComputeClass("gpu-compute-class", GpuComputeClassArgs.of(s), k8s_provider)
 volume = LustreVolume(
     "lustre-volume", LustreVolumeArgs.of(s),
     LustreInstanceRef(volume_handle=lustre.volume_handle, ip=lustre.ip, filesystem=lustre.instance.filesystem),
     namespace, k8s_provider)
 # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
-pod_needs = [volume.pvc, workload.secret, workload.service_account, job_scripts.config_map, gpu_networking]
+pod_needs = [volume.pvc, workload.secret, workload.service_account, job_scripts.config_map, gpu_networking,
+             compute_class]
 own_cluster = s.job.enabled and s.job.mode == "own-cluster"
 ray = None if own_cluster else RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs)
 job = None
@@ -87,6 +94,7 @@ pulumi.export("lustreInstance", lustre.instance.instance_id)
 pulumi.export("lustreIp", lustre.ip)
 pulumi.export("lustreOnDestroy", s.teardown.lustre_on_destroy)
 pulumi.export("bucketUrl", bucket.url)
+pulumi.export("gpuCapacity", {"computeClass": compute_class.name, "chain": list(s.capacity.models)})
 pulumi.export("lustreMountPath", s.workload.lustre_mount_path)
 ns = s.storage.namespace
 if ray is not None:

@@ -489,3 +489,70 @@ def supports_secure_boot(machine_type: str, image_type: str = "COS_CONTAINERD") 
     if machine_type.split("-", 1)[0] in ACCELERATOR_MACHINE_SERIES:
         return machine_type in SECURE_BOOT_MACHINE_TYPES
     return True
+# === GPU capacity: consumption models, version floors, ComputeClass (issue 12) ===========================
+# Read 2026-11-30, each fact with its source. Used by core/capacity.py (the plan and its rules), the GPU capacity
+# component and workloads/compute_class.py. The README's capacity section explains the models to users.
+
+# The capacity models a stack may list; the list's order is the order GKE tries them in.
+CAPACITY_MODELS: tuple[str, ...] = ("spot", "flex-start", "reservation")
+
+# A4 and A3 Ultra have no plain on-demand capacity: Google's consumption-option table lists on-demand for N2 only
+# and A4 / A3 Ultra / A3 Mega for reservations, calendar mode, flex-start and spot (Cluster Director "Choose a
+# consumption option", docs.cloud.google.com/cluster-director/docs/choose-consumption-option, read 2026-11-30;
+# AI Hypercomputer "Consumption options" says A3 Ultra capacity is requested as reservations through
+# Hypercompute Cluster). So every GPU pool here is spot, flex-start or a specific reservation.
+NO_ON_DEMAND_MACHINES: frozenset[str] = frozenset({"a4-highgpu-8g", "a3-ultragpu-8g"})
+
+# Flex-start (Dynamic Workload Scheduler) for GPUs needs GKE >= 1.32.2-gke.1652000 (GKE "About GPU, TPU and H4D
+# consumption with flex-start", kubernetes-engine/docs/concepts/dws, read 2026-11-30; FACTS.md §11).
+FLEX_START_GPU_MIN_GKE = "1.32.2-gke.1652000"
+# Flex-start VMs run for at most seven days; GKE's default maxRunDuration is those seven days (same page;
+# Compute Engine "About Flex-start VMs").
+FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
+# Machine types flex-start supports: all accelerator-optimized types except A4X and G4 (Compute Engine "About
+# Flex-start VMs", compute/docs/instances/about-flex-start-vms, read 2026-11-30).
+FLEX_START_MACHINES: frozenset[str] = frozenset({"a4-highgpu-8g", "a3-ultragpu-8g"})
+# Compact placement with flex-start goes through a Compute Engine workload policy, supported for A3 Ultra, A4 and
+# H4D only (Cluster Toolkit modules/compute/gke-node-pool/main.tf precondition "Compact placement with DWS Flex
+# start is only supported for A3 Ultra, A4, and H4D machine types", @1047080375afbb44da4b596be314634e7486af4a,
+# 2026-06-25; examples/gke-consumption-options/dws-flex-start-compact-placement).
+FLEX_START_WORKLOAD_POLICY_MACHINES: frozenset[str] = frozenset({"a4-highgpu-8g", "a3-ultragpu-8g"})
+# gcp.compute.ResourcePolicyWorkloadPolicyArgs.max_topology_distance (pulumi-gcp 10.2.0 docstring).
+WORKLOAD_POLICY_TOPOLOGY_DISTANCES: tuple[str, ...] = ("SUBBLOCK", "BLOCK", "CLUSTER")
+# Flex-start pools: no static nodes and node auto-repair off (Cluster Toolkit gke-node-pool preconditions
+# "enable_flex_start does not work with static_node_count", "enable_flex_start needs node auto_repair set to
+# false", and reservation affinity NO_RESERVATION; same commit). Spot pools: NO_RESERVATION too.
+
+# Spot VMs: 30 s preemption notice (Compute Engine "Spot VMs"); Compute Engine may preempt them at any time.
+SPOT_NOTICE_SECONDS = 30
+
+# Custom ComputeClass (`cloud.google.com/v1`): GKE >= 1.30.3-gke.1451000 in Standard and Autopilot (GKE "About
+# custom ComputeClasses", kubernetes-engine/docs/concepts/about-custom-compute-classes, read 2026-11-30).
+COMPUTE_CLASS_MIN_GKE = "1.30.3-gke.1451000"
+COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
+COMPUTE_CLASS_KIND = "ComputeClass"
+# Pods select a class with this node selector; manually created pools join a class with this label and a
+# NoSchedule taint of the same key (GKE "About custom ComputeClasses": configure manually created node pools).
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+# Names GKE reserves for its own classes (FACTS.md §11; GKE "About custom ComputeClasses").
+COMPUTE_CLASS_RESERVED_PREFIXES: tuple[str, ...] = ("gke", "autopilot")
+# `priorities[].capacityCheckWaitTimeSeconds` (how long a flex-start priority is tried before the next one):
+# 1..86400 s, flex-start (or multi-host TPU) priorities only. The field is absent from the CRD as published in
+# May 2025 and present in the CRD taken from a GKE 1.33 cluster (datreeio/CRDs-catalog
+# cloud.google.com/computeclass_v1.json @a2770aa3be4603a35db36e4c301d560720061895, 2026-02-26): we require 1.33
+# because no earlier floor is documented. A `nodepools` priority may carry no other field (CRD rule "Nodepool
+# field cannot be set along with other fields"), so on Standard the wait cannot be set.
+COMPUTE_CLASS_WAIT_MIN_GKE = "1.33"
+COMPUTE_CLASS_WAIT_RANGE_SECONDS = (1, 86400)
+
+# Specific reservations: node pool reservation affinity key and the value form for a block of a reservation
+# (Cluster Toolkit modules/compute/gke-node-pool/reservation_definitions.tf builds
+# "projects/<p>/reservations/<r>/reservationBlocks/<b>"; xpk src/xpk/core/reservation.py parses the same form,
+# @367c838253bea41e7d7716145ad6513f44c1a21e).
+RESERVATION_AFFINITY_KEY = "compute.googleapis.com/reservation-name"
+
+
+def reservation_path(project: str, name: str, block: Optional[str] = None) -> str:
+    """`projects/<p>/reservations/<r>[/reservationBlocks/<b>]`, the reservation affinity value GKE takes."""
+    path = f"projects/{project}/reservations/{name}"
+    return f"{path}/reservationBlocks/{block}" if block else path

@@ -28,6 +28,8 @@ RAY_AUTH_SECRET = "nemo-rl-ray-auth"
 RAY_AUTH_TOKEN_KEY = "ray-auth-token"
 # The ConfigMap with the job's helper programs (workloads/scripts.py), mounted by the Ray head's pod spec.
 JOB_SCRIPTS = "nemo-rl-scripts"
+# GPU node pools, one per capacity model (core/capacity.py); the ComputeClass lists them by these names.
+GPU_POOLS = {"spot": "gpu-spot", "flex-start": "gpu-flex", "reservation": "gpu-reserved"}
 
 
 def resource_labels(stack_name: str) -> dict[str, str]:
@@ -120,8 +122,9 @@ class Names:
         return "system"
 
     @property
-    def gpu_pool(self) -> str:
-        return "gpu"
+    def gpu_workload_policy(self) -> str:
+        # Compute Engine resource policy (regional) placing the flex-start GPU nodes compactly.
+        return f"{self.prefix}-gpu-flex"
 
     @property
     def node_service_account(self) -> str:
@@ -174,6 +177,7 @@ class Names:
             self.cluster: ("GKE cluster", 40),
             self.lustre_instance: ("Lustre instance", 63),
             self.node_service_account: ("node service account id", 30),
+            self.gpu_workload_policy: ("GPU workload policy", 63),
         }
         for i in range(RDMA_NICS_PER_NODE):
             out[self.rdma_subnet(i)] = ("RDMA subnet", 63)

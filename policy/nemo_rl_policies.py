@@ -481,8 +481,14 @@ def check_explicit_provider(r: Resource) -> list[str]:
     return []
 
 
-# --- 7. GPU capacity is spot or reserved (advisory) ------------------------------------------------------------
+# --- 7. GPU capacity is spot, flex-start or reserved (advisory) -------------------------------------------------
+# A4 / A3 Ultra have no plain on-demand capacity (Google's consumption-option table lists on-demand for N2 only);
+# on-demand nodes of other GPU machines are costly and scarce.
 _GPU_MACHINE = re.compile(r"^(a2|a3|a4|g2|g4)-")
+COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
+RAYJOB_TYPE = "kubernetes:ray.io/v1:RayJob"
+CAPACITY_FIX = ("list only spot, flex-start and reservation (with nemo-rl-gke:reservation <name>) in "
+                "nemo-rl-gke:capacity")
 
 
 def _gpu_node_config(node_config: Any) -> bool:
@@ -493,20 +499,47 @@ def _gpu_node_config(node_config: Any) -> bool:
     return counted or bool(_GPU_MACHINE.match(str(node_config.get("machineType") or "")))
 
 
+def _pool_model(node_config: Mapping[str, Any]) -> Optional[str]:
+    """The capacity model of a GPU pool's nodes: spot, flex-start, reservation or on-demand; None: unknown."""
+    if any(is_unknown(node_config.get(k)) for k in ("spot", "preemptible", "flexStart")):
+        return None
+    if _as_bool(node_config.get("spot")) or _as_bool(node_config.get("preemptible")):
+        return "spot"
+    if _as_bool(node_config.get("flexStart")):
+        return "flex-start"
+    if (node_config.get("reservationAffinity") or {}).get("consumeReservationType") == "SPECIFIC_RESERVATION":
+        return "reservation"
+    return "on-demand"
+
+
+def _priority_model(priority: Any) -> Optional[str]:
+    """The capacity model of one ComputeClass priority; None for a `nodepools` priority (its pool says)."""
+    if not isinstance(priority, Mapping) or "nodepools" in priority:
+        return None
+    if _as_bool(priority.get("spot")):
+        return "spot"
+    if _as_bool((priority.get("flexStart") or {}).get("enabled")):
+        return "flex-start"
+    if priority.get("reservations"):
+        return "reservation"
+    return "on-demand"
+
+
 def check_gpu_capacity(r: Resource) -> list[str]:
+    if r.type == COMPUTE_CLASS_TYPE:
+        gpu = [p for p in r.get("spec.priorities") or [] if isinstance(p, Mapping) and (
+            p.get("gpu") or _GPU_MACHINE.match(str(p.get("machineType") or "")))]
+        if any(_priority_model(p) == "on-demand" for p in gpu):
+            return [f"ComputeClass {r.name!r} has a GPU priority without spot, flexStart or reservations, i.e. "
+                    f"on-demand, which A4 / A3 Ultra do not offer: {CAPACITY_FIX}."]
+        return []
     if r.type not in (NODE_POOL_TYPE, CLUSTER_TYPE):
         return []
     nc = r.props.get("nodeConfig")  # a pool's nodes, or a Standard cluster's default pool
-    if not _gpu_node_config(nc):
+    if not _gpu_node_config(nc) or _pool_model(nc) in (None, "spot", "flex-start", "reservation"):
         return []
-    spot = any(_as_bool(nc.get(k)) for k in ("spot", "preemptible"))
-    unknown = any(is_unknown(nc.get(k)) for k in ("spot", "preemptible"))
-    reserved = (nc.get("reservationAffinity") or {}).get("consumeReservationType") == "SPECIFIC_RESERVATION"
-    if spot or reserved or unknown:
-        return []
-    return [f"GPU nodes of {r.label} are on-demand VMs, which are costly and rarely available for A4 / A3 Ultra: "
-            "set nemo-rl-gke:spot true, or set nemo-rl-gke:spot false with nemo-rl-gke:reservation <name> to "
-            "consume a specific reservation."]
+    return [f"GPU nodes of {r.label} are on-demand VMs, which A4 / A3 Ultra do not offer and other GPUs rarely "
+            f"have: {CAPACITY_FIX}."]
 
 
 # --- 8. stateful resources protected outside dev (advisory) -----------------------------------------------------
@@ -642,6 +675,37 @@ def check_control_plane_restricted(r: Resource) -> list[str]:
     return [f"cluster {r.name!r} in stack {r.stack!r} leaves its IP endpoint open to every address (IAM still "
             "applies): set nemo-rl-gke:authorizedNetworks to the ranges you deploy from, or nemo-rl-gke:"
             "privateEndpoint true (the DNS-based endpoint then serves pulumi and kubectl)."]
+# --- 12. spot-only GPU capacity outside dev needs checkpointing (advisory, stack) --------------------------------
+_CHECKPOINTING_ON = re.compile(r"checkpointing\.enabled=(True|true)\b")
+
+
+def check_spot_only_needs_checkpointing(resources: Sequence[Resource]) -> list[tuple[str, str]]:
+    """Outside dev, GPU capacity that is spot and nothing else loses the run at a preemption unless the job
+    checkpoints (NeMo-RL resumes from the newest checkpoint)."""
+    gpu = [r for r in resources if r.stack != DEV_STACK and (
+        (r.type == NODE_POOL_TYPE and _gpu_node_config(r.props.get("nodeConfig"))) or r.type == COMPUTE_CLASS_TYPE)]
+    models: set[str] = set()
+    for r in gpu:
+        if r.type == NODE_POOL_TYPE:
+            m = _pool_model(r.props["nodeConfig"])
+            if m is None:
+                return []
+            models.add(m)
+        else:
+            models |= {m for m in map(_priority_model, r.get("spec.priorities") or []) if m}
+    if models != {"spot"}:
+        return []
+    entrypoints = [r.get("spec.entrypoint") for r in resources if r.type == RAYJOB_TYPE]
+    if any(is_unknown(e) for e in entrypoints):
+        return []
+    if entrypoints and all(isinstance(e, str) and _CHECKPOINTING_ON.search(e) for e in entrypoints):
+        return []
+    why = ("no RayJob is declared, so nothing shows that the training checkpoints" if not entrypoints else
+           "its RayJob does not turn NeMo-RL checkpointing on (checkpointing.enabled=True)")
+    first = sorted(gpu, key=lambda r: r.urn)[0]
+    return [(first.urn, f"stack {first.stack!r} runs its GPUs on spot capacity only and {why}: a preemption (30 s "
+                        "notice) loses the run. Train through this stack's RayJob (its recipes checkpoint to Lustre "
+                        "and resume), or add flex-start or a reservation to nemo-rl-gke:capacity.")]
 
 
 # --- the rule set ------------------------------------------------------------------------------------------------
@@ -676,8 +740,11 @@ RULES: tuple[Rule, ...] = (
          "Every Kubernetes resource uses the GKE cluster's explicit provider.",
          "mandatory", "resource", check_explicit_provider),  # the default provider may target another cluster
     Rule("gpu-capacity-spot-or-reserved",
-         "GPU node pools use Spot VMs or a specific reservation.",
+         "GPU node pools and ComputeClass GPU priorities use Spot VMs, flex-start or a specific reservation.",
          "advisory", "resource", check_gpu_capacity),  # on-demand is allowed, just expensive and scarce
+    Rule("gpu-spot-only-needs-checkpointing",
+         "Outside the dev stack, GPU capacity that is spot only comes with a checkpointing training job.",
+         "advisory", "stack", check_spot_only_needs_checkpointing),  # a deliberate spot-only sweep is legitimate
     Rule("protected-outside-dev",
          "Outside the dev stack, the Lustre instance is protected or retained and the cluster has deletion "
          "protection.",

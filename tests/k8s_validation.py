@@ -4,7 +4,8 @@
   (unknown fields are errors, as with `kubectl apply --validate=strict`).
 - Custom resources: the `v1` openAPIV3Schema of the CRDs vendored in `schemas/` (see schemas/SOURCES.md):
   RayCluster / RayJob against BOTH KubeRay 1.4.2 and 1.7.0 (GKE's RayOperator add-on does not publish its
-  version), GKENetworkParamSet / Network against gke-networking-api. The schemas are made strict the way the
+  version), GKENetworkParamSet / Network against gke-networking-api. The GKE ComputeClass goes to
+  tests/computeclass_validation.py (JSON Schemas taken from GKE clusters, CEL rules evaluated). The schemas are made strict the way the
   API server's strict field validation treats structural schemas: every object schema with `properties` and
   neither `additionalProperties` nor `x-kubernetes-preserve-unknown-fields` rejects unknown fields (they
   would otherwise be pruned silently). `x-kubernetes-int-or-string`, `nullable`, int32/int64 formats and
@@ -228,9 +229,15 @@ def validate_crd(obj: dict) -> None:
 
 
 def validate_any(obj: dict) -> None:
-    """Dispatch on apiVersion/kind: known CRDs to validate_crd, everything else to validate_core."""
+    """Dispatch on apiVersion/kind: known CRDs to validate_crd (the GKE ComputeClass to its own validator,
+    tests/computeclass_validation.py, whose schemas are JSON Schema with CEL rules), everything else to
+    validate_core."""
     group, _ = _group_version(obj)
-    if (group, obj.get("kind")) in CRD_FILES:
+    if (group, obj.get("kind")) == ("cloud.google.com", "ComputeClass"):
+        from tests.computeclass_validation import validate_compute_class
+
+        validate_compute_class(obj)
+    elif (group, obj.get("kind")) in CRD_FILES:
         validate_crd(obj)
     else:
         validate_core(obj)

@@ -23,7 +23,7 @@ def _problems(synth, overrides) -> list[str]:
     ({"namespace": "kube-system"}, "namespace", "system namespace"),
     ({"bucketName": "my-g00gle-bucket"}, "bucketName", "google"),
     ({"bucketName": "ckpt.example.com"}, "bucketName", "dot"),
-    ({"spot": False, "reservation": "Bad_Name"}, "reservation", "reservation name"),
+    ({"capacity": ["reservation"], "reservation": "Bad_Name"}, "reservation", "reservation name"),
     ({"lustreMountPath": "/opt"}, "lustreMountPath", "/opt/nemo-rl"),
     ({"lustreMountPath": "/usr/local/gib/data"}, "lustreMountPath", "/usr/local/gib"),
     ({"shmSizeGib": 4000}, "shmSizeGib", "memory limit"),
@@ -40,7 +40,7 @@ def test_settings_refuse_what_google_cloud_or_the_pods_would_refuse(synth, overr
 def test_primary_subnet_must_hold_every_node(synth):
     # GCP keeps 4 addresses per subnet: a /29 holds 4 nodes; dev asks for 2 GPU nodes + 1 system node = 3 -> ok,
     # 8 GPU nodes -> refused.
-    problems = _problems(synth, {"primarySubnetCidr": "10.0.0.0/29", "gpuNodes": 8, "gpuMaxNodes": 8,
+    problems = _problems(synth, {"primarySubnetCidr": "10.0.0.0/29", "gpuNodes": 8,
                                  "workerReplicas": 8})
     assert any(p.startswith("nemo-rl-gke:primarySubnetCidr: ") and "usable addresses" in p for p in problems)
 

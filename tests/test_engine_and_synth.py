@@ -64,9 +64,11 @@ def test_engine_refuses_what_the_cli_refuses(tmp_path):
 
 
 def test_optional_settings_set_through_the_cli_as_strings_are_read(synth):
-    r = synth("dev", {"gpuMaxNodes": "4", "clusterDeletionProtection": "true", "bucketName": ""})
+    r = synth("autopilot", {"capacity": '["flex-start", "spot"]', "flexStartWaitMinutes": "30",
+                            "clusterDeletionProtection": "true", "bucketName": ""})
     assert r.error is None, r.error
-    assert r.get("gcp:container/nodePool:NodePool", "gpu").get("autoscaling.maxNodeCount") == 4
+    cc = r.get("kubernetes:cloud.google.com/v1:ComputeClass", "gpu-compute-class")
+    assert cc.get("spec.priorities.0.capacityCheckWaitTimeSeconds") == 1800
     assert r.get("gcp:container/cluster:Cluster", "cluster").inputs["deletionProtection"] is True
 
 

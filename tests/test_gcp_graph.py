@@ -1,7 +1,10 @@
 """Invariants of the Google Cloud graph, checked from the engine's records for every shipped stack."""
 from __future__ import annotations
 
+import json
+
 from core import catalog
+from core.naming import GPU_POOLS
 
 NETWORK = "gcp:compute/network:Network"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"
@@ -35,18 +38,25 @@ def test_lustre_is_on_the_clusters_vpc(synth, stack):
     assert r.get(LUSTRE, "lustre").inputs["network"] == r.get(CLUSTER, "cluster").inputs["network"]
 
 
-def test_gpu_pool_depends_on_cluster_and_all_nine_extra_subnets(synth, stack):
+def gpu_pools(r):
+    """The GPU node pools of a synth result: one per capacity model of the stack."""
+    return [p for p in r.of_type(POOL) if p.name in GPU_POOLS.values()]
+
+
+def test_every_gpu_pool_depends_on_cluster_and_all_nine_extra_subnets(synth, stack):
     r = synth(stack)
     if r.config["nemo-rl-gke:clusterMode"] == "autopilot":
         assert [p.name for p in r.of_type(POOL)] == []
         return
-    pool = r.get(POOL, "gpu")
-    assert r.depends_on(pool, r.get(CLUSTER, "cluster"))
+    models = json.loads(r.config["nemo-rl-gke:capacity"])
+    assert sorted(p.name for p in gpu_pools(r)) == sorted(GPU_POOLS[m] for m in models)
     extra = [r.get(SUBNET, "gvnic")] + [r.get(SUBNET, f"rdma-{i}") for i in range(8)]
-    for sn in extra:
-        assert r.depends_on(pool, sn), sn.name
-    nets = pool.get("networkConfig.additionalNodeNetworkConfigs")
-    assert [n["subnetwork"] for n in nets] == [sn.inputs["name"] for sn in extra]
+    for pool in gpu_pools(r):
+        assert r.depends_on(pool, r.get(CLUSTER, "cluster"))
+        for sn in extra:
+            assert r.depends_on(pool, sn), (pool.name, sn.name)
+        nets = pool.get("networkConfig.additionalNodeNetworkConfigs")
+        assert [n["subnetwork"] for n in nets] == [sn.inputs["name"] for sn in extra]
 
 
 def test_rdma_network_carries_the_zonal_roce_profile_of_the_pool_zone(synth, stack):
@@ -56,7 +66,8 @@ def test_rdma_network_carries_the_zonal_roce_profile_of_the_pool_zone(synth, sta
     profile = r.get(NETWORK, "rdma").inputs["networkProfile"]
     assert profile == f"projects/{project}/global/networkProfiles/{zone}-vpc-roce"
     if r.config["nemo-rl-gke:clusterMode"] == "standard":
-        assert r.get(POOL, "gpu").inputs["nodeLocations"] == [profile.split("/")[-1].removesuffix("-vpc-roce")]
+        for pool in gpu_pools(r):
+            assert pool.inputs["nodeLocations"] == [profile.split("/")[-1].removesuffix("-vpc-roce")]
 
 
 def test_lustre_port_mode_is_the_same_on_instance_and_cluster(synth, stack):
@@ -78,9 +89,9 @@ def test_cluster_has_multi_networking_dataplane_v2_and_the_three_addons(synth, s
     assert c.get("workloadIdentityConfig.workloadPool") == f"{synth(stack).config['gcp:project']}.svc.id.goog"
 
 
-def test_gpu_pool_matches_catalog_and_is_spot_with_rdma_nics(synth):
+def test_spot_gpu_pool_matches_catalog_with_rdma_nics(synth):
     r = synth("dev")
-    pool = r.get(POOL, "gpu")
+    pool = r.get(POOL, GPU_POOLS["spot"])
     acc = catalog.ACCELERATORS[r.config["nemo-rl-gke:gpuType"]]
     cfg = pool.inputs["nodeConfig"]
     assert cfg["machineType"] == acc.machine_type
@@ -90,15 +101,6 @@ def test_gpu_pool_matches_catalog_and_is_spot_with_rdma_nics(synth):
     assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"} in cfg["taints"]
     assert pool.inputs["upgradeSettings"] == {"maxSurge": 0, "maxUnavailable": 1}
     assert cfg["serviceAccount"] == r.get("gcp:serviceaccount/account:Account", "nodes").computed["email"]
-
-
-def test_reservation_replaces_spot_on_the_gpu_pool(synth):
-    r = synth("dev", {"spot": False, "reservation": "my-a3u-reservation"})
-    cfg = r.get(POOL, "gpu").inputs["nodeConfig"]
-    assert cfg["spot"] is False
-    assert cfg["reservationAffinity"] == {"consumeReservationType": "SPECIFIC_RESERVATION",
-                                          "key": "compute.googleapis.com/reservation-name",
-                                          "values": ["my-a3u-reservation"]}
 
 
 def test_lustre_is_protected_outside_dev_and_deletable_in_dev(synth):

@@ -23,7 +23,7 @@ VARIANTS = {
     "standard-b200": {},
     "standard-h200": {"gpuType": "nvidia-h200-141gb"},
     "autopilot-spot-b200": {"clusterMode": "autopilot"},
-    "autopilot-ondemand-h200": {"clusterMode": "autopilot", "gpuType": "nvidia-h200-141gb", "spot": False},
+    "autopilot-flex-h200": {"clusterMode": "autopilot", "gpuType": "nvidia-h200-141gb", "capacity": ["flex-start"]},
 }
 
 
@@ -299,13 +299,14 @@ def test_ray_version_equals_the_images_ray(release):
     assert images == {f"{catalog.NEMO_RL_IMAGE_REPO}:{release}"}
 
 
-def test_worker_node_selector_follows_the_stacks_gpu_type(variant):
+def test_worker_node_selector_follows_the_stacks_gpu_type_and_compute_class(variant):
     s = settings_for(variant)
     for template in workers(raycluster_for(s)):
         selector = template["spec"]["nodeSelector"]
         assert selector["cloud.google.com/gke-accelerator"] == s.gpu.gpu_type
-        spot = selector.get("cloud.google.com/gke-spot")
-        assert spot == ("true" if s.autopilot and s.gpu.spot else None)
+        # Capacity comes from the ComputeClass's models, never from a per-pod spot selector.
+        assert selector["cloud.google.com/compute-class"] == s.capacity.compute_class
+        assert "cloud.google.com/gke-spot" not in selector
 
 
 def test_gpu_workers_are_pinned_to_the_rdma_zone(variant):
@@ -327,7 +328,7 @@ def test_worker_zone_follows_the_zone_setting(mode, zone):
     assert "topology.kubernetes.io/zone" not in head.get("nodeSelector", {})
 
 
-@pytest.mark.parametrize("variant_name", ["standard-h200", "autopilot-ondemand-h200"])
+@pytest.mark.parametrize("variant_name", ["standard-h200", "autopilot-flex-h200"])
 def test_h200_raycluster_never_mentions_b200(variant_name):
     text = json.dumps(raycluster_for(settings_for(variant_name)))
     assert "nvidia-b200" not in text and "tuner_config_a4." not in text and "a4-highgpu" not in text
@@ -357,7 +358,9 @@ def test_workers_tolerate_gpu_taint_and_preemption_notice_within_spot_grace(vari
     for template in workers(raycluster_for(settings_for(variant))):
         spec = template["spec"]
         tolerations = {(t["key"], t["operator"]) for t in spec["tolerations"]}
-        assert tolerations == {("nvidia.com/gpu", "Exists"), ("cloud.google.com/impending-node-termination", "Exists")}
+        spot = {("cloud.google.com/gke-spot", "Equal")} if "spot" in settings_for(variant).capacity.models else set()
+        assert tolerations == {("nvidia.com/gpu", "Exists"), ("cloud.google.com/impending-node-termination", "Exists"),
+                               ("cloud.google.com/compute-class", "Equal")} | spot
         assert 0 < spec["terminationGracePeriodSeconds"] <= 25
 
 

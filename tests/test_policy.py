@@ -35,6 +35,7 @@ FAKE_HF_TOKEN = "hf_" + "Ab3" * 12  # token-shaped, not a real token
 FAKE_WANDB_KEY = "0123456789abcdef" * 2 + "01234567"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
+COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
 
 
 def resources_of(result: engine.SynthResult) -> list[P.Resource]:
@@ -61,6 +62,12 @@ def changed(resources, type_, name, change: Callable[[dict], None] | None = None
         change(props)
     new = dataclasses.replace(target, props=props, **options)
     return [new if r is target else r for r in resources]
+
+
+def without(resources, type_, name):
+    """A copy of the stack without resource (type_, name)."""
+    target = _one(resources, type_, name)
+    return [r for r in resources if r is not target]
 
 
 def added(resources, type_, name, props, like=(RAYCLUSTER, "raycluster")):
@@ -189,8 +196,16 @@ BROKEN: list[tuple[str, str, Callable, str, str]] = [
      lambda rs: changed(rs, "kubernetes:core/v1:ServiceAccount", "ksa", provider_urn=None),
      "kubernetes-explicit-provider", "provider=gke.provider"),
     ("on-demand-gpu-pool", "dev",
-     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu", lambda p: p["nodeConfig"].update(spot=False)),
-     "gpu-capacity-spot-or-reserved", "nemo-rl-gke:reservation"),
+     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"].update(spot=False)),
+     "gpu-capacity-spot-or-reserved", "nemo-rl-gke:capacity"),
+    ("on-demand-compute-class-priority", "autopilot",
+     lambda rs: changed(rs, COMPUTE_CLASS, "gpu-compute-class",
+                        lambda p: p["spec"]["priorities"][0].pop("spot")),
+     "gpu-capacity-spot-or-reserved", "flexStart or reservations"),
+    ("spot-only-without-checkpointing-outside-dev", "codelab",
+     lambda rs: changed(without(rs, P.NODE_POOL_TYPE, "gpu-flex"), RAYJOB, "rayjob", lambda p: p["spec"].update(
+         entrypoint=p["spec"]["entrypoint"].replace("checkpointing.enabled=True", "checkpointing.enabled=False"))),
+     "gpu-spot-only-needs-checkpointing", "add flex-start or a reservation to nemo-rl-gke:capacity"),
     ("unprotected-lustre-outside-dev", "codelab",
      lambda rs: changed(rs, P.LUSTRE_TYPE, "lustre", protect=False, retain_on_delete=False),
      "protected-outside-dev", "nemo-rl-gke:lustreOnDestroy"),
@@ -201,7 +216,7 @@ BROKEN: list[tuple[str, str, Callable, str, str]] = [
      lambda rs: changed(rs, P.BUCKET_TYPE, "bucket", lambda p: p.update(uniformBucketLevelAccess=False)),
      "bucket-uniform-access", "uniform_bucket_level_access=True"),
     ("gpu-pool-default-compute-sa", "dev",
-     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu", lambda p: p["nodeConfig"].update(
+     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"].update(
          serviceAccount="000000000000-compute@developer.gserviceaccount.com")),
      "nodes-not-default-service-account", "dedicated node service account"),
     ("autopilot-nodes-without-service-account", "autopilot",
@@ -212,7 +227,7 @@ BROKEN: list[tuple[str, str, Callable, str, str]] = [
      lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p.pop("workloadIdentityConfig")),
      "workload-identity-enabled", "set it to <project>.svc.id.goog"),
     ("pool-exposing-node-metadata", "codelab",
-     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu", lambda p: p["nodeConfig"]["workloadMetadataConfig"].update(
+     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"]["workloadMetadataConfig"].update(
          mode="GCE_METADATA")),
      "workload-identity-enabled", "set it to GKE_METADATA"),
 ]
@@ -221,7 +236,10 @@ BROKEN: list[tuple[str, str, Callable, str, str]] = [
 ACCEPTED_VARIANTS = [
     ("dev", {"lustrePortMode": "legacy"}),              # both Lustre sides on
     ("codelab", {"lustreOnDestroy": "retain"}),         # retained instead of protected
-    ("dev", {"spot": False, "reservation": "a3u-reservation"}),  # reserved instead of spot
+    ("dev", {"capacity": ["reservation"], "reservation": "a3u-reservation"}),  # reserved instead of spot
+    ("codelab", {"capacity": ["spot"]}),                # spot only, but the job checkpoints
+    ("dev", {"capacity": ["spot"], "jobEnabled": False}),  # spot only without a job: fine on dev
+    ("autopilot", {"capacity": ["reservation", "flex-start", "spot"], "reservation": "b200-res"}),
     ("autopilot", {"jobMode": "own-cluster"}),          # a RayJob embedding its own GPU RayCluster
 ]
 
@@ -311,7 +329,7 @@ def _preview_unknowns(rs: list[P.Resource]) -> list[P.Resource]:
 
     rs = changed(changed(rs, P.LUSTRE_TYPE, "lustre", unknown_network), P.CLUSTER_TYPE, "cluster", unknown_network)
     rs = changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p["nodeConfig"].update(serviceAccount=UNKNOWN))
-    return changed(rs, P.NODE_POOL_TYPE, "gpu", lambda p: p["nodeConfig"].update(serviceAccount=UNKNOWN))
+    return changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"].update(serviceAccount=UNKNOWN))
 
 
 def test_unknown_preview_values_are_skipped_or_decided_by_dependencies(stacks):

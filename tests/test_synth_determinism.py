@@ -144,8 +144,9 @@ def assert_report_matches_engine(sections: dict[str, compare.Section], old: engi
 def test_compare_reports_exactly_the_fields_two_overrides_change(compared, synth):
     run = compared["overrides"]
     gcp, k8s = run["sections"]["GCP resources"], run["sections"]["Kubernetes objects"]
-    assert gcp.changed["gcp:container/nodePool:NodePool gpu"] == [
-        ("autoscaling.maxNodeCount", 2, 4), ("initialNodeCount", 2, 4)]
+    # Every GPU pool starts at zero and scales to the workload's request: only the maximum moves.
+    for pool in ("gpu-spot", "gpu-flex"):
+        assert gcp.changed[f"gcp:container/nodePool:NodePool {pool}"] == [("autoscaling.maxNodeCount", 2, 4)]
     assert gcp.changed["gcp:lustre/instance:Instance lustre"] == [("capacityGib", "18000", "36000")]
     assert k8s.changed["PersistentVolume nemo-dev-lustre"] == [("spec.capacity.storage", "18000Gi", "36000Gi")]
     assert k8s.changed["PersistentVolumeClaim nemo-rl/lustre-pvc"] == [
@@ -166,7 +167,7 @@ def test_compare_reports_what_differs_between_two_stacks(compared, synth):
     for change in [("capacityGib", "18000", "9000"), ("perUnitStorageThroughput", "500", "1000"),
                    ("location", "us-central1-b", "us-east1-b"), ("options.protect", compare.ABSENT, True)]:
         assert change in lustre, lustre
-    pool = gcp.changed["gcp:container/nodePool:NodePool gpu"]
+    pool = gcp.changed["gcp:container/nodePool:NodePool gpu-spot"]
     assert ("nodeConfig.machineType", "a3-ultragpu-8g", "a4-highgpu-8g") in pool
     assert ("nodeConfig.guestAccelerators[0].type", "nvidia-h200-141gb", "nvidia-b200") in pool
     # Kubernetes identity: renamed objects are replaced, not changed.
@@ -236,7 +237,7 @@ def test_compare_reads_the_previous_output_before_rewriting_the_same_folder(tmp_
     assert synth_main(["dev", "--out", str(folder), "--set", "gpuNodes=4"]) == 0
     capsys.readouterr()
     assert synth_main(["dev", "--out", str(folder), "--compare", str(folder)]) == 0
-    assert "      initialNodeCount: 4 -> 2\n" in capsys.readouterr().out
+    assert "      autoscaling.maxNodeCount: 4 -> 2\n" in capsys.readouterr().out
 
 
 def test_compare_refuses_a_folder_that_is_not_a_synth_output(tmp_path, capsys):

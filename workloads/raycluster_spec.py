@@ -29,6 +29,7 @@ from core.recipes import SCRIPTS_DIR, hf_home
 from core.settings import Settings
 from core.settings.security import token_auth_enabled
 from workloads.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
+from workloads.compute_class import worker_scheduling
 from workloads.rdma import rdma_pod_mixin
 
 API_VERSION = "ray.io/v1"
@@ -67,7 +68,8 @@ class RayPodsConfig:
     accelerator: Accelerator
     zone: str                     # the RoCE zone the workers must land in
     autopilot: bool
-    spot: bool
+    compute_class: str            # the custom ComputeClass that orders the GPU capacity models
+    spot_capacity: bool           # spot is one of those models
     worker_replicas: int
     namespace: str
     ksa_name: str
@@ -90,7 +92,8 @@ class RayPodsConfig:
     def of(cls, s: Settings) -> "RayPodsConfig":
         w = s.workload
         return cls(release=w.release, accelerator=s.gpu.accelerator, zone=s.zone, autopilot=s.autopilot,
-                   spot=s.gpu.spot, worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
+                   compute_class=s.capacity.compute_class, spot_capacity="spot" in s.capacity.models,
+                   worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
                    ksa_name=s.storage.ksa_name, system_pool=s.names.system_pool,
                    lustre_mount_path=w.lustre_mount_path, shm_size_gib=w.shm_size_gib, head_cpu=w.head_cpu,
                    head_memory_gib=w.head_memory_gib, ray_token_auth=token_auth_enabled(s))
@@ -182,9 +185,10 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # interfaces cannot attach. On Standard it is harmless: the GPU pool already lives in `zone`.
         ZONE_LABEL: c.zone,
     }
-    if c.autopilot and c.spot:
-        # Autopilot provisions Spot capacity only when the pod asks for it (and adds the matching toleration).
-        node_selector["cloud.google.com/gke-spot"] = "true"
+    # The ComputeClass decides where the nodes come from (spot, flex-start, a reservation, in the stack's
+    # order); a retry's new worker pods select it again, so they land on whatever model has capacity next.
+    class_selector, class_tolerations = worker_scheduling(c.compute_class, spot=c.spot_capacity)
+    node_selector.update(class_selector)
     replicas = c.worker_replicas
     # The GPU workers resolve gated models from the Hub too (unless the cache is warm and the Hub offline);
     # no W&B file: only the driver on the head logs to W&B.
@@ -216,6 +220,9 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
             {"key": "nvidia.com/gpu", "operator": "Exists"},
             # Let the pod stay through the spot preemption notice and shut down within its grace period.
             {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
+            # The class's pools are tainted with it (Standard), so nothing else lands there; Autopilot taints
+            # its Spot VMs.
+            *class_tolerations,
         ],
         "terminationGracePeriodSeconds": WORKER_TERMINATION_GRACE_SECONDS,
         "containers": [container],

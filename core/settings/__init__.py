@@ -22,8 +22,10 @@ from core import catalog, recipes, sdk
 from core.keys import PROJECT, key
 from core.naming import Names
 from core.recipes import Recipe
-from core.settings import cluster, gate, gpu, job, lustre, monitoring, network, security, stack, storage, workload
+from core.settings import (capacity, cluster, gate, gpu, job, lustre, monitoring, network, security, stack, storage,
+                           workload)
 from core.settings.base import Section, SettingsError
+from core.settings.capacity import CapacitySettings
 from core.settings.cluster import ClusterSettings
 from core.settings.gate import GateSettings
 from core.settings.gpu import GpuSettings
@@ -53,6 +55,7 @@ SECTIONS: dict[str, type[Section]] = {
     "network": NetworkSettings,
     "cluster": ClusterSettings,
     "gpu": GpuSettings,
+    "capacity": CapacitySettings,
     "lustre": LustreSettings,
     "storage": StorageSettings,
     "workload": WorkloadSettings,
@@ -64,8 +67,8 @@ SECTIONS: dict[str, type[Section]] = {
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
 RULES: tuple[Callable[["Settings"], list[str]], ...] = (
-    stack.check, network.check, cluster.check, gpu.check, lustre.check, storage.check, workload.check,
-    job.check, monitoring.check, gate.check, security.check,
+    stack.check, network.check, cluster.check, gpu.check, capacity.check, lustre.check, storage.check,
+    workload.check, job.check, monitoring.check, gate.check, security.check,
 )
 
 
@@ -82,6 +85,7 @@ class Settings(BaseModel):
     network: NetworkSettings
     cluster: ClusterSettings
     gpu: GpuSettings
+    capacity: CapacitySettings
     lustre: LustreSettings
     storage: StorageSettings
     workload: WorkloadSettings

@@ -56,7 +56,8 @@ def check(s: "Settings") -> list[str]:
         return p
     # Room for every node. GPU nodes have a NIC in the primary, gVNIC and each RDMA subnet; Standard adds the
     # system pool. Autopilot's node count is its own business: the GPU workers plus one for the head is a floor.
-    gpu_nodes = s.worker_replicas if s.autopilot else max(s.gpu.max_nodes_effective, s.worker_replicas)
+    # The GPU pools of a capacity chain together hold as many nodes as the workers ask for (gpuNodes at most).
+    gpu_nodes = s.worker_replicas if s.autopilot else max(s.gpu.nodes, s.worker_replicas)
     all_nodes = gpu_nodes + (1 if s.autopilot else s.cluster.system_nodes)
     slice_prefix = POD_SLICE_PREFIX_AUTOPILOT if s.autopilot else POD_SLICE_PREFIX_STANDARD
     for r in ranges:

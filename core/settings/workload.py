@@ -46,9 +46,9 @@ def check(s: "Settings") -> list[str]:
                  f"({rel.ray_version}); unset it or set {rel.ray_version}")
     if s.worker_replicas < 0:
         p.append(f"{key('workerReplicas')}: must be >= 0 (got {s.worker_replicas})")
-    elif not s.autopilot and s.worker_replicas > s.gpu.max_nodes_effective:
+    elif not s.autopilot and s.worker_replicas > s.gpu.nodes:
         p.append(f"{key('workerReplicas')}: {s.worker_replicas} GPU workers need {s.worker_replicas} nodes but the "
-                 f"GPU pool has at most {s.gpu.max_nodes_effective} ({key('gpuMaxNodes')})")
+                 f"GPU pools scale to at most {s.gpu.nodes} ({key('gpuNodes')})")
     # Lustre must neither hide nor sit inside anything the pods mount or the image needs (core/gcp_rules.py).
     p.extend(mount_path_problems(w.lustre_mount_path, protected_paths(recipes.SCRIPTS_DIR)))
     acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)
