@@ -124,16 +124,22 @@ class AddressRange:
     role: str          # "subnet" (primary range), "pods", "services" (secondary ranges), "psa"
 
 
-def parse_range(r: AddressRange, p: list[str]) -> Optional[ipaddress.IPv4Network]:
+def parse_cidr(k: str, value: str, p: list[str], label: str = "") -> Optional[ipaddress.IPv4Network]:
+    """The IPv4 network `value` of config key `k`, or None after recording why it is not one."""
+    what = f"{label} {value!r}" if label else repr(value)
     try:
-        net = ipaddress.ip_network(r.cidr, strict=True)
+        net = ipaddress.ip_network(value, strict=True)
     except ValueError as e:
-        p.append(f"{_key(r.key)}: {r.label} {r.cidr!r} is not a valid CIDR ({e}); e.g. 10.0.0.0/20")
+        p.append(f"{_key(k)}: {what} is not a valid CIDR ({e}); e.g. 10.0.0.0/20")
         return None
     if net.version != 4:
-        p.append(f"{_key(r.key)}: {r.label} {r.cidr!r} must be an IPv4 range")
+        p.append(f"{_key(k)}: {what} must be an IPv4 range")
         return None
     return net
+
+
+def parse_range(r: AddressRange, p: list[str]) -> Optional[ipaddress.IPv4Network]:
+    return parse_cidr(r.key, r.cidr, p, r.label)
 
 
 def address_plan_problems(ranges: Iterable[AddressRange]) -> list[str]:

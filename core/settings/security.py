@@ -17,7 +17,8 @@ from pydantic import Field
 
 from core import catalog
 from core.keys import key
-from core.settings.base import Section, parse_cidr
+from core.gcp_rules import parse_cidr
+from core.settings.base import Section
 
 if TYPE_CHECKING:
     from core.settings import Settings
