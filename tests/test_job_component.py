@@ -35,7 +35,7 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     r = synth(stack)
     s = _settings(r)
     recipe = recipes.resolve_recipe(s.job, s.workload.release)
-    run = recipes.default_run_name(s.job, s.stack_name)
+    run = recipes.default_run_name(s.job, s.stack_name, s.workload.release)
     spec = r.get(RAYJOB, "rayjob").inputs["spec"]
     gate_options = gate.options(gate.GateArgs.of(s))
     assert spec["entrypoint"] == recipes.entrypoint(recipe, s.workload.release, mount_path="/lustre", run_name=run,
@@ -59,9 +59,11 @@ def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(
 
 
 def test_run_name_and_checkpoint_dir_are_stable_across_runs(synth):
+    # More steps is the same run continued: NeMo-RL resumes from the newest step_N under the same directory.
     a = synth("dev")
     b = synth("dev", {"jobOverrides": {"max_num_steps": 400}})
-    assert a.outputs["runName"] == b.outputs["runName"] == "gemma3-27b-gsm8k-dev"
+    assert a.outputs["runName"] == b.outputs["runName"]
+    assert a.outputs["runName"].startswith("gemma3-27b-gsm8k-dev-")
     assert a.get(RAYJOB, "rayjob").inputs["spec"]["entrypoint"] != b.get(RAYJOB, "rayjob").inputs["spec"]["entrypoint"]
 
 

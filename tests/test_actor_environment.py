@@ -1,0 +1,181 @@
+"""What a NeMo-RL actor on a GPU worker sees in its environment, on a real local Ray cluster.
+
+Rule under test: NeMo-RL's driver starts Ray with `runtime_env={"env_vars": dict(os.environ)}`
+(nemo_rl/distributed/virtual_cluster.py `init_ray`, v0.4.0, v0.5.0, v0.7.0), so every actor gets the driver's
+variables, and runtime-env variables replace the node's. The driver runs on the CPU head, so an actor on a GPU
+worker gets the HEAD's LD_LIBRARY_PATH while it keeps the worker's NCCL_NET=gIB (the head does not set it): unless
+the head carries the workers' LD_LIBRARY_PATH, NCCL looks for the gIB plugin on a path without it.
+
+Setup: the head of tests/test_ray_job_path.py (its fixture, started with the rendered head container's static
+env), plus a second Ray node standing in for a GPU worker pod, started with the rendered worker container's static
+env and a custom resource the probe actor asks for. The driver is submitted through the Jobs API with the job's
+rendered runtime env and calls `ray.init` exactly as NeMo-RL's `init_ray` does.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from ray.job_submission import JobStatus, JobSubmissionClient
+
+from core import recipes
+from core.naming import HF_SECRET, LUSTRE_PVC
+from core.settings import load_settings
+from tests.test_ray_job_path import (  # noqa: F401  (fixtures used by name)
+    RAY, datasets_calls, free_port, image_tools, job_scripts_dir, nemo_rl_workdir, ray_head,
+)
+from workloads import rdma
+from workloads.raycluster_spec import HEAD_CONTAINER, WORKER_CONTAINER, raycluster_manifest
+
+WORKER_RESOURCE = "nemo_rl_gke_gpu_worker_pod"
+
+
+def rendered_cluster() -> dict:
+    s = load_settings("dev", "example-project", values={},
+                      secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+    return raycluster_manifest(s, name="nemo-dev-ray", secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+
+
+def static_env(container: dict) -> dict[str, str]:
+    """The container's env entries with a literal value (the Secret-backed ones are not the point here)."""
+    return {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+
+
+def container(pod_template: dict, name: str) -> dict:
+    [c] = [c for c in pod_template["spec"]["containers"] if c["name"] == name]
+    return c
+
+
+CLUSTER = rendered_cluster()
+HEAD_ENV = static_env(container(CLUSTER["spec"]["headGroupSpec"]["template"], HEAD_CONTAINER))
+WORKER_ENV = static_env(container(CLUSTER["spec"]["workerGroupSpecs"][0]["template"], WORKER_CONTAINER))
+
+
+@pytest.fixture(scope="module")
+def head_pod_env():
+    """The head process gets the rendered head container's static env (the head fixture copies os.environ)."""
+    saved = {k: os.environ.get(k) for k in HEAD_ENV}
+    os.environ.update(HEAD_ENV)
+    yield HEAD_ENV
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def head(head_pod_env, ray_head):
+    return ray_head
+
+
+def run_job(client: JobSubmissionClient, entrypoint: str, runtime_env: dict, timeout: float = 90) -> str:
+    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env,
+                               submission_id=f"actor-env-{os.getpid()}-{time.time_ns()}")
+    deadline = time.monotonic() + timeout
+    while not client.get_job_status(job_id).is_terminal():
+        if time.monotonic() > deadline:
+            client.stop_job(job_id)
+            raise AssertionError(f"{job_id} did not finish:\n{client.get_job_logs(job_id)}")
+        time.sleep(0.2)
+    logs = client.get_job_logs(job_id)
+    assert client.get_job_status(job_id) == JobStatus.SUCCEEDED, logs
+    return logs
+
+
+@pytest.fixture(scope="module")
+def gpu_worker_node(head):
+    """A second Ray node with the rendered worker container's static env, joined to the head's GCS."""
+    client = JobSubmissionClient(head)
+    logs = run_job(client, f"{sys.executable} -c \"import ray; ray.init(); "
+                           f"print('GCS=' + ray.get_runtime_context().gcs_address)\"", {})
+    gcs = [line.split("=", 1)[1] for line in logs.splitlines() if line.startswith("GCS=")][0]
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS",
+                                                             *HEAD_ENV)}
+    env.update(WORKER_ENV)
+    env.update({"RAY_USAGE_STATS_ENABLED": "0", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"})
+    ports = {"node-manager-port": free_port(), "object-manager-port": free_port(),
+             "dashboard-agent-listen-port": free_port(), "dashboard-agent-grpc-port": free_port(),
+             "runtime-env-agent-port": free_port(), "metrics-export-port": free_port()}
+    log_dir = Path(tempfile.mkdtemp(prefix="rayw-"))
+    log = open(log_dir / "ray-start.log", "wb")
+    node = subprocess.Popen(
+        [str(RAY), "start", f"--address={gcs}", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=1",
+         f"--resources={json.dumps({WORKER_RESOURCE: 1})}", "--object-store-memory=80000000",
+         "--disable-usage-stats", *(f"--{k}={v}" for k, v in ports.items())],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        import ray.util.state as state
+        deadline = time.monotonic() + 90
+        while not any(n.resources_total.get(WORKER_RESOURCE) for n in state.list_nodes(address=head)
+                      if n.state == "ALIVE"):
+            if node.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"worker node did not join: {(log_dir / 'ray-start.log').read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield client
+    finally:
+        if node.poll() is None:
+            node.send_signal(signal.SIGTERM)
+            try:
+                node.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(node.pid, signal.SIGKILL)
+                node.wait()
+        log.close()
+
+
+# What NeMo-RL's init_ray does (virtual_cluster.py @ v0.5.0, lines 96-111), then an actor placed on the GPU
+# worker reports its environment.
+DRIVER = textwrap.dedent(f"""
+    import json, os, ray
+    env_vars = dict(os.environ)
+    env_vars.pop("RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES", None)
+    ray.init(address="auto", log_to_driver=True, include_dashboard=False, runtime_env={{"env_vars": env_vars}})
+
+    @ray.remote(num_cpus=0, resources={{"{WORKER_RESOURCE}": 1}})
+    class Probe:
+        def env(self):
+            return {{k: os.environ.get(k) for k in ("LD_LIBRARY_PATH", "NCCL_NET")}}
+
+    print("ACTOR_ENV=" + json.dumps(ray.get(Probe.remote().env.remote())))
+""")
+
+
+def actor_env(client: JobSubmissionClient, tmp_path: Path, prefix: str = "") -> dict:
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    runtime_env = recipes.runtime_env(recipes.RECIPES["gemma3-27b-gsm8k"], mount_path=str(tmp_path / "lustre"))
+    logs = run_job(client, f"{prefix}{sys.executable} {driver}", runtime_env)
+    [line] = [line for line in logs.splitlines() if line.startswith("ACTOR_ENV=")]
+    return json.loads(line.split("=", 1)[1])
+
+
+def test_head_and_workers_share_one_library_path_definition():
+    assert HEAD_ENV["LD_LIBRARY_PATH"] == WORKER_ENV["LD_LIBRARY_PATH"] == rdma.WORKER_LD_LIBRARY_PATH
+    assert rdma.WORKER_LD_LIBRARY_PATH.split(":")[0] == f"{rdma.GIB_MOUNT}/lib64"
+    # The CPU head only gets the variable: no gIB mount, no gIB script, no NCCL_NET.
+    head = container(CLUSTER["spec"]["headGroupSpec"]["template"], HEAD_CONTAINER)
+    assert "NCCL_NET" not in HEAD_ENV and rdma.SET_NCCL_ENV not in json.dumps(head)
+    assert not any(m["mountPath"] == rdma.GIB_MOUNT for m in head["volumeMounts"])
+
+
+def test_actor_on_a_gpu_worker_gets_the_gib_library_path_with_nccl_net_gib(gpu_worker_node, tmp_path):
+    env = actor_env(gpu_worker_node, tmp_path)
+    assert env["NCCL_NET"] == "gIB"                         # the worker node's own variable
+    assert env["LD_LIBRARY_PATH"] == rdma.WORKER_LD_LIBRARY_PATH
+    assert f"{rdma.GIB_MOUNT}/lib64" in env["LD_LIBRARY_PATH"].split(":")
+
+
+def test_the_drivers_library_path_replaces_the_workers(gpu_worker_node, tmp_path):
+    # Why the head must carry the workers' value: a head with any other LD_LIBRARY_PATH hands exactly that to the
+    # actor on the GPU worker, which keeps NCCL_NET=gIB but loses the plugin's directory.
+    env = actor_env(gpu_worker_node, tmp_path, prefix="env LD_LIBRARY_PATH=/usr/local/head-only/lib ")
+    assert env == {"LD_LIBRARY_PATH": "/usr/local/head-only/lib", "NCCL_NET": "gIB"}
