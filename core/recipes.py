@@ -661,9 +661,15 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
                                               paths=paths, gate=gate)])
 
 
-def runtime_env(recipe: Recipe, *, mount_path: str) -> dict[str, Any]:
+# The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new
+# value replaces the RayJob (spec.metadata, which would carry it too, is never rendered with a clusterSelector:
+# workloads/job.py).
+GATE_RERUN_ENV = "NEMO_RL_GKE_GATE_RERUN"
+
+
+def runtime_env(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> dict[str, Any]:
     """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard)."""
-    return {"env_vars": {
+    env = {
         # Model and dataset downloads land on Lustre once for every node (FACTS.md §7).
         "HF_HOME": hf_home(mount_path),
         # NeMo-RL starts its actors with the driver's whole environment as their runtime env; without this
@@ -672,20 +678,23 @@ def runtime_env(recipe: Recipe, *, mount_path: str) -> dict[str, Any]:
         # Both seeds pin NCCL's and Gloo's bootstrap sockets to the pod's primary interface.
         "NCCL_SOCKET_IFNAME": "eth0",
         "GLOO_SOCKET_IFNAME": "eth0",
-    }}
+    }
+    if gate_rerun:
+        env[GATE_RERUN_ENV] = gate_rerun
+    return {"env_vars": env}
 
 
-def runtime_env_yaml(recipe: Recipe, *, mount_path: str) -> str:
+def runtime_env_yaml(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> str:
     """runtime_env() as the RayJob's runtimeEnvYAML (JSON is YAML; stable key order)."""
-    return json.dumps(runtime_env(recipe, mount_path=mount_path), sort_keys=True, indent=2)
+    return json.dumps(runtime_env(recipe, mount_path=mount_path, gate_rerun=gate_rerun), sort_keys=True, indent=2)
 
 
 def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str,
                  gate_rerun: Optional[str] = None) -> dict[str, str]:
     """Ray job metadata (string map, shown by `ray job list`): which recipe and run a submission belongs to.
 
-    `gate_rerun` (setting gateRerun) is carried here so that a new value changes the RayJob's spec, which
-    replaces the RayJob: the job, and with it the readiness gate, runs again."""
+    `gate_rerun` (setting gateRerun) is listed here too; what makes a new value replace the RayJob (and so run
+    the job and its readiness gate again) is the runtime env (GATE_RERUN_ENV), present in both job modes."""
     meta = {"recipe": recipe.name, "run": run_name, "stack": stack_name, "model": recipe.model_name}
     if gate_rerun:
         meta["gateRerun"] = gate_rerun

@@ -17,7 +17,7 @@ import pytest
 
 from core import recipes
 from core.catalog import NEMO_RL_RELEASES
-from core.recipes import JobSettings
+from core.settings.job import JobSettings
 
 V040, V050 = NEMO_RL_RELEASES["v0.4.0"], NEMO_RL_RELEASES["v0.5.0"]
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"

@@ -23,6 +23,7 @@ import yaml
 
 from core import recipes, shell
 from core.catalog import NEMO_RL_RELEASES
+from core.settings.job import JobSettings
 from tests.test_ray_job_path import LOCK, MARKER, WORKDIR, shared_test_dir
 
 ADDRESS = "nemo-dev-ray-head-svc.nemo-rl.svc.cluster.local:8265"
@@ -117,7 +118,7 @@ def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, t
 def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, image_workdir):
     env, records = tools
     release = NEMO_RL_RELEASES["v0.5.0"]
-    job = recipes.JobSettings.model_validate({"jobOverrides": {"wandb_name": value, "model_name": f"org/{value}"}})
+    job = JobSettings.model_validate({"jobOverrides": {"wandb_name": value, "model_name": f"org/{value}"}})
     assert recipes.check_job(job, release=release, worker_replicas=2, gpus_per_node=8, stack_name="dev") == []
     recipe = recipes.resolve_recipe(job, release)
     mount, run = str(tmp_path / "lustre"), "r1"
@@ -150,7 +151,7 @@ def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp
         outcomes[rule] = calls == expected_calls(recipe, release, mount, run)
     assert outcomes == {"list2cmdline": not mangled, "shlex.join": True}
 
-    job = recipes.JobSettings.model_validate({"jobOverrides": {"wandb_name": value}})
+    job = JobSettings.model_validate({"jobOverrides": {"wandb_name": value}})
     problems = recipes.check_job(job, release=release, worker_replicas=2, gpus_per_node=8, stack_name="dev")
     assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.wandb_name: "), problems
 
@@ -177,3 +178,16 @@ def test_submitter_command_has_kuberays_shape():
 def test_go_quote_matches_strconv_quote():
     # Go: strconv.Quote("a\"b\\c\n\x01é") == `"a\"b\\c\n\x01é"`.
     assert shell.go_quote('a"b\\c\n\x01é') == '"a\\"b\\\\c\\n\\x01é"'
+
+
+@pytest.mark.parametrize("overrides, key", [
+    ({"jobOverrides": {"wandb_name": "run-$USER"}}, "nemo-rl-gke:jobOverrides.wandb_name: "),
+    ({"jobOverrides": {"model_name": "org/`id`"}}, "nemo-rl-gke:jobOverrides.model_name: "),
+    ({"lustreMountPath": "/lustre\\x"}, "nemo-rl-gke:lustreMountPath: "),
+])
+def test_stack_settings_refuse_values_the_shells_would_change(synth, overrides, key):
+    # One line naming the key, before anything is registered.
+    r = synth("dev", overrides)
+    assert r.error is not None and r.resources == []
+    lines = [line.strip() for line in r.error.splitlines()[1:]]
+    assert len(lines) == 1 and lines[0].startswith(f"- {key}"), r.error
