@@ -33,7 +33,7 @@ from tests.test_ray_job_path import (  # noqa: F401  (fixtures used by name)
     RAY, datasets_calls, free_port, image_tools, job_scripts_dir, nemo_rl_workdir, ray_head,
 )
 from workloads import rdma
-from workloads.raycluster_spec import HEAD_CONTAINER, WORKER_CONTAINER, raycluster_manifest
+from workloads.raycluster_spec import HEAD_CONTAINER, WORKER_CONTAINER, RayPodsConfig, raycluster_manifest
 
 WORKER_RESOURCE = "nemo_rl_gke_gpu_worker_pod"
 
@@ -41,7 +41,7 @@ WORKER_RESOURCE = "nemo_rl_gke_gpu_worker_pod"
 def rendered_cluster() -> dict:
     s = load_settings("dev", "example-project", values={},
                       secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
-    return raycluster_manifest(s, name="nemo-dev-ray", secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+    return raycluster_manifest(RayPodsConfig.of(s), name="nemo-dev-ray", secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
 
 
 def static_env(container: dict) -> dict[str, str]:
