@@ -30,7 +30,7 @@ from core import recipes
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import load_settings
 from tests.test_ray_job_path import (  # noqa: F401  (fixtures used by name)
-    RAY, datasets_calls, free_port, image_tools, job_scripts_dir, nemo_rl_workdir, ray_head,
+    RAY, datasets_calls, free_port, image_tools, job_scripts_dir, ray_head,
 )
 from workloads import rdma
 from workloads.raycluster_spec import HEAD_CONTAINER, WORKER_CONTAINER, RayPodsConfig, raycluster_manifest

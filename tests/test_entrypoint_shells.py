@@ -24,17 +24,9 @@ import yaml
 from core import recipes, shell
 from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
-from tests.test_ray_job_path import LOCK, MARKER, WORKDIR, shared_test_dir
 
 ADDRESS = "nemo-dev-ray-head-svc.nemo-rl.svc.cluster.local:8265"
 SUBMISSION_ID = "nemo-dev-grpo-x7k2q"
-
-
-@pytest.fixture(scope="module")
-def image_workdir():
-    """NeMo-RL's working directory, which the entrypoint `cd`s into (shared with tests/test_ray_job_path.py)."""
-    with shared_test_dir(WORKDIR, MARKER, LOCK, {}) as workdir:
-        yield workdir
 
 
 @pytest.fixture
@@ -64,6 +56,15 @@ def tools(tmp_path):
     return env, records
 
 
+@pytest.fixture
+def paths(tmp_path) -> recipes.ImagePaths:
+    """The image's work directory and the head's scripts mount, as directories of the test's own."""
+    image = recipes.ImagePaths(workdir=str(tmp_path / "opt-nemo-rl"), scripts_dir=str(tmp_path / "etc-nemo-rl-gke"))
+    Path(image.workdir).mkdir()
+    Path(image.scripts_dir).mkdir()
+    return image
+
+
 def run_chain(entrypoint: str, runtime_env_yaml: str, *, kuberay: str, rule: str, env: dict,
               records: Path) -> tuple[list[str], list[list[str]]]:
     """(words `ray job submit` got after `--`, argv of every `uv` call the job made)."""
@@ -84,10 +85,10 @@ def run_chain(entrypoint: str, runtime_env_yaml: str, *, kuberay: str, rule: str
     return words, calls
 
 
-def expected_calls(recipe, release, mount: str, run: str) -> list[list[str]]:
+def expected_calls(recipe, release, mount: str, run: str, paths: recipes.ImagePaths) -> list[list[str]]:
     calls = []
     if recipe.dataset == "gsm8k":
-        calls.append(recipes.gsm8k_prep_command(mount)[1:])
+        calls.append(recipes.gsm8k_prep_command(mount, paths.scripts_dir)[1:])
     calls.append(["run", "python", *recipes.render_args(recipe, release, mount_path=mount, run_name=run)])
     return calls
 
@@ -101,37 +102,37 @@ ACCEPTED_NAMES = ["grpo run 1", "a=b,c:d", "x;y|z&w", "*~%#", "(x){y}[z]", "essa
 @pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
 @pytest.mark.parametrize("recipe_name", sorted(recipes.RECIPES))
 def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, tag, kuberay, tools, tmp_path,
-                                                                    image_workdir):
+                                                                    paths):
     env, records = tools
     release = NEMO_RL_RELEASES[tag]
     recipe = recipes.RECIPES[recipe_name]
     mount, run = str(tmp_path / "lustre"), f"{recipe_name}-dev"
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run)
+    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
     words, calls = run_chain(entry, recipes.runtime_env_yaml(recipe, mount_path=mount), kuberay=kuberay,
                              rule=release.ray_cli_join, env=env, records=records)
     assert words[:2] == ["sh", "-c"]
-    assert calls == expected_calls(recipe, release, mount, run)
+    assert calls == expected_calls(recipe, release, mount, run, paths)
     assert Path(recipes.checkpoint_dir(mount, run)).is_dir()
 
 
 @pytest.mark.parametrize("value", ACCEPTED_NAMES)
-def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, image_workdir):
+def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, paths):
     env, records = tools
     release = NEMO_RL_RELEASES["v0.5.0"]
     job = JobSettings.model_validate({"jobOverrides": {"wandb_name": value, "model_name": f"org/{value}"}})
     assert recipes.check_job(job, release=release, worker_replicas=2, gpus_per_node=8, stack_name="dev") == []
     recipe = recipes.resolve_recipe(job, release)
     mount, run = str(tmp_path / "lustre"), "r1"
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run)
+    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
     _, calls = run_chain(entry, recipes.runtime_env_yaml(recipe, mount_path=mount), kuberay="1.7.0",
                          rule=release.ray_cli_join, env=env, records=records)
-    assert calls == expected_calls(recipe, release, mount, run)
+    assert calls == expected_calls(recipe, release, mount, run, paths)
     assert f"logger.wandb.name={recipes.hydra_value(value)}" in calls[-1]
 
 
 @pytest.mark.parametrize("value, mangled", [("run$HOME", True), ("a`echo b`c", True), ("a\\\\b", True),
                                             ('say "hi"', False), ("it's", False)])
-def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp_path, image_workdir):
+def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp_path, paths):
     """The refusal is needed: with the images' list2cmdline, `$`, backticks and `\\` reach NeMo-RL changed (or run
     a command), while Ray 2.60's shlex.join would carry them. Quotes survive today's chain by the interplay of
     three rules; they are refused too (see core/shell.py)."""
@@ -140,15 +141,15 @@ def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp
     base = recipes.RECIPES["gemma3-27b-gsm8k"]
     recipe = base.model_copy(update={"wandb_name": value})   # what the settings refuse, rendered anyway
     mount, run = str(tmp_path / "lustre"), "r1"
-    script = recipes.job_script(recipe, release, mount_path=mount, run_name=run)
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run)
+    script = recipes.job_script(recipe, release, mount_path=mount, run_name=run, paths=paths)
+    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
     assert shlex.split(entry) == ["sh", "-c", script]
     outcomes = {}
     for rule in ("list2cmdline", "shlex.join"):
         (records / "uv.jsonl").unlink(missing_ok=True)
         _, calls = run_chain(entry, recipes.runtime_env_yaml(recipe, mount_path=mount), kuberay="1.4.2",
                              rule=rule, env=env, records=records)
-        outcomes[rule] = calls == expected_calls(recipe, release, mount, run)
+        outcomes[rule] = calls == expected_calls(recipe, release, mount, run, paths)
     assert outcomes == {"list2cmdline": not mangled, "shlex.join": True}
 
     job = JobSettings.model_validate({"jobOverrides": {"wandb_name": value}})
