@@ -77,10 +77,17 @@ def head(head_pod_env, ray_head):
     return ray_head
 
 
-def run_job(client: JobSubmissionClient, entrypoint: str, runtime_env: dict, timeout: float = 90) -> str:
-    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env,
-                               submission_id=f"actor-env-{os.getpid()}-{time.time_ns()}")
+def run_job(client: JobSubmissionClient, entrypoint: str, runtime_env: dict, timeout: float = 240) -> str:
     deadline = time.monotonic() + timeout
+    while True:
+        try:
+            job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env,
+                                       submission_id=f"actor-env-{os.getpid()}-{time.time_ns()}")
+            break
+        except RuntimeError as e:   # a freshly started head answers list_jobs before its agent takes jobs
+            if "No available agent" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
     while not client.get_job_status(job_id).is_terminal():
         if time.monotonic() > deadline:
             client.stop_job(job_id)
@@ -114,7 +121,7 @@ def gpu_worker_node(head):
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         import ray.util.state as state
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 240   # generous: the machine may be busy with other test runs
         while not any(n.resources_total.get(WORKER_RESOURCE) for n in state.list_nodes(address=head)
                       if n.state == "ALIVE"):
             if node.poll() is not None or time.monotonic() > deadline:
