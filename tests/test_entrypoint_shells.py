@@ -185,6 +185,8 @@ def test_go_quote_matches_strconv_quote():
     ({"jobOverrides": {"wandb_name": "run-$USER"}}, "nemo-rl-gke:jobOverrides.wandb_name: "),
     ({"jobOverrides": {"model_name": "org/`id`"}}, "nemo-rl-gke:jobOverrides.model_name: "),
     ({"lustreMountPath": "/lustre\\x"}, "nemo-rl-gke:lustreMountPath: "),
+    # In the runtime env and metadata JSON, which KubeRay strconv.Quote's into its bash command line.
+    ({"gateRerun": "node-`date`"}, "nemo-rl-gke:gateRerun: "),
 ])
 def test_stack_settings_refuse_values_the_shells_would_change(synth, overrides, key):
     # One line naming the key, before anything is registered.
