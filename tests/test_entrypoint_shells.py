@@ -11,18 +11,21 @@ argv. The local Ray (2.60) is not used for the join: its rule differs from the i
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 import yaml
 
-from core import recipes, shell
+from core import gate, recipes, shell
 from core.catalog import NEMO_RL_RELEASES
+from core.settings import load_settings
 from core.settings.job import JobSettings
 
 ADDRESS = "nemo-dev-ray-head-svc.nemo-rl.svc.cluster.local:8265"
@@ -85,8 +88,11 @@ def run_chain(entrypoint: str, runtime_env_yaml: str, *, kuberay: str, rule: str
     return words, calls
 
 
-def expected_calls(recipe, release, mount: str, run: str, paths: recipes.ImagePaths) -> list[list[str]]:
+def expected_calls(recipe, release, mount: str, run: str, paths: recipes.ImagePaths,
+                   gate_options: Optional[list[str]] = None) -> list[list[str]]:
     calls = []
+    if gate_options:
+        calls.append(recipes.gate_command(gate_options, paths.scripts_dir)[1:])
     if recipe.dataset == "gsm8k":
         calls.append(recipes.gsm8k_prep_command(mount, paths.scripts_dir)[1:])
     calls.append(["run", "python", *recipes.render_args(recipe, release, mount_path=mount, run_name=run)])
@@ -107,11 +113,16 @@ def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, t
     release = NEMO_RL_RELEASES[tag]
     recipe = recipes.RECIPES[recipe_name]
     mount, run = str(tmp_path / "lustre"), f"{recipe_name}-dev"
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
-    words, calls = run_chain(entry, recipes.runtime_env_yaml(recipe, mount_path=mount), kuberay=kuberay,
-                             rule=release.ray_cli_join, env=env, records=records)
+    # The readiness gate's command line as the dev stack renders it (on by default), on this test's mount.
+    s = load_settings("dev", "example-project", values={"jobRecipe": recipe_name, "gpuNodes": recipe.num_nodes,
+                                                        "gateRerun": "node-7 replaced"},
+                      secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+    gate_options = gate.options(dataclasses.replace(gate.GateArgs.of(s), mount_path=mount, run_name=run))
+    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths, gate=gate_options)
+    renv = recipes.runtime_env_yaml(recipe, mount_path=mount, gate_rerun=s.gate.rerun)
+    words, calls = run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)
     assert words[:2] == ["sh", "-c"]
-    assert calls == expected_calls(recipe, release, mount, run, paths)
+    assert calls == expected_calls(recipe, release, mount, run, paths, gate_options)
     assert Path(recipes.checkpoint_dir(mount, run)).is_dir()
 
 
