@@ -6,19 +6,16 @@ variables, and runtime-env variables replace the node's. The driver runs on the 
 worker gets the HEAD's LD_LIBRARY_PATH while it keeps the worker's NCCL_NET=gIB (the head does not set it): unless
 the head carries the workers' LD_LIBRARY_PATH, NCCL looks for the gIB plugin on a path without it.
 
-Setup: the head of tests/test_ray_job_path.py (its fixture, started with the rendered head container's static
-env), plus a second Ray node standing in for a GPU worker pod, started with the rendered worker container's static
-env and a custom resource the probe actor asks for. The driver is submitted through the Jobs API with the job's
-rendered runtime env and calls `ray.init` exactly as NeMo-RL's `init_ray` does.
+Setup (tests/ray_local.py): a head node started with the rendered head container's static env and a second node
+standing in for a GPU worker pod, started with the rendered worker container's static env and a custom resource
+the probe actor asks for. The driver is submitted through the Jobs API with the job's rendered runtime env and
+calls `ray.init` exactly as NeMo-RL's `init_ray` does.
 """
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -29,9 +26,7 @@ from ray.job_submission import JobStatus, JobSubmissionClient
 from core import recipes
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import load_settings
-from tests.test_ray_job_path import (  # noqa: F401  (fixtures used by name)
-    RAY, datasets_calls, free_port, image_tools, job_scripts_dir, ray_head,
-)
+from tests.ray_local import base_env, local_cluster
 from workloads import rdma
 from workloads.raycluster_spec import HEAD_CONTAINER, WORKER_CONTAINER, RayPodsConfig, raycluster_manifest
 
@@ -41,7 +36,8 @@ WORKER_RESOURCE = "nemo_rl_gke_gpu_worker_pod"
 def rendered_cluster() -> dict:
     s = load_settings("dev", "example-project", values={},
                       secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
-    return raycluster_manifest(RayPodsConfig.of(s), name="nemo-dev-ray", secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+    return raycluster_manifest(RayPodsConfig.of(s), name="nemo-dev-ray", secret_name=HF_SECRET,
+                               pvc_name=LUSTRE_PVC)
 
 
 def static_env(container: dict) -> dict[str, str]:
@@ -60,21 +56,13 @@ WORKER_ENV = static_env(container(CLUSTER["spec"]["workerGroupSpecs"][0]["templa
 
 
 @pytest.fixture(scope="module")
-def head_pod_env():
-    """The head process gets the rendered head container's static env (the head fixture copies os.environ)."""
-    saved = {k: os.environ.get(k) for k in HEAD_ENV}
-    os.environ.update(HEAD_ENV)
-    yield HEAD_ENV
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-
-
-@pytest.fixture(scope="module")
-def head(head_pod_env, ray_head):
-    return ray_head
+def cluster():
+    """The head pod's and a GPU worker pod's environments on two local Ray nodes; yields a Jobs API client."""
+    pods = (*HEAD_ENV, *WORKER_ENV)   # nothing of this test process's own values for these variables
+    with local_cluster(base_env(HEAD_ENV, drop=pods), head_cpus=1, worker_cpus=(1,),
+                       worker_env=base_env(WORKER_ENV, drop=pods),
+                       worker_resources=json.dumps({WORKER_RESOURCE: 1}), timeout=240) as c:
+        yield c.client()
 
 
 def run_job(client: JobSubmissionClient, entrypoint: str, runtime_env: dict, timeout: float = 240) -> str:
@@ -96,47 +84,6 @@ def run_job(client: JobSubmissionClient, entrypoint: str, runtime_env: dict, tim
     logs = client.get_job_logs(job_id)
     assert client.get_job_status(job_id) == JobStatus.SUCCEEDED, logs
     return logs
-
-
-@pytest.fixture(scope="module")
-def gpu_worker_node(head):
-    """A second Ray node with the rendered worker container's static env, joined to the head's GCS."""
-    client = JobSubmissionClient(head)
-    logs = run_job(client, f"{sys.executable} -c \"import ray; ray.init(); "
-                           f"print('GCS=' + ray.get_runtime_context().gcs_address)\"", {})
-    gcs = [line.split("=", 1)[1] for line in logs.splitlines() if line.startswith("GCS=")][0]
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS",
-                                                             *HEAD_ENV)}
-    env.update(WORKER_ENV)
-    env.update({"RAY_USAGE_STATS_ENABLED": "0", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"})
-    ports = {"node-manager-port": free_port(), "object-manager-port": free_port(),
-             "dashboard-agent-listen-port": free_port(), "dashboard-agent-grpc-port": free_port(),
-             "runtime-env-agent-port": free_port(), "metrics-export-port": free_port()}
-    log_dir = Path(tempfile.mkdtemp(prefix="rayw-"))
-    log = open(log_dir / "ray-start.log", "wb")
-    node = subprocess.Popen(
-        [str(RAY), "start", f"--address={gcs}", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=1",
-         f"--resources={json.dumps({WORKER_RESOURCE: 1})}", "--object-store-memory=80000000",
-         "--disable-usage-stats", *(f"--{k}={v}" for k, v in ports.items())],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        import ray.util.state as state
-        deadline = time.monotonic() + 240   # generous: the machine may be busy with other test runs
-        while not any(n.resources_total.get(WORKER_RESOURCE) for n in state.list_nodes(address=head)
-                      if n.state == "ALIVE"):
-            if node.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker node did not join: {(log_dir / 'ray-start.log').read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield client
-    finally:
-        if node.poll() is None:
-            node.send_signal(signal.SIGTERM)
-            try:
-                node.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(node.pid, signal.SIGKILL)
-                node.wait()
-        log.close()
 
 
 # What NeMo-RL's init_ray does (virtual_cluster.py @ v0.5.0, lines 96-111), then an actor placed on the GPU
@@ -174,15 +121,15 @@ def test_head_and_workers_share_one_library_path_definition():
     assert not any(m["mountPath"] == rdma.GIB_MOUNT for m in head["volumeMounts"])
 
 
-def test_actor_on_a_gpu_worker_gets_the_gib_library_path_with_nccl_net_gib(gpu_worker_node, tmp_path):
-    env = actor_env(gpu_worker_node, tmp_path)
+def test_actor_on_a_gpu_worker_gets_the_gib_library_path_with_nccl_net_gib(cluster, tmp_path):
+    env = actor_env(cluster, tmp_path)
     assert env["NCCL_NET"] == "gIB"                         # the worker node's own variable
     assert env["LD_LIBRARY_PATH"] == rdma.WORKER_LD_LIBRARY_PATH
     assert f"{rdma.GIB_MOUNT}/lib64" in env["LD_LIBRARY_PATH"].split(":")
 
 
-def test_the_drivers_library_path_replaces_the_workers(gpu_worker_node, tmp_path):
+def test_the_drivers_library_path_replaces_the_workers(cluster, tmp_path):
     # Why the head must carry the workers' value: a head with any other LD_LIBRARY_PATH hands exactly that to the
     # actor on the GPU worker, which keeps NCCL_NET=gIB but loses the plugin's directory.
-    env = actor_env(gpu_worker_node, tmp_path, prefix="env LD_LIBRARY_PATH=/usr/local/head-only/lib ")
+    env = actor_env(cluster, tmp_path, prefix="env LD_LIBRARY_PATH=/usr/local/head-only/lib ")
     assert env == {"LD_LIBRARY_PATH": "/usr/local/head-only/lib", "NCCL_NET": "gIB"}
