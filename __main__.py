@@ -73,7 +73,7 @@ own_cluster = s.job.enabled and s.job.mode == "own-cluster"
 ray = None if own_cluster else RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs)
 job = None
 if s.job.enabled:
-    job = NemoRlJob("grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster_name=ray.name if ray else None,
+    job = NemoRlJob("grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None,
                     needs=pod_needs)
 
 observability = Observability(

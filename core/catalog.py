@@ -158,6 +158,10 @@ class NemoRlRelease:
     ray_version: str
     grpo_entry: str          # GRPO entry script, relative to /opt/nemo-rl
     configs: frozenset       # example configs (relative to /opt/nemo-rl) the recipes may name
+    # How the image's `ray job submit` joins the entrypoint words back into one string (core/shell.py):
+    # `entrypoint=list2cmdline(entrypoint)` in ray python/ray/dashboard/modules/job/cli.py at 2.46.0, 2.49.2 and
+    # 2.55.1 (read from the PyPI wheels); ray PR #63797 switched POSIX to shlex.join in Ray 2.60.
+    ray_cli_join: str = "list2cmdline"
 
     @property
     def image(self) -> str:
@@ -178,6 +182,14 @@ NEMO_RL_RELEASES: dict[str, NemoRlRelease] = {
     "v0.7.0": NemoRlRelease("v0.7.0", "2.55.1", "examples/run_grpo.py",
                             frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B})),
 }
+
+
+# grpo.val_period each config above resolves to through NeMo-RL's `defaults:` chain, per release
+# (examples/configs at v0.4.0 c751f811, v0.5.0 6c708930, v0.7.0 81aa43dd: grpo_math_1B.yaml and
+# grpo_math_1B_megatron.yaml set 10; grpo_math_70B_megatron.yaml and the Gemma 3 recipes inherit it). A recipe
+# that does not set val_period validates at this period (core.recipes.megatron_save_without_validation).
+BASE_VAL_PERIOD: dict[tuple[str, str], int] = {
+    (tag, config): 10 for tag, release in NEMO_RL_RELEASES.items() for config in release.configs}
 
 
 # --- Images other than NeMo-RL --------------------------------------------------------------------------

@@ -14,7 +14,8 @@ Pure code, no Pulumi resources. It builds:
 
 Preemption recovery relies on NeMo-RL resuming from the newest `step_N` in `checkpointing.checkpoint_dir`
 (FACTS.md §7): the checkpoint directory is `<mount>/checkpoints/<run name>` on Lustre, and the run name is
-stable across resubmissions (default `<recipe>-<stack>`), so resubmitting the same rendering resumes.
+stable across resubmissions (default `<recipe>-<stack>-<fingerprint of what makes a checkpoint incompatible>`,
+`default_run_name()`), so resubmitting the same recipe resumes and a changed model or layout starts fresh.
 
 Secrets never appear here: HF_TOKEN and WANDB_API_KEY reach the driver and the workers through the Ray pods'
 environment (Kubernetes Secret, `secretKeyRef`); a Ray runtime env is shown in the Ray dashboard.
@@ -46,15 +47,17 @@ The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main bran
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+import hashlib
 import json
 import re
 import shlex
+from dataclasses import dataclass
 from typing import Any, Literal, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
+from core import shell
+from core.catalog import BASE_VAL_PERIOD, NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
 from core.keys import key as _key
 
 DEFAULT_RECIPE = "gemma3-27b-gsm8k"
@@ -100,6 +103,9 @@ class Recipe(BaseModel):
         "policy.generation.vllm_cfg.gpu_memory_utilization."))
     dtensor_tensor_parallel_size: Optional[int] = Field(None, ge=1, description=(
         "policy.dtensor_cfg.tensor_parallel_size (DTensor only)."))
+    val_period: Optional[int] = Field(None, ge=0, description=(
+        "grpo.val_period: steps between validations (0: none); null keeps the base config's (catalog "
+        "BASE_VAL_PERIOD)."))
     save_period: int = Field(ge=1, description="checkpointing.save_period: steps between checkpoints.")
     keep_top_k: int = Field(ge=1, description="checkpointing.keep_top_k: checkpoints kept.")
     metric_name: Optional[str] = Field(None, description=(
@@ -113,7 +119,11 @@ class Recipe(BaseModel):
     precision: Literal["bfloat16"] = Field("bfloat16", description="policy.precision of the base configs (sizing).")
 
 
-# Source: the codelab's run_nemo_rl.sh (seed 000) on NeMo-RL v0.4.0.
+# Source: the codelab's run_nemo_rl.sh (seed 000) on NeMo-RL v0.4.0, with one deliberate difference: the codelab
+# saves every 2 steps while grpo_math_70B_megatron.yaml inherits grpo.val_period 10 (from grpo_math_1B_megatron.yaml
+# in v0.4.0, v0.5.0 and v0.7.0; catalog BASE_VAL_PERIOD), so 8 of its 10 checkpoints are written at steps without
+# validation, which on the Megatron backend hits NVIDIA-NeMo/RL #1137 (CUDA OOM after such a save). Here the run
+# saves every 10 steps, at the validation steps 10 and 20 (see megatron_save_without_validation()).
 _QWEN_72B = Recipe(
     name="qwen2.5-72b-deepscaler",
     model_name="Qwen/Qwen2.5-72B-Instruct",
@@ -127,7 +137,7 @@ _QWEN_72B = Recipe(
     num_prompts_per_step=32,
     num_generations_per_prompt=8,
     train_global_batch_size=256,
-    save_period=2,
+    save_period=10,
     keep_top_k=2,
     metric_name=None,
     wandb_enabled=False,
@@ -210,6 +220,13 @@ def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
         elif field not in Recipe.model_fields:
             problems.append(f"{_key(f'jobOverrides.{field}')}: is not a recipe field{_suggest(field, OVERRIDABLE)}"
                             f"; fields: {', '.join(OVERRIDABLE)}")
+        elif isinstance(value, str) and shell.unsafe_characters(value):
+            # The value reaches NeMo-RL through KubeRay's bash, the image's Ray CLI (list2cmdline) and /bin/sh
+            # (core/shell.py); tests/test_entrypoint_shells.py runs that chain.
+            chars = " ".join(shell.unsafe_characters(value))
+            problems.append(f"{_key(f'jobOverrides.{field}')}: {value!r} contains {chars}, which the job's shells "
+                            "(KubeRay's bash, the image's ray job submit, /bin/sh) would change or run; "
+                            "remove $ ` \\ \" and ' from the value")
         else:
             values[field] = value
     if problems:
@@ -299,12 +316,91 @@ def _run_name_problem(name: str) -> Optional[str]:
             "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')")
 
 
-def default_run_name(job: JobSpec, stack_name: str) -> str:
-    """The run name: `runName`, else `<recipe>-<stack>`, stable across resubmissions of the same stack."""
+# What makes a checkpoint the wrong one to resume from, besides the NeMo-RL release that wrote it (checkpoint
+# layout, Megatron-Core and PyTorch DCP versions change between releases, and NeMo-RL promises no compatibility
+# across them):
+# - the weights and their architecture: model_name, config_path (which also fixes the Megatron parallel layout and
+#   the optimizer), converter_type, precision;
+# - the checkpoint format: train_backend (Megatron torch_dist vs DTensor DCP under policy/weights);
+# - how the weights and the distributed optimizer state are sharded: the training world size (num_nodes,
+#   gpus_per_node, minus the nodes given to non-colocated generation) and dtensor_tensor_parallel_size;
+# - dataset: train_dataloader.pt holds the position in this dataset.
+# Everything else resumes: steps, periods, keep_top_k, logging, batch shape and the vLLM settings (generation
+# weights are refreshed from the policy at every refit).
+CHECKPOINT_IDENTITY = ("model_name", "config_path", "converter_type", "precision", "train_backend", "num_nodes",
+                       "gpus_per_node", "colocated_generation", "generation_nodes", "generation_gpus_per_node",
+                       "dtensor_tensor_parallel_size", "dataset")
+
+
+def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease) -> str:
+    """8 hex digits naming what the recipe's checkpoints are compatible with (CHECKPOINT_IDENTITY + release)."""
+    identity = {"nemo_rl": release.tag, **{f: getattr(recipe, f) for f in CHECKPOINT_IDENTITY}}
+    if not recipe.colocated_generation:
+        # Rendered as gpus_per_node when unset (hydra_overrides), so both spellings are one layout.
+        identity["generation_gpus_per_node"] = recipe.generation_gpus_per_node or recipe.gpus_per_node
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> str:
+    """The run name: `runName`, else `<recipe>-<stack>-<fingerprint>`.
+
+    NeMo-RL resumes from the newest `step_N` under `<mount>/checkpoints/<run name>`. The fingerprint changes with
+    what makes those checkpoints incompatible (CHECKPOINT_IDENTITY, the release), so resubmitting the same recipe
+    (or one with more steps, other periods, other logging) resumes, and a changed model, layout, backend or
+    release starts fresh in a directory of its own. An explicit `runName` is used as given."""
     if job.run_name is not None:
         return job.run_name
-    slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", f"{recipe_name(job)}-{stack_name}"))
-    return slug.lstrip("._-")[:100] or "run"
+    recipe, _ = _apply_overrides(job)
+    base = f"{recipe_name(job)}-{stack_name}"
+    slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
+    if recipe is None:
+        return slug[:100] or "run"
+    fingerprint = checkpoint_fingerprint(recipe, release)
+    return f"{slug[:91]}-{fingerprint}" if slug else f"run-{fingerprint}"
+
+
+def effective_val_period(recipe: Recipe, release: NemoRlRelease) -> Optional[int]:
+    """grpo.val_period the run validates at: the recipe's, else its base config's (None if not known)."""
+    if recipe.val_period is not None:
+        return recipe.val_period
+    return BASE_VAL_PERIOD.get((release.tag, recipe.config_path))
+
+
+def megatron_save_without_validation(recipe: Recipe, release: NemoRlRelease) -> list[int]:
+    """Steps at which a Megatron run saves a checkpoint without having validated first (empty when safe).
+
+    NeMo-RL's GRPO loop (nemo_rl/algorithms/grpo.py `grpo_train` at v0.4.0 and v0.5.0) validates when
+    `val_period > 0 and (step + 1) % val_period == 0` and saves when `is_last_step or (step + 1) % save_period ==
+    0` (1-based steps here; the last step is max_num_steps, or the end of the data, which is not known here).
+    Megatron runs that save at a step without validation hit NVIDIA-NeMo/RL #1137 (CUDA OOM at the step after
+    the next validated save; reported 2025-09-16 against main between v0.3.1 and v0.4.0, still open, no fix in
+    NeMo-RL's history through 2026-08) and, before v0.4.0, #834 (segfault after such a save; fixed by PR #844,
+    in v0.4.0 and later)."""
+    val_period = effective_val_period(recipe, release)
+    if recipe.train_backend != "megatron" or val_period is None:
+        return []
+    saves = set(range(recipe.save_period, recipe.max_num_steps + 1, recipe.save_period)) | {recipe.max_num_steps}
+    return sorted(s for s in saves if val_period == 0 or s % val_period)
+
+
+def job_warnings(job: JobSpec, release: NemoRlRelease) -> list[str]:
+    """Runnable but risky job settings, one line each naming the config key (shown by preview, not refused)."""
+    if not job.enabled:
+        return []
+    try:
+        recipe = resolve_recipe(job, release)
+    except RecipeError:
+        return []   # reported as problems by check_job()
+    steps = megatron_save_without_validation(recipe, release)
+    if not steps:
+        return []
+    val_period = effective_val_period(recipe, release)
+    shown = ", ".join(str(s) for s in steps[:6]) + (", ..." if len(steps) > 6 else "")
+    return [f"{_origin(job, 'save_period', 'val_period', 'max_num_steps')}: the Megatron run saves checkpoints "
+            f"at steps without validation ({shown}; save_period {recipe.save_period}, val_period "
+            f"{val_period}, max_num_steps {recipe.max_num_steps}); such runs can run out of GPU memory "
+            f"after the save (NVIDIA-NeMo/RL #1137, reported before v0.4.0, open; #834, a segfault, fixed in "
+            f"v0.4.0); make save_period and max_num_steps multiples of val_period"]
 
 
 def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Optional[Recipe], list[str]]:
@@ -314,7 +410,7 @@ def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Opti
     problems it is returned too, so the cluster-fit rules can report theirs in the same run. The settings
     resolve it once per run (core.settings) and refuse to go on while any problem remains."""
     recipe, problems = _apply_overrides(job)
-    run_problem = _run_name_problem(default_run_name(job, stack_name))
+    run_problem = _run_name_problem(default_run_name(job, stack_name, release))
     if run_problem:
         problems.append(run_problem)
     if recipe is not None:
@@ -423,6 +519,7 @@ def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str) -> dict[s
         "policy.generation.vllm_cfg.tensor_parallel_size": recipe.vllm_tensor_parallel_size,
         "policy.generation.vllm_cfg.gpu_memory_utilization": recipe.vllm_gpu_memory_utilization,
         "logger.tensorboard_enabled": recipe.tensorboard_enabled,
+        "grpo.val_period": recipe.val_period,
     }
     o.update({k: v for k, v in optional.items() if v is not None})
     if not recipe.colocated_generation:
@@ -527,19 +624,9 @@ class ImagePaths:
 IMAGE_PATHS = ImagePaths()
 
 
-def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
+def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
                paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None) -> str:
-    """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
-
-    KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`
-    (ray-operator common/job.go BuildJobSubmitCommand), and the Ray CLI re-joins the words with shlex.join, so
-    a top-level `;` or `&&` would end the submit command instead of running in the job. The script creates
-    the checkpoint directory on Lustre, runs the readiness gate when `gate` gives its options (core.gate: under
-    `set -e` a failed gate ends the job before training), prepares GSM8K when the recipe needs it (the
-    programs are files under SCRIPTS_DIR, not inlined), then runs NeMo-RL from its working directory. One command per line, and with
-    bare Hydra strings the built-in recipes need no quote inside the script, so `pulumi preview` shows every
-    override as plain `key=value`.
-    """
+    """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint())."""
     script = [
         "set -eu",
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
@@ -551,12 +638,38 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
         script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir)))
     script.append("exec " + shlex.join(["uv", "run", "python",
                                          *render_args(recipe, release, mount_path=mount_path, run_name=run_name)]))
-    return shlex.join(["sh", "-c", "\n".join(script)])
+    return "\n".join(script)
 
 
-def runtime_env(recipe: Recipe, *, mount_path: str) -> dict[str, Any]:
+def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
+               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None) -> str:
+    """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
+
+    KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`, so a
+    top-level `;` or `&&` would end the submit command instead of running in the job; the image's Ray CLI
+    re-joins the words with `subprocess.list2cmdline` and the job supervisor runs that with /bin/sh, which
+    expands `$` and backticks and eats backslashes inside list2cmdline's double quotes (core/shell.py has the
+    chain with its sources). Settings refuse such characters in every input the script carries (overrides,
+    run name, mount path); tests/test_entrypoint_shells.py runs the chain with real shells. The script creates
+    the checkpoint directory on Lustre, runs the readiness gate when `gate` gives its options (core.gate: under
+    `set -e` a failed gate ends the job before training), prepares GSM8K when the recipe needs it (the programs
+    are files under SCRIPTS_DIR, not inlined), then runs NeMo-RL from its working directory. One command per
+    line, and with bare Hydra strings the built-in recipes need no quote inside the script, so `pulumi preview`
+    shows every override as plain `key=value`.
+    """
+    return shlex.join(["sh", "-c", job_script(recipe, release, mount_path=mount_path, run_name=run_name,
+                                              paths=paths, gate=gate)])
+
+
+# The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new
+# value replaces the RayJob (spec.metadata, which would carry it too, is never rendered with a clusterSelector:
+# workloads/job.py).
+GATE_RERUN_ENV = "NEMO_RL_GKE_GATE_RERUN"
+
+
+def runtime_env(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> dict[str, Any]:
     """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard)."""
-    return {"env_vars": {
+    env = {
         # Model and dataset downloads land on Lustre once for every node (FACTS.md §7).
         "HF_HOME": hf_home(mount_path),
         # NeMo-RL starts its actors with the driver's whole environment as their runtime env; without this
@@ -565,20 +678,23 @@ def runtime_env(recipe: Recipe, *, mount_path: str) -> dict[str, Any]:
         # Both seeds pin NCCL's and Gloo's bootstrap sockets to the pod's primary interface.
         "NCCL_SOCKET_IFNAME": "eth0",
         "GLOO_SOCKET_IFNAME": "eth0",
-    }}
+    }
+    if gate_rerun:
+        env[GATE_RERUN_ENV] = gate_rerun
+    return {"env_vars": env}
 
 
-def runtime_env_yaml(recipe: Recipe, *, mount_path: str) -> str:
+def runtime_env_yaml(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> str:
     """runtime_env() as the RayJob's runtimeEnvYAML (JSON is YAML; stable key order)."""
-    return json.dumps(runtime_env(recipe, mount_path=mount_path), sort_keys=True, indent=2)
+    return json.dumps(runtime_env(recipe, mount_path=mount_path, gate_rerun=gate_rerun), sort_keys=True, indent=2)
 
 
 def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str,
                  gate_rerun: Optional[str] = None) -> dict[str, str]:
     """Ray job metadata (string map, shown by `ray job list`): which recipe and run a submission belongs to.
 
-    `gate_rerun` (setting gateRerun) is carried here so that a new value changes the RayJob's spec, which
-    replaces the RayJob: the job, and with it the readiness gate, runs again."""
+    `gate_rerun` (setting gateRerun) is listed here too; what makes a new value replace the RayJob (and so run
+    the job and its readiness gate again) is the runtime env (GATE_RERUN_ENV), present in both job modes."""
     meta = {"recipe": recipe.name, "run": run_name, "stack": stack_name, "model": recipe.model_name}
     if gate_rerun:
         meta["gateRerun"] = gate_rerun

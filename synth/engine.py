@@ -75,6 +75,8 @@ class Registration:
     delete_before_replace: bool
     ignore_changes: list[str]
     replace_on_changes: list[str]
+    # URNs whose replacement replaces this resource too (the `replace_with` option; Pulumi CLI >= 3.207.0).
+    replace_with: list[str]
     custom_timeouts: dict[str, str]
     inputs: dict[str, Any]
     secret_paths: list[str]
@@ -293,6 +295,7 @@ class _RecordingMonitor(pm.MockMonitor):
                 protect=bool(request.protect), retain_on_delete=bool(request.retainOnDelete),
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 ignore_changes=sorted(request.ignoreChanges), replace_on_changes=sorted(request.replaceOnChanges),
+                replace_with=sorted(request.replace_with),
                 custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
                                  if getattr(timeouts, k)},
                 inputs=inputs, secret_paths=sorted(secret_paths),

@@ -69,7 +69,11 @@ def inventory_records(result: SynthResult) -> list[dict]:
             "provider": urns[r.provider_urn].name if r.provider_urn in urns else None,
             "options": {k: v for k, v in (("protect", r.protect), ("retainOnDelete", r.retain_on_delete),
                                           ("customTimeouts", r.custom_timeouts),
-                                          ("ignoreChanges", r.ignore_changes)) if v},
+                                          ("ignoreChanges", r.ignore_changes),
+                                          ("replaceOnChanges", r.replace_on_changes),
+                                          ("deleteBeforeReplace", r.delete_before_replace),
+                                          ("replaceWith", sorted(f"{urns[u].type} {urns[u].name}"
+                                                                 for u in r.replace_with if u in urns))) if v},
             "dependsOn": sorted(f"{urns[u].type} {urns[u].name}" for u in r.dependencies if u in urns),
             "inputs": r.redacted_inputs(),
             "secretInputs": r.secret_paths,

@@ -93,9 +93,11 @@ class LocalCluster:
 @contextlib.contextmanager
 def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple[int, ...] = (),
                   head_resources: str = "", timeout: float = 90,
-                  auth_token: Optional[str] = None) -> Iterator[LocalCluster]:
+                  auth_token: Optional[str] = None, worker_env: Optional[dict[str, str]] = None,
+                  worker_resources: str = "") -> Iterator[LocalCluster]:
     """A head with `head_cpus` and one more node per entry of `worker_cpus`, all with `env` as their
-    environment (the Ray pods' environment in the real cluster); yields once every node has joined.
+    environment (the Ray pods' environment in the real cluster), or `worker_env` for the worker nodes when the
+    head pod and the worker pods differ; yields once every node has joined.
     `auth_token`: the cluster runs with Ray token authentication and this process authenticates with it."""
     temp_dir = tempfile.mkdtemp(prefix="rayt-")   # short: Ray's socket paths must fit 107 bytes
     gcs_port, dashboard_port = free_port(), free_port()
@@ -110,10 +112,10 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
                            auth_token=auth_token)
     logs = []
 
-    def launch(args: list[str], name: str) -> subprocess.Popen:
+    def launch(args: list[str], name: str, node_env: dict[str, str]) -> subprocess.Popen:
         log = open(os.path.join(temp_dir, f"{name}.log"), "wb")
         logs.append(log)
-        proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(args, env=node_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         cluster.procs.append(proc)
         return proc
 
@@ -121,7 +123,7 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
         return Path(temp_dir, f"{name}.log").read_text(errors="replace")[-3000:]
 
     try:
-        launch(head, "head")
+        launch(head, "head", env)
         deadline = time.monotonic() + timeout
         while True:
             if cluster.procs[0].poll() is not None:
@@ -136,7 +138,9 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
         for i, cpus in enumerate(worker_cpus):
             launch([str(RAY), "start", "--block", f"--address={cluster.gcs}", "--node-ip-address=127.0.0.1",
                     f"--num-cpus={cpus}", "--object-store-memory=100000000", "--disable-usage-stats",
-                    *(f"--{k}={v}" for k, v in _node_ports().items())], f"worker{i}")
+                    *([f"--resources={worker_resources}"] if worker_resources else []),
+                    *(f"--{k}={v}" for k, v in _node_ports().items())], f"worker{i}",
+                   env if worker_env is None else worker_env)
         _wait_for_nodes(cluster, 1 + len(worker_cpus), deadline, tail)
         yield cluster
     finally:

@@ -145,7 +145,11 @@ def test_advisory_mode_off_and_no_job(synth):
 def test_gate_rerun_changes_the_rayjob_so_it_is_submitted_again(synth):
     before = synth("dev").get(RAYJOB, "rayjob")
     after = synth("dev", {"gateRerun": "node-7-replaced"}).get(RAYJOB, "rayjob")
-    assert after.get("spec.metadata")["gateRerun"] == "node-7-replaced"
+    # In the runtime env, which is part of the spec in both modes (the standing RayJob has no spec.metadata:
+    # KubeRay < 1.5.0 crashes on metadata with a clusterSelector, kuberay PR #4102; workloads/job.py).
+    renv = json.loads(after.get("spec.runtimeEnvYAML"))["env_vars"]
+    assert renv[recipes.GATE_RERUN_ENV] == "node-7-replaced"
+    assert after.get("metadata.annotations")["nemo-rl-gke/gateRerun"] == "node-7-replaced"
     assert before.get("spec") != after.get("spec") and after.replace_on_changes == ["spec"]
     own = synth("dev", {"jobMode": "own-cluster"})
     assert recipes.GATE_SCRIPT in own.get(RAYJOB, "rayjob").get("spec.entrypoint")

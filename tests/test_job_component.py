@@ -35,7 +35,7 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     r = synth(stack)
     s = _settings(r)
     recipe = recipes.resolve_recipe(s.job, s.workload.release)
-    run = recipes.default_run_name(s.job, s.stack_name)
+    run = recipes.default_run_name(s.job, s.stack_name, s.workload.release)
     spec = r.get(RAYJOB, "rayjob").inputs["spec"]
     gate_options = gate.options(gate.GateArgs.of(s))
     assert spec["entrypoint"] == recipes.entrypoint(recipe, s.workload.release, mount_path="/lustre", run_name=run,
@@ -45,11 +45,37 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
 
 
 def test_runtime_env_and_job_metadata_carry_no_secrets(synth, stack):
-    spec = synth(stack).get(RAYJOB, "rayjob").inputs["spec"]
+    job = synth(stack).get(RAYJOB, "rayjob")
+    spec = job.inputs["spec"]
     env = yaml.safe_load(spec["runtimeEnvYAML"])["env_vars"]
     assert not {"HF_TOKEN", "WANDB_API_KEY"} & set(env)
-    text = spec["entrypoint"] + spec["runtimeEnvYAML"] + str(spec["metadata"])
+    text = spec["entrypoint"] + spec["runtimeEnvYAML"] + str(spec.get("metadata")) + str(job.get("metadata"))
     assert "synth-placeholder" not in text
+
+
+def test_standing_mode_never_sends_job_metadata_with_a_cluster_selector(synth, stack):
+    # Every KubeRay before 1.5.0 dereferences the absent rayClusterSpec when a clusterSelector RayJob has
+    # spec.metadata (ray-operator/controllers/ray/common/job.go GetK8sJobCommand @ v1.4.2:
+    # GetMetadataJson(metadata, rayJobInstance.Spec.RayClusterSpec.RayVersion); guard added by kuberay PR #4102 in
+    # 1.5.0): the submitter is never created and the job stays Initializing. GKE does not publish its KubeRay.
+    r = synth(stack)
+    job = r.get(RAYJOB, "rayjob")
+    assert "clusterSelector" in job.inputs["spec"] and "metadata" not in job.inputs["spec"]
+    # The same facts stay readable on the RayJob (kubectl describe), as annotations (no 63-character limit).
+    s = _settings(r)
+    meta = recipes.job_metadata(s.recipe, run_name=s.run_name, stack_name=s.stack_name)
+    annotations = job.get("metadata.annotations")
+    assert {k: annotations[f"nemo-rl-gke/{k}"] for k in meta} == meta
+    assert "nemo-rl-gke/run" not in (job.get("metadata.labels") or {})
+
+
+def test_own_cluster_mode_keeps_job_metadata_in_the_ray_job(synth):
+    # With rayClusterSpec present every KubeRay 1.x builds --metadata-json (Ray >= 2.6.0 is all it checks).
+    r = synth("codelab", {"jobMode": "own-cluster"})
+    spec = r.get(RAYJOB, "rayjob").inputs["spec"]
+    s = _settings(r)
+    assert spec["metadata"] == recipes.job_metadata(s.recipe, run_name=s.run_name, stack_name=s.stack_name)
+    assert "rayClusterSpec" in spec and "clusterSelector" not in spec
 
 
 def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(synth, stack):
@@ -58,10 +84,33 @@ def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(
     assert job.get("metadata.annotations")["pulumi.com/skipAwait"] == "true"
 
 
+def test_a_changed_cluster_replaces_the_cluster_and_its_job(synth, stack):
+    # KubeRay never recreates running pods when the RayCluster's pod template changes (<= 1.5; from 1.6.0 only
+    # with upgradeStrategy Recreate, kuberay PR #4185, absent from the 1.4.2 CRD): a changed image, release, env
+    # or resources must replace the cluster (fixed name: delete first), and the RayJob with it.
+    r = synth(stack)
+    job, cluster = r.get(RAYJOB, "rayjob"), r.get(RAYCLUSTER, "raycluster")
+    assert cluster.replace_on_changes == ["spec"] and cluster.delete_before_replace
+    assert job.replace_with == [cluster.urn] and job.delete_before_replace
+    assert r.depends_on(job, cluster)
+
+
+def test_what_changes_the_cluster_is_in_its_spec(synth):
+    # The changes issue 9 names all land in the RayCluster's spec, which replace_on_changes watches.
+    base = synth("dev").get(RAYCLUSTER, "raycluster").inputs["spec"]
+    for overrides in ({"nemoRlRelease": "v0.4.0", "jobEnabled": False}, {"shmSizeGib": 200},
+                      {"headMemoryGib": 48}, {"gpuType": "nvidia-b200", "machineType": "a4-highgpu-8g"}):
+        r = synth("dev", overrides)
+        assert r.error is None, (overrides, r.error)
+        assert r.get(RAYCLUSTER, "raycluster").inputs["spec"] != base, overrides
+
+
 def test_run_name_and_checkpoint_dir_are_stable_across_runs(synth):
+    # More steps is the same run continued: NeMo-RL resumes from the newest step_N under the same directory.
     a = synth("dev")
     b = synth("dev", {"jobOverrides": {"max_num_steps": 400}})
-    assert a.outputs["runName"] == b.outputs["runName"] == "gemma3-27b-gsm8k-dev"
+    assert a.outputs["runName"] == b.outputs["runName"]
+    assert a.outputs["runName"].startswith("gemma3-27b-gsm8k-dev-")
     assert a.get(RAYJOB, "rayjob").inputs["spec"]["entrypoint"] != b.get(RAYJOB, "rayjob").inputs["spec"]["entrypoint"]
 
 
@@ -74,6 +123,7 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     assert "clusterSelector" not in spec
     assert spec["backoffLimit"] == 5 and spec["shutdownAfterJobFinishes"] is True
     assert spec["ttlSecondsAfterFinished"] == 600
+    assert job.replace_with == []
     s = _settings(r)
     assert spec["rayClusterSpec"] == raycluster_spec(RayPodsConfig.of(s), secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
     validate_any(render.manifest_of(job))
@@ -101,3 +151,21 @@ def test_job_on_a_release_the_recipe_cannot_run_is_rejected(synth):
     assert r.error and "nemo-rl-gke:" in r.error and r.resources == []
     r = synth("dev", {"jobOverrides": {"num_nodes": 4}})
     assert r.error and "workerReplicas" in r.error and r.resources == []
+
+
+def test_own_cluster_mode_deletes_the_gpu_cluster_when_the_job_ends(synth):
+    # KubeRay deletes the RayCluster ttlSecondsAfterFinished after the job's end when shutdownAfterJobFinishes is
+    # true, and keeps the RayJob (rayjob_controller.go handleShutdownAfterJobFinishes @ v1.7.0, the
+    # Complete/Failed case @ v1.4.2; CRD: "TTLSecondsAfterFinished is the TTL to clean up RayCluster"). By default
+    # the GPU cluster goes at once.
+    spec = synth("codelab", {"jobMode": "own-cluster"}).get(RAYJOB, "rayjob").inputs["spec"]
+    assert spec["shutdownAfterJobFinishes"] is True and spec["ttlSecondsAfterFinished"] == 0
+
+
+def test_megatron_saves_without_validation_warn_at_preview(synth):
+    # NVIDIA-NeMo/RL #1137 (OOM) and #834 (segfault, fixed in v0.4.0): core/recipes.py job_warnings.
+    r = synth("codelab", {"jobOverrides": {"save_period": 2}})
+    assert r.error is None
+    [warning] = [w for w in r.warnings if "#1137" in w]
+    assert warning.startswith("nemo-rl-gke:jobOverrides.save_period: ") and "\n" not in warning
+    assert not [w for w in synth("codelab").warnings if "#1137" in w]

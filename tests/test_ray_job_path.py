@@ -123,7 +123,7 @@ def render(name: str, overrides: dict, lustre: Path, image: Image, stack: str = 
     recipe = recipes.resolve_recipe(settings, release)
     assert recipes.check_job(settings, release=release, worker_replicas=recipe.num_nodes, gpus_per_node=8,
                              stack_name=stack) == []
-    run = recipes.default_run_name(settings, stack)
+    run = recipes.default_run_name(settings, stack, release)
     return (recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run, paths=image.paths),
             recipes.runtime_env(recipe, mount_path=str(lustre)),
             recipes.job_metadata(recipe, run_name=run, stack_name=stack),

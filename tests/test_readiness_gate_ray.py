@@ -150,7 +150,7 @@ def rendered_job(lustre: Path, image, gate_over: dict, mode: str = "on"):
     settings = JobSettings.model_validate({"jobRecipe": QWEN, "jobOverrides": {"max_num_steps": 2, "save_period": 1}})
     release = image.release
     recipe = recipes.resolve_recipe(settings, release)
-    run = recipes.default_run_name(settings, "ci")
+    run = recipes.default_run_name(settings, "ci", release)
     opts = gate.options(gate.GateArgs(
         mode=mode, nodes=NODES, gpus_per_node=1, gpu_type="nvidia-b200", machine_type="a4-highgpu-8g",
         mount_path=str(lustre), run_name=run, min_allreduce_busbw=catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS,

@@ -3,13 +3,23 @@
 Two modes (setting `jobMode`):
 - `standing-cluster` (default, as the seeds do): `clusterSelector` to the standing RayCluster, K8sJobMode (a
   submitter pod inside the cluster; no laptop port-forward), no `backoffLimit` — KubeRay rejects it together
-  with clusterSelector from 1.6 and before that a retry could delete the external cluster (kuberay #4516).
+  with clusterSelector from 1.6 and before that a retry could delete the external cluster (kuberay #4516) —
+  and no `spec.metadata`: every KubeRay before 1.5.0 dereferences the absent `rayClusterSpec` while building
+  the submitter when a clusterSelector RayJob carries metadata (ray-operator/controllers/ray/common/job.go
+  GetK8sJobCommand at v1.4.2, `GetMetadataJson(metadata, rayJobInstance.Spec.RayClusterSpec.RayVersion)`;
+  nil check added by kuberay PR #4102 in 1.5.0), so the submitter is never created and the job stays in
+  Initializing; GKE's add-on does not say which KubeRay it runs. The same facts go on the RayJob's annotations.
   Deleting the RayJob (`pulumi destroy`, or a recipe change, which replaces it) stops the Ray job and leaves
-  the cluster.
+  the cluster. The RayJob is replaced whenever the RayCluster is (`replace_with`), so a new cluster always
+  gets a new job.
 - `own-cluster` (for spot capacity): the RayJob embeds the same head/worker templates and owns its cluster,
-  with `backoffLimit` retries, `shutdownAfterJobFinishes` and a TTL. A preempted run fails, KubeRay creates a
-  new cluster and resubmits the same entrypoint, and NeMo-RL resumes from the newest `step_N` on Lustre
-  because the run name — and so the checkpoint directory — is the same.
+  with `backoffLimit` retries and `shutdownAfterJobFinishes`. KubeRay deletes the RayCluster
+  `ttlSecondsAfterFinished` (`jobTtlSeconds`, default 0) after the job ends and keeps the RayJob object and its
+  submitter Job (rayjob_controller.go: `handleShutdownAfterJobFinishes` at v1.7.0, the Complete/Failed case at
+  v1.4.2; the RayJob itself is deleted only when the operator runs with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES).
+  A preempted run fails, KubeRay deletes the cluster, creates a new one and resubmits the same entrypoint, and
+  NeMo-RL resumes from the newest `step_N` on Lustre because the run name — and so the checkpoint directory —
+  is the same.
 
 The entrypoint and runtime env come from `core.recipes`; the runtime env carries no secret (it is shown
 in the Ray dashboard): the tokens are files in the Ray pods (workloads/pod_security.py), only their paths are
@@ -38,6 +48,7 @@ from core.naming import RAY_AUTH_SECRET
 from core.settings import Settings
 from core.settings.security import token_auth_enabled
 from workloads.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
+from core.settings import job as job_settings
 from workloads.raycluster_spec import HEAD_CONTAINER, RayPodsConfig, raycluster_spec
 
 SUBMITTER_CONTAINER = "ray-job-submitter"
@@ -62,6 +73,8 @@ class JobArgs:
     gate_args: Optional[gate.GateArgs] = None
     gate_rerun: Optional[str] = None
     ray_token_auth: bool = False
+    # Runnable but risky job settings (core.settings.job.warnings), shown by `pulumi preview`.
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -70,7 +83,8 @@ class JobArgs:
                    run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
                    own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
                    ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
-                   gate_rerun=s.gate.rerun if s.gate.enabled else None, ray_token_auth=token_auth_enabled(s))
+                   gate_rerun=s.gate.rerun if s.gate.enabled else None, ray_token_auth=token_auth_enabled(s),
+                   warnings=tuple(job_settings.warnings(s)))
 
     @property
     def checkpoint_dir(self) -> str:
@@ -98,22 +112,36 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
     spec: dict = {
         "entrypoint": recipes.entrypoint(a.recipe, a.release, mount_path=mount, run_name=a.run_name,
                                          gate=gate.options(a.gate_args) if a.gate_args else None),
-        "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount),
-        "metadata": recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name,
-                                         gate_rerun=a.gate_rerun),
+        # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
+        "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
         "submissionMode": "K8sJobMode",
         "submitterPodTemplate": submitter_template(a),
     }
     if a.own_cluster is None:
+        # Never `metadata` together with clusterSelector (module docstring: KubeRay < 1.5.0, kuberay PR #4102).
         spec["clusterSelector"] = {"ray.io/cluster": ray_cluster_name}
     else:
         spec.update({
+            "metadata": recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name,
+                                             gate_rerun=a.gate_rerun),
             "rayClusterSpec": raycluster_spec(a.own_cluster, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
             "backoffLimit": a.backoff_limit,
+            # The GPU cluster goes when the job ends (after the last retry): KubeRay deletes the RayCluster
+            # ttlSecondsAfterFinished seconds after the end and keeps the RayJob (module docstring).
             "shutdownAfterJobFinishes": True,
             "ttlSecondsAfterFinished": a.ttl_seconds,
         })
     return spec
+
+
+ANNOTATION_PREFIX = "nemo-rl-gke/"
+
+
+def rayjob_annotations(a: JobArgs) -> dict[str, str]:
+    """The job's metadata as RayJob annotations (`kubectl describe rayjob`), in both modes; annotations have no
+    length limit for values, unlike labels (63 characters), which a run name may exceed."""
+    meta = recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name, gate_rerun=a.gate_rerun)
+    return {f"{ANNOTATION_PREFIX}{k}": v for k, v in sorted(meta.items())}
 
 
 class NemoRlJob(pulumi.ComponentResource):
@@ -124,8 +152,9 @@ class NemoRlJob(pulumi.ComponentResource):
     gate_summary_command: Optional[str]   # prints the gate's last summary; None without a gate
 
     def __init__(self, name: str, args: JobArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
-                 ray_cluster_name: Optional[pulumi.Output[str]], needs: Sequence[pulumi.Resource],
+                 ray_cluster: Optional[k8s.apiextensions.CustomResource], needs: Sequence[pulumi.Resource],
                  opts: Optional[pulumi.ResourceOptions] = None):
+        """`ray_cluster`: the standing RayCluster the job selects; None in own-cluster mode."""
         super().__init__("nemo-rl-gke:workloads:NemoRlJob", name, None, opts)
         a = args
         self.name = a.name
@@ -133,24 +162,31 @@ class NemoRlJob(pulumi.ComponentResource):
         self.checkpoint_dir = a.checkpoint_dir
         self.gate_summary_command = gate.summary_command(
             a.namespace, a.name, HEAD_CONTAINER, a.lustre_mount_path, a.run_name) if a.gate_args else None
-        if ray_cluster_name is not None:
+        for warning in a.warnings:
+            pulumi.log.warn(warning, resource=self)
+        if ray_cluster is not None:
             # The cluster name flows from the RayCluster resource: the job waits for it.
-            spec = ray_cluster_name.apply(lambda n: rayjob_spec(a, ray_cluster_name=n))
+            spec = ray_cluster.metadata.apply(lambda md: rayjob_spec(a, ray_cluster_name=md["name"]))
         else:
             spec = rayjob_spec(a, ray_cluster_name=None)
         self.rayjob = k8s.apiextensions.CustomResource(
             "rayjob", api_version="ray.io/v1", kind="RayJob",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=self.name, namespace=namespace,
-                labels={"app.kubernetes.io/part-of": "nemo-rl-gke", "nemo-rl-gke/run": self.run_name},
+                labels={"app.kubernetes.io/part-of": "nemo-rl-gke"},
                 # Training runs for hours: `pulumi up` must not wait for the job to finish.
-                annotations={"pulumi.com/skipAwait": "true"}),
+                annotations={"pulumi.com/skipAwait": "true", **rayjob_annotations(a)}),
             spec=spec,
             opts=pulumi.ResourceOptions(
                 parent=self, provider=provider,
                 # A finished RayJob never re-runs on update: a new recipe or cluster means a new RayJob. Same
                 # name, so the old one (and its Ray job) goes first.
                 replace_on_changes=["spec"], delete_before_replace=True,
+                # A replaced standing cluster (new image, release, env or resources) gets a new RayJob too: the
+                # old one finished or died with the old cluster and KubeRay never submits a RayJob twice.
+                # `replace_with` needs the Pulumi CLI >= 3.207.0 (pulumi/pulumi PR #20693); older CLIs stop with
+                # "The Pulumi CLI does not support the ReplaceWith option".
+                replace_with=[ray_cluster] if ray_cluster is not None else None,
                 # Own-cluster pods name the PVC, Secret, service account and Network objects; the standing
                 # cluster already waited for them.
                 depends_on=list(needs)))

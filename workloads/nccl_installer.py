@@ -1,22 +1,29 @@
-"""The gIB NCCL RDMA installer DaemonSet, as a manifest dict (no Pulumi resources).
+"""The gIB NCCL RDMA installer DaemonSet and the Autopilot variant's Namespace, as manifest dicts (no Pulumi
+resources).
 
-On every A4 / A3 Ultra node it copies the gIB NCCL plugin and its NCCL build into the host directories
-/home/kubernetes/bin/gib and /home/kubernetes/bin/nvidia/lib64, which the GPU pods mount read-only
-(workloads/rdma.py). The program renders it instead of `kubectl apply -f <url>` so the image is pinned
-and the object is part of the graph.
+On every A4 / A3 Ultra node the installer's init container runs the image's `/scripts/container_entry.sh
+install` (the script ships inside the image; the upstream repository does not contain it), then copies
+the image's /var/lib/gib/lib64 into the host's /home/kubernetes/bin/nvidia/lib64 and all of /var/lib/gib into
+/home/kubernetes/bin/gib; the GPU pods mount those two host directories read-only (workloads/rdma.py). A pause
+container keeps the pod, and so the DaemonSet, Ready. The program renders these objects instead of
+`kubectl apply -f <url>`, so the image is pinned and the objects are part of the graph.
 
-Reproduced from GoogleCloudPlatform/container-engine-accelerators (read via the code index):
-- standard:  gpudirect-rdma/nccl-rdma-installer.yaml at commit 155bfa49b7459a55c2352495d3eeb46a55637be6
-- autopilot: gpudirect-rdma/nccl-rdma-installer-autopilot.yaml at commit
-  0920249dd823fd507b5e9c5d41fb5ec5cb224ce9
-Both pin `nccl-plugin-gib:v1.1.1`. Older revisions (e.g. 2c776f7e9656a2b6476f19938b738b4186000ce3,
-`v1.0.6`) also ran a privileged `alpine:latest` init container that only silenced martian-packet logging
-on the RDMA NICs; upstream dropped it, and so do we. The two variants differ only in namespace (Autopilot
-uses its own `rdma-system` namespace) and in `priorityClassName: system-node-critical` (Standard only).
+Follows GoogleCloudPlatform/container-engine-accelerators at commit 992db81257553607f1477945f1b3219632991829
+(copies and their history in tests/reference/gpudirect-rdma/, compared field by field by
+tests/test_nccl_installer_upstream.py):
+- standard: gpudirect-rdma/nccl-rdma-installer.yaml, namespace `kube-system`, `priorityClassName:
+  system-node-critical`, and since upstream commit 2da1c92ff7bd772a2c833710bb6c21dcfe6dfaae (2026-05-06)
+  `container_entry.sh install` without `--install-nccl`;
+- autopilot: gpudirect-rdma/nccl-rdma-installer-autopilot.yaml, its own `rdma-system` Namespace shipped with
+  it, no priority class (Autopilot reserves system-node-critical for its own components), and still
+  `install --install-nccl` upstream.
+Both pin `nccl-plugin-gib:v1.1.1` (core.catalog.NCCL_GIB_INSTALLER_IMAGE). Those three points are the only
+differences between the variants. Older revisions also ran a privileged `alpine:latest` init container that only
+silenced martian-packet logging on the RDMA NICs (upstream deleted it in bdd28b0f, 2025-07-15); so do we.
 
-The installer itself is privileged with hostNetwork/hostPID (it writes to the host); on Autopilot such a
-pod is admitted only when it matches Google's allowlist for this workload, which is one more reason to keep
-the spec identical to upstream.
+The installer is privileged with hostNetwork/hostPID (it writes to the host); on Autopilot such a pod is
+admitted only when it matches Google's allowlist for this workload, which is one more reason to keep the spec
+identical to upstream.
 """
 from __future__ import annotations
 
@@ -35,13 +42,20 @@ RDMA_GPU_TYPES = ("nvidia-h200-141gb", "nvidia-b200")
 # Upstream's pause container, pinned by digest upstream.
 PAUSE_IMAGE = "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
 
-_INSTALL_SCRIPT = (
-    "set -ex\n"
-    "/scripts/container_entry.sh install --install-nccl\n"
-    "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64\n"
-    "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib\n"
-    'echo "installation finishes"\n'
-)
+
+def install_script(mode: Mode) -> str:
+    """The init container's script, as upstream writes it for `mode` (a YAML literal block: ends with a newline).
+
+    `--install-nccl` only on Autopilot: upstream removed it from the Standard installer in 2da1c92f
+    (2026-05-06) and kept it in the Autopilot one (both at 992db812)."""
+    entry = "/scripts/container_entry.sh install" + (" --install-nccl" if mode == "autopilot" else "")
+    return (
+        "set -ex\n"
+        f"{entry}\n"
+        "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64\n"
+        "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib\n"
+        'echo "installation finishes"\n'
+    )
 
 
 def installer_namespace(mode: Mode) -> str:
@@ -88,7 +102,7 @@ def installer_daemonset(mode: Mode = "standard", image: str = NCCL_GIB_INSTALLER
                 {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"},
             ],
             "command": ["/bin/sh", "-c"],
-            "args": [_INSTALL_SCRIPT],
+            "args": [install_script(mode)],
         }],
         # The work is done in the init container; pause keeps the pod (and so the DaemonSet) Ready.
         "containers": [{"image": PAUSE_IMAGE, "name": "pause"}],

@@ -41,6 +41,12 @@ class RayCluster(pulumi.ComponentResource):
             spec=m["spec"],
             opts=pulumi.ResourceOptions(
                 parent=self, provider=provider,
+                # KubeRay never recreates running pods when the pod template changes (up to 1.5; from 1.6.0 only
+                # with spec.upgradeStrategy.type Recreate, kuberay PR #4185, which the 1.4.2 CRD lacks), so an
+                # updated image, release, env or resources would leave the old pods serving the next job. Any
+                # spec change replaces the cluster instead; the name is fixed, so the old one goes first. The
+                # RayJob is replaced with it (workloads/job.py, replace_with).
+                replace_on_changes=["spec"], delete_before_replace=True,
                 # Pods refer to the PVC, Secret and service account by name, and their interface annotations
                 # to the Network objects: those must exist before the pods are admitted and scheduled.
                 depends_on=list(needs)))

@@ -30,7 +30,7 @@ from core.settings import Settings
 from core.settings.security import token_auth_enabled
 from workloads.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.compute_class import worker_scheduling
-from workloads.rdma import rdma_pod_mixin
+from workloads.rdma import library_path_env, rdma_pod_mixin
 
 API_VERSION = "ray.io/v1"
 KIND = "RayCluster"
@@ -161,7 +161,10 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
             {"containerPort": CLIENT_PORT, "name": "client"},
         ],
         "resources": _head_resources(c),
-        "env": _common_env(c) + tokens.env,
+        # The workers' static LD_LIBRARY_PATH (one definition, workloads/rdma.py): NeMo-RL's driver runs here and
+        # hands its environment to every actor, on the GPU workers too. Only the variable: the head has no gIB
+        # mount and must not source the gIB script.
+        "env": [library_path_env()] + _common_env(c) + tokens.env,
         # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
         "volumeMounts": [_lustre_mount(c), _scripts_mount(), *tokens.volume_mounts],
     }]

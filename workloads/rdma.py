@@ -33,6 +33,19 @@ GIB_HOST_DIR = "/home/kubernetes/bin/gib"
 GIB_MOUNT = "/usr/local/gib"
 SET_NCCL_ENV = f"{GIB_MOUNT}/scripts/set_nccl_env.sh"
 
+# The library path of every Ray process that may run NCCL: the gIB NCCL plugin first, then the node's driver
+# libraries (Google's gIB docs and the tutorial's worker script; nccl-test-a4.yaml sets the driver part). ONE
+# definition for the GPU workers' env and the CPU head's: NeMo-RL's driver runs on the head and starts Ray with
+# `runtime_env={"env_vars": dict(os.environ)}` (nemo_rl/distributed/virtual_cluster.py `init_ray`, v0.4.0-v0.7.0),
+# and runtime-env variables replace the node's, so every actor on a GPU worker gets the head's LD_LIBRARY_PATH.
+# On the head the two directories do not exist (no GPU, no gIB mount); the dynamic loader skips them.
+WORKER_LD_LIBRARY_PATH = f"{GIB_MOUNT}/lib64:{NVIDIA_MOUNT}/lib64"
+
+
+def library_path_env() -> dict:
+    """The LD_LIBRARY_PATH entry of a Ray container's env: the same value on the GPU workers and the CPU head."""
+    return {"name": "LD_LIBRARY_PATH", "value": WORKER_LD_LIBRARY_PATH}
+
 
 def pod_networks() -> list[tuple[str, str]]:
     """(interface, network) in attachment order: eth0 default, eth1 gvnic-1, eth2..eth9 rdma-0..7."""
@@ -104,9 +117,6 @@ def rdma_pod_mixin(accelerator: Accelerator) -> RdmaMixin:
         {"name": "gib-nccl-plugin", "mountPath": GIB_MOUNT, "readOnly": True},
     ]
     env_values = [
-        # The driver libraries come from the node (GKE installs them under /home/kubernetes/bin/nvidia); the
-        # gIB NCCL plugin must be on the library path too (Google's gIB docs, and the tutorial's worker script).
-        ("LD_LIBRARY_PATH", f"{GIB_MOUNT}/lib64:{NVIDIA_MOUNT}/lib64"),
         ("NCCL_NET", NCCL_NET_PLUGIN),
         # RoCE v2 GID of the MRDMA NICs.
         ("NCCL_IB_GID_INDEX", "3"),
@@ -130,6 +140,8 @@ def rdma_pod_mixin(accelerator: Accelerator) -> RdmaMixin:
         annotations=interfaces_annotation(),
         volumes=volumes,
         volume_mounts=volume_mounts,
-        env=[{"name": k, "value": v} for k, v in env_values],
+        # The driver libraries come from the node (GKE installs them under /home/kubernetes/bin/nvidia) and the
+        # gIB NCCL plugin from the installer's directory: WORKER_LD_LIBRARY_PATH.
+        env=[library_path_env()] + [{"name": k, "value": v} for k, v in env_values],
         startup_prefix=startup_prefix,
     )

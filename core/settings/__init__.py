@@ -142,7 +142,7 @@ class Settings(BaseModel):
 
     @property
     def run_name(self) -> str:
-        return recipes.default_run_name(self.job, self.stack_name)
+        return recipes.default_run_name(self.job, self.stack_name, self.workload.release)
 
 
 # Keys that only one cluster mode supports.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import Field
 
-from core import catalog
+from core import catalog, shell
 from core.keys import key
 from core.settings.base import Section
 
@@ -70,6 +70,11 @@ def check(s: "Settings") -> list[str]:
             p.append(f"{key(k)}: {value:g} GB/s is more than an {facts.gpu_type} GPU can move "
                      f"({facts.implausible_busbw_gbps:g} GB/s = NVLink {facts.nvlink_bidirectional_gbps:g} + PCIe "
                      f"{facts.pcie_bidirectional_gbps:g} GB/s, both directions); no run could pass it")
+    if g.rerun and shell.unsafe_characters(g.rerun):
+        # The token travels in the runtime env and the job metadata, which KubeRay pastes into its submitter's
+        # bash command inside strconv.Quote'd double quotes, where `$` and backticks still expand (core/shell.py).
+        p.append(f"{key('gateRerun')}: {g.rerun!r} must not contain $ ` \\ \" or ', which KubeRay's submitter "
+                 "shell would change")
     if not 0 < g.lustre_fraction <= 1:
         p.append(f"{key('gateLustreFraction')}: must be in (0, 1], a share of the Lustre ceiling "
                  f"(got {g.lustre_fraction:g})")

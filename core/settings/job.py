@@ -28,7 +28,9 @@ class JobSettings(Section):
     mode: Literal["standing-cluster", "own-cluster"] = Field("standing-cluster", alias="jobMode",
                                                              description="Where the RayJob runs.")
     backoff_limit: int = Field(3, alias="jobBackoffLimit", ge=0, description="own-cluster mode: retries.")
-    ttl_seconds: int = Field(3600, alias="jobTtlSeconds", ge=0, description="own-cluster mode: TTL after finish.")
+    ttl_seconds: int = Field(0, alias="jobTtlSeconds", ge=0, description=(
+        "own-cluster mode: seconds the GPU cluster stays after the job ends (0: deleted at once); the RayJob "
+        "object stays until pulumi destroy or a job change."))
     run_name: Optional[str] = Field(None, alias="runName", description="Run name (checkpoint directory).")
 
     @field_validator("overrides", mode="before")
@@ -50,6 +52,14 @@ def check(s: "Settings") -> list[str]:
         return []
     return recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas,
                                 gpus_per_node=acc.gpus_per_node)
+
+
+def warnings(s: "Settings") -> list[str]:
+    """Runnable but risky job settings, one line each naming the key (pulumi preview shows them): Megatron
+    checkpoints at steps without validation (core.recipes.job_warnings; NVIDIA-NeMo/RL #1137, #834)."""
+    if s.recipe is None or not s.job.enabled:
+        return []
+    return recipes.job_warnings(s.job, s.workload.release)
 
 
 def needs_wandb_key(s: "Settings") -> bool:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Optional
 
 from pydantic import Field
 
-from core import catalog, node_fit, recipes
+from core import catalog, node_fit, recipes, shell
 from core.gcp_rules import mount_path_problems, protected_paths
 from core.keys import key
 from core.settings.base import Section
@@ -56,4 +56,9 @@ def check(s: "Settings") -> list[str]:
         worker = node_fit.gpu_worker_request(acc)
         p.extend(node_fit.shm_problems(w.shm_size_gib, worker.memory_gib))
         p.extend(node_fit.worker_problems(acc, worker, autopilot=s.autopilot))
+    if shell.unsafe_characters(w.lustre_mount_path):
+        # The path is part of the job's entrypoint, which KubeRay's bash, the image's `ray job submit`
+        # (list2cmdline) and /bin/sh each parse again (core/shell.py).
+        p.append(f"{key('lustreMountPath')}: {w.lustre_mount_path!r} must not contain $ ` \\ \" or ', which the "
+                 "job's shells would change on the way to NeMo-RL")
     return p
