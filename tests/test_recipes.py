@@ -266,7 +266,7 @@ def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(na
 def test_entrypoint_reads_as_one_plain_command_per_line(name):
     # What a reviewer of `pulumi preview` sees: no inlined program, no nested quoting, every override key=value.
     release, recipe = HOME_RELEASE[name], recipes.RECIPES[name]
-    run = recipes.default_run_name(job(jobRecipe=name), "dev")
+    run = recipes.default_run_name(job(jobRecipe=name), "dev", release)
     ep = recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name=run)
     sh, dash_c, script = shlex.split(ep)
     assert ep == f"sh -c '{script}'"   # one pair of quotes around the script, none inside it
@@ -291,18 +291,25 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
 
 
 def test_checkpoint_dir_is_the_run_name_on_lustre_and_stable_across_resubmissions():
-    j = job(jobRecipe=QWEN)
-    assert recipes.default_run_name(j, "dev") == recipes.default_run_name(j, "dev") == "qwen2.5-72b-deepscaler-dev"
-    assert recipes.default_run_name(job(runName="exp7"), "dev") == "exp7"
-    assert recipes.default_run_name(job(), "team/prod stack") == "gemma3-27b-gsm8k-team-prod-stack"
-    assert recipes.default_run_name(job(), "a...b") == "gemma3-27b-gsm8k-a.b"
+    # The default run name ends with the fingerprint of what makes a checkpoint incompatible (issue 9 item 12;
+    # tests/test_checkpoint_runs.py checks both directions).
+    j, rel = job(jobRecipe=QWEN), HOME_RELEASE[QWEN]
+    fp = recipes.checkpoint_fingerprint(recipes.RECIPES[QWEN], rel)
+    assert recipes.default_run_name(j, "dev", rel) == recipes.default_run_name(j, "dev", rel) == \
+        f"qwen2.5-72b-deepscaler-dev-{fp}"
+    assert recipes.default_run_name(job(runName="exp7"), "dev", rel) == "exp7"
+    gemma_fp = recipes.checkpoint_fingerprint(recipes.RECIPES[GEMMA], HOME_RELEASE[GEMMA])
+    assert recipes.default_run_name(job(), "team/prod stack", HOME_RELEASE[GEMMA]) == \
+        f"gemma3-27b-gsm8k-team-prod-stack-{gemma_fp}"
+    assert recipes.default_run_name(job(), "a...b", HOME_RELEASE[GEMMA]) == f"gemma3-27b-gsm8k-a.b-{gemma_fp}"
     values = rendered(QWEN, run_name="qwen2.5-72b-deepscaler-dev")
     assert values["checkpointing.checkpoint_dir"] == "/lustre/checkpoints/qwen2.5-72b-deepscaler-dev"
     assert values["logger.log_dir"] == "/lustre/logs/qwen2.5-72b-deepscaler-dev"
 
 
 def test_qwen_recipe_reproduces_the_codelab_run():
-    # seed 000, run_nemo_rl.sh
+    # seed 000, run_nemo_rl.sh, except checkpoint every 10 steps (the codelab's 2 saves at steps without
+    # validation, NVIDIA-NeMo/RL #1137; README "How the codelab recipe differs from the codelab")
     v = rendered(QWEN)
     assert v["entry"] == "examples/run_grpo_math.py"
     assert v["config"] == "examples/configs/grpo_math_70B_megatron.yaml"
@@ -315,7 +322,7 @@ def test_qwen_recipe_reproduces_the_codelab_run():
         "policy.model_name": "Qwen/Qwen2.5-72B-Instruct", "policy.megatron_cfg.converter_type": "Qwen2ForCausalLM",
         "logger.wandb_enabled": False, "cluster.num_nodes": 8, "cluster.gpus_per_node": 8,
         "grpo.max_num_steps": 20, "grpo.num_generations_per_prompt": 8, "grpo.num_prompts_per_step": 32,
-        "policy.train_global_batch_size": 256, "checkpointing.enabled": True, "checkpointing.save_period": 2,
+        "policy.train_global_batch_size": 256, "checkpointing.enabled": True, "checkpointing.save_period": 10,
         "checkpointing.keep_top_k": 2, "checkpointing.metric_name": None, "data.dataset_name": "DeepScaler",
     }
     assert v["logger.wandb.name"] == "run-1"
