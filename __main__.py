@@ -6,6 +6,7 @@ outputs of one to the other.
 """
 import pulumi
 
+from core import export
 from core.settings import SettingsError, load_secrets, load_settings
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
@@ -18,8 +19,10 @@ from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
+from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
 from workloads.identity import WorkloadIdentity, WorkloadIdentityArgs
 from workloads.job import JobArgs, NemoRlJob
+from workloads.prefetch import WeightsPrefetch, WeightsPrefetchArgs
 from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.scripts import JobScripts
 from workloads.storage import LustreInstanceRef, LustreVolume, LustreVolumeArgs
@@ -66,15 +69,35 @@ volume = LustreVolume(
     "lustre-volume", LustreVolumeArgs.of(s),
     LustreInstanceRef(volume_handle=lustre.volume_handle, ip=lustre.ip, filesystem=lustre.instance.filesystem),
     namespace, k8s_provider)
-# Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
+# GPU nodes and the NeMo-RL image while Lustre is still being created: placeholders ask for GPU nodes as soon
+# as the pool exists (they need neither Lustre nor a Secret), a DaemonSet pulls the image on the CPU pool.
+warmup = None
+if s.startup.image_path == "prepull":
+    warmup = GpuWarmup("gpu-warmup", GpuWarmupArgs.of(s), namespace, k8s_provider,
+                       gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values()))
+                       + [gpu_networking, compute_class],
+                       cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [])
+# The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods).
+weights = None
+if s.job.enabled and s.startup.prefetch_weights:
+    weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), namespace, k8s_provider,
+                              needs=[volume.pvc, workload.secret, job_scripts.config_map])
+# Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it. With the export,
+# the head mounts the bucket as the workload's identity: the grant must exist before the sidecar mounts it.
 pod_needs = [volume.pvc, workload.secret, workload.service_account, job_scripts.config_map, gpu_networking,
              compute_class]
+if s.job.enabled and s.startup.export_checkpoints:
+    pod_needs.append(bucket.binding)
 own_cluster = s.job.enabled and s.job.mode == "own-cluster"
 ray = None if own_cluster else RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs)
 job = None
 if s.job.enabled:
+    # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:
+    # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
+    # entrypoint waits for the prefetch marker instead (JobArgs.before).
+    job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
     job = NemoRlJob("grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None,
-                    needs=pod_needs)
+                    needs=job_needs)
 
 observability = Observability(
     "observability",
@@ -114,6 +137,12 @@ if job is not None:
         pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
     pulumi.export("jobsCliCommand", "python -m workloads.jobs list --address http://127.0.0.1:8265  "
                                     "# after the dashboard command above")
+if weights is not None:
+    pulumi.export("prefetchMarker", weights.marker)
+    pulumi.export("modelPath", weights.model_path)
+if job is not None and s.startup.export_checkpoints:
+    dest, _ = export.parse_destination(s.startup.export_destination, s.bucket_name)
+    pulumi.export("exportUrl", f"{dest.url}/{s.run_name}")
 if observability.dashboard_url is not None:
     pulumi.export("dashboardUrl", observability.dashboard_url)
 pulumi.export("driverLogsQuery", observability.logs_query)

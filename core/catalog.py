@@ -568,3 +568,100 @@ def reservation_path(project: str, name: str, block: Optional[str] = None) -> st
     """`projects/<p>/reservations/<r>[/reservationBlocks/<b>]`, the reservation affinity value GKE takes."""
     path = f"projects/{project}/reservations/{name}"
     return f"{path}/reservationBlocks/{block}" if block else path
+
+# ======================================================================================================
+# --- Time to the first training step (issue 13): pinned inputs, image warmup, nominal durations ------
+# ======================================================================================================
+# Everything the prefetch, the GPU warmup, the checkpoint export and the critical-path report rely on.
+# Figures marked "nominal estimate" have no published source; the report prints them as such.
+
+# Revisions: a 40-hex commit id, or a version-like tag. Branch names (`main`) are refused for models because
+# they move; a tag cannot be told from a branch offline, so only version-shaped names are accepted as tags.
+HF_COMMIT_RE = r"[0-9a-f]{40}"
+HF_TAG_RE = r"v?[0-9]+(?:\.[0-9]+)*(?:[-+.][A-Za-z0-9]+)*"
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    repo_id: str
+    revision: str            # the `main` commit pinned by the recipes
+    weight_bytes: int        # safetensors shards at that revision
+    gated: bool              # the Hub asks for an accepted licence (token needed)
+    source: str
+
+
+# The Hub pages themselves are not in the search corpora; both commits are the `main` snapshots pinned by
+# several independent public projects (exact-string search), one of which records the download size.
+MODELS: dict[str, ModelFacts] = {
+    "Qwen/Qwen2.5-72B-Instruct": ModelFacts(
+        "Qwen/Qwen2.5-72B-Instruct", "495f39366efef23836d0cfae4fbe635880d2be31", 145_000_000_000, False,
+        "public fetch scripts pinning this commit for snapshot_download; a run log: '145 GB, 37/37 shards'"),
+    "google/gemma-3-27b-it": ModelFacts(
+        "google/gemma-3-27b-it", "005ad3404e59d6023443cb575daa05336842228a", 55_000_000_000, True,
+        "a provenance table linking huggingface.co/google/gemma-3-27b-it to this commit; a manifest requiring "
+        ">= 54,000,000,000 safetensors bytes; issue 13 states ~55 GB"),
+}
+
+# Hugging Face datasets each recipe's data loader downloads (NeMo-RL calls load_dataset without a revision,
+# so the prefetch takes the branch head NeMo-RL will read). Sources: NVIDIA-NeMo/RL
+# nemo_rl/data/datasets/response_datasets/deepscaler.py at v0.4.0 (c751f81) and v0.5.0 (6c70893);
+# workloads/prepare_gsm8k.py for GSM8K.
+RECIPE_DATASETS: dict[str, tuple[str, ...]] = {
+    "DeepScaler": ("agentica-org/DeepScaleR-Preview-Dataset", "HuggingFaceH4/aime_2024"),
+    "gsm8k": ("openai/gsm8k",),
+}
+DATASET_REVISION = "main"
+
+# --- GPU warmup ---------------------------------------------------------------------------------------
+# Pods with a priority below the cluster autoscaler's --expendable-pods-priority-cutoff (default -10) "don't
+# cause scale up" (kubernetes/autoscaler cluster-autoscaler/main.go, flag help). The placeholders must bring
+# GPU nodes up, so their priority is exactly the cutoff: the lowest value that still scales. Ray pods run at
+# the default priority 0 and preempt them (GKE "Provision extra compute capacity for rapid Pod scaling").
+AUTOSCALER_EXPENDABLE_PRIORITY_CUTOFF = -10
+WARMUP_PRIORITY = AUTOSCALER_EXPENDABLE_PRIORITY_CUTOFF
+# Pinned pause image for the CPU pre-pull DaemonSet's long-running container (Kubernetes' own pause image).
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+
+# --- Nominal durations for the critical-path report ---------------------------------------------------
+@dataclass(frozen=True)
+class Nominal:
+    seconds: float
+    source: str
+
+
+NOMINAL_ESTIMATE = "nominal estimate (no published figure)"
+
+# Seconds Pulumi waits for a resource of this type (create + await), by type token.
+NOMINAL_RESOURCE_SECONDS: dict[str, Nominal] = {
+    "gcp:lustre/instance:Instance": Nominal(900, "codelab (seed 000): 'Lustre ... 10~15분'; FACTS §5 10-15 min; upper bound"),
+    "gcp:container/cluster:Cluster": Nominal(600, NOMINAL_ESTIMATE + "; seed 000 says 'several minutes'"),
+    "gcp:container/nodePool:NodePool": Nominal(120, NOMINAL_ESTIMATE + " (pool without nodes; nodes are added below)"),
+    "gcp:servicenetworking/connection:Connection": Nominal(90, NOMINAL_ESTIMATE),
+    "gcp:projects/service:Service": Nominal(60, NOMINAL_ESTIMATE),
+    "gcp:compute/network:Network": Nominal(30, NOMINAL_ESTIMATE),
+    "gcp:compute/subnetwork:Subnetwork": Nominal(20, NOMINAL_ESTIMATE),
+    "gcp:compute/router:Router": Nominal(15, NOMINAL_ESTIMATE),
+    "gcp:compute/routerNat:RouterNat": Nominal(30, NOMINAL_ESTIMATE),
+    "gcp:compute/firewall:Firewall": Nominal(15, NOMINAL_ESTIMATE),
+    "gcp:compute/globalAddress:GlobalAddress": Nominal(15, NOMINAL_ESTIMATE),
+    "gcp:serviceaccount/account:Account": Nominal(5, NOMINAL_ESTIMATE),
+    "gcp:projects/iAMMember:IAMMember": Nominal(10, NOMINAL_ESTIMATE),
+    "gcp:storage/bucket:Bucket": Nominal(5, NOMINAL_ESTIMATE),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": Nominal(10, NOMINAL_ESTIMATE),
+    "gcp:monitoring/dashboard:Dashboard": Nominal(5, NOMINAL_ESTIMATE),
+}
+# Any other resource (Kubernetes objects the provider applies without a long wait, providers, ...).
+NOMINAL_DEFAULT_RESOURCE = Nominal(2, NOMINAL_ESTIMATE + " (one API call)")
+
+# What happens outside Pulumi's waits.
+NOMINAL_CPU_NODE_SECONDS = Nominal(
+    120, "GKE 'Provision extra compute capacity': 'Each new node takes approximately 80 to 120 seconds to boot'")
+NOMINAL_GPU_NODE_SECONDS = Nominal(
+    300, NOMINAL_ESTIMATE + ": node boot 80-120 s (GKE capacity-provisioning page) plus GPU driver and 9 NICs")
+NOMINAL_IMAGE_BYTES = Nominal(25e9, "issue 13: the NeMo-RL image is 20-30 GB (midpoint)")
+NOMINAL_IMAGE_PULL_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (registry download + gzip unpack)")
+NOMINAL_HF_DOWNLOAD_BYTES_PER_S = Nominal(500e6, NOMINAL_ESTIMATE + " (Hub to one CPU node, parallel files)")
+NOMINAL_RAY_START_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (container start + `ray start`)")
+NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submitter pod + `ray job submit`)")
+# The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
+DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"

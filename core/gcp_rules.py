@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from core import catalog
+from core import catalog, export
 from core.keys import key as _key
 
 
@@ -204,6 +204,7 @@ def protected_paths(scripts_dir: str) -> dict[str, str]:
         catalog.NEMO_RL_WORKDIR: "NeMo-RL's working directory in the image",
         scripts_dir: "the job's programs (ConfigMap) on the Ray head",
         catalog.RAY_TMP_DIR: "Ray's session directory /tmp/ray",
+        export.EXPORT_MOUNT: "the training bucket mounted on the Ray head for the checkpoint export",
     }
     for tree in catalog.SYSTEM_TREES:
         paths.setdefault(tree, "a system directory of the image")

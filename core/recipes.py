@@ -56,7 +56,7 @@ from typing import Any, Literal, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core import shell
+from core import catalog, prefetch, shell
 from core.catalog import BASE_VAL_PERIOD, NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
 from core.keys import key as _key
 
@@ -80,6 +80,10 @@ class Recipe(BaseModel):
 
     name: str = Field(description="Recipe name (jobRecipe).")
     model_name: str = Field(description="policy.model_name (Hugging Face id).")
+    model_revision: Optional[str] = Field(None, description=(
+        "Hugging Face revision of the model the weights prefetch downloads and the job trains from: a 40-hex "
+        "commit id or a version tag (branches move and are refused). Built-in recipes pin their model's "
+        "commit (core.catalog.MODELS)."))
     config_path: str = Field(description="NeMo-RL base config, relative to /opt/nemo-rl (--config).")
     train_backend: Literal["megatron", "dtensor"] = Field(description="Training backend the base config enables.")
     converter_type: Optional[str] = Field(None, description="policy.megatron_cfg.converter_type (Megatron only).")
@@ -127,6 +131,7 @@ class Recipe(BaseModel):
 _QWEN_72B = Recipe(
     name="qwen2.5-72b-deepscaler",
     model_name="Qwen/Qwen2.5-72B-Instruct",
+    model_revision=catalog.MODELS["Qwen/Qwen2.5-72B-Instruct"].revision,
     config_path="examples/configs/grpo_math_70B_megatron.yaml",
     train_backend="megatron",
     converter_type="Qwen2ForCausalLM",
@@ -148,6 +153,7 @@ _QWEN_72B = Recipe(
 _GEMMA3_27B = Recipe(
     name="gemma3-27b-gsm8k",
     model_name="google/gemma-3-27b-it",
+    model_revision=catalog.MODELS["google/gemma-3-27b-it"].revision,
     config_path="examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml",
     train_backend="dtensor",
     dataset="gsm8k",
@@ -229,6 +235,9 @@ def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
                             "remove $ ` \\ \" and ' from the value")
         else:
             values[field] = value
+    if "model_name" in job.overrides and "model_revision" not in job.overrides:
+        # The base recipe's pin belongs to its own model: another model takes the catalog's pin or none.
+        values["model_revision"] = prefetch.default_revision(values["model_name"])
     if problems:
         return None, problems
     try:
@@ -282,6 +291,8 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
     if not r.save_optimizer:
         p.append((("save_optimizer",), "the rendered run always checkpoints the optimizer state "
                                        "(policy/optimizer/), which resuming after a preemption needs"))
+    if r.model_revision is not None and prefetch.revision_problem(r.model_revision):
+        p.append((("model_revision",), f"model_revision {prefetch.revision_problem(r.model_revision)}"))
     return p
 
 
@@ -492,12 +503,14 @@ def gsm8k_paths(mount_path: str) -> dict[str, str]:
     return {"dir": d, "train": f"{d}/train.jsonl", "validation": f"{d}/test.jsonl", "marker": f"{d}/_SUCCESS"}
 
 
-def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str) -> dict[str, Any]:
-    """Config key -> value, in a stable (sorted) order; None renders as null."""
+def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
+                    model_path: Optional[str] = None) -> dict[str, Any]:
+    """Config key -> value, in a stable (sorted) order; None renders as null. `model_path`: the local
+    directory of the prefetched, pinned model (NeMo-RL accepts a path as policy.model_name)."""
     if _run_name_problem(run_name):
         raise ValueError(_run_name_problem(run_name))
     o: dict[str, Any] = {
-        "policy.model_name": recipe.model_name,
+        "policy.model_name": model_path or recipe.model_name,
         "cluster.num_nodes": recipe.num_nodes,
         "cluster.gpus_per_node": recipe.gpus_per_node,
         "grpo.max_num_steps": recipe.max_num_steps,
@@ -600,16 +613,19 @@ def hydra_value(value: Any) -> str:
     raise TypeError(f"cannot render {type(value).__name__} as a Hydra value")
 
 
-def render_overrides(recipe: Recipe, *, mount_path: str, run_name: str) -> list[str]:
+def render_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
+                     model_path: Optional[str] = None) -> list[str]:
     """Hydra overrides as command-line words, `+` exactly on the keys the base config lacks."""
     return [("+" if k in KEYS_ABSENT_FROM_BASE else "") + f"{k}={hydra_value(v)}"
-            for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name).items()]
+            for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name,
+                                        model_path=model_path).items()]
 
 
-def render_args(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str) -> list[str]:
+def render_args(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
+                model_path: Optional[str] = None) -> list[str]:
     """The training program's argv after `python`: entry script, --config, Hydra overrides."""
     return [release.grpo_entry, "--config", recipe.config_path,
-            *render_overrides(recipe, mount_path=mount_path, run_name=run_name)]
+            *render_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path)]
 
 
 @dataclass(frozen=True)
@@ -625,8 +641,15 @@ IMAGE_PATHS = ImagePaths()
 
 
 def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
-               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None) -> str:
-    """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint())."""
+               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None,
+               model_path: Optional[str] = None, before: tuple[list[str], ...] = (),
+               after: tuple[list[str], ...] = ()) -> str:
+    """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint()).
+
+    `model_path`: the prefetched, pinned model directory (policy.model_name); `before`: commands run before
+    training (own-cluster mode waits there for the weights prefetch's marker); `after`: commands run once
+    training succeeded (the checkpoint export). With nothing after, NeMo-RL is exec'd; otherwise `set -e` runs
+    the export only after a successful training."""
     script = [
         "set -eu",
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
@@ -634,15 +657,20 @@ def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
     ]
     if gate:
         script.append(shlex.join(gate_command(gate, paths.scripts_dir)))
+    script.extend(shlex.join(cmd) for cmd in before)
     if recipe.dataset == "gsm8k":
         script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir)))
-    script.append("exec " + shlex.join(["uv", "run", "python",
-                                         *render_args(recipe, release, mount_path=mount_path, run_name=run_name)]))
+    train = shlex.join(["uv", "run", "python", *render_args(recipe, release, mount_path=mount_path,
+                                                             run_name=run_name, model_path=model_path)])
+    script.append(train if after else "exec " + train)
+    script.extend(shlex.join(cmd) for cmd in after)
     return "\n".join(script)
 
 
 def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
-               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None) -> str:
+               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None,
+               model_path: Optional[str] = None, before: tuple[list[str], ...] = (),
+               after: tuple[list[str], ...] = ()) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
     KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`, so a
@@ -658,7 +686,8 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
     shows every override as plain `key=value`.
     """
     return shlex.join(["sh", "-c", job_script(recipe, release, mount_path=mount_path, run_name=run_name,
-                                              paths=paths, gate=gate)])
+                                              paths=paths, gate=gate, model_path=model_path, before=before,
+                                              after=after)])
 
 
 # The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new

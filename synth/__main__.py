@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from synth import compare, engine, render
+from synth import compare, critical_path, engine, render
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = args.out or engine.ROOT / "build" / args.stack
     counts = render.write(result, out)
+    # Time to the first training step: the graph's critical path with nominal durations (synth/critical_path.py).
+    estimate = critical_path.estimate(result.resources)
+    report = estimate.format(args.stack) if estimate.path else ""
+    if report:
+        (out / "critical-path.md").write_text(f"# Stack `{args.stack}`: time to the first training step\n\n```\n"
+                                              f"{report}```\n")
     print(f"stack {args.stack}: {sum(counts.values())} resources")
     sizing = result.outputs.get("checkpointSizing")
     if sizing:
@@ -57,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warning: {warning}")
     for typ, n in counts.items():
         print(f"  {n:3d}  {typ}")
+    if report:
+        print(report, end="")
     print(f"wrote {out}/ (inventory.md, inventory.json, graph.mmd, README.md"
+          + (", critical-path.md" if report else "")
           + (", manifests/" if (out / 'manifests').exists() else "") + ")")
     if before is not None:
         print(compare.format_report(compare.compare(before, compare.load(out)), str(args.compare)), end="")

@@ -75,7 +75,8 @@ def test_every_stack_runs_the_gate_first_with_its_gpu_types_figures(synth, stack
     r = synth(stack)
     lines = script_lines(r)
     gate_at = next(i for i, ln in enumerate(lines) if recipes.GATE_SCRIPT in ln)
-    train_at = next(i for i, ln in enumerate(lines) if ln.startswith("exec "))
+    # The training line (exec'd, or followed by the checkpoint export when that is on).
+    train_at = next(i for i, ln in enumerate(lines) if "examples/run_grpo" in ln)
     assert lines[0] == "set -eu" and gate_at < train_at   # set -e: a failing gate ends the job first
     assert all(recipes.GATE_SCRIPT not in ln for ln in lines[gate_at + 1:])
     prep = [i for i, ln in enumerate(lines) if recipes.GSM8K_SCRIPT in ln]

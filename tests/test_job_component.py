@@ -1,12 +1,14 @@
 """The NemoRlJob component: the RayJob the program registers in each mode, from the engine's records."""
 from __future__ import annotations
 
+import dataclasses
+
 import yaml
 
 from core.settings import load_settings
 from synth import render
 from tests.k8s_validation import validate_any
-from core import gate, recipes
+from core import export, gate, prefetch, recipes
 from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
@@ -38,8 +40,15 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     run = recipes.default_run_name(s.job, s.stack_name, s.workload.release)
     spec = r.get(RAYJOB, "rayjob").inputs["spec"]
     gate_options = gate.options(gate.GateArgs.of(s))
+    # The job trains from the prefetched, pinned snapshot and exports its checkpoints afterwards (stack defaults).
+    plan = prefetch.plan(model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset,
+                         mount_path="/lustre")
+    export_cmd = export.export_argv(scripts_dir=recipes.SCRIPTS_DIR, checkpoint_dir=f"/lustre/checkpoints/{run}",
+                                    prefix=export.DEFAULT_PREFIX, run_name=run, metric_name=recipe.metric_name)
     assert spec["entrypoint"] == recipes.entrypoint(recipe, s.workload.release, mount_path="/lustre", run_name=run,
-                                                    gate=gate_options)
+                                                    gate=gate_options, model_path=plan.model_path,
+                                                    after=(export_cmd,))
+    assert f"policy.model_name={plan.model_path}" in spec["entrypoint"]
     assert yaml.safe_load(spec["runtimeEnvYAML"]) == recipes.runtime_env(recipe, mount_path="/lustre")
     assert r.outputs["checkpointDir"] == f"/lustre/checkpoints/{run}" == recipes.checkpoint_dir("/lustre", run)
 
@@ -125,7 +134,10 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     assert spec["ttlSecondsAfterFinished"] == 600
     assert job.replace_with == []
     s = _settings(r)
-    assert spec["rayClusterSpec"] == raycluster_spec(RayPodsConfig.of(s), secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
+    # The engine's placeholder project names the bucket the head mounts; settings rebuilt here use another.
+    bucket = r.get("gcp:storage/bucket:Bucket", "bucket").inputs["name"]
+    pods = dataclasses.replace(RayPodsConfig.of(s), export_bucket=bucket)
+    assert spec["rayClusterSpec"] == raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
     validate_any(render.manifest_of(job))
     pvc = r.get("kubernetes:core/v1:PersistentVolumeClaim", "lustre-pvc")
     assert r.depends_on(job, pvc)

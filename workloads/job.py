@@ -39,7 +39,7 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import gate, recipes
+from core import export, gate, prefetch, recipes
 from core.catalog import NemoRlRelease
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.recipes import Recipe
@@ -75,16 +75,39 @@ class JobArgs:
     ray_token_auth: bool = False
     # Runnable but risky job settings (core.settings.job.warnings), shown by `pulumi preview`.
     warnings: tuple[str, ...] = ()
+    # Weights prefetch (core.prefetch): the job trains from the pinned snapshot's path; in own-cluster mode the
+    # entrypoint first waits for the prefetch Job's marker (a graph edge would hold the RayJob, and with it the
+    # GPU nodes it asks for, until the download ends).
+    model_path: Optional[str] = None
+    before: tuple[tuple[str, ...], ...] = ()
+    # Checkpoint export (core.export), run after a successful training.
+    after: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
         own = s.job.mode == "own-cluster"
-        return cls(name=s.names.ray_job, stack_name=s.stack_name, recipe=s.recipe, release=s.workload.release,
+        r = s.recipe
+        model_path, before, after = None, (), ()
+        if s.startup.prefetch_weights and r.model_revision is not None:
+            plan = prefetch.plan(model_name=r.model_name, revision=r.model_revision, dataset=r.dataset,
+                                 mount_path=s.workload.lustre_mount_path)
+            model_path = plan.model_path
+            if own:
+                before = (tuple(prefetch.wait_argv(plan, recipes.SCRIPTS_DIR,
+                                                   prefetch.job_timeout_seconds(plan.download_bytes))),)
+        if s.startup.export_checkpoints:
+            dest, _ = export.parse_destination(s.startup.export_destination, s.bucket_name)
+            after = (tuple(export.export_argv(
+                scripts_dir=recipes.SCRIPTS_DIR,
+                checkpoint_dir=recipes.checkpoint_dir(s.workload.lustre_mount_path, s.run_name),
+                prefix=dest.prefix, run_name=s.run_name, metric_name=r.metric_name)),)
+        return cls(name=s.names.ray_job, stack_name=s.stack_name, recipe=r, release=s.workload.release,
                    run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
                    own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
                    ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
                    gate_rerun=s.gate.rerun if s.gate.enabled else None, ray_token_auth=token_auth_enabled(s),
-                   warnings=tuple(job_settings.warnings(s)))
+                   warnings=tuple(job_settings.warnings(s)), model_path=model_path, before=before,
+                   after=after)
 
     @property
     def checkpoint_dir(self) -> str:
@@ -111,7 +134,9 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
     mount = a.lustre_mount_path
     spec: dict = {
         "entrypoint": recipes.entrypoint(a.recipe, a.release, mount_path=mount, run_name=a.run_name,
-                                         gate=gate.options(a.gate_args) if a.gate_args else None),
+                                         gate=gate.options(a.gate_args) if a.gate_args else None,
+                                         model_path=a.model_path, before=tuple(list(c) for c in a.before),
+                                         after=tuple(list(c) for c in a.after)),
         # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
         "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
         "submissionMode": "K8sJobMode",

@@ -20,8 +20,9 @@ Ray auth token on every Ray container when token authentication is on. The image
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
-from core import node_fit
+from core import catalog, export, node_fit, sizing
 from core.catalog import Accelerator, NemoRlRelease
 from core.images import nemo_rl_image
 from core.naming import JOB_SCRIPTS, RAY_AUTH_SECRET
@@ -78,6 +79,10 @@ class RayPodsConfig:
     shm_size_gib: int
     head_cpu: int
     head_memory_gib: int
+    # Checkpoint export (core.export): the head mounts the stack's bucket through GCS FUSE, with a sidecar
+    # sized for the largest checkpoint file. None: no export.
+    export_bucket: Optional[str] = None
+    export_staging_gib: int = 0
     ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
 
     @property
@@ -91,12 +96,26 @@ class RayPodsConfig:
     @classmethod
     def of(cls, s: Settings) -> "RayPodsConfig":
         w = s.workload
+        bucket, staging = None, 0
+        if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None:
+            bucket, staging = s.bucket_name, export_staging_gib(s.recipe)
         return cls(release=w.release, accelerator=s.gpu.accelerator, zone=s.zone, autopilot=s.autopilot,
                    compute_class=s.capacity.compute_class, spot_capacity="spot" in s.capacity.models,
                    worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
                    ksa_name=s.storage.ksa_name, system_pool=s.names.system_pool,
                    lustre_mount_path=w.lustre_mount_path, shm_size_gib=w.shm_size_gib, head_cpu=w.head_cpu,
-                   head_memory_gib=w.head_memory_gib, ray_token_auth=token_auth_enabled(s))
+                   head_memory_gib=w.head_memory_gib, ray_token_auth=token_auth_enabled(s),
+                   export_bucket=bucket, export_staging_gib=staging)
+
+
+def export_staging_gib(recipe) -> int:
+    """Sidecar staging space for the export: checkpoint bytes over the training ranks (one file each)."""
+    params = catalog.MODEL_PARAMS.get(recipe.model_name)
+    if params is None:
+        return export.MIN_STAGING_GIB
+    train_nodes = recipe.num_nodes - (0 if recipe.colocated_generation else (recipe.generation_nodes or 0))
+    return export.staging_gib(sizing.checkpoint_bytes(params, save_optimizer=recipe.save_optimizer),
+                              training_ranks=max(1, train_nodes) * recipe.gpus_per_node)
 
 _LUSTRE_VOLUME = "lustre"
 _SHM_VOLUME = "dshm"
@@ -169,12 +188,20 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         "volumeMounts": [_lustre_mount(c), _scripts_mount(), *tokens.volume_mounts],
     }]
     pod_spec["volumes"] = [_lustre_volume(pvc_name), _scripts_volume(), *tokens.volumes]
+    template: dict = {"metadata": {"labels": dict(RAY_HEAD_LABELS)}}
+    if c.export_bucket:
+        # The job's entrypoint ends with the checkpoint export on the head (core.export): the bucket is mounted
+        # by the GCS FUSE CSI driver, whose sidecar the annotation injects and sizes.
+        pod_spec["containers"][0]["volumeMounts"].append(export.volume_mount())
+        pod_spec["volumes"].append(export.volume(export.Destination(c.export_bucket, export.DEFAULT_PREFIX)))
+        template["metadata"]["annotations"] = export.pod_annotations(c.export_staging_gib)
+    template["spec"] = harden_pod_spec(pod_spec)
     return {
         # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on
         # the head even if a GPU were visible. The dashboard listens on all interfaces so the submitter and
         # the operator's proxied calls reach it; the NetworkPolicies decide who may (workloads/network_policy.py).
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-gpus": "0"},
-        "template": {"metadata": {"labels": dict(RAY_HEAD_LABELS)}, "spec": harden_pod_spec(pod_spec)},
+        "template": template,
     }
 
 

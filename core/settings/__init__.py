@@ -22,8 +22,8 @@ from core import catalog, recipes, sdk
 from core.keys import PROJECT, key
 from core.naming import Names
 from core.recipes import Recipe
-from core.settings import (capacity, cluster, gate, gpu, job, lustre, monitoring, network, security, stack, storage,
-                           workload)
+from core.settings import (capacity, cluster, gate, gpu, job, lustre, monitoring, network, security, stack, startup,
+                           storage, workload)
 from core.settings.base import Section, SettingsError
 from core.settings.capacity import CapacitySettings
 from core.settings.cluster import ClusterSettings
@@ -35,6 +35,7 @@ from core.settings.monitoring import MonitoringSettings
 from core.settings.network import NetworkSettings
 from core.settings.security import SecuritySettings
 from core.settings.stack import StackSettings, TeardownSettings
+from core.settings.startup import StartupSettings
 from core.settings.storage import StorageSettings
 from core.settings.workload import WorkloadSettings
 
@@ -63,12 +64,13 @@ SECTIONS: dict[str, type[Section]] = {
     "monitoring": MonitoringSettings,
     "gate": GateSettings,
     "security": SecuritySettings,
+    "startup": StartupSettings,
 }
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
 RULES: tuple[Callable[["Settings"], list[str]], ...] = (
     stack.check, network.check, cluster.check, gpu.check, capacity.check, lustre.check, storage.check,
-    workload.check, job.check, monitoring.check, gate.check, security.check,
+    workload.check, job.check, monitoring.check, gate.check, security.check, startup.check,
 )
 
 
@@ -93,6 +95,7 @@ class Settings(BaseModel):
     monitoring: MonitoringSettings
     gate: GateSettings
     security: SecuritySettings
+    startup: StartupSettings
     # The job's recipe (built-in + jobOverrides) and run name; None when the job settings have problems.
     recipe: Optional[Recipe] = None
 

@@ -1,0 +1,99 @@
+"""The weights prefetch: what it downloads, where it leaves it, and the commands that download or wait for it.
+
+Pure code. `plan()` turns a recipe's model (at its pinned revision) and dataset into the items of
+`workloads/prefetch_hf.py`, its completion marker and the model path the job trains from:
+
+- the Hugging Face cache is `<mount>/huggingface_cache` (the job's HF_HOME), so NeMo-RL's own downloads and
+  the prefetch share one copy on Lustre;
+- the marker is `<mount>/prefetch/<digest>.json`, the digest naming the items, so a changed revision or
+  dataset can never be mistaken for a finished one;
+- the model path is `<mount>/models/<org>/<name>@<revision>`, a symlink the program points at the snapshot
+  it downloaded. NeMo-RL has no revision setting but accepts a local path as `policy.model_name` (FACTS/
+  ttfs notes), so the job trains from exactly the pinned revision, even when the revision is a tag;
+- `job_timeout_seconds()` sizes the Job's Pulumi timeout: pulumi-kubernetes gives up on a Job after 10 minutes
+  unless customTimeouts says otherwise (FACTS §11).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from core import catalog
+
+SCRIPT = "prefetch_hf.py"
+HF_CACHE_DIR = "huggingface_cache"
+MODELS_DIR = "models"
+MARKERS_DIR = "prefetch"
+
+# Slowest Hub download the Job's timeout still tolerates, and what it adds for the image and the API calls.
+SLOWEST_DOWNLOAD_BYTES_PER_S = 50e6
+TIMEOUT_MARGIN_SECONDS = 30 * 60
+
+
+def _mount(mount_path: str) -> str:
+    m = mount_path.rstrip("/")
+    if not m.startswith("/"):
+        raise ValueError(f"mount_path must be absolute, got {mount_path!r}")
+    return m
+
+
+def hf_home(mount_path: str) -> str:
+    return f"{_mount(mount_path)}/{HF_CACHE_DIR}"
+
+
+def revision_problem(revision: str) -> Optional[str]:
+    """None when `revision` pins content: a 40-hex commit id or a version-like tag (never a moving branch)."""
+    if re.fullmatch(catalog.HF_COMMIT_RE, revision) or re.fullmatch(catalog.HF_TAG_RE, revision):
+        return None
+    return (f"{revision!r} is not a commit hash (40 lowercase hex digits) or a version tag (e.g. v1.0); "
+            "branches such as 'main' move and are refused")
+
+
+def default_revision(model_name: str) -> Optional[str]:
+    facts = catalog.MODELS.get(model_name)
+    return facts.revision if facts else None
+
+
+@dataclass(frozen=True)
+class PrefetchPlan:
+    model_name: str
+    revision: str
+    items: tuple[str, ...]
+    marker: str
+    links_dir: str
+    model_path: str
+    download_bytes: int
+
+
+def plan(*, model_name: str, revision: str, dataset: str, mount_path: str) -> PrefetchPlan:
+    problem = revision_problem(revision)
+    if problem:
+        raise ValueError(problem)
+    items = (f"model:{model_name}@{revision}",) + tuple(
+        f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS.get(dataset, ()))
+    digest = hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()[:16]
+    m = _mount(mount_path)
+    facts = catalog.MODELS.get(model_name)
+    return PrefetchPlan(
+        model_name=model_name, revision=revision, items=items,
+        marker=f"{m}/{MARKERS_DIR}/{digest}.json",
+        links_dir=f"{m}/{MODELS_DIR}",
+        model_path=f"{m}/{MODELS_DIR}/{model_name}@{revision}",
+        download_bytes=facts.weight_bytes if facts else 0)
+
+
+def download_argv(p: PrefetchPlan, scripts_dir: str) -> list[str]:
+    return ["uv", "run", "python", f"{scripts_dir}/{SCRIPT}", "download", "--marker", p.marker,
+            "--links", p.links_dir, *p.items]
+
+
+def wait_argv(p: PrefetchPlan, scripts_dir: str, timeout_seconds: int) -> list[str]:
+    return ["uv", "run", "python", f"{scripts_dir}/{SCRIPT}", "wait", "--marker", p.marker,
+            "--timeout", str(int(timeout_seconds)), *p.items]
+
+
+def job_timeout_seconds(download_bytes: int) -> int:
+    """How long Pulumi waits for the prefetch Job: the download at the slowest tolerated rate, plus margin."""
+    return int(download_bytes / SLOWEST_DOWNLOAD_BYTES_PER_S) + TIMEOUT_MARGIN_SECONDS

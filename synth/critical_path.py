@@ -1,0 +1,347 @@
+"""Critical path to the first training step, from the engine's records and nominal durations.
+
+`estimate(records)` turns an engine run into activities and schedules them as early as their dependencies
+allow:
+
+- every custom resource is an activity lasting what Pulumi waits for it (core.catalog
+  NOMINAL_RESOURCE_SECONDS; a node pool created with nodes also waits for them to boot), after the resources
+  it depends on (declared and per-property dependencies, a dependency on a component meaning all of its
+  resources, and its explicit provider);
+- a `batch/v1` Job that Pulumi awaits (no `pulumi.com/skipAwait`) splits into "created" and "ran": what
+  depends on the Job waits for its run; a run lasts the bytes in its `nemo-rl-gke/download-bytes` annotation
+  at the nominal Hub download rate, after the NeMo-RL image is on a CPU node;
+- what happens outside Pulumi's waits is modelled from what the rendered objects ask Kubernetes for:
+  GPU nodes start when a GPU pool exists and the first object whose pods request `nvidia.com/gpu` has been
+  created (placeholders, the RayCluster, an own-cluster RayJob); the NeMo-RL image is pulled on them once a GPU
+  pod using it exists; the same on CPU nodes (the system pool's nodes, or Autopilot nodes started by the first
+  CPU pod); Ray head and workers start when their image is there; the job starts when the RayJob exists and
+  Ray is up, and reaches its first step once the weights are on Lustre: from the prefetch Job when there is one
+  (its run, whether the RayJob waits for it in the graph or the entrypoint waits for its marker), otherwise
+  downloaded by the job itself after it started (the model of the RayJob's `spec.metadata.model`).
+
+The one-step-at-a-time estimate is the sum of every activity's duration: the same steps run one after the
+other, as the seeds' procedure does. Both stop where NeMo-RL takes over (weights present, workers and driver
+up); model loading and the first rollout are the same whatever the graph.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from core import catalog as c
+
+SKIP_AWAIT = "pulumi.com/skipAwait"
+GPU_RESOURCE = "nvidia.com/gpu"
+FIRST_STEP = "first training step"
+
+
+@dataclass(frozen=True)
+class Activity:
+    key: str
+    label: str
+    seconds: float
+    source: str
+    needs_all: tuple[str, ...] = ()
+    needs_any: tuple[tuple[str, ...], ...] = ()   # each group: starts after the first of these finishes
+
+
+@dataclass
+class Estimate:
+    activities: dict[str, Activity]
+    start: dict[str, float]
+    finish: dict[str, float]
+    path: list[str] = field(default_factory=list)
+
+    @property
+    def first_step_seconds(self) -> float:
+        return self.finish[FIRST_STEP]
+
+    @property
+    def sequential_seconds(self) -> float:
+        return sum(a.seconds for a in self.activities.values())
+
+    @property
+    def ratio(self) -> float:
+        return self.first_step_seconds / self.sequential_seconds
+
+    def format(self, stack: str) -> str:
+        lines = [f"Critical path to the first training step (stack {stack}; nominal durations, see sources)", ""]
+        width = max(len(self.activities[k].label) for k in self.path)
+        lines.append(f"  {'start':>7}  {'finish':>7}  {'took':>7}  {'step':<{width}}  source")
+        for k in self.path:
+            a = self.activities[k]
+            lines.append(f"  {_mmss(self.start[k]):>7}  {_mmss(self.finish[k]):>7}  {_mmss(a.seconds):>7}  "
+                         f"{a.label:<{width}}  {a.source}")
+        lines += ["",
+                  f"estimated time to the first step: {_minutes(self.first_step_seconds)}",
+                  f"one step at a time (as the seeds do): {_minutes(self.sequential_seconds)}",
+                  f"ratio: {self.ratio:.3f} (the graph needs {self.ratio:.1%} of the sequential time)",
+                  "Figures marked 'nominal estimate' have no published source; the estimate stops where NeMo-RL "
+                  "starts loading the model."]
+        return "\n".join(lines) + "\n"
+
+
+def _mmss(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min ({int(round(seconds))} s)"
+
+
+# --- reading the records -------------------------------------------------------------------------------------
+def _label(r) -> str:
+    return f"{r.type.split(':')[-1]} {r.name}"
+
+
+def _annotations(r) -> dict:
+    meta = r.inputs.get("metadata") or {}
+    return meta.get("annotations") or {}
+
+
+def _pod_specs(r) -> list[dict]:
+    """Pod specs an object makes Kubernetes create (Job, Deployment, DaemonSet, RayCluster, RayJob)."""
+    spec = r.inputs.get("spec") or {}
+    if r.type in ("kubernetes:batch/v1:Job", "kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:DaemonSet"):
+        return [((spec.get("template") or {}).get("spec") or {})]
+    if r.type == "kubernetes:ray.io/v1:RayJob":
+        spec = spec.get("rayClusterSpec") or {}
+    elif r.type != "kubernetes:ray.io/v1:RayCluster":
+        return []
+    pods = [(((spec.get("headGroupSpec") or {}).get("template") or {}).get("spec") or {})]
+    pods += [((g.get("template") or {}).get("spec") or {}) for g in spec.get("workerGroupSpecs") or []]
+    return [p for p in pods if p]
+
+
+def _containers(pod: dict) -> list[dict]:
+    return list(pod.get("initContainers") or []) + list(pod.get("containers") or [])
+
+
+def _requests_gpu(pod: dict) -> bool:
+    for ctr in _containers(pod):
+        res = ctr.get("resources") or {}
+        if GPU_RESOURCE in (res.get("limits") or {}) or GPU_RESOURCE in (res.get("requests") or {}):
+            return True
+    return False
+
+
+def _uses_nemo_rl_image(pod: dict) -> bool:
+    return any(str(ctr.get("image", "")).startswith(c.NEMO_RL_IMAGE_REPO + ":") for ctr in _containers(pod))
+
+
+def _is_gpu_pool(r) -> bool:
+    return bool(((r.inputs.get("nodeConfig") or {}).get("guestAccelerators")))
+
+
+def _pool_nodes(r) -> int:
+    return int(r.inputs.get("nodeCount") or r.inputs.get("initialNodeCount") or 0)
+
+
+def _awaited_job(r) -> bool:
+    return r.type == "kubernetes:batch/v1:Job" and str(_annotations(r).get(SKIP_AWAIT, "")).lower() != "true"
+
+
+SLEEP = "time:index/sleep:Sleep"
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
+
+
+def _duration(text: Any) -> Optional[float]:
+    """A Go duration as pulumiverse-time's Sleep takes it ("90s", "1m30s"); None if it is not one."""
+    if not isinstance(text, str) or not re.fullmatch(r"(?:\d+(?:\.\d+)?(?:h|m|s))+", text):
+        return None
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in _DURATION_PART.findall(text))
+
+
+def _model_in(rayjob) -> Optional[str]:
+    """The model the job's entrypoint trains (`policy.model_name=`); a standing-cluster RayJob renders no
+    spec.metadata."""
+    m = re.search(r"policy\.model_name=(\S+)", str((rayjob.inputs.get("spec") or {}).get("entrypoint", "")))
+    return m.group(1).strip("'\"") if m else None
+
+
+def _download_bytes(r) -> int:
+    return int(_annotations(r).get(c.DOWNLOAD_BYTES_ANNOTATION, 0))
+
+
+# --- building the activities ---------------------------------------------------------------------------------
+def build(records: Iterable[Any]) -> dict[str, Activity]:
+    records = list(records)
+    by_urn = {r.urn: r for r in records}
+    customs = [r for r in records if r.custom]
+    children: dict[str, list[str]] = {}
+    for r in records:
+        if r.parent:
+            children.setdefault(r.parent, []).append(r.urn)
+
+    def custom_descendants(urn: str) -> list[str]:
+        out, todo = [], list(children.get(urn, []))
+        while todo:
+            u = todo.pop()
+            if u in by_urn and by_urn[u].custom:
+                out.append(u)
+            todo.extend(children.get(u, []))
+        return out
+
+    def done_key(urn: str) -> str:
+        """The activity a dependent waits for: an awaited Job's run, else the resource itself."""
+        r = by_urn[urn]
+        return f"{urn}#ran" if _awaited_job(r) else urn
+
+    def resource_deps(r) -> tuple[str, ...]:
+        urns = set(r.dependencies) | {u for v in r.property_dependencies.values() for u in v}
+        if r.provider_urn:
+            urns.add(r.provider_urn)
+        out = set()
+        for u in urns:
+            if u not in by_urn or u == r.urn:
+                continue
+            if by_urn[u].custom:
+                out.add(done_key(u))
+            else:
+                out.update(done_key(d) for d in custom_descendants(u) if d != r.urn)
+        return tuple(sorted(out))
+
+    acts: dict[str, Activity] = {}
+    image_pull = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
+    pull_source = (f"{c.NOMINAL_IMAGE_BYTES.seconds / 1e9:.0f} GB ({c.NOMINAL_IMAGE_BYTES.source}) at "
+                   f"{c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds / 1e6:.0f} MB/s ({c.NOMINAL_IMAGE_PULL_BYTES_PER_S.source})")
+
+    gpu_pools, cpu_pools = [], []
+    gpu_creators, gpu_image_users, cpu_image_users = [], [], []
+    ray_workers_from, ray_head_from = [], []
+    prefetch_runs, rayjobs = [], []
+    for r in customs:
+        deps = resource_deps(r)
+        nominal = c.NOMINAL_RESOURCE_SECONDS.get(r.type, c.NOMINAL_DEFAULT_RESOURCE)
+        seconds, source = nominal.seconds, nominal.source
+        if r.type == SLEEP and _duration(r.inputs.get("createDuration")) is not None:
+            seconds, source = _duration(r.inputs["createDuration"]), "its createDuration"
+        if r.type == "gcp:container/nodePool:NodePool":
+            (gpu_pools if _is_gpu_pool(r) else cpu_pools).append(r.urn)
+            if _pool_nodes(r):
+                node = c.NOMINAL_GPU_NODE_SECONDS if _is_gpu_pool(r) else c.NOMINAL_CPU_NODE_SECONDS
+                seconds += node.seconds
+                source = f"{source}; + {_pool_nodes(r)} node(s) created with the pool: {node.source}"
+        acts[r.urn] = Activity(r.urn, _label(r), seconds, source, needs_all=deps)
+        if _awaited_job(r):
+            size = _download_bytes(r)
+            rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+            acts[f"{r.urn}#ran"] = Activity(
+                f"{r.urn}#ran", f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub", size / rate.seconds,
+                f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+                needs_all=(r.urn, "image on CPU nodes"))
+            if size:
+                prefetch_runs.append(f"{r.urn}#ran")
+        for pod in _pod_specs(r):
+            if _requests_gpu(pod):
+                gpu_creators.append(r.urn)
+                if _uses_nemo_rl_image(pod):
+                    gpu_image_users.append(r.urn)
+                if r.type in ("kubernetes:ray.io/v1:RayCluster", "kubernetes:ray.io/v1:RayJob"):
+                    ray_workers_from.append(r.urn)
+            elif _uses_nemo_rl_image(pod):
+                cpu_image_users.append(r.urn)
+                if r.type in ("kubernetes:ray.io/v1:RayCluster", "kubernetes:ray.io/v1:RayJob"):
+                    ray_head_from.append(r.urn)
+        if r.type == "kubernetes:ray.io/v1:RayJob":
+            rayjobs.append(r)
+
+    def any_of(*groups: list[str]) -> tuple[tuple[str, ...], ...]:
+        return tuple(tuple(sorted(set(g))) for g in groups if g)
+
+    # GPU nodes: a pool created with nodes already waited for them; otherwise the autoscaler (or Autopilot)
+    # adds them once a GPU pod can be scheduled.
+    pools_with_nodes = [u for u in gpu_pools if _pool_nodes(by_urn[u])]
+    if pools_with_nodes:
+        acts["GPU nodes"] = Activity("GPU nodes", "GPU nodes up (created with the pool)", 0, "included in the pool",
+                                     needs_any=any_of(pools_with_nodes))
+    elif gpu_creators:
+        acts["GPU nodes"] = Activity("GPU nodes", "GPU nodes provisioned for the first GPU pod",
+                                     c.NOMINAL_GPU_NODE_SECONDS.seconds, c.NOMINAL_GPU_NODE_SECONDS.source,
+                                     needs_any=any_of(gpu_pools, gpu_creators))
+    if "GPU nodes" in acts and gpu_image_users:
+        acts["image on GPU nodes"] = Activity("image on GPU nodes", "NeMo-RL image pulled on the GPU nodes",
+                                              image_pull, pull_source,
+                                              needs_all=("GPU nodes",), needs_any=any_of(gpu_image_users))
+    # CPU nodes: the system pool's nodes exist with the pool; without a CPU pool (Autopilot) they are created
+    # for the first CPU pod.
+    if cpu_pools:
+        cpu_nodes_from = any_of(cpu_pools)
+        cpu_nodes_need = ()
+    else:
+        acts["CPU nodes"] = Activity("CPU nodes", "CPU node provisioned for the first CPU pod",
+                                     c.NOMINAL_CPU_NODE_SECONDS.seconds, c.NOMINAL_CPU_NODE_SECONDS.source,
+                                     needs_any=any_of(cpu_image_users))
+        cpu_nodes_from, cpu_nodes_need = (), ("CPU nodes",)
+    if cpu_image_users:
+        acts["image on CPU nodes"] = Activity("image on CPU nodes", "NeMo-RL image pulled on a CPU node",
+                                              image_pull, pull_source, needs_all=cpu_nodes_need,
+                                              needs_any=cpu_nodes_from + any_of(cpu_image_users))
+    ray = c.NOMINAL_RAY_START_SECONDS
+    if ray_workers_from and "image on GPU nodes" in acts:
+        acts["Ray workers"] = Activity("Ray workers", "Ray workers started", ray.seconds, ray.source,
+                                       needs_all=("image on GPU nodes",), needs_any=any_of(ray_workers_from))
+    if ray_head_from and "image on CPU nodes" in acts:
+        acts["Ray head"] = Activity("Ray head", "Ray head started", ray.seconds, ray.source,
+                                    needs_all=("image on CPU nodes",), needs_any=any_of(ray_head_from))
+
+    if rayjobs and "Ray workers" in acts and "Ray head" in acts:
+        job = rayjobs[0]
+        submit = c.NOMINAL_JOB_SUBMIT_SECONDS
+        acts["job started"] = Activity("job started", "RayJob submitted, driver running", submit.seconds,
+                                       submit.source, needs_all=(done_key(job.urn), "Ray head", "Ray workers"))
+        if prefetch_runs:
+            acts[FIRST_STEP] = Activity(FIRST_STEP, "weights on Lustre and job running: first step", 0,
+                                        "end of the estimate", needs_all=("job started", *sorted(prefetch_runs)))
+        else:
+            model = ((job.inputs.get("spec") or {}).get("metadata") or {}).get("model") or _model_in(job)
+            size = c.MODELS[model].weight_bytes if model in c.MODELS else 0
+            rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+            acts[FIRST_STEP] = Activity(
+                FIRST_STEP, f"the job downloads {size / 1e9:.0f} GB of weights, then the first step",
+                size / rate.seconds, f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+                needs_all=("job started",))
+    return acts
+
+
+# --- scheduling ------------------------------------------------------------------------------------------------
+def schedule(acts: dict[str, Activity]) -> Estimate:
+    start: dict[str, float] = {}
+    finish: dict[str, float] = {}
+    binding: dict[str, Optional[str]] = {}
+    visiting: set[str] = set()
+
+    def visit(k: str) -> float:
+        if k in finish:
+            return finish[k]
+        if k in visiting:
+            raise ValueError(f"dependency cycle through {acts[k].label}")
+        visiting.add(k)
+        a = acts[k]
+        candidates = [(visit(d), d) for d in a.needs_all if d in acts]
+        for group in a.needs_any:
+            present = [d for d in group if d in acts]
+            if present:
+                candidates.append(min((visit(d), d) for d in present))
+        t, why = max(candidates) if candidates else (0.0, None)
+        visiting.discard(k)
+        start[k], binding[k] = t, why
+        finish[k] = t + a.seconds
+        return finish[k]
+
+    for k in sorted(acts):
+        visit(k)
+    est = Estimate(acts, start, finish)
+    if FIRST_STEP in acts:
+        k: Optional[str] = FIRST_STEP
+        while k is not None:
+            est.path.append(k)
+            k = binding[k]
+        est.path.reverse()
+    return est
+
+
+def estimate(records: Iterable[Any]) -> Estimate:
+    return schedule(build(records))

@@ -1,0 +1,186 @@
+"""The critical-path report follows the graph it is given.
+
+A small Standard stack is written as engine records (synth.engine.Registration, what the engine records for a
+real run), each duration coming from core.catalog. The expected times are worked out by hand in the comments;
+then parts of the graph are removed (the GPU warmup, the prefetch, the CPU pre-pull) and the estimate must move
+by exactly what those parts saved. The shipped stacks are run through the engine for the report's invariants.
+"""
+from __future__ import annotations
+
+import pytest
+
+from core import catalog as c
+from synth import critical_path as cp
+from synth.engine import Registration
+
+NEMO = c.NEMO_RL_RELEASES["v0.4.0"].image
+QWEN = "Qwen/Qwen2.5-72B-Instruct"
+
+
+def reg(type_, name, deps=(), inputs=None, custom=True, parent=None, provider=None):
+    return Registration(type=type_, name=name, urn=f"urn:{type_}::{name}", custom=custom, parent=parent,
+                        dependencies=sorted(f"urn:{d}" for d in deps), property_dependencies={},
+                        provider=f"urn:{provider}::id" if provider else None, protect=False, retain_on_delete=False,
+                        delete_before_replace=False, ignore_changes=[], replace_on_changes=[], custom_timeouts={},
+                        inputs=inputs or {}, secret_paths=[])
+
+
+def pod(image=NEMO, gpus=0):
+    res = {"limits": {"nvidia.com/gpu": str(gpus)}} if gpus else {"limits": {"cpu": "1"}}
+    return {"containers": [{"name": "c", "image": image, "resources": res}]}
+
+
+def job(annotations=None, p=None):
+    return {"metadata": {"annotations": annotations or {}}, "spec": {"template": {"spec": p or pod()}}}
+
+
+NET = "gcp:compute/network:Network::net"
+CLUSTER = "gcp:container/cluster:Cluster::cluster"
+GPU_POOL = "gcp:container/nodePool:NodePool::gpu"
+SYS_POOL = "gcp:container/nodePool:NodePool::system"
+K8S = "pulumi:providers:kubernetes::k8s"
+LUSTRE = "gcp:lustre/instance:Instance::lustre"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim::pvc"
+WARMUP = "kubernetes:batch/v1:Job::gpu-warmup"
+PREPULL = "kubernetes:apps/v1:DaemonSet::cpu-prepull"
+PREFETCH = "kubernetes:batch/v1:Job::prefetch"
+RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster::raycluster"
+RAYJOB = "kubernetes:ray.io/v1:RayJob::rayjob"
+
+
+def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False):
+    ray_spec = {"headGroupSpec": {"template": {"spec": pod()}},
+                "workerGroupSpecs": [{"template": {"spec": pod(gpus=8)}}]}
+    def r(key, deps=(), inputs=None, provider=None):
+        t, n = key.split("::")
+        return reg(t, n, deps, inputs, provider=provider)
+    out = [
+        r(NET), r(CLUSTER, [NET]),
+        r(GPU_POOL, [CLUSTER], {"initialNodeCount": 0, "nodeConfig": {"guestAccelerators": [{"count": 8}]}}),
+        r(SYS_POOL, [CLUSTER], {"nodeCount": 1, "nodeConfig": {"machineType": "n2-standard-16"}}),
+        r(K8S, [CLUSTER]), r(LUSTRE, [NET]), r(PVC, [LUSTRE], provider=K8S),
+    ]
+    if warmup:
+        out.append(r(WARMUP, [GPU_POOL], job({"pulumi.com/skipAwait": "true"}, pod(gpus=8)), provider=K8S))
+    if prepull:
+        out.append(r(PREPULL, [SYS_POOL], {"spec": {"template": {"spec": {
+            "initContainers": [{"name": "pull", "image": NEMO}],
+            "containers": [{"name": "pause", "image": c.PAUSE_IMAGE}]}}}}, provider=K8S))
+    if prefetch:
+        out.append(r(PREFETCH, [PVC], job({c.DOWNLOAD_BYTES_ANNOTATION: str(c.MODELS[QWEN].weight_bytes)}),
+                     provider=K8S))
+    if own_cluster:
+        out.append(r(RAYJOB, [PVC], {"spec": {"rayClusterSpec": ray_spec, "metadata": {"model": QWEN}}},
+                     provider=K8S))
+    else:
+        out.append(r(RAYCLUSTER, [PVC], {"spec": ray_spec}, provider=K8S))
+        out.append(r(RAYJOB, [RAYCLUSTER] + ([PREFETCH] if prefetch else []),
+                     {"spec": {"clusterSelector": {}, "metadata": {"model": QWEN}}}, provider=K8S))
+    return out
+
+
+def sec(type_):
+    return c.NOMINAL_RESOURCE_SECONDS.get(type_, c.NOMINAL_DEFAULT_RESOURCE).seconds
+
+
+NET_S, CLUSTER_S = sec("gcp:compute/network:Network"), sec("gcp:container/cluster:Cluster")
+POOL_S, LUSTRE_S, API_S = sec("gcp:container/nodePool:NodePool"), sec("gcp:lustre/instance:Instance"), sec("x")
+GPU_NODE_S, CPU_NODE_S = c.NOMINAL_GPU_NODE_SECONDS.seconds, c.NOMINAL_CPU_NODE_SECONDS.seconds
+PULL_S = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
+DOWNLOAD_S = c.MODELS[QWEN].weight_bytes / c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S.seconds
+RAY_S, SUBMIT_S = c.NOMINAL_RAY_START_SECONDS.seconds, c.NOMINAL_JOB_SUBMIT_SECONDS.seconds
+
+# Hand-worked timeline of the full stack:
+CLUSTER_END = NET_S + CLUSTER_S
+GPU_POOL_END = CLUSTER_END + POOL_S
+SYS_POOL_END = CLUSTER_END + POOL_S + CPU_NODE_S           # the pool waits for its node
+PVC_END = NET_S + LUSTRE_S + API_S                           # the k8s provider (cluster + 2 s) is earlier
+RAYCLUSTER_END = PVC_END + API_S
+
+
+def workers_ready(gpu_trigger_end):
+    return max(max(GPU_POOL_END, gpu_trigger_end) + GPU_NODE_S + PULL_S, RAYCLUSTER_END) + RAY_S
+
+
+def cpu_image_ready(first_cpu_user_end):
+    return max(SYS_POOL_END, first_cpu_user_end) + PULL_S
+
+
+def first_step(warmup=True, prefetch=True, prepull=True):
+    workers = workers_ready(GPU_POOL_END + API_S if warmup else RAYCLUSTER_END)
+    cpu_image = cpu_image_ready(SYS_POOL_END + API_S if prepull else PVC_END + API_S)
+    head = max(cpu_image, RAYCLUSTER_END) + RAY_S
+    if prefetch:
+        prefetch_run_end = max(PVC_END + API_S, cpu_image) + DOWNLOAD_S
+        rayjob_end = max(RAYCLUSTER_END, prefetch_run_end) + API_S
+        return max(rayjob_end, head, workers) + SUBMIT_S
+    rayjob_end = RAYCLUSTER_END + API_S
+    return max(rayjob_end, head, workers) + SUBMIT_S + DOWNLOAD_S
+
+
+def test_full_stack_matches_the_hand_worked_timeline():
+    est = cp.estimate(stack())
+    assert est.first_step_seconds == pytest.approx(first_step())
+    # With these figures the prefetch is the longest chain: it waits for the NeMo-RL image on the CPU node
+    # (cluster, system pool, pull), which ends after Lustre, then downloads 145 GB; the report names each step.
+    labels = [est.activities[k].label for k in est.path]
+    assert cpu_image_ready(SYS_POOL_END + API_S) > PVC_END + API_S
+    assert labels[:4] == ["Network net", "Cluster cluster", "NodePool system", "DaemonSet cpu-prepull"]
+    assert labels[4:6] == ["NeMo-RL image pulled on a CPU node", "Job prefetch runs: 145 GB from the Hub"]
+    assert labels[-3:-1] == ["RayJob rayjob", "RayJob submitted, driver running"]
+
+
+def test_removing_the_gpu_warmup_delays_gpu_nodes_until_the_raycluster_exists():
+    with_warmup, without = cp.estimate(stack()), cp.estimate(stack(warmup=False))
+    assert without.start["GPU nodes"] == pytest.approx(RAYCLUSTER_END)
+    assert with_warmup.start["GPU nodes"] == pytest.approx(GPU_POOL_END + API_S)
+    assert without.first_step_seconds - with_warmup.first_step_seconds == pytest.approx(
+        first_step(warmup=False) - first_step())
+    assert without.first_step_seconds > with_warmup.first_step_seconds
+
+
+def test_removing_the_prefetch_puts_the_whole_download_after_the_job_starts():
+    with_prefetch, without = cp.estimate(stack()), cp.estimate(stack(prefetch=False))
+    assert without.first_step_seconds == pytest.approx(first_step(prefetch=False))
+    assert without.first_step_seconds - with_prefetch.first_step_seconds == pytest.approx(
+        first_step(prefetch=False) - first_step())
+    assert without.path[-1] == cp.FIRST_STEP
+    assert without.activities[cp.FIRST_STEP].seconds == pytest.approx(DOWNLOAD_S)
+
+
+def test_removing_the_cpu_prepull_makes_the_prefetch_wait_for_its_own_image_pull():
+    assert cp.estimate(stack(prepull=False)).first_step_seconds == pytest.approx(first_step(prepull=False))
+
+
+def test_own_cluster_job_waits_for_the_prefetch_run_without_a_graph_edge():
+    est = cp.estimate(stack(own_cluster=True))
+    prefetch_run = f"urn:{PREFETCH}#ran"
+    assert prefetch_run not in est.activities["job started"].needs_all
+    assert est.first_step_seconds >= est.finish[prefetch_run]
+    assert est.first_step_seconds == pytest.approx(max(est.finish["job started"], est.finish[prefetch_run]))
+
+
+def test_sequential_estimate_is_every_activity_one_after_the_other():
+    est = cp.estimate(stack())
+    assert est.sequential_seconds == pytest.approx(sum(a.seconds for a in est.activities.values()))
+    # It does not shrink when parts run side by side: the same steps are summed whatever the edges.
+    assert cp.estimate(stack(warmup=False)).sequential_seconds == pytest.approx(est.sequential_seconds - API_S)
+
+
+def test_a_dependency_cycle_is_reported():
+    acts = {"a": cp.Activity("a", "a", 1, "x", needs_all=("b",)), "b": cp.Activity("b", "b", 1, "x", needs_all=("a",))}
+    with pytest.raises(ValueError, match="cycle"):
+        cp.schedule(acts)
+
+
+@pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
+def test_every_shipped_stack_has_a_report_whose_path_ends_at_the_first_step(synth, stack_name):
+    result = synth(stack_name)
+    est = cp.estimate(result.resources)
+    assert est.path and est.path[-1] == cp.FIRST_STEP
+    assert 0 < est.first_step_seconds < est.sequential_seconds
+    # Consecutive steps on the path touch: each starts when the one before it finished.
+    for before, after in zip(est.path, est.path[1:]):
+        assert est.start[after] == pytest.approx(est.finish[before])
+    text = est.format(stack_name)
+    assert "ratio:" in text and "nominal estimate" in text

@@ -1,0 +1,86 @@
+"""GpuWarmup: GPU nodes and the NeMo-RL image ready while Lustre is still being created.
+
+Applies what workloads/warmup_spec.py builds (reasons and sources there and in /work/research/ttfs.md §1): a
+PriorityClass at the autoscaler's cutoff priority, the placeholder Job shaped like the Ray workers (taken from
+the rendered worker template, so they cannot drift), and on Standard a DaemonSet pulling the image on the CPU
+system pool. Nothing here mounts Lustre or names a Secret, so it all runs as soon as the pools exist; Pulumi
+waits for none of it (a stockout may keep placeholders pending).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from core.naming import HF_SECRET, LUSTRE_PVC
+from core.settings import Settings
+from workloads import warmup_spec
+from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
+
+PRIORITY_CLASS = "nemo-rl-gke-gpu-warmup"     # cluster-scoped; one cluster per stack
+
+
+@dataclass(frozen=True)
+class GpuWarmupArgs:
+    job_name: str
+    prepull_name: str
+    namespace: str
+    image: str
+    replicas: int
+    worker_pod_spec: dict
+    worker_annotations: dict
+    cpu_node_selector: Optional[dict]       # Standard: the head's system pool; Autopilot: None
+    hold_seconds: int
+
+    @classmethod
+    def of(cls, s: Settings) -> "GpuWarmupArgs":
+        spec = raycluster_spec(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+        head = spec["headGroupSpec"]["template"]["spec"]
+        return cls(job_name=f"{s.prefix}-gpu-warmup", prepull_name="nemo-rl-image-prepull",
+                   namespace=s.storage.namespace, image=s.workload.release.image, replicas=s.worker_replicas,
+                   worker_pod_spec=spec["workerGroupSpecs"][0]["template"]["spec"],
+                   worker_annotations=dict(spec["workerGroupSpecs"][0]["template"].get("metadata", {})
+                                           .get("annotations", {})),
+                   cpu_node_selector=None if s.autopilot else dict(head["nodeSelector"]),
+                   hold_seconds=s.startup.warmup_hold_seconds)
+
+
+def _meta(m: dict) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(name=m["name"], namespace=m.get("namespace"), labels=m.get("labels"),
+                                      annotations=m.get("annotations"))
+
+
+class GpuWarmup(pulumi.ComponentResource):
+    job: k8s.batch.v1.Job
+    priority_class: k8s.scheduling.v1.PriorityClass
+    prepull: Optional[k8s.apps.v1.DaemonSet]
+
+    def __init__(self, name: str, args: GpuWarmupArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
+                 gpu_capacity: Sequence[pulumi.Resource], cpu_capacity: Sequence[pulumi.Resource],
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("nemo-rl-gke:workloads:GpuWarmup", name, None, opts)
+        a = args
+        pc = warmup_spec.priority_class(PRIORITY_CLASS)
+        self.priority_class = k8s.scheduling.v1.PriorityClass(
+            "priority-class", metadata=_meta(pc["metadata"]), value=pc["value"], global_default=pc["globalDefault"],
+            preemption_policy=pc["preemptionPolicy"], description=pc["description"],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider))
+        job = warmup_spec.placeholder_job(name=a.job_name, namespace=a.namespace, worker_pod_spec=a.worker_pod_spec,
+                                          image=a.image, replicas=a.replicas, priority_class_name=PRIORITY_CLASS,
+                                          hold_seconds=a.hold_seconds, worker_annotations=a.worker_annotations)
+        self.job = k8s.batch.v1.Job(
+            "placeholders", metadata=dict(job["metadata"], namespace=namespace), spec=job["spec"],
+            # After the GPU pool exists (Standard), so the placeholders ask the autoscaler at once; the pods name
+            # the priority class and, like the workers, the RDMA Network objects.
+            opts=pulumi.ResourceOptions(parent=self, provider=provider,
+                                        depends_on=[self.priority_class, *gpu_capacity]))
+        self.prepull = None
+        if a.cpu_node_selector is not None:
+            ds = warmup_spec.cpu_prepull_daemonset(name=a.prepull_name, namespace=a.namespace, image=a.image,
+                                                   node_selector=a.cpu_node_selector)
+            self.prepull = k8s.apps.v1.DaemonSet(
+                "cpu-prepull", metadata=dict(ds["metadata"], namespace=namespace), spec=ds["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(cpu_capacity)))
+        self.register_outputs({"job": a.job_name})

@@ -1,0 +1,199 @@
+"""Fill the Hugging Face cache on Lustre with a recipe's model and datasets, once; or wait until that is done.
+
+Usage:
+  python prefetch_hf.py download --marker <file> [--links <dir>] [--workers N] ITEM...
+  python prefetch_hf.py wait     --marker <file> [--timeout S] [--interval S] ITEM...
+  ITEM: model:<repo id>@<revision> | dataset:<repo id>@<revision>
+
+Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/scripts.py). `download` runs in the NeMo-RL
+image (huggingface_hub 0.34.4 there) from a Kubernetes Job on the CPU pool as soon as the Lustre volume exists;
+`wait` (standard library only) runs at the start of an own-cluster job's entrypoint, which must not start
+training before the weights are there. Nothing here depends on the stack: paths come from argv, the cache from
+$HF_HOME.
+
+- HF_HOME must be set (the cache on Lustre, so every node reads one copy); without it the download would fill
+  the pod's ephemeral disk.
+- The token is read from the file named by --token-file or $HF_TOKEN_PATH (the Kubernetes Secret mounted as a
+  file) and passed to huggingface_hub explicitly. HF_TOKEN in the environment is refused: huggingface_hub would
+  prefer it (utils/_auth.py), and tokens never travel in environment variables in this project.
+- Completion marker: after every item is complete, `--marker` is written atomically (temporary name, fsync,
+  rename) with the items and the commit each resolved to. A rerun whose marker lists the same items returns at
+  once, without importing huggingface_hub or touching the network.
+- Resume: snapshot_download keeps partial files as `<blob>.incomplete` and continues them with an HTTP Range
+  request (huggingface_hub file_download._download_to_tmp_and_move); complete blobs are not downloaded again.
+  So a Job retried after a failure, or a pod restarted, continues where the previous one stopped.
+- `--links <dir>`: for each model, `<dir>/<repo id>@<revision>` becomes a relative symlink to the snapshot
+  directory. A tag resolves to a commit only at download time; the link gives the job a path known at render
+  time (NeMo-RL accepts a local path as policy.model_name).
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+MARKER_VERSION = 1
+_ITEM = re.compile(r"^(model|dataset):([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)@([A-Za-z0-9][A-Za-z0-9._/-]*)$")
+
+
+def fail(message):
+    sys.exit(f"prefetch_hf: {message}")
+
+
+def parse_item(text):
+    m = _ITEM.fullmatch(text)
+    if not m or ".." in text:
+        fail(f"bad item {text!r}; expected model:<org>/<name>@<revision> or dataset:<org>/<name>@<revision>")
+    return {"kind": m.group(1), "repo_id": m.group(2), "revision": m.group(3)}
+
+
+def requested(items):
+    """The part of the marker that must match for a rerun to be a no-op (order-independent)."""
+    return sorted(({"kind": i["kind"], "repo_id": i["repo_id"], "revision": i["revision"]} for i in items),
+                  key=lambda i: (i["kind"], i["repo_id"], i["revision"]))
+
+
+def read_marker(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return None  # unreadable or half-written by something else: treat as absent, never as complete
+
+
+def marker_satisfies(marker, items):
+    if not isinstance(marker, dict) or marker.get("version") != MARKER_VERSION:
+        return False
+    done = marker.get("items")
+    if not isinstance(done, list) or requested(done) != requested(items):
+        return False
+    return all(isinstance(d.get("path"), str) and os.path.isdir(d["path"]) for d in done)
+
+
+def write_atomically(path, text):
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    # The rename itself is durable only once the directory entry is.
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_token(token_file):
+    if os.environ.get("HF_TOKEN"):
+        fail("HF_TOKEN is set in the environment; tokens come from a file (--token-file or HF_TOKEN_PATH)")
+    path = token_file or os.environ.get("HF_TOKEN_PATH")
+    if not path:
+        return False  # anonymous: huggingface_hub must not look for a token anywhere else
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as err:
+        fail(f"cannot read the token file {path}: {err.strerror}")
+    if not token:
+        fail(f"the token file {path} is empty")
+    return token
+
+
+def link_model(links_dir, item, snapshot_path):
+    """<links>/<org>/<name>@<revision> -> snapshot directory (relative, so it survives another mount path)."""
+    link = os.path.join(links_dir, f"{item['repo_id']}@{item['revision']}")
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    target = os.path.relpath(snapshot_path, os.path.dirname(link))
+    tmp = f"{link}.tmp-{os.getpid()}"
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(target, tmp)
+    os.replace(tmp, link)  # atomic: a reader sees the old link or the new one
+    return link
+
+
+def download(args):
+    items = [parse_item(t) for t in args.items]
+    if not os.environ.get("HF_HOME"):
+        fail("HF_HOME is not set; the Job sets it to the cache on Lustre")
+    token = read_token(args.token_file)
+    marker = read_marker(args.marker)
+    if marker_satisfies(marker, items):
+        print(f"prefetch: complete already ({args.marker}); nothing to do", flush=True)
+        return 0
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # one line per item instead of tqdm noise
+    from huggingface_hub import snapshot_download  # the NeMo-RL image has it; imported only when there is work
+
+    done = []
+    for item in items:
+        started = time.monotonic()
+        path = snapshot_download(repo_id=item["repo_id"], repo_type=item["kind"], revision=item["revision"],
+                                 token=token, max_workers=args.workers)
+        commit = os.path.basename(os.path.normpath(path))
+        files, size = 0, 0
+        for root, _, names in os.walk(path):
+            for name in names:
+                files += 1
+                size += os.path.getsize(os.path.join(root, name))  # follows the cache's symlinks to the blobs
+        entry = dict(item, commit=commit, path=path, files=files, bytes=size)
+        if item["kind"] == "model" and args.links:
+            entry["link"] = link_model(args.links, item, path)
+        done.append(entry)
+        print(f"prefetch: {item['kind']} {item['repo_id']}@{item['revision']} -> {commit}: {files} files, "
+              f"{size / 1e9:.2f} GB in {time.monotonic() - started:.0f} s", flush=True)
+
+    write_atomically(args.marker, json.dumps({"version": MARKER_VERSION, "items": done,
+                                              "completed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                                             indent=2, sort_keys=True) + "\n")
+    print(f"prefetch: wrote {args.marker}", flush=True)
+    return 0
+
+
+def wait(args):
+    items = [parse_item(t) for t in args.items]
+    deadline = time.monotonic() + args.timeout
+    announced = False
+    while True:
+        if marker_satisfies(read_marker(args.marker), items):
+            print(f"prefetch: {args.marker} lists every item; continuing", flush=True)
+            return 0
+        if time.monotonic() >= deadline:
+            fail(f"{args.marker} did not list every item within {args.timeout:.0f} s; "
+                 "see the prefetch Job's logs (kubectl logs job/<stack prefix>-prefetch)")
+        if not announced:
+            print(f"prefetch: waiting for {args.marker}", flush=True)
+            announced = True
+        time.sleep(min(args.interval, max(0.0, deadline - time.monotonic())))
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="prefetch_hf.py")
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("download")
+    d.add_argument("--marker", required=True)
+    d.add_argument("--links", default=None)
+    d.add_argument("--token-file", default=None)
+    d.add_argument("--workers", type=int, default=8)
+    d.add_argument("items", nargs="+")
+    w = sub.add_parser("wait")
+    w.add_argument("--marker", required=True)
+    w.add_argument("--timeout", type=float, default=3 * 3600)
+    w.add_argument("--interval", type=float, default=10)
+    w.add_argument("items", nargs="+")
+    args = parser.parse_args(argv[1:])
+    for path in (args.marker, getattr(args, "links", None)):
+        if path is not None and not os.path.isabs(path):
+            fail(f"{path!r} must be an absolute path")
+    return download(args) if args.command == "download" else wait(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

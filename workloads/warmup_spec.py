@@ -1,0 +1,136 @@
+"""Objects that bring GPU nodes up and put the NeMo-RL image on them before the Ray pods can be scheduled
+(plain dicts, no Pulumi resources; `workloads/gpu_warmup.py` applies them).
+
+Why (research notes /work/research/ttfs.md §1): GPU pools start at zero nodes and the Ray workers cannot be
+scheduled before the Lustre volume exists, so without help the GPU nodes, and then the 20–30 GB image pull,
+start only after Lustre (~15 min). GKE documents low-priority placeholder Pods for exactly this ("Provision
+extra compute capacity for rapid Pod scaling": a low PriorityClass and placeholder Pods requesting the
+capacity; GKE creates nodes for them and evicts them for higher-priority Pods).
+
+- `priority_class()`: value core.catalog.WARMUP_PRIORITY (-10: the cluster autoscaler ignores Pods *below* -10
+  for scale-up), never the global default, `preemptionPolicy: Never` (a placeholder evicts nobody). Ray pods
+  keep priority 0 and preempt placeholders.
+- `placeholder_job()`: one placeholder per GPU worker, with the worker pod's own placement (nodeSelector,
+  affinity, tolerations) and resources, taken from the rendered worker template so they cannot drift, and the
+  NeMo-RL image, so each new node pulls it at once. No Lustre, no Secret, no service-account token: they
+  schedule as soon as the pool exists. A Job, not a Deployment (GKE's "one-time capacity provisioning"): a
+  placeholder preempted by a Ray worker exits 0 on SIGTERM and counts as done, so it is not recreated and the
+  nodes are free to scale down after the training (own-cluster mode); a placeholder lost with its node
+  (spot preemption, `DisruptionTarget` condition) is replaced, so capacity keeps being requested; the Job's
+  deadline bounds the whole warmup. Pulumi must not wait for it (`pulumi.com/skipAwait`): it may pend for
+  long on a stockout.
+- `cpu_prepull_daemonset()`: the CPU system pool has nodes, so a DaemonSet is the right tool there: an init
+  container with the NeMo-RL image (pulls it), then a pinned pause container. The Ray head and the prefetch
+  Job, both on that pool, then start without a 25 GB pull.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Optional
+
+from core import catalog
+from workloads.pod_security import harden_pod_spec
+
+PART_OF = {"app.kubernetes.io/part-of": "nemo-rl-gke"}
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
+PLACEHOLDER_CONTAINER = "placeholder"
+# Placeholders hold the nodes from their creation until the Ray workers take them; past this the nodes are
+# released even if no worker came (a job never submitted, a stockout that outlasted the wait).
+DEFAULT_HOLD_SECONDS = 2 * 3600
+# An unprivileged user present in every image (nobody); the placeholder only runs the shell and `sleep`.
+_NOBODY = 65534
+
+
+def _hardened(read_only: bool = True) -> dict:
+    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": read_only,
+            "runAsNonRoot": True, "runAsUser": _NOBODY, "runAsGroup": _NOBODY,
+            "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def priority_class(name: str) -> dict:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": name, "labels": dict(PART_OF)},
+        "value": catalog.WARMUP_PRIORITY,
+        "globalDefault": False,
+        "preemptionPolicy": "Never",
+        "description": "nemo-rl-gke GPU warmup placeholders: bring GPU nodes up and pull the NeMo-RL image; "
+                       "evicted by the Ray workers (priority 0).",
+    }
+
+
+def placeholder_command(hold_seconds: int) -> list[str]:
+    """Exit 0 on SIGTERM (preemption by a Ray worker counts as done), else hold the node `hold_seconds`."""
+    return ["/bin/sh", "-c", f"trap 'exit 0' TERM; sleep {int(hold_seconds)} & wait"]
+
+
+def placeholder_job(*, name: str, namespace: str, worker_pod_spec: dict, image: str, replicas: int,
+                    priority_class_name: str, hold_seconds: int = DEFAULT_HOLD_SECONDS,
+                    worker_annotations: Optional[dict] = None) -> dict:
+    """The placeholder Job: `replicas` Pods shaped like the Ray workers of `worker_pod_spec`.
+
+    `worker_annotations` (the worker template's: the RDMA interfaces) and the worker's plain-value environment
+    (the NCCL settings; never a Secret reference) are carried too, so a placeholder fits exactly where a worker
+    fits, network devices included, and the policy pack's "GPU pods use RDMA" rule holds for every GPU pod."""
+    if replicas < 1:
+        raise ValueError("replicas must be at least 1")
+    worker = worker_pod_spec["containers"][0]
+    pod: dict = {
+        "priorityClassName": priority_class_name,
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 5,
+        "containers": [{
+            "name": PLACEHOLDER_CONTAINER,
+            "image": image,
+            "command": placeholder_command(hold_seconds),
+            "resources": copy.deepcopy(worker["resources"]),
+            "env": [copy.deepcopy(e) for e in worker.get("env", []) if "value" in e],
+            "securityContext": _hardened(),
+        }],
+    }
+    for key in ("nodeSelector", "affinity", "tolerations"):
+        if key in worker_pod_spec:
+            pod[key] = copy.deepcopy(worker_pod_spec[key])
+    labels = dict(PART_OF, **{"nemo-rl-gke/role": "gpu-warmup"})
+    return {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
+        "spec": {
+            "parallelism": replicas,
+            "completions": replicas,
+            # Pods that fail for their own reasons (an image that cannot be pulled is not one: it stays Pending)
+            # are retried a few times; losses to preemption or node shutdown do not count (rule below).
+            "backoffLimit": replicas * 2,
+            "activeDeadlineSeconds": int(hold_seconds),
+            "podFailurePolicy": {"rules": [
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
+            "template": {"metadata": {"labels": labels, **({"annotations": dict(worker_annotations)}
+                                                            if worker_annotations else {})},
+                         "spec": harden_pod_spec(pod)},
+        },
+    }
+
+
+def cpu_prepull_daemonset(*, name: str, namespace: str, image: str, node_selector: dict) -> dict:
+    labels = dict(PART_OF, **{"nemo-rl-gke/role": "image-prepull"})
+    tiny = {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}}
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        # Pulumi would otherwise wait for the rollout, i.e. for the 25 GB pull on every node.
+        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
+        "spec": {
+            "selector": {"matchLabels": {"nemo-rl-gke/role": "image-prepull"}},
+            "template": {"metadata": {"labels": labels}, "spec": harden_pod_spec({
+                "nodeSelector": dict(node_selector),
+                "automountServiceAccountToken": False,
+                "enableServiceLinks": False,
+                "initContainers": [{"name": "pull", "image": image, "command": ["/bin/true"],
+                                    "resources": tiny, "securityContext": _hardened()}],
+                "containers": [{"name": "pause", "image": catalog.PAUSE_IMAGE, "resources": tiny,
+                                "securityContext": _hardened()}],
+            })},
+        },
+    }
+
