@@ -21,7 +21,7 @@ def reg(type_, name, deps=(), inputs=None, custom=True, parent=None, provider=No
     return Registration(type=type_, name=name, urn=f"urn:{type_}::{name}", custom=custom, parent=parent,
                         dependencies=sorted(f"urn:{d}" for d in deps), property_dependencies={},
                         provider=f"urn:{provider}::id" if provider else None, protect=False, retain_on_delete=False,
-                        delete_before_replace=False, ignore_changes=[], replace_on_changes=[], custom_timeouts={},
+                        delete_before_replace=False, ignore_changes=[], replace_on_changes=[], replace_with=[], custom_timeouts={},
                         inputs=inputs or {}, secret_paths=[])
 
 
