@@ -21,26 +21,15 @@ from dataclasses import dataclass
 from typing import Optional
 
 from core import catalog
+from core.recipes import mount_root
 
 SCRIPT = "prefetch_hf.py"
-HF_CACHE_DIR = "huggingface_cache"
 MODELS_DIR = "models"
 MARKERS_DIR = "prefetch"
 
 # Slowest Hub download the Job's timeout still tolerates, and what it adds for the image and the API calls.
 SLOWEST_DOWNLOAD_BYTES_PER_S = 50e6
 TIMEOUT_MARGIN_SECONDS = 30 * 60
-
-
-def _mount(mount_path: str) -> str:
-    m = mount_path.rstrip("/")
-    if not m.startswith("/"):
-        raise ValueError(f"mount_path must be absolute, got {mount_path!r}")
-    return m
-
-
-def hf_home(mount_path: str) -> str:
-    return f"{_mount(mount_path)}/{HF_CACHE_DIR}"
 
 
 def revision_problem(revision: str) -> Optional[str]:
@@ -74,7 +63,7 @@ def plan(*, model_name: str, revision: str, dataset: str, mount_path: str) -> Pr
     items = (f"model:{model_name}@{revision}",) + tuple(
         f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS.get(dataset, ()))
     digest = hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()[:16]
-    m = _mount(mount_path)
+    m = mount_root(mount_path)
     facts = catalog.MODELS.get(model_name)
     return PrefetchPlan(
         model_name=model_name, revision=revision, items=items,

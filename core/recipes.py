@@ -481,7 +481,8 @@ KEYS_ABSENT_FROM_BASE = frozenset({
 })
 
 
-def _mount(mount_path: str) -> str:
+def mount_root(mount_path: str) -> str:
+    """The Lustre mount path without a trailing slash; refuses a relative one."""
     m = mount_path.rstrip("/")
     if not m.startswith("/"):
         raise ValueError(f"mount_path must be absolute, got {mount_path!r}")
@@ -491,15 +492,15 @@ def _mount(mount_path: str) -> str:
 def hf_home(mount_path: str) -> str:
     """HF_HOME on Lustre: a model or dataset downloads once for every node and survives pod restarts
     (FACTS.md §7)."""
-    return f"{_mount(mount_path)}/huggingface_cache"
+    return f"{mount_root(mount_path)}/huggingface_cache"
 
 
 def checkpoint_dir(mount_path: str, run_name: str) -> str:
-    return f"{_mount(mount_path)}/{CHECKPOINTS_DIR}/{run_name}"
+    return f"{mount_root(mount_path)}/{CHECKPOINTS_DIR}/{run_name}"
 
 
 def gsm8k_paths(mount_path: str) -> dict[str, str]:
-    d = f"{_mount(mount_path)}/{GSM8K_DIR}"
+    d = f"{mount_root(mount_path)}/{GSM8K_DIR}"
     return {"dir": d, "train": f"{d}/train.jsonl", "validation": f"{d}/test.jsonl", "marker": f"{d}/_SUCCESS"}
 
 
@@ -521,7 +522,7 @@ def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
         "checkpointing.save_period": recipe.save_period,
         "checkpointing.keep_top_k": recipe.keep_top_k,
         "checkpointing.metric_name": recipe.metric_name,
-        "logger.log_dir": f"{_mount(mount_path)}/{LOGS_DIR}/{run_name}",
+        "logger.log_dir": f"{mount_root(mount_path)}/{LOGS_DIR}/{run_name}",
         "logger.wandb_enabled": recipe.wandb_enabled,
         "logger.wandb.name": recipe.wandb_name or run_name,
     }

@@ -68,7 +68,7 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
             "image": a.image,
             "workingDir": catalog.NEMO_RL_WORKDIR,    # `uv run` uses NeMo-RL's environment (huggingface_hub)
             "command": prefetch.download_argv(a.plan, a.scripts_dir),
-            "env": [{"name": "HF_HOME", "value": prefetch.hf_home(mount)},
+            "env": [{"name": "HF_HOME", "value": recipes.hf_home(mount)},
                     {"name": "HF_TOKEN_PATH", "value": f"{TOKEN_DIR}/{HF_TOKEN_KEY}"},
                     {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"}],
             "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "8", "memory": "16Gi"}},
