@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from core import catalog
-from core.recipes import mount_root
+from core.lustre_paths import mount_root
 
 SCRIPT = "prefetch_hf.py"
 MODELS_DIR = "models"

@@ -59,6 +59,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from core import catalog, prefetch, shell
 from core.catalog import BASE_VAL_PERIOD, NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
 from core.keys import key as _key
+from core.lustre_paths import hf_home, mount_root
 
 DEFAULT_RECIPE = "gemma3-27b-gsm8k"
 
@@ -479,20 +480,6 @@ KEYS_ABSENT_FROM_BASE = frozenset({
     "data.train_data_path", "data.val_data_path", "data.input_key", "data.output_key",
     "data.train_split", "data.val_split",
 })
-
-
-def mount_root(mount_path: str) -> str:
-    """The Lustre mount path without a trailing slash; refuses a relative one."""
-    m = mount_path.rstrip("/")
-    if not m.startswith("/"):
-        raise ValueError(f"mount_path must be absolute, got {mount_path!r}")
-    return m
-
-
-def hf_home(mount_path: str) -> str:
-    """HF_HOME on Lustre: a model or dataset downloads once for every node and survives pod restarts
-    (FACTS.md §7)."""
-    return f"{mount_root(mount_path)}/huggingface_cache"
 
 
 def checkpoint_dir(mount_path: str, run_name: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core import catalog, export, prefetch, recipes
+from core import catalog, export, lustre_paths, prefetch
 from core import sizing
 from tests.hub_server import FakeHub, Repo
 
@@ -62,7 +62,7 @@ def test_rendered_prefetch_commands_download_then_wait_and_the_model_path_is_the
         hub.add(Repo("model", "acme/tiny-llm", COMMIT, {"config.json": b"{}", "w.safetensors": os.urandom(4096)}))
         p = prefetch.plan(model_name="acme/tiny-llm", revision=COMMIT, dataset="none", mount_path=str(mount))
         env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
-        env.update(HF_ENDPOINT=hub.endpoint, HF_HOME=recipes.hf_home(str(mount)), NO_PROXY="127.0.0.1")
+        env.update(HF_ENDPOINT=hub.endpoint, HF_HOME=lustre_paths.hf_home(str(mount)), NO_PROXY="127.0.0.1")
         r = subprocess.run(_as_local(prefetch.download_argv(p, SCRIPTS)), env=env, capture_output=True, text=True,
                            timeout=120)
         assert r.returncode == 0, r.stderr

@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import catalog, prefetch, recipes
+from core import catalog, lustre_paths, prefetch, recipes
 from core.naming import HF_SECRET, HF_TOKEN_KEY, JOB_SCRIPTS, LUSTRE_PVC
 from core.settings import Settings
 from workloads.pod_security import TOKEN_FILE_MODE, TOKENS_DIR, harden_pod_spec
@@ -68,7 +68,7 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
             "image": a.image,
             "workingDir": catalog.NEMO_RL_WORKDIR,    # `uv run` uses NeMo-RL's environment (huggingface_hub)
             "command": prefetch.download_argv(a.plan, a.scripts_dir),
-            "env": [{"name": "HF_HOME", "value": recipes.hf_home(mount)},
+            "env": [{"name": "HF_HOME", "value": lustre_paths.hf_home(mount)},
                     {"name": "HF_TOKEN_PATH", "value": f"{TOKEN_DIR}/{HF_TOKEN_KEY}"},
                     {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"}],
             "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "8", "memory": "16Gi"}},

@@ -26,7 +26,8 @@ from core import catalog, export, node_fit, sizing
 from core.catalog import Accelerator, NemoRlRelease
 from core.images import nemo_rl_image
 from core.naming import JOB_SCRIPTS, RAY_AUTH_SECRET
-from core.recipes import SCRIPTS_DIR, hf_home
+from core.lustre_paths import hf_home
+from core.recipes import SCRIPTS_DIR
 from core.settings import Settings
 from core.settings.security import token_auth_enabled
 from workloads.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
