@@ -210,7 +210,7 @@ MODEL_PARAMS: dict[str, int] = {
 # --- Day one on real Google Cloud (issue 9): APIs, maintenance, monitoring, node identity, disks -----
 # =====================================================================================================
 # Reviewed facts for the first `pulumi up` in a fresh project. Each names its source; sources dated
-# "read 2026-11-30" were read on that day (research notes: /work/research/day1gcp.md).
+# "read 2026-11-30" were read on that day (research notes: docs/research/day1gcp.md).
 
 # Google APIs the program calls, each declared as a `projects.Service` (never disabled on destroy).
 # Service Usage (serviceusage.googleapis.com) is not in the list on purpose: declaring a service needs it
@@ -401,7 +401,7 @@ GATE_LUSTRE_MAX_BYTES_PER_NODE = 64 * 1024 ** 3
 
 # =====================================================================================================
 # --- Hardening: image digests, token files, Ray token auth, network peers, shielded nodes (issue 11) ---
-# Research and sources in full: /work/research/harden.md (copied into the README where users need it).
+# Research and sources in full: docs/research/harden.md (copied into the README where users need it).
 # =====================================================================================================
 @dataclass(frozen=True)
 class ImagePin:
@@ -419,7 +419,7 @@ class ImagePin:
 
 # Searched (code index: `nemo-rl:v0.X.0@sha256`, `nvidia/nemo-rl@sha256`; docs/pages corpora for the NGC catalog):
 # no public source states the digests of the NeMo-RL images, so none is recorded.
-_NO_NEMO_RL_DIGEST = "no public source found for this tag's digest (searched 2026-11; see /work/research/harden.md §5)"
+_NO_NEMO_RL_DIGEST = "no public source found for this tag's digest (searched 2026-11; see docs/research/harden.md §5)"
 NEMO_RL_IMAGE_PINS: dict[str, ImagePin] = {
     tag: ImagePin(NEMO_RL_IMAGE_REPO, tag, "", _NO_NEMO_RL_DIGEST) for tag in ("v0.4.0", "v0.5.0", "v0.7.0")
 }
@@ -470,7 +470,7 @@ GMP_NAMESPACE = "gke-gmp-system"
 # user cluster (GKE "About Ray on GKE": "installs and hosts"; kuberay issue #3115 / PR #5151: no in-cluster
 # Deployment), so it calls the dashboard through the API server's services/proxy subresource (kuberay PR #1980,
 # `useKubernetesProxy`), and GKE's API server enters the cluster through the konnectivity agents in kube-system
-# (verified on a live GKE cluster by a public infrastructure repository's notes; /work/research/harden.md §1).
+# (verified on a live GKE cluster by a public infrastructure repository's notes; docs/research/harden.md §1).
 KUBE_SYSTEM_NAMESPACE = "kube-system"
 KONNECTIVITY_AGENT_LABELS = {"k8s-app": "konnectivity-agent"}
 

@@ -4,7 +4,7 @@ Pure code. The job's entrypoint ends with `workloads/export_checkpoints.py` (arg
 on the Ray head after training succeeded; the head mounts the bucket through the GCS FUSE CSI driver (enabled
 on every cluster of this project), restricted to the export prefix (`only-dir`), at EXPORT_MOUNT.
 
-Why GCS FUSE and not Managed Lustre's export API (research notes /work/research/ttfs.md §3): the copy runs
+Why GCS FUSE and not Managed Lustre's export API (research notes docs/research/ttfs.md §3): the copy runs
 with the identity the pods already have (the Kubernetes service account holds roles/storage.objectUser on the
 bucket through Workload Identity), needs no role for the Lustre service agent and no Lustre admin permission
 (`lustre.instances.exportData`) for the workload, and no long-running-operation client in the image. The

@@ -1,6 +1,6 @@
 """GpuWarmup: GPU nodes and the NeMo-RL image ready while Lustre is still being created.
 
-Applies what workloads/warmup_spec.py builds (reasons and sources there and in /work/research/ttfs.md §1): a
+Applies what workloads/warmup_spec.py builds (reasons and sources there and in docs/research/ttfs.md §1): a
 PriorityClass at the autoscaler's cutoff priority, the placeholder Job shaped like the Ray workers (taken from
 the rendered worker template, so they cannot drift), and on Standard a DaemonSet pulling the image on the CPU
 system pool. Nothing here mounts Lustre or names a Secret, so it all runs as soon as the pools exist; Pulumi

@@ -1,7 +1,7 @@
 """Objects that bring GPU nodes up and put the NeMo-RL image on them before the Ray pods can be scheduled
 (plain dicts, no Pulumi resources; `workloads/gpu_warmup.py` applies them).
 
-Why (research notes /work/research/ttfs.md §1): GPU pools start at zero nodes and the Ray workers cannot be
+Why (research notes docs/research/ttfs.md §1): GPU pools start at zero nodes and the Ray workers cannot be
 scheduled before the Lustre volume exists, so without help the GPU nodes, and then the 20–30 GB image pull,
 start only after Lustre (~15 min). GKE documents low-priority placeholder Pods for exactly this ("Provision
 extra compute capacity for rapid Pod scaling": a low PriorityClass and placeholder Pods requesting the
