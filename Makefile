@@ -7,7 +7,7 @@ STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
 
-.PHONY: synth test synth-all project-file sizing-report clean
+.PHONY: synth test synth-all project-file sizing-report checkov clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,16 @@ synth-all: $(VENV)/.installed
 
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q
+
+# checkov has heavy dependencies of its own: a venv of its own, created on first use.
+CHECKOV_VENV ?= .venv-checkov
+$(CHECKOV_VENV)/.installed:
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install -q --disable-pip-version-check checkov==3.3.30
+	touch $@
+
+checkov: $(VENV)/.installed $(CHECKOV_VENV)/.installed
+	$(PY) -m tools.checkov_scan $(STACK) --checkov $(CHECKOV_VENV)/bin/checkov
 
 sizing-report: $(VENV)/.installed
 	$(PY) -m synth.sizing_report

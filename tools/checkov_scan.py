@@ -5,7 +5,7 @@ on it and count the failed checks per pod.
     python -m tools.checkov_scan dev [--checkov PATH] [--set key=value ...] [--json]
 
 checkov has heavy dependencies, so it lives in its own virtual environment (not the project's): `--checkov`,
-else `$CHECKOV`, else `/work/venv-checkov/bin/checkov`, else `checkov` on PATH. Pinned version: 3.3.30.
+else `$CHECKOV`, else `.venv-checkov/bin/checkov` (`make checkov` creates it), else `checkov` on PATH. Pinned version: 3.3.30.
 
 Why expand: checkov judges Pods, Deployments and the like, not KubeRay custom resources; KubeRay creates one
 Pod per group replica from the group's `template` (metadata + spec), which is what the cluster really runs.
@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 CHECKOV_VERSION = "3.3.30"
-DEFAULT_CHECKOV = "/work/venv-checkov/bin/checkov"
+DEFAULT_CHECKOV = ".venv-checkov/bin/checkov"   # `make checkov` creates it
 
 
 def _pod(name: str, namespace: Optional[str], template: dict) -> dict:
@@ -88,7 +88,7 @@ def find_checkov(flag: Optional[str]) -> str:
     if found:
         return found
     raise SystemExit(f"checkov not found: install checkov=={CHECKOV_VERSION} in its own venv "
-                     f"(python -m venv /work/venv-checkov && /work/venv-checkov/bin/pip install "
+                     f"(`make checkov`, or python -m venv .venv-checkov && .venv-checkov/bin/pip install "
                      f"checkov=={CHECKOV_VERSION}) or pass --checkov")
 
 
