@@ -51,7 +51,7 @@ def test_plan_names_its_marker_after_its_items():
 
 
 def _as_local(argv: list[str]) -> list[str]:
-    """`uv run python /etc/nemo-rl-gke/<program>` -> this interpreter and the repository's copy."""
+    """`uv run python /etc/nemo-rl-gke/<program>` -> this interpreter and the program file in the repository."""
     assert argv[:3] == ["uv", "run", "python"] and argv[3].startswith(SCRIPTS + "/")
     return [sys.executable, str(ROOT / "workloads" / Path(argv[3]).name), *argv[4:]]
 
