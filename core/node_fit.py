@@ -28,24 +28,24 @@ _CPU_TIERS = ((1, 0.06), (1, 0.01), (2, 0.005))
 EVICTION_THRESHOLD_GIB = 100 * GIB_PER_MIB
 
 
+def _tiered(amount: float, tiers: tuple[tuple[float, float], ...], rest_share: float) -> float:
+    """GKE's reservation: each tier's share of the part of `amount` that falls in it, then `rest_share` above."""
+    left, reserved = amount, 0.0
+    for size, share in tiers:
+        part = min(left, size)
+        reserved += part * share
+        left -= part
+    return reserved + left * rest_share
+
+
 def reserved_memory_gib(memory_gib: float) -> float:
     if memory_gib < 1:
         return 255 * GIB_PER_MIB
-    left, reserved = memory_gib, 0.0
-    for size, share in _MEMORY_TIERS:
-        part = min(left, size)
-        reserved += part * share
-        left -= part
-    return reserved + left * 0.02
+    return _tiered(memory_gib, _MEMORY_TIERS, 0.02)
 
 
 def reserved_cpu(vcpus: float) -> float:
-    left, reserved = vcpus, 0.0
-    for size, share in _CPU_TIERS:
-        part = min(left, size)
-        reserved += part * share
-        left -= part
-    return reserved + left * 0.0025
+    return _tiered(vcpus, _CPU_TIERS, 0.0025)
 
 
 @dataclass(frozen=True)
