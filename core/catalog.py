@@ -622,6 +622,23 @@ WARMUP_PRIORITY = AUTOSCALER_EXPENDABLE_PRIORITY_CUTOFF
 # Pinned pause image for the CPU pre-pull DaemonSet's long-running container (Kubernetes' own pause image).
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
+# --- Weights prefetch runtime -------------------------------------------------------------------------
+# `prefetchImage: python`: the prefetch Job runs in a small Python image and installs huggingface_hub from PyPI
+# (workloads/prefetch-requirements.txt, hash-pinned) instead of waiting for the 20-30 GB NeMo-RL image on the CPU
+# node. Python 3.11 like the tests; digest of the multi-arch index as pinned by amilworks/ultra's
+# deploy/docker Dockerfile ("Multi-architecture index pinned to the published Python 3.11.13 slim-bookworm
+# image"), found by exact-string search of the code index (2026-11).
+PREFETCH_PYTHON_PIN = ImagePin(
+    "python", "3.11.13-slim-bookworm",
+    "sha256:86adf8dbadc3d6e82ee5dd2c74bec2e1c2467cdad47886280501df722372d2e1",
+    "amilworks/ultra deploy/docker Dockerfile: the multi-arch index of python:3.11.13-slim-bookworm")
+# That image's interpreter and platform as PEP 508 marker values (the CPU nodes are x86_64), which decide the
+# dependency closure and the wheels workloads/prefetch-requirements.txt pins.
+PREFETCH_PYTHON_MARKERS = {
+    "python_version": "3.11", "python_full_version": "3.11.13", "sys_platform": "linux", "platform_system": "Linux",
+    "platform_machine": "x86_64", "implementation_name": "cpython", "platform_python_implementation": "CPython",
+    "os_name": "posix", "extra": ""}
+
 # --- Nominal durations for the critical-path report ---------------------------------------------------
 @dataclass(frozen=True)
 class Nominal:
@@ -661,6 +678,10 @@ NOMINAL_GPU_NODE_SECONDS = Nominal(
 NOMINAL_IMAGE_BYTES = Nominal(25e9, "issue 13: the NeMo-RL image is 20-30 GB (midpoint)")
 NOMINAL_IMAGE_PULL_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (registry download + gzip unpack)")
 NOMINAL_HF_DOWNLOAD_BYTES_PER_S = Nominal(500e6, NOMINAL_ESTIMATE + " (Hub to one CPU node, parallel files)")
+# The prefetch's own runtime in `prefetchImage: python` mode: the slim image (~45 MB compressed) and ~15 MB of
+# hash-pinned wheels from PyPI.
+NOMINAL_PREFETCH_RUNTIME_SECONDS = Nominal(
+    30, NOMINAL_ESTIMATE + " (python slim image ~45 MB + pip install of ~15 MB of wheels)")
 NOMINAL_RAY_START_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (container start + `ray start`)")
 NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submitter pod + `ray job submit`)")
 # The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from core.catalog import NCCL_GIB_INSTALLER_PIN, NEMO_RL_IMAGE_PINS, ImagePin
+from core.catalog import NCCL_GIB_INSTALLER_PIN, NEMO_RL_IMAGE_PINS, PREFETCH_PYTHON_PIN, ImagePin
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 # A tag per the OCI distribution spec: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
@@ -60,3 +60,8 @@ def nemo_rl_image(release_tag: str) -> str:
 
 def nccl_gib_installer_image() -> str:
     return pinned_ref(NCCL_GIB_INSTALLER_PIN)
+
+
+def prefetch_python_image() -> str:
+    """The small Python image the weights prefetch runs in with `prefetchImage: python`."""
+    return pinned_ref(PREFETCH_PYTHON_PIN)

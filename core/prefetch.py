@@ -24,6 +24,8 @@ from core import catalog
 from core.lustre_paths import mount_root
 
 SCRIPT = "prefetch_hf.py"
+# The download's Python dependencies, pinned with hashes (tools/prefetch_requirements.py writes it).
+REQUIREMENTS = "prefetch-requirements.txt"
 MODELS_DIR = "models"
 MARKERS_DIR = "prefetch"
 
@@ -73,9 +75,20 @@ def plan(*, model_name: str, revision: str, dataset: str, mount_path: str) -> Pr
         download_bytes=facts.weight_bytes if facts else 0)
 
 
-def download_argv(p: PrefetchPlan, scripts_dir: str) -> list[str]:
-    return ["uv", "run", "python", f"{scripts_dir}/{SCRIPT}", "download", "--marker", p.marker,
-            "--links", p.links_dir, *p.items]
+def download_argv(p: PrefetchPlan, scripts_dir: str, *, in_nemo_rl_image: bool = True) -> list[str]:
+    """The download command: through `uv run` in the NeMo-RL image (its environment has huggingface_hub),
+    with the image's own `python` in the small Python image (the packages come from install_argv)."""
+    python = ["uv", "run", "python"] if in_nemo_rl_image else ["python"]
+    return [*python, f"{scripts_dir}/{SCRIPT}", "download", "--marker", p.marker, "--links", p.links_dir, *p.items]
+
+
+def install_argv(scripts_dir: str, target: str) -> list[str]:
+    """Install the download's dependencies into `target` in the small Python image: exactly the hash-pinned
+    wheels of REQUIREMENTS (--require-hashes refuses anything else, --no-deps keeps pip from resolving more,
+    --only-binary never builds), nothing cached, and no warning for running as root (the image's user)."""
+    return ["python", "-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check",
+            "--root-user-action=ignore", "--require-hashes", "--no-deps", "--only-binary=:all:",
+            "--target", target, "-r", f"{scripts_dir}/{REQUIREMENTS}"]
 
 
 def wait_argv(p: PrefetchPlan, scripts_dir: str, timeout_seconds: int) -> list[str]:

@@ -9,7 +9,8 @@ allow:
   resources, and its explicit provider);
 - a `batch/v1` Job that Pulumi awaits (no `pulumi.com/skipAwait`) splits into "created" and "ran": what
   depends on the Job waits for its run; a run lasts the bytes in its `nemo-rl-gke/download-bytes` annotation
-  at the nominal Hub download rate, after the NeMo-RL image is on a CPU node;
+  at the nominal Hub download rate, after its image is on a CPU node (the NeMo-RL image, or its own small
+  image and packages);
 - what happens outside Pulumi's waits is modelled from what the rendered objects ask Kubernetes for:
   GPU nodes start when a GPU pool exists and the first object whose pods request `nvidia.com/gpu` has been
   created (placeholders, the RayCluster, an own-cluster RayJob); the NeMo-RL image is pulled on them once a GPU
@@ -223,7 +224,7 @@ def build(records: Iterable[Any]) -> dict[str, Activity]:
     gpu_pools, cpu_pools = [], []
     gpu_creators, gpu_image_users, cpu_image_users = [], [], []
     ray_workers_from, ray_head_from = [], []
-    prefetch_runs, rayjobs = [], []
+    prefetch_runs, rayjobs, small_image_jobs = [], [], []
     for r in customs:
         deps = resource_deps(r)
         nominal = c.NOMINAL_RESOURCE_SECONDS.get(r.type, c.NOMINAL_DEFAULT_RESOURCE)
@@ -241,10 +242,17 @@ def build(records: Iterable[Any]) -> dict[str, Activity]:
         if _awaited_job(r):
             size = _download_bytes(r)
             rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+            # Its pod starts once its image is on a CPU node: the NeMo-RL image (shared with the pre-pull and
+            # the Ray head), or its own small image and packages.
+            if any(_uses_nemo_rl_image(p) for p in _pod_specs(r)):
+                runtime = "image on CPU nodes"
+            else:
+                runtime = f"{r.urn}#runtime"
+                small_image_jobs.append(r.urn)
             acts[f"{r.urn}#ran"] = Activity(
                 f"{r.urn}#ran", f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub", size / rate.seconds,
                 f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
-                needs_all=(r.urn, "image on CPU nodes"))
+                needs_all=(r.urn, runtime))
             if size:
                 prefetch_runs.append(f"{r.urn}#ran")
         for pod in _pod_specs(r):
@@ -286,8 +294,13 @@ def build(records: Iterable[Any]) -> dict[str, Activity]:
     else:
         acts["CPU nodes"] = Activity("CPU nodes", "CPU node provisioned for the first CPU pod",
                                      c.NOMINAL_CPU_NODE_SECONDS.seconds, c.NOMINAL_CPU_NODE_SECONDS.source,
-                                     needs_any=any_of(cpu_image_users))
+                                     needs_any=any_of(cpu_image_users + small_image_jobs))
         cpu_nodes_from, cpu_nodes_need = (), ("CPU nodes",)
+    runtime = c.NOMINAL_PREFETCH_RUNTIME_SECONDS
+    for urn in small_image_jobs:
+        acts[f"{urn}#runtime"] = Activity(f"{urn}#runtime", f"{_label(by_urn[urn])}: its image and packages on a "
+                                          "CPU node", runtime.seconds, runtime.source,
+                                          needs_all=(urn, *cpu_nodes_need), needs_any=cpu_nodes_from)
     if cpu_image_users:
         acts["image on CPU nodes"] = Activity("image on CPU nodes", "NeMo-RL image pulled on a CPU node",
                                               image_pull, pull_source, needs_all=cpu_nodes_need,

@@ -48,7 +48,7 @@ RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster::raycluster"
 RAYJOB = "kubernetes:ray.io/v1:RayJob::rayjob"
 
 
-def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False):
+def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_prefetch_image=False):
     ray_spec = {"headGroupSpec": {"template": {"spec": pod()}},
                 "workerGroupSpecs": [{"template": {"spec": pod(gpus=8)}}]}
     def r(key, deps=(), inputs=None, provider=None):
@@ -67,8 +67,8 @@ def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False):
             "initContainers": [{"name": "pull", "image": NEMO}],
             "containers": [{"name": "pause", "image": c.PAUSE_IMAGE}]}}}}, provider=K8S))
     if prefetch:
-        out.append(r(PREFETCH, [PVC], job({c.DOWNLOAD_BYTES_ANNOTATION: str(c.MODELS[QWEN].weight_bytes)}),
-                     provider=K8S))
+        out.append(r(PREFETCH, [PVC], job({c.DOWNLOAD_BYTES_ANNOTATION: str(c.MODELS[QWEN].weight_bytes)},
+                                          pod(SMALL) if small_prefetch_image else None), provider=K8S))
     if own_cluster:
         out.append(r(RAYJOB, [PVC], {"spec": {"rayClusterSpec": ray_spec, "metadata": {"model": QWEN}}},
                      provider=K8S))
@@ -89,6 +89,8 @@ GPU_NODE_S, CPU_NODE_S = c.NOMINAL_GPU_NODE_SECONDS.seconds, c.NOMINAL_CPU_NODE_
 PULL_S = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
 DOWNLOAD_S = c.MODELS[QWEN].weight_bytes / c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S.seconds
 RAY_S, SUBMIT_S = c.NOMINAL_RAY_START_SECONDS.seconds, c.NOMINAL_JOB_SUBMIT_SECONDS.seconds
+RUNTIME_S = c.NOMINAL_PREFETCH_RUNTIME_SECONDS.seconds
+SMALL = "python:3.11.13-slim-bookworm"
 
 # Hand-worked timeline of the full stack:
 CLUSTER_END = NET_S + CLUSTER_S
@@ -106,12 +108,17 @@ def cpu_image_ready(first_cpu_user_end):
     return max(SYS_POOL_END, first_cpu_user_end) + PULL_S
 
 
-def first_step(warmup=True, prefetch=True, prepull=True):
+def first_step(warmup=True, prefetch=True, prepull=True, small_prefetch_image=False):
     workers = workers_ready(GPU_POOL_END + API_S if warmup else RAYCLUSTER_END)
-    cpu_image = cpu_image_ready(SYS_POOL_END + API_S if prepull else PVC_END + API_S)
+    cpu_image = cpu_image_ready(SYS_POOL_END + API_S if prepull else RAYCLUSTER_END)
     head = max(cpu_image, RAYCLUSTER_END) + RAY_S
     if prefetch:
-        prefetch_run_end = max(PVC_END + API_S, cpu_image) + DOWNLOAD_S
+        # The Job exists once the PVC does; its pod starts once its image is on the system pool's node: the
+        # NeMo-RL image, or its own small image and packages.
+        job_created = PVC_END + API_S
+        runtime_ready = (max(job_created, SYS_POOL_END) + RUNTIME_S if small_prefetch_image
+                         else max(job_created, cpu_image))
+        prefetch_run_end = runtime_ready + DOWNLOAD_S
         rayjob_end = max(RAYCLUSTER_END, prefetch_run_end) + API_S
         return max(rayjob_end, head, workers) + SUBMIT_S
     rayjob_end = RAYCLUSTER_END + API_S
@@ -150,6 +157,17 @@ def test_removing_the_prefetch_puts_the_whole_download_after_the_job_starts():
 
 def test_removing_the_cpu_prepull_makes_the_prefetch_wait_for_its_own_image_pull():
     assert cp.estimate(stack(prepull=False)).first_step_seconds == pytest.approx(first_step(prepull=False))
+
+
+def test_a_prefetch_in_its_own_small_image_does_not_wait_for_the_nemo_rl_image():
+    nemo, small = cp.estimate(stack()), cp.estimate(stack(small_prefetch_image=True))
+    assert small.first_step_seconds == pytest.approx(first_step(small_prefetch_image=True))
+    run = f"urn:{PREFETCH}#ran"
+    # It starts when its Job and the system pool's node exist plus its own runtime, not after the 25 GB pull.
+    assert small.start[run] == pytest.approx(max(PVC_END + API_S, SYS_POOL_END) + RUNTIME_S)
+    assert nemo.start[run] - small.start[run] == pytest.approx(
+        cpu_image_ready(SYS_POOL_END + API_S) - (max(PVC_END + API_S, SYS_POOL_END) + RUNTIME_S))
+    assert "image on CPU nodes" not in small.path
 
 
 def test_own_cluster_job_waits_for_the_prefetch_run_without_a_graph_edge():

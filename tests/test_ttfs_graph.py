@@ -136,3 +136,19 @@ def test_the_one_step_at_a_time_estimate_counts_enabling_the_apis_once(synth):
     every_activity = sum(a.seconds for a in est.activities.values())
     longest = max(a.seconds for a in services)
     assert est.sequential_seconds == pytest.approx(every_activity - sum(a.seconds for a in services) + longest)
+
+
+def test_codelab_reaches_the_first_step_in_at_most_40_percent_of_the_one_step_at_a_time_estimate(synth):
+    # Issue 13's target, on nominal durations (core.catalog NOMINAL_*; the report prints each figure's source).
+    est = cp.estimate(synth("codelab").resources)
+    assert est.ratio <= 0.40, est.format("codelab")
+
+
+def test_the_prefetch_in_the_nemo_rl_image_first_waits_for_that_image_on_the_cpu_node(synth):
+    small = cp.estimate(synth("codelab").resources)
+    nemo = cp.estimate(synth("codelab", {"prefetchImage": "nemo-rl"}).resources)
+    run = next(k for k in small.activities if k.endswith("#ran"))
+    assert nemo.start[run] == pytest.approx(nemo.finish["image on CPU nodes"])
+    assert small.start[run] < nemo.finish["image on CPU nodes"]
+    # The prefetch is the last chain in both graphs, so the first step moves by exactly the run's head start.
+    assert nemo.first_step_seconds - small.first_step_seconds == pytest.approx(nemo.start[run] - small.start[run])

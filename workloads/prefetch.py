@@ -1,9 +1,16 @@
 """WeightsPrefetch: a Job on the CPU pool that fills the Hugging Face cache on Lustre with the recipe's model
 (at its pinned revision) and datasets, as soon as the Lustre volume exists.
 
-It runs `workloads/prefetch_hf.py download` (shipped in the job-scripts ConfigMap) in the NeMo-RL image, whose
-huggingface_hub resumes partial files; a completion marker makes a rerun take seconds. The token reaches it as
-a file (the Secret mounted read-only, HF_TOKEN_PATH), never as an environment variable.
+It runs `workloads/prefetch_hf.py download` (shipped in the job-scripts ConfigMap), whose huggingface_hub
+resumes partial files; a completion marker makes a rerun take seconds. The token reaches it as a file (the
+Secret mounted read-only, HF_TOKEN_PATH), never as an environment variable.
+
+Where it runs (`prefetchImage`): by default in a pinned slim Python image, whose init container installs the
+hash-pinned huggingface_hub of `prefetch-requirements.txt` (also in the ConfigMap) into an emptyDir. The
+NeMo-RL image has huggingface_hub too, but it is 20-30 GB: a Job in it starts only once that image is on the
+CPU node, about four minutes after the node exists, and on the critical path (synth's report) that wait came
+right before the 145 GB download. `prefetchImage: nemo-rl` keeps the NeMo-RL image for clusters without PyPI
+access.
 
 Pulumi waits for the Job (pulumi-kubernetes awaits a batch/v1 Job until it completes or fails, PR #633) with a
 custom create/update timeout sized for the download (core.prefetch.job_timeout_seconds; the provider's default
@@ -19,7 +26,7 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import catalog, lustre_paths, prefetch, recipes
+from core import catalog, images, lustre_paths, prefetch, recipes
 from core.naming import HF_SECRET, HF_TOKEN_KEY, JOB_SCRIPTS, LUSTRE_PVC
 from core.settings import Settings
 from workloads.pod_security import TOKEN_FILE_MODE, TOKENS_DIR, harden_pod_spec
@@ -27,6 +34,9 @@ from workloads.raycluster_spec import SCRIPTS_FILE_MODE, RayPodsConfig, rayclust
 
 TOKEN_DIR = TOKENS_DIR
 CONTAINER = "prefetch"
+INSTALL_CONTAINER = "install"
+# The small image's packages: an emptyDir the init container fills and the download imports from.
+DEPS_DIR = "/opt/prefetch-deps"
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,7 @@ class WeightsPrefetchArgs:
     name: str
     namespace: str
     image: str
+    in_nemo_rl_image: bool               # False: the small Python image plus the pinned wheels
     plan: prefetch.PrefetchPlan
     lustre_mount_path: str
     scripts_dir: str
@@ -45,7 +56,10 @@ class WeightsPrefetchArgs:
         r = s.recipe
         head = raycluster_spec(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)[
             "headGroupSpec"]["template"]["spec"]
-        return cls(name=f"{s.prefix}-prefetch", namespace=s.storage.namespace, image=s.workload.release.image,
+        in_nemo_rl_image = s.startup.prefetch_image == "nemo-rl"
+        return cls(name=f"{s.prefix}-prefetch", namespace=s.storage.namespace,
+                   image=s.workload.release.image if in_nemo_rl_image else images.prefetch_python_image(),
+                   in_nemo_rl_image=in_nemo_rl_image,
                    plan=prefetch.plan(model_name=r.model_name, revision=r.model_revision, dataset=r.dataset,
                                       mount_path=s.workload.lustre_mount_path),
                    lustre_mount_path=s.workload.lustre_mount_path, scripts_dir=recipes.SCRIPTS_DIR,
@@ -58,30 +72,45 @@ class WeightsPrefetchArgs:
 
 def job_spec(a: WeightsPrefetchArgs) -> dict:
     mount = a.lustre_mount_path.rstrip("/")
+    scripts = {"name": "job-scripts", "mountPath": a.scripts_dir, "readOnly": True}
+    download = {
+        "name": CONTAINER,
+        "image": a.image,
+        "command": prefetch.download_argv(a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image),
+        "env": [{"name": "HF_HOME", "value": lustre_paths.hf_home(mount)},
+                {"name": "HF_TOKEN_PATH", "value": f"{TOKEN_DIR}/{HF_TOKEN_KEY}"},
+                {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"}],
+        "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "8", "memory": "16Gi"}},
+        "volumeMounts": [{"name": "lustre", "mountPath": mount}, scripts,
+                         {"name": "hf-token", "mountPath": TOKEN_DIR, "readOnly": True}],
+    }
+    volumes = [
+        {"name": "lustre", "persistentVolumeClaim": {"claimName": LUSTRE_PVC}},
+        {"name": "job-scripts", "configMap": {"name": JOB_SCRIPTS, "defaultMode": SCRIPTS_FILE_MODE}},
+        {"name": "hf-token", "secret": {"secretName": HF_SECRET, "defaultMode": TOKEN_FILE_MODE,
+                                        "items": [{"key": HF_TOKEN_KEY, "path": HF_TOKEN_KEY}]}},
+    ]
+    init = []
+    if a.in_nemo_rl_image:
+        download["workingDir"] = catalog.NEMO_RL_WORKDIR    # `uv run` uses NeMo-RL's environment (huggingface_hub)
+    else:
+        deps = {"name": "prefetch-deps", "mountPath": DEPS_DIR}
+        # The install sees neither the token nor Lustre: only the requirements file and the empty target.
+        init.append({"name": INSTALL_CONTAINER, "image": a.image,
+                     "command": prefetch.install_argv(a.scripts_dir, DEPS_DIR),
+                     "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}},
+                     "volumeMounts": [scripts, deps]})
+        download["env"].append({"name": "PYTHONPATH", "value": DEPS_DIR})
+        download["volumeMounts"].append({**deps, "readOnly": True})
+        volumes.append({"name": "prefetch-deps", "emptyDir": {"sizeLimit": "1Gi"}})
     pod = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         "nodeSelector": dict(a.node_selector),
-        "containers": [{
-            "name": CONTAINER,
-            "image": a.image,
-            "workingDir": catalog.NEMO_RL_WORKDIR,    # `uv run` uses NeMo-RL's environment (huggingface_hub)
-            "command": prefetch.download_argv(a.plan, a.scripts_dir),
-            "env": [{"name": "HF_HOME", "value": lustre_paths.hf_home(mount)},
-                    {"name": "HF_TOKEN_PATH", "value": f"{TOKEN_DIR}/{HF_TOKEN_KEY}"},
-                    {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"}],
-            "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "8", "memory": "16Gi"}},
-            "volumeMounts": [{"name": "lustre", "mountPath": mount},
-                             {"name": "job-scripts", "mountPath": a.scripts_dir, "readOnly": True},
-                             {"name": "hf-token", "mountPath": TOKEN_DIR, "readOnly": True}],
-        }],
-        "volumes": [
-            {"name": "lustre", "persistentVolumeClaim": {"claimName": LUSTRE_PVC}},
-            {"name": "job-scripts", "configMap": {"name": JOB_SCRIPTS, "defaultMode": SCRIPTS_FILE_MODE}},
-            {"name": "hf-token", "secret": {"secretName": HF_SECRET, "defaultMode": TOKEN_FILE_MODE,
-                                            "items": [{"key": HF_TOKEN_KEY, "path": HF_TOKEN_KEY}]}},
-        ],
+        **({"initContainers": init} if init else {}),
+        "containers": [download],
+        "volumes": volumes,
     }
     # The same hardening as the Ray pods (workloads/pod_security.py); root like them, so the HF cache it writes
     # on Lustre belongs to the user the job runs as.

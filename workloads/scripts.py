@@ -23,7 +23,8 @@ from core.naming import JOB_SCRIPTS
 def job_scripts() -> dict[str, str]:
     """File name -> content of the files under SCRIPTS_DIR. The same for every stack: what differs (the
     output directory, HF_HOME) reaches the programs through argv and the environment."""
-    names = (recipes.GSM8K_SCRIPT, recipes.GATE_SCRIPT, recipes.GATE_MODULE, prefetch.SCRIPT, export.SCRIPT)
+    names = (recipes.GSM8K_SCRIPT, recipes.GATE_SCRIPT, recipes.GATE_MODULE, prefetch.SCRIPT, prefetch.REQUIREMENTS,
+             export.SCRIPT)
     return {n: Path(__file__).with_name(n).read_text(encoding="utf-8") for n in names}
 
 

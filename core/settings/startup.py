@@ -33,6 +33,10 @@ class StartupSettings(Section):
     prefetch_weights: bool = Field(True, alias="prefetchWeights", description=(
         "Download the recipe's model (pinned revision) and datasets into the HF cache on Lustre with a Job, as "
         "soon as the Lustre volume exists; the job trains from that snapshot."))
+    prefetch_image: Literal["python", "nemo-rl"] = Field("python", alias="prefetchImage", description=(
+        "What the prefetch Job runs in: python (a pinned slim Python image that installs the hash-pinned "
+        "huggingface_hub from PyPI, so the download starts without waiting for the 20-30 GB NeMo-RL image; "
+        "needs egress to pypi.org and files.pythonhosted.org) or nemo-rl (the NeMo-RL image, no PyPI access)."))
     export_checkpoints: bool = Field(True, alias="exportCheckpoints", description=(
         "After training succeeded, copy the final checkpoint (and the best, with a metric) to the bucket."))
     export_destination: str = Field("", alias="exportDestination", description=(
