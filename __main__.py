@@ -72,7 +72,7 @@ volume = LustreVolume(
 # GPU nodes and the NeMo-RL image while Lustre is still being created: placeholders ask for GPU nodes as soon
 # as the pool exists (they need neither Lustre nor a Secret), a DaemonSet pulls the image on the CPU pool.
 warmup = None
-if s.startup.image_path == "prepull":
+if s.startup.warmup:
     warmup = GpuWarmup("gpu-warmup", GpuWarmupArgs.of(s), namespace, k8s_provider,
                        gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values()))
                        + [gpu_networking, compute_class],

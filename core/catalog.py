@@ -622,6 +622,30 @@ WARMUP_PRIORITY = AUTOSCALER_EXPENDABLE_PRIORITY_CUTOFF
 # Pinned pause image for the CPU pre-pull DaemonSet's long-running container (Kubernetes' own pause image).
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
+# --- Image streaming (`imagePath: streaming`) ------------------------------------------------------------
+# GKE "Use Image streaming to pull container images" (cloud.google.com/kubernetes-engine/docs/how-to/
+# image-streaming; EN and zh-cn copies, 2026-11; docs/research/ttfs.md §6): the Container File System API; the
+# Container-Optimized OS with containerd node image ("Autopilot nodes always use this node image"); images in an
+# Artifact Registry standard or remote repository (nvcr.io itself is not eligible); Private Google Access for
+# private nodes (the primary subnet has it); a node service account other than the default needs
+# roles/serviceusage.serviceUsageConsumer in the project hosting the image. Version floors from the same page:
+# "New and existing GKE Standard clusters must run version 1.18.6-gke.4801 or later"; Autopilot clusters from
+# 1.25.5-gke.1000 "automatically use Image streaming to pull eligible images" (no setting).
+IMAGE_STREAMING_API = "containerfilesystem.googleapis.com"
+IMAGE_STREAMING_NODE_IMAGE = "COS_CONTAINERD"
+IMAGE_STREAMING_MIN_GKE_STANDARD = "1.18.6-gke.4801"
+IMAGE_STREAMING_MIN_GKE_AUTOPILOT = "1.25.5-gke.1000"
+IMAGE_STREAMING_NODE_ROLE = "roles/serviceusage.serviceUsageConsumer"
+# Artifact Registry Docker repository paths: LOCATION-docker.pkg.dev/PROJECT-ID/REPOSITORY/IMAGE (Artifact
+# Registry "Integrate with GKE": `--image=LOCATION-docker.pkg.dev/PROJECT-ID/REPOSITORY/IMAGE`). Project IDs:
+# 6-30 lowercase letters, digits or hyphens, starting with a letter, not ending with a hyphen (Resource Manager
+# "Creating and managing projects"); repository IDs: lowercase letters, digits and hyphens, starting with a
+# letter and ending with a letter or digit (the rule Terraform modules for Artifact Registry validate; Google's
+# own wording was not found).
+ARTIFACT_REGISTRY_REPO_RE = (r"(?P<location>[a-z]+(?:-[a-z]+[0-9]*)?)-docker\.pkg\.dev/"
+                             r"(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/(?P<repository>[a-z](?:[a-z0-9-]*[a-z0-9])?)")
+NEMO_RL_IMAGE_NAME = "nemo-rl"      # the image's name under a repository copy: <repository>/nemo-rl:<tag>
+
 # --- Weights prefetch runtime -------------------------------------------------------------------------
 # `prefetchImage: python`: the prefetch Job runs in a small Python image and installs huggingface_hub from PyPI
 # (workloads/prefetch-requirements.txt, hash-pinned) instead of waiting for the 20-30 GB NeMo-RL image on the CPU

@@ -6,8 +6,10 @@ Pure functions over `core.catalog.ImagePin`; nothing here reads settings or buil
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from core.catalog import NCCL_GIB_INSTALLER_PIN, NEMO_RL_IMAGE_PINS, PREFETCH_PYTHON_PIN, ImagePin
+from core.catalog import (NCCL_GIB_INSTALLER_PIN, NEMO_RL_IMAGE_NAME, NEMO_RL_IMAGE_PINS, NEMO_RL_IMAGE_REPO,
+                          PREFETCH_PYTHON_PIN, ImagePin)
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 # A tag per the OCI distribution spec: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
@@ -48,14 +50,25 @@ def parse_ref(ref: str) -> ImagePin:
     return pin
 
 
-def nemo_rl_image(release_tag: str) -> str:
-    """The NeMo-RL image of a release, pinned as the catalog allows."""
+def nemo_rl_image(release_tag: str, repository: str = "") -> str:
+    """The NeMo-RL image of a release, pinned as the catalog allows; from `repository` (an Artifact Registry
+    copy, `<repository>/nemo-rl:<tag>`, same tag and digest) when given, else from NGC."""
     try:
         pin = NEMO_RL_IMAGE_PINS[release_tag]
     except KeyError:
         raise ImageRefError(f"no image pin for NeMo-RL release {release_tag!r}; known: "
                             f"{', '.join(sorted(NEMO_RL_IMAGE_PINS))}") from None
+    if repository:
+        pin = replace(pin, repo=f"{repository.rstrip('/')}/{NEMO_RL_IMAGE_NAME}")
     return pinned_ref(pin)
+
+
+def is_nemo_rl_image(ref: str) -> bool:
+    """A NeMo-RL image reference, from NGC or from a repository copy (`.../nemo-rl:<tag>`)."""
+    if not isinstance(ref, str):
+        return False
+    name = ref.split("@", 1)[0].rsplit(":", 1)[0]
+    return name == NEMO_RL_IMAGE_REPO or name.endswith("/" + NEMO_RL_IMAGE_NAME)
 
 
 def nccl_gib_installer_image() -> str:

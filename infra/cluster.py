@@ -24,6 +24,7 @@ from core import catalog
 from core.gcp_rules import monitoring_components
 from core.naming import resource_labels
 from core.settings import Settings
+from infra.node_image import streaming_node_config
 from infra.options import child_options
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
@@ -50,6 +51,7 @@ class ClusterArgs:
     authorized_networks: tuple[str, ...] = ()
     private_endpoint: bool = False
     dns_endpoint: bool = True
+    image_streaming: bool = False   # on the system pool (infra/node_image.py)
 
     @classmethod
     def of(cls, s: Settings) -> "ClusterArgs":
@@ -63,7 +65,8 @@ class ClusterArgs:
                    system_machine_type=s.cluster.system_machine_type, system_nodes=s.cluster.system_nodes,
                    labels=resource_labels(s.stack_name),
                    authorized_networks=tuple(s.security.authorized_networks),
-                   private_endpoint=s.security.private_endpoint, dns_endpoint=s.security.dns_endpoint)
+                   private_endpoint=s.security.private_endpoint, dns_endpoint=s.security.dns_endpoint,
+                   image_streaming=s.image_streaming)
 
 
 def _addons(a: ClusterArgs) -> gcp.container.ClusterAddonsConfigArgs:
@@ -197,7 +200,8 @@ class GkeCluster(pulumi.ComponentResource):
                     workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                         mode="GKE_METADATA"),
                     shielded_instance_config=shielded_config(a.system_machine_type),
-                    labels={"nemo-rl-gke/role": "system"}),
+                    labels={"nemo-rl-gke/role": "system"},
+                    **streaming_node_config(a.image_streaming)),
                 management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True)),
                 opts=with_roles)
 

@@ -27,6 +27,7 @@ from core.settings import capacity as capacity_settings
 from infra.cluster import CLOUD_PLATFORM, shielded_config
 from infra.local_ssd import LOCAL_SSD_IGNORE_CHANGES, ephemeral_storage_local_ssd
 from infra.networks import Networks
+from infra.node_image import streaming_node_config
 from infra.options import child_options
 
 GPU_TAINT = gcp.container.NodePoolNodeConfigTaintArgs(key="nvidia.com/gpu", value="present", effect="NO_SCHEDULE")
@@ -41,11 +42,13 @@ class GpuCapacityArgs:
     region: str
     workload_policy_name: str                   # GCP name of the flex-start workload policy, if one is needed
     driver_version: str                          # LATEST or DEFAULT
+    image_streaming: bool = False                # GKE Image streaming on the pools (infra/node_image.py)
 
     @classmethod
     def of(cls, s: Settings) -> "GpuCapacityArgs":
         return cls(plan=capacity_settings.plan(s), project=s.gcp_project, region=s.region,
-                   workload_policy_name=s.names.gpu_workload_policy, driver_version=s.gpu.driver_version)
+                   workload_policy_name=s.names.gpu_workload_policy, driver_version=s.gpu.driver_version,
+                   image_streaming=s.image_streaming)
 
 
 def additional_networks(networks: Networks) -> list[gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs]:
@@ -124,7 +127,8 @@ class GpuCapacity(pulumi.ComponentResource):
             # Secure Boot + integrity monitoring on the machine types checked for it (core/catalog.py).
             shielded_instance_config=shielded_config(acc.machine_type),
             labels={"nemo-rl-gke/role": "gpu", "nemo-rl-gke/capacity": pool.model,
-                    catalog.COMPUTE_CLASS_LABEL: plan.compute_class})
+                    catalog.COMPUTE_CLASS_LABEL: plan.compute_class},
+            **streaming_node_config(args.image_streaming))
         return gcp.container.NodePool(pool.name, gcp.container.NodePoolArgs(
             name=pool.name, cluster=cluster.id, location=cluster.location,
             # The RoCE profile is zonal (and a reservation is zonal): nodes must be in its zone.

@@ -1,7 +1,8 @@
 """The GKE nodes' own service account with the roles nodes need (not the default compute SA).
 
 `roles/container.defaultNodeServiceAccount` is GKE's minimum role for a node service account; the rest is the
-list Google's A4 blueprint grants (catalog.NODE_SERVICE_ACCOUNT_ROLES). The cluster and its pools must wait for
+list Google's A4 blueprint grants (catalog.NODE_SERVICE_ACCOUNT_ROLES), plus Service Usage Consumer with image
+streaming. The cluster and its pools must wait for
 the bindings, not just the account: a node that boots before its roles exist cannot write logs or pull images.
 """
 from __future__ import annotations
@@ -24,10 +25,15 @@ class NodeIdentityArgs:
     project: str
     account_id: str
     cluster_name: str
+    roles: tuple[str, ...] = NODE_ROLES
 
     @classmethod
     def of(cls, s: Settings) -> "NodeIdentityArgs":
-        return cls(project=s.gcp_project, account_id=s.names.node_service_account, cluster_name=s.names.cluster)
+        # Image streaming: a node service account other than the default needs Service Usage Consumer in the
+        # project hosting the image, which the settings require to be this one (core.catalog, image streaming).
+        extra = (catalog.IMAGE_STREAMING_NODE_ROLE,) if s.image_streaming else ()
+        return cls(project=s.gcp_project, account_id=s.names.node_service_account, cluster_name=s.names.cluster,
+                   roles=NODE_ROLES + extra)
 
 
 class NodeIdentity(pulumi.ComponentResource):
@@ -46,6 +52,6 @@ class NodeIdentity(pulumi.ComponentResource):
             gcp.projects.IAMMember(
                 f"nodes-{role.split('/')[1]}", gcp.projects.IAMMemberArgs(
                     project=args.project, role=role, member=self.account.member), opts=child)
-            for role in NODE_ROLES
+            for role in args.roles
         ]
         self.register_outputs({"email": self.account.email})

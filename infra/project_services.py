@@ -33,8 +33,9 @@ class ProjectServicesArgs:
 
     @classmethod
     def of(cls, s: Settings) -> "ProjectServicesArgs":
-        return cls(project=s.gcp_project, apis=tuple(sorted(catalog.REQUIRED_APIS)),
-                   propagation_wait=catalog.API_PROPAGATION_WAIT)
+        # Image streaming adds the Container File System API (core.catalog, image streaming).
+        apis = set(catalog.REQUIRED_APIS) | ({catalog.IMAGE_STREAMING_API} if s.image_streaming else set())
+        return cls(project=s.gcp_project, apis=tuple(sorted(apis)), propagation_wait=catalog.API_PROPAGATION_WAIT)
 
 
 class ProjectServices(pulumi.ComponentResource):

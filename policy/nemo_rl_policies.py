@@ -361,8 +361,9 @@ def ray_of_image(image: str) -> Optional[tuple[str, Optional[str]]]:
     if not isinstance(image, str) or is_unknown(image):
         return None
     ref = image.split("@", 1)[0]
-    if ref.startswith(NEMO_RL_IMAGE_REPO + ":"):
-        tag = ref[len(NEMO_RL_IMAGE_REPO) + 1:]
+    name, _, tag = ref.rpartition(":")
+    # NGC's image, or a registry copy of it under the same name and tag (imagePath streaming's Artifact Registry).
+    if name == NEMO_RL_IMAGE_REPO or name.endswith("/" + NEMO_RL_IMAGE_REPO.rsplit("/", 1)[1]):
         return tag, NEMO_RL_RAY_VERSIONS.get(tag)
     m = _RAY_IMAGE.match(ref)
     return (m.group(1), m.group(1)) if m else None

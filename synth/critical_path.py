@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from core import catalog as c
+from core import images
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
 SERVICE = "gcp:projects/service:Service"
@@ -141,7 +142,7 @@ def _requests_gpu(pod: dict) -> bool:
 
 
 def _uses_nemo_rl_image(pod: dict) -> bool:
-    return any(str(ctr.get("image", "")).startswith(c.NEMO_RL_IMAGE_REPO + ":") for ctr in _containers(pod))
+    return any(images.is_nemo_rl_image(ctr.get("image")) for ctr in _containers(pod))
 
 
 def _is_gpu_pool(r) -> bool:

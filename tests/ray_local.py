@@ -28,16 +28,23 @@ RAY = Path(sys.executable).parent / "ray"
 _FOREIGN = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")
 
 
+def free_ports(n: int) -> list[int]:
+    """`n` distinct free loopback ports. The sockets stay bound until all are chosen: a port released by one
+    bind(0) can come back from the next, and Ray refuses two components on one port ("Ray component
+    dashboard_agent_grpc is trying to use a port number ... that is used by other components")."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
-def _node_ports() -> dict[str, int]:
-    return {"dashboard-agent-listen-port": free_port(), "dashboard-agent-grpc-port": free_port(),
-            "runtime-env-agent-port": free_port(), "node-manager-port": free_port(),
-            "object-manager-port": free_port(), "metrics-export-port": free_port()}
+_NODE_PORT_FLAGS = ("dashboard-agent-listen-port", "dashboard-agent-grpc-port", "runtime-env-agent-port",
+                    "node-manager-port", "object-manager-port", "metrics-export-port")
 
 
 def base_env(extra: Optional[dict] = None, drop: tuple = ()) -> dict[str, str]:
@@ -100,12 +107,17 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
     head pod and the worker pods differ; yields once every node has joined.
     `auth_token`: the cluster runs with Ray token authentication and this process authenticates with it."""
     temp_dir = tempfile.mkdtemp(prefix="rayt-")   # short: Ray's socket paths must fit 107 bytes
-    gcs_port, dashboard_port = free_port(), free_port()
+    # Every node shares the loopback address: all the cluster's ports are chosen at once, so none repeats.
+    per_node = len(_NODE_PORT_FLAGS)
+    ports = free_ports(3 + per_node * (1 + len(worker_cpus)))
+    gcs_port, dashboard_port, client_port = ports[:3]
+    node_ports = [dict(zip(_NODE_PORT_FLAGS, ports[3 + i * per_node:3 + (i + 1) * per_node]))
+                  for i in range(1 + len(worker_cpus))]
     head = [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
             "--include-dashboard=true", f"--num-cpus={head_cpus}", "--object-store-memory=100000000",
             "--disable-usage-stats", f"--temp-dir={temp_dir}", f"--port={gcs_port}",
-            f"--dashboard-port={dashboard_port}", f"--ray-client-server-port={free_port()}",
-            *(f"--{k}={v}" for k, v in _node_ports().items())]
+            f"--dashboard-port={dashboard_port}", f"--ray-client-server-port={client_port}",
+            *(f"--{k}={v}" for k, v in node_ports[0].items())]
     if head_resources:
         head.append(f"--resources={head_resources}")
     cluster = LocalCluster(f"http://127.0.0.1:{dashboard_port}", f"127.0.0.1:{gcs_port}", temp_dir,
@@ -139,7 +151,7 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
             launch([str(RAY), "start", "--block", f"--address={cluster.gcs}", "--node-ip-address=127.0.0.1",
                     f"--num-cpus={cpus}", "--object-store-memory=100000000", "--disable-usage-stats",
                     *([f"--resources={worker_resources}"] if worker_resources else []),
-                    *(f"--{k}={v}" for k, v in _node_ports().items())], f"worker{i}",
+                    *(f"--{k}={v}" for k, v in node_ports[1 + i].items())], f"worker{i}",
                    env if worker_env is None else worker_env)
         _wait_for_nodes(cluster, 1 + len(worker_cpus), deadline, tail)
         yield cluster

@@ -173,6 +173,10 @@ BROKEN: list[tuple[str, str, Callable, str, str]] = [
      lambda rs: changed(rs, RAYCLUSTER, "raycluster",
                         lambda p: _worker(p)["spec"]["containers"][0].update(image="nvcr.io/nvidia/nemo-rl:v9.9.9")),
      "ray-version-matches-image", "NEMO_RL_RAY_VERSIONS"),
+    ("unknown-nemo-rl-release-in-a-registry-copy", "dev",
+     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _worker(p)["spec"]["containers"][0].update(
+         image="us-central1-docker.pkg.dev/your-gcp-project-id/nemo/nemo-rl:v9.9.9")),
+     "ray-version-matches-image", "NEMO_RL_RAY_VERSIONS"),
     ("worker-without-interfaces-annotation", "dev",
      lambda rs: changed(rs, RAYCLUSTER, "raycluster",
                         lambda p: _worker(p)["metadata"]["annotations"].pop("networking.gke.io/interfaces")),

@@ -39,7 +39,7 @@ class GpuWarmupArgs:
         spec = raycluster_spec(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
         head = spec["headGroupSpec"]["template"]["spec"]
         return cls(job_name=f"{s.prefix}-gpu-warmup", prepull_name="nemo-rl-image-prepull",
-                   namespace=s.storage.namespace, image=s.workload.release.image, replicas=s.worker_replicas,
+                   namespace=s.storage.namespace, image=s.nemo_rl_image, replicas=s.worker_replicas,
                    worker_pod_spec=spec["workerGroupSpecs"][0]["template"]["spec"],
                    worker_annotations=dict(spec["workerGroupSpecs"][0]["template"].get("metadata", {})
                                            .get("annotations", {})),

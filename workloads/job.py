@@ -43,7 +43,6 @@ from core import export, gate, prefetch, recipes
 from core.catalog import NemoRlRelease
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.recipes import Recipe
-from core.images import nemo_rl_image
 from core.naming import RAY_AUTH_SECRET
 from core.settings import Settings
 from core.settings.security import token_auth_enabled
@@ -62,6 +61,7 @@ class JobArgs:
     stack_name: str
     recipe: Recipe                # resolved once by the settings
     release: NemoRlRelease
+    image: str                    # the submitter's: the head's image (the Ray CLI must match the cluster's Ray)
     run_name: str
     lustre_mount_path: str
     # own-cluster mode: the pods of the cluster the RayJob creates, its retries and TTL; None in standing mode.
@@ -102,6 +102,7 @@ class JobArgs:
                 checkpoint_dir=recipes.checkpoint_dir(s.workload.lustre_mount_path, s.run_name),
                 prefix=dest.prefix, run_name=s.run_name, metric_name=r.metric_name)),)
         return cls(name=s.names.ray_job, stack_name=s.stack_name, recipe=r, release=s.workload.release,
+                   image=s.nemo_rl_image,
                    run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
                    own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
                    ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
@@ -118,7 +119,7 @@ def submitter_template(a: JobArgs) -> dict:
     """The submitter pod: the head's image (the Ray CLI must match the cluster's Ray), nothing but the Ray auth
     token file (when on); it never calls the Hub or W&B."""
     tokens = token_files(HF_SECRET, hugging_face=False, ray_auth_secret=RAY_AUTH_SECRET if a.ray_token_auth else None)
-    container = {"name": SUBMITTER_CONTAINER, "image": nemo_rl_image(a.release.tag),
+    container = {"name": SUBMITTER_CONTAINER, "image": a.image,
                  "resources": SUBMITTER_RESOURCES}
     if tokens.env:
         container.update(env=tokens.env, volumeMounts=tokens.volume_mounts)

@@ -58,7 +58,7 @@ class WeightsPrefetchArgs:
             "headGroupSpec"]["template"]["spec"]
         in_nemo_rl_image = s.startup.prefetch_image == "nemo-rl"
         return cls(name=f"{s.prefix}-prefetch", namespace=s.storage.namespace,
-                   image=s.workload.release.image if in_nemo_rl_image else images.prefetch_python_image(),
+                   image=s.nemo_rl_image if in_nemo_rl_image else images.prefetch_python_image(),
                    in_nemo_rl_image=in_nemo_rl_image,
                    plan=prefetch.plan(model_name=r.model_name, revision=r.model_revision, dataset=r.dataset,
                                       mount_path=s.workload.lustre_mount_path),

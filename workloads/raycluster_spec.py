@@ -24,7 +24,6 @@ from typing import Optional
 
 from core import catalog, export, node_fit, sizing
 from core.catalog import Accelerator, NemoRlRelease
-from core.images import nemo_rl_image
 from core.naming import JOB_SCRIPTS, RAY_AUTH_SECRET
 from core.lustre_paths import hf_home
 from core.recipes import SCRIPTS_DIR
@@ -67,6 +66,7 @@ class RayPodsConfig:
     """What the RayCluster's pods are made of (the standing cluster and own-cluster mode alike)."""
 
     release: NemoRlRelease
+    image: str                    # the release's image, from NGC or the stack's Artifact Registry copy
     accelerator: Accelerator
     zone: str                     # the RoCE zone the workers must land in
     autopilot: bool
@@ -87,10 +87,6 @@ class RayPodsConfig:
     ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
 
     @property
-    def image(self) -> str:
-        return nemo_rl_image(self.release.tag)
-
-    @property
     def ray_auth_secret(self) -> "str | None":
         return RAY_AUTH_SECRET if self.ray_token_auth else None
 
@@ -100,7 +96,8 @@ class RayPodsConfig:
         bucket, staging = None, 0
         if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None:
             bucket, staging = s.bucket_name, export_staging_gib(s.recipe)
-        return cls(release=w.release, accelerator=s.gpu.accelerator, zone=s.zone, autopilot=s.autopilot,
+        return cls(release=w.release, image=s.nemo_rl_image, accelerator=s.gpu.accelerator, zone=s.zone,
+                   autopilot=s.autopilot,
                    compute_class=s.capacity.compute_class, spot_capacity="spot" in s.capacity.models,
                    worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
                    ksa_name=s.storage.ksa_name, system_pool=s.names.system_pool,

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from core import catalog, recipes, sdk
+from core import catalog, images, recipes, sdk
 from core.keys import PROJECT, key
 from core.naming import Names
 from core.recipes import Recipe
@@ -146,6 +146,16 @@ class Settings(BaseModel):
     @property
     def run_name(self) -> str:
         return recipes.default_run_name(self.job, self.stack_name, self.workload.release)
+
+    @property
+    def image_streaming(self) -> bool:
+        return self.startup.image_path == "streaming"
+
+    @property
+    def nemo_rl_image(self) -> str:
+        """The one NeMo-RL image reference every pod uses (Ray pods, submitter, placeholders, pre-pull)."""
+        return images.nemo_rl_image(self.workload.release.tag,
+                                    self.startup.image_repository if self.image_streaming else "")
 
 
 # Keys that only one cluster mode supports.

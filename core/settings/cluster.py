@@ -55,6 +55,9 @@ def check(s: "Settings") -> list[str]:
             if s.lustre.port_mode == "modern":
                 floors.append((catalog.LUSTRE_MODERN_PORT_MIN_GKE,
                                f"Lustre port mode 'modern' ({key('lustrePortMode')}; or use 'legacy')"))
+            if s.image_streaming:
+                floors.append((catalog.IMAGE_STREAMING_MIN_GKE_AUTOPILOT if s.autopilot
+                               else catalog.IMAGE_STREAMING_MIN_GKE_STANDARD, f"image streaming ({key('imagePath')})"))
             for floor, why in floors:
                 if not catalog.version_at_least(c.gke_version, floor):
                     p.append(f"{key('gkeVersion')}: {c.gke_version} is older than {floor}, needed by {why}")

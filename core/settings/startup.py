@@ -1,19 +1,22 @@
-"""Time to the first training step and keeping the result: GPU warmup, weights prefetch, checkpoint export.
+"""Time to the first training step and keeping the result: image path, weights prefetch, checkpoint export.
 
 Research and evidence: docs/research/ttfs.md (README "Time to the first step"). Rules:
 - the model revision the prefetch pins is the recipe's `model_revision` (a commit or a version tag; the
   recipe rule refuses a branch); a model the catalog does not know needs one set through jobOverrides;
 - the export destination must lie inside the stack's bucket;
+- image streaming needs the image in an Artifact Registry repository of the stack's project and region
+  (`imageRepository`, only with `imagePath: streaming`); its GKE floor is checked with the cluster's;
 - the prefetch fills the Hugging Face cache on the Lustre volume: it needs the job's recipe (the model) and a
   Lustre mount path (checked by the workload rules).
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from core import export
+from core import catalog, export
 from core.keys import key
 from core.settings.base import Section
 
@@ -24,10 +27,15 @@ if TYPE_CHECKING:
 class StartupSettings(Section):
     """GPU warmup, weights prefetch and checkpoint export."""
 
-    image_path: Literal["prepull", "pull"] = Field("prepull", alias="imagePath", description=(
+    image_path: Literal["prepull", "streaming", "pull"] = Field("prepull", alias="imagePath", description=(
         "How the NeMo-RL image reaches the nodes: prepull (low-priority GPU placeholders pull it on each new GPU "
-        "node while Lustre is created; a DaemonSet pulls it on the CPU pool) or pull (the Ray pods pull it "
-        "when they start)."))
+        "node while Lustre is created; a DaemonSet pulls it on the CPU pool), streaming (the same, and the nodes "
+        "stream the image from your Artifact Registry copy in imageRepository: GKE Image streaming) or pull "
+        "(the Ray pods pull it when they start)."))
+    image_repository: str = Field("", alias="imageRepository", description=(
+        "imagePath streaming: the Artifact Registry Docker repository holding a copy of the NeMo-RL image as "
+        "<repository>/nemo-rl:<release>, e.g. us-central1-docker.pkg.dev/<gcpProject>/<repo>; in the stack's "
+        "project and region."))
     warmup_hold_seconds: int = Field(7200, alias="warmupHoldSeconds", ge=600, description=(
         "prepull: how long the placeholders may hold GPU nodes waiting for the Ray workers."))
     prefetch_weights: bool = Field(True, alias="prefetchWeights", description=(
@@ -42,10 +50,16 @@ class StartupSettings(Section):
     export_destination: str = Field("", alias="exportDestination", description=(
         "Where exports go: gs://<stack bucket>/<prefix> or a prefix; default: exports."))
 
+    @property
+    def warmup(self) -> bool:
+        """Placeholders and the CPU pre-pull bring nodes and the image up early (prepull, and streaming)."""
+        return self.image_path != "pull"
+
 
 def check(s: "Settings") -> list[str]:
     p: list[str] = []
     st = s.startup
+    p.extend(_streaming_problems(s))
     if st.export_checkpoints:
         _, problem = export.parse_destination(st.export_destination, s.bucket_name)
         if problem:
@@ -54,4 +68,33 @@ def check(s: "Settings") -> list[str]:
         p.append(f"{key('prefetchWeights')}: model {s.recipe.model_name!r} has no pinned revision; set "
                  f"{key('jobOverrides')}.model_revision to a commit id or a version tag, or set prefetchWeights "
                  "to false")
+    return p
+
+
+def _streaming_problems(s: "Settings") -> list[str]:
+    """GKE streams only from Artifact Registry (core.catalog, image streaming): the copy must be a repository
+    path in the stack's project, so the node service account's grants there cover it, and in the nodes' region
+    (where Google documents a location rule, Cloud Batch, it is the VMs' region or its multi-region)."""
+    st = s.startup
+    repo = st.image_repository
+    if st.image_path != "streaming":
+        if repo:
+            return [f"{key('imageRepository')}: only used with imagePath 'streaming' (imagePath is "
+                    f"{st.image_path!r}); unset it or set imagePath to streaming"]
+        return []
+    if not repo:
+        return [f"{key('imageRepository')}: imagePath 'streaming' needs the Artifact Registry repository holding "
+                f"the NeMo-RL image copy, e.g. {s.region}-docker.pkg.dev/{s.gcp_project}/<repo> (GKE cannot "
+                "stream from nvcr.io)"]
+    m = re.fullmatch(catalog.ARTIFACT_REGISTRY_REPO_RE, repo)
+    if m is None:
+        return [f"{key('imageRepository')}: {repo!r} is not an Artifact Registry Docker repository path "
+                "<location>-docker.pkg.dev/<project>/<repository>"]
+    p = []
+    if m["project"] != s.gcp_project:
+        p.append(f"{key('imageRepository')}: the repository is in project {m['project']!r}, not the stack's "
+                 f"{s.gcp_project!r}; the node service account is granted reader and service usage there only")
+    if m["location"] != s.region:
+        p.append(f"{key('imageRepository')}: the repository is in {m['location']!r}; keep the copy in the "
+                 f"nodes' region {s.region!r}")
     return p
