@@ -89,7 +89,8 @@ class Estimate:
                          f"{a.label:<{width}}  {a.source}")
         lines += ["",
                   f"estimated time to the first step: {_minutes(self.first_step_seconds)}",
-                  f"one step at a time (as the seeds do): {_minutes(self.sequential_seconds)}",
+                  f"one step at a time (this graph's steps one after the other, the seeds' way of working): "
+                  f"{_minutes(self.sequential_seconds)}",
                   f"ratio: {self.ratio:.3f} (the graph needs {self.ratio:.1%} of the sequential time)",
                   "Figures marked 'nominal estimate' have no published source; the estimate stops where NeMo-RL "
                   "starts loading the model."]

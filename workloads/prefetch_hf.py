@@ -5,8 +5,9 @@ Usage:
   python prefetch_hf.py wait     --marker <file> [--timeout S] [--interval S] ITEM...
   ITEM: model:<repo id>@<revision> | dataset:<repo id>@<revision>
 
-Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/scripts.py). `download` runs in the NeMo-RL
-image (huggingface_hub 0.34.4 there) from a Kubernetes Job on the CPU pool as soon as the Lustre volume exists;
+Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/scripts.py). `download` runs from a Kubernetes
+Job on the CPU pool as soon as the Lustre volume exists, with huggingface_hub 0.34.4: in a small Python image
+that installed prefetch-requirements.txt (the default), or in the NeMo-RL image (v0.4.0 and v0.5.0 lock it);
 `wait` (standard library only) runs at the start of an own-cluster job's entrypoint, which must not start
 training before the weights are there. Nothing here depends on the stack: paths come from argv, the cache from
 $HF_HOME.
@@ -130,7 +131,7 @@ def download(args):
         return 0
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # one line per item instead of tqdm noise
-    from huggingface_hub import snapshot_download  # the NeMo-RL image has it; imported only when there is work
+    from huggingface_hub import snapshot_download  # imported only when there is work
 
     done = []
     for item in items:
