@@ -644,6 +644,9 @@ IMAGE_STREAMING_NODE_ROLE = "roles/serviceusage.serviceUsageConsumer"
 # own wording was not found).
 ARTIFACT_REGISTRY_REPO_RE = (r"(?P<location>[a-z]+(?:-[a-z]+[0-9]*)?)-docker\.pkg\.dev/"
                              r"(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/(?P<repository>[a-z](?:[a-z0-9-]*[a-z0-9])?)")
+# Artifact Registry's multi-regions: "a large geographic area, such as Asia or the United States"
+# (cloud.google.com/artifact-registry/docs/repositories/repo-locations; location IDs us, europe, asia).
+ARTIFACT_REGISTRY_MULTI_REGIONS = frozenset({"us", "europe", "asia"})
 NEMO_RL_IMAGE_NAME = "nemo-rl"      # the image's name under a repository copy: <repository>/nemo-rl:<tag>
 
 # --- Weights prefetch runtime -------------------------------------------------------------------------

@@ -104,6 +104,14 @@ def test_bad_streaming_input_is_refused_before_anything_is_registered(synth, ove
     assert len(lines) == 1 and lines[0].startswith("- nemo-rl-gke:imageRepository:"), r.error
 
 
+def test_the_multi_region_containing_the_nodes_region_is_accepted(synth):
+    base = synth("dev")
+    assert base.config["nemo-rl-gke:region"].startswith("us-")
+    r = synth("dev", {"imagePath": "streaming",
+                      "imageRepository": f"us-docker.pkg.dev/{base.config['gcp:project']}/nemo-images"})
+    assert r.error is None, r.error
+
+
 @pytest.mark.parametrize("stack, floor", [("dev", catalog.IMAGE_STREAMING_MIN_GKE_STANDARD),
                                           ("autopilot", catalog.IMAGE_STREAMING_MIN_GKE_AUTOPILOT)])
 def test_a_gke_version_older_than_image_streaming_is_refused_naming_the_reason(synth, stack, floor):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class StartupSettings(Section):
-    """GPU warmup, weights prefetch and checkpoint export."""
+    """Image path (warmup, streaming), weights prefetch and checkpoint export."""
 
     image_path: Literal["prepull", "streaming", "pull"] = Field("prepull", alias="imagePath", description=(
         "How the NeMo-RL image reaches the nodes: prepull (low-priority GPU placeholders pull it on each new GPU "
@@ -37,7 +37,7 @@ class StartupSettings(Section):
         "<repository>/nemo-rl:<release>, e.g. us-central1-docker.pkg.dev/<gcpProject>/<repo>; in the stack's "
         "project and region."))
     warmup_hold_seconds: int = Field(7200, alias="warmupHoldSeconds", ge=600, description=(
-        "prepull: how long the placeholders may hold GPU nodes waiting for the Ray workers."))
+        "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers."))
     prefetch_weights: bool = Field(True, alias="prefetchWeights", description=(
         "Download the recipe's model (pinned revision) and datasets into the HF cache on Lustre with a Job, as "
         "soon as the Lustre volume exists; the job trains from that snapshot."))
@@ -74,10 +74,11 @@ def check(s: "Settings") -> list[str]:
 def _streaming_problems(s: "Settings") -> list[str]:
     """GKE streams only from Artifact Registry (core.catalog, image streaming): the copy must be a repository
     path in the stack's project, so the node service account's grants there cover it, and in the nodes' region
-    (where Google documents a location rule, Cloud Batch, it is the VMs' region or its multi-region)."""
+    or the multi-region containing it (GKE states no location rule; where Google does, for Cloud Batch's image
+    streaming, it is "the same region as Cloud Batch VMs, or in a multi-region corresponding to the region")."""
     st = s.startup
     repo = st.image_repository
-    if st.image_path != "streaming":
+    if not s.image_streaming:
         if repo:
             return [f"{key('imageRepository')}: only used with imagePath 'streaming' (imagePath is "
                     f"{st.image_path!r}); unset it or set imagePath to streaming"]
@@ -94,7 +95,8 @@ def _streaming_problems(s: "Settings") -> list[str]:
     if m["project"] != s.gcp_project:
         p.append(f"{key('imageRepository')}: the repository is in project {m['project']!r}, not the stack's "
                  f"{s.gcp_project!r}; the node service account is granted reader and service usage there only")
-    if m["location"] != s.region:
+    allowed = {s.region} | ({s.region.split("-", 1)[0]} & catalog.ARTIFACT_REGISTRY_MULTI_REGIONS)
+    if m["location"] not in allowed:
         p.append(f"{key('imageRepository')}: the repository is in {m['location']!r}; keep the copy in the "
-                 f"nodes' region {s.region!r}")
+                 f"nodes' region {s.region!r} or its multi-region")
     return p
