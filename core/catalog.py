@@ -162,6 +162,10 @@ class NemoRlRelease:
     # `entrypoint=list2cmdline(entrypoint)` in ray python/ray/dashboard/modules/job/cli.py at 2.46.0, 2.49.2 and
     # 2.55.1 (read from the PyPI wheels); ray PR #63797 switched POSIX to shlex.join in Ray 2.60.
     ray_cli_join: str = "list2cmdline"
+    # LD_LIBRARY_PATH entries the release's own Dockerfile puts in the image, in its order. A pod's `env` value
+    # replaces the image's variable (Kubernetes expands `$(VAR)` only from the container's own env), so the Ray
+    # pods' value (workloads/rdma.py library_path) must carry these after the gIB and driver directories.
+    image_library_path: tuple[str, ...] = ()
 
     @property
     def image(self) -> str:
@@ -175,12 +179,22 @@ _GRPO_70B = "examples/configs/grpo_math_70B_megatron.yaml"
 _GEMMA3_27B = "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml"
 _GRPO_1B = "examples/configs/grpo_math_1B.yaml"
 
+# The images' own LD_LIBRARY_PATH (NVIDIA-NeMo/RL docker/Dockerfile at each tag: v0.4.0 c751f811 and v0.5.0 6c708930
+# add none; v0.7.0 81aa43dd adds, in this order of the final value, `/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib`
+# (release stage, AWS EFA plugin discovery) before `/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib`
+# (hermetic stage: "Point TE at the pip-installed cuDNN ... TE prioritizes system libraries by default, causing a
+# version mismatch crash"). Each also keeps `${LD_LIBRARY_PATH}` of its base image nvcr.io/nvidia/cuda-dl-base,
+# whose Dockerfile NVIDIA does not publish: those entries are unknown here, and the seeds replace them on v0.5.0
+# (GKE tutorial worker env LD_LIBRARY_PATH=/usr/local/nvidia/lib64) without harm.
+_V070_LIBRARY_PATH = ("/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib",
+                      "/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib")
+
 NEMO_RL_RELEASES: dict[str, NemoRlRelease] = {
     "v0.4.0": NemoRlRelease("v0.4.0", "2.46.0", "examples/run_grpo_math.py", frozenset({_GRPO_70B, _GRPO_1B})),
     "v0.5.0": NemoRlRelease("v0.5.0", "2.49.2", "examples/run_grpo_math.py",
                             frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B})),
     "v0.7.0": NemoRlRelease("v0.7.0", "2.55.1", "examples/run_grpo.py",
-                            frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B})),
+                            frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}), image_library_path=_V070_LIBRARY_PATH),
 }
 
 

@@ -33,10 +33,13 @@ from workloads.raycluster_spec import HEAD_CONTAINER, WORKER_CONTAINER, RayPodsC
 WORKER_RESOURCE = "nemo_rl_gke_gpu_worker_pod"
 
 
+SETTINGS = load_settings("dev", "example-project", values={},
+                         secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+LIBRARY_PATH = rdma.library_path(SETTINGS.workload.release)
+
+
 def rendered_cluster() -> dict:
-    s = load_settings("dev", "example-project", values={},
-                      secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
-    return raycluster_manifest(RayPodsConfig.of(s), name="nemo-dev-ray", secret_name=HF_SECRET,
+    return raycluster_manifest(RayPodsConfig.of(SETTINGS), name="nemo-dev-ray", secret_name=HF_SECRET,
                                pvc_name=LUSTRE_PVC)
 
 
@@ -113,8 +116,8 @@ def actor_env(client: JobSubmissionClient, tmp_path: Path, prefix: str = "") -> 
 
 
 def test_head_and_workers_share_one_library_path_definition():
-    assert HEAD_ENV["LD_LIBRARY_PATH"] == WORKER_ENV["LD_LIBRARY_PATH"] == rdma.WORKER_LD_LIBRARY_PATH
-    assert rdma.WORKER_LD_LIBRARY_PATH.split(":")[0] == f"{rdma.GIB_MOUNT}/lib64"
+    assert HEAD_ENV["LD_LIBRARY_PATH"] == WORKER_ENV["LD_LIBRARY_PATH"] == LIBRARY_PATH
+    assert LIBRARY_PATH.split(":")[0] == f"{rdma.GIB_MOUNT}/lib64"
     # The CPU head only gets the variable: no gIB mount, no gIB script, no NCCL_NET.
     head = container(CLUSTER["spec"]["headGroupSpec"]["template"], HEAD_CONTAINER)
     assert "NCCL_NET" not in HEAD_ENV and rdma.SET_NCCL_ENV not in json.dumps(head)
@@ -124,7 +127,7 @@ def test_head_and_workers_share_one_library_path_definition():
 def test_actor_on_a_gpu_worker_gets_the_gib_library_path_with_nccl_net_gib(cluster, tmp_path):
     env = actor_env(cluster, tmp_path)
     assert env["NCCL_NET"] == "gIB"                         # the worker node's own variable
-    assert env["LD_LIBRARY_PATH"] == rdma.WORKER_LD_LIBRARY_PATH
+    assert env["LD_LIBRARY_PATH"] == LIBRARY_PATH
     assert f"{rdma.GIB_MOUNT}/lib64" in env["LD_LIBRARY_PATH"].split(":")
 
 

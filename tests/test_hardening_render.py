@@ -117,7 +117,8 @@ def test_rdma_interfaces_and_gib_environment_of_the_workers_are_unchanged(synth,
     res = synth(stack)
     acc = catalog.ACCELERATORS[res.config["nemo-rl-gke:gpuType"]] if "nemo-rl-gke:gpuType" in res.config \
         else catalog.ACCELERATORS["nvidia-b200"]
-    mixin = rdma_pod_mixin(acc)
+    release = catalog.NEMO_RL_RELEASES[res.config.get("nemo-rl-gke:nemoRlRelease", "v0.5.0")]
+    mixin = rdma_pod_mixin(acc, release)
     for role, t in _pod_templates(res).items():
         if "worker" not in role:
             continue

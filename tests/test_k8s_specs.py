@@ -210,7 +210,7 @@ def test_worker_tuner_config_matches_the_gpu_type(variant):
 
 def test_workers_carry_the_rdma_mixin_without_privilege(variant):
     s = settings_for(variant)
-    mixin = rdma.rdma_pod_mixin(s.gpu.accelerator)
+    mixin = rdma.rdma_pod_mixin(s.gpu.accelerator, s.workload.release)
     for template in workers(raycluster_for(s)):
         spec, container = template["spec"], template["spec"]["containers"][0]
         assert container["name"] == WORKER_CONTAINER
@@ -222,16 +222,39 @@ def test_workers_carry_the_rdma_mixin_without_privilege(variant):
         mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
         assert mounts["/usr/local/nvidia"]["readOnly"] and mounts["/usr/local/gib"]["readOnly"]
         env = env_of(container)
-        assert env["LD_LIBRARY_PATH"]["value"].split(":") == ["/usr/local/gib/lib64", "/usr/local/nvidia/lib64"]
+        # The gIB plugin and the node's driver first, then the image's own entries (none for v0.4.0/v0.5.0).
+        assert env["LD_LIBRARY_PATH"]["value"].split(":") == ["/usr/local/gib/lib64", "/usr/local/nvidia/lib64",
+                                                             *s.workload.release.image_library_path]
         expected = {"NCCL_NET": "gIB", "NCCL_IB_GID_INDEX": "3", "NCCL_CROSS_NIC": "0", "NCCL_NET_GDR_LEVEL": "PIX",
                     "NCCL_SOCKET_IFNAME": "eth0", "GLOO_SOCKET_IFNAME": "eth0", "TP_SOCKET_IFNAME": "eth0"}
         assert {k: env[k]["value"] for k in expected} == expected
 
 
+# NVIDIA-NeMo/RL docker/Dockerfile @ v0.7.0 (81aa43dd): `ENV LD_LIBRARY_PATH="/opt/nemo_rl_venv/lib/python3.13/
+# site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH}"` (hermetic stage; Transformer Engine must find the pip cuDNN,
+# "a version mismatch crash" otherwise), then `ENV LD_LIBRARY_PATH="/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib:
+# ${LD_LIBRARY_PATH}"` (release stage). v0.4.0 and v0.5.0 set none. A container `env` value replaces the image's.
+IMAGE_LIBRARY_PATH = {
+    "v0.4.0": [], "v0.5.0": [],
+    "v0.7.0": ["/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib",
+               "/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib"],
+}
+
+
+@pytest.mark.parametrize("release", sorted(IMAGE_LIBRARY_PATH))
+def test_ray_pods_keep_the_images_own_library_path_entries_after_ours(release):
+    s = settings_for("standard-b200", nemoRlRelease=release, jobEnabled=False)
+    rc = raycluster_for(s)
+    paths = {role: env_of(t["spec"]["containers"][0])["LD_LIBRARY_PATH"]["value"] for role, t in pods_of(rc).items()}
+    expected = ":".join(["/usr/local/gib/lib64", "/usr/local/nvidia/lib64", *IMAGE_LIBRARY_PATH[release]])
+    # Head and workers alike: the driver on the head hands its value to every actor (test_actor_environment.py).
+    assert paths and set(paths.values()) == {expected}
+
+
 def test_nccl_env_is_sourced_before_kuberays_own_ray_start(variant):
     """KubeRay runs `<our args> && ulimit ...; ray start ...` unless our command already says `ray start`."""
     s = settings_for(variant)
-    mixin = rdma.rdma_pod_mixin(s.gpu.accelerator)
+    mixin = rdma.rdma_pod_mixin(s.gpu.accelerator, s.workload.release)
     assert "source /usr/local/gib/scripts/set_nccl_env.sh" in mixin.startup_prefix
     for template in workers(raycluster_for(s)):
         container = template["spec"]["containers"][0]
@@ -245,7 +268,7 @@ def test_nccl_env_is_sourced_before_kuberays_own_ray_start(variant):
 def test_worker_start_stops_without_the_gib_plugin_and_inherits_its_env_otherwise(tmp_path):
     """Run the prefix the way KubeRay composes it: `bash -c -- " <args>  && <generated ray start>"`."""
     script = tmp_path / "set_nccl_env.sh"
-    prefix = rdma.rdma_pod_mixin(catalog.accelerator("nvidia-b200")).startup_prefix
+    prefix = rdma.rdma_pod_mixin(catalog.accelerator("nvidia-b200"), catalog.NEMO_RL_RELEASES["v0.5.0"]).startup_prefix
     prefix = prefix.replace(rdma.SET_NCCL_ENV, str(script))
     generated = 'echo "ray start sees NCCL_FROM_GIB=$NCCL_FROM_GIB"'
 

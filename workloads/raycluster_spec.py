@@ -181,7 +181,7 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # The workers' static LD_LIBRARY_PATH (one definition, workloads/rdma.py): NeMo-RL's driver runs here and
         # hands its environment to every actor, on the GPU workers too. Only the variable: the head has no gIB
         # mount and must not source the gIB script.
-        "env": [library_path_env()] + _common_env(c) + tokens.env,
+        "env": [library_path_env(c.release)] + _common_env(c) + tokens.env,
         # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
         "volumeMounts": [_lustre_mount(c), _scripts_mount(), *tokens.volume_mounts],
     }]
@@ -205,7 +205,7 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
 
 def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     acc = c.accelerator
-    mixin = rdma_pod_mixin(acc)
+    mixin = rdma_pod_mixin(acc, c.release)
     node_selector = {
         "cloud.google.com/gke-accelerator": acc.gpu_type,
         # The RDMA (RoCE) networks are zonal and exist only in `zone`. An Autopilot cluster is regional, so

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from core.catalog import NCCL_NET_PLUGIN, Accelerator
+from core.catalog import NCCL_NET_PLUGIN, Accelerator, NemoRlRelease
 from core.naming import GVNIC_NETWORK, RDMA_NETWORKS
 
 NETWORKING_API_VERSION = "networking.gke.io/v1"
@@ -42,9 +42,15 @@ SET_NCCL_ENV = f"{GIB_MOUNT}/scripts/set_nccl_env.sh"
 WORKER_LD_LIBRARY_PATH = f"{GIB_MOUNT}/lib64:{NVIDIA_MOUNT}/lib64"
 
 
-def library_path_env() -> dict:
+def library_path(release: NemoRlRelease) -> str:
+    """The Ray pods' LD_LIBRARY_PATH: ours first, then the image's own entries (catalog `image_library_path`),
+    which the pod-level value would otherwise drop (v0.7.0 keeps its pip cuDNN there for Transformer Engine)."""
+    return ":".join([WORKER_LD_LIBRARY_PATH, *release.image_library_path])
+
+
+def library_path_env(release: NemoRlRelease) -> dict:
     """The LD_LIBRARY_PATH entry of a Ray container's env: the same value on the GPU workers and the CPU head."""
-    return {"name": "LD_LIBRARY_PATH", "value": WORKER_LD_LIBRARY_PATH}
+    return {"name": "LD_LIBRARY_PATH", "value": library_path(release)}
 
 
 def pod_networks() -> list[tuple[str, str]]:
@@ -104,8 +110,9 @@ class RdmaMixin:
     startup_prefix: str
 
 
-def rdma_pod_mixin(accelerator: Accelerator) -> RdmaMixin:
-    """The RDMA pod mixin for one GPU type (the tuner config differs between A4 and A3 Ultra)."""
+def rdma_pod_mixin(accelerator: Accelerator, release: NemoRlRelease) -> RdmaMixin:
+    """The RDMA pod mixin for one GPU type (the tuner config differs between A4 and A3 Ultra) and the NeMo-RL
+    release whose image the pod runs (its own library path entries)."""
     volumes = [
         {"name": "nvidia-install-dir-host", "hostPath": {"path": NVIDIA_HOST_DIR}},
         {"name": "gib-nccl-plugin", "hostPath": {"path": GIB_HOST_DIR}},
@@ -141,7 +148,7 @@ def rdma_pod_mixin(accelerator: Accelerator) -> RdmaMixin:
         volumes=volumes,
         volume_mounts=volume_mounts,
         # The driver libraries come from the node (GKE installs them under /home/kubernetes/bin/nvidia) and the
-        # gIB NCCL plugin from the installer's directory: WORKER_LD_LIBRARY_PATH.
-        env=[library_path_env()] + [{"name": k, "value": v} for k, v in env_values],
+        # gIB NCCL plugin from the installer's directory: WORKER_LD_LIBRARY_PATH, then the image's own entries.
+        env=[library_path_env(release)] + [{"name": k, "value": v} for k, v in env_values],
         startup_prefix=startup_prefix,
     )
