@@ -206,6 +206,16 @@ BASE_VAL_PERIOD: dict[tuple[str, str], int] = {
     (tag, config): 10 for tag, release in NEMO_RL_RELEASES.items() for config in release.configs}
 
 
+# Checkpoint ranking metrics whose direction is known. NeMo-RL's `checkpointing.metric_name` is "val:<key>" or
+# "train:<key>" (nemo_rl/algorithms/grpo.py asserts the prefix at the first save: v0.4.0 L1246, v0.5.0 L1497,
+# v0.7.0 L2901) and CheckpointManager ranks by it with `higher_is_better` (nemo_rl/utils/checkpoint.py, read from
+# the config at v0.4.0, v0.5.0 and v0.7.0) for keep_top_k pruning and the best checkpoint. Keys from grpo.py at
+# v0.4.0: validate() returns "accuracy" (the base configs pair val:accuracy with higher_is_better: true); the
+# training metrics hold "reward" and "loss". Any other metric needs its direction stated.
+METRIC_HIGHER_IS_BETTER: dict[str, bool] = {"val:accuracy": True, "train:reward": True, "train:loss": False}
+METRIC_PREFIXES: tuple[str, ...] = ("val:", "train:")
+
+
 # --- Images other than NeMo-RL --------------------------------------------------------------------------
 # gIB NCCL RDMA installer, as in container-engine-accelerators gpudirect-rdma/nccl-rdma-installer*.yaml.
 # Pinned by tag; the program never applies the upstream YAML from a URL.

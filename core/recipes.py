@@ -114,8 +114,12 @@ class Recipe(BaseModel):
     save_period: int = Field(ge=1, description="checkpointing.save_period: steps between checkpoints.")
     keep_top_k: int = Field(ge=1, description="checkpointing.keep_top_k: checkpoints kept.")
     metric_name: Optional[str] = Field(None, description=(
-        "checkpointing.metric_name; null keeps the newest keep_top_k checkpoints, which is what resuming "
-        "after a preemption needs."))
+        "checkpointing.metric_name (val:<key> or train:<key>); null keeps the newest keep_top_k checkpoints, "
+        "which is what resuming after a preemption needs."))
+    higher_is_better: Optional[bool] = Field(None, description=(
+        "checkpointing.higher_is_better, with metric_name: whether a higher value of the metric is better (for "
+        "keep_top_k pruning and the exported best checkpoint); null takes the known direction of val:accuracy, "
+        "train:reward (higher) or train:loss (lower), and must be set for any other metric."))
     wandb_enabled: bool = Field(False, description="logger.wandb_enabled (needs the wandbApiKey secret).")
     wandb_name: Optional[str] = Field(None, description="logger.wandb.name; default: the run name.")
     tensorboard_enabled: Optional[bool] = Field(None, description="logger.tensorboard_enabled.")
@@ -292,9 +296,41 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
     if not r.save_optimizer:
         p.append((("save_optimizer",), "the rendered run always checkpoints the optimizer state "
                                        "(policy/optimizer/), which resuming after a preemption needs"))
+    p.extend(_metric_problems(r))
     if r.model_revision is not None and prefetch.revision_problem(r.model_revision):
         p.append((("model_revision",), f"model_revision {prefetch.revision_problem(r.model_revision)}"))
     return p
+
+
+def _metric_problems(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
+    """metric_name in NeMo-RL's form and a ranking direction that matches it (catalog METRIC_HIGHER_IS_BETTER)."""
+    if r.metric_name is None:
+        if r.higher_is_better is not None:
+            return [(("higher_is_better", "metric_name"),
+                     "higher_is_better only applies when metric_name ranks the checkpoints (metric_name is null)")]
+        return []
+    if not r.metric_name.startswith(catalog.METRIC_PREFIXES) or r.metric_name.endswith(":"):
+        return [(("metric_name",), f"metric_name {r.metric_name!r} must be 'val:<key>' or 'train:<key>' (NeMo-RL "
+                                   "asserts it at the first checkpoint save), e.g. 'val:accuracy'")]
+    known = catalog.METRIC_HIGHER_IS_BETTER.get(r.metric_name)
+    if r.higher_is_better is None and known is None:
+        return [(("higher_is_better", "metric_name"),
+                 f"metric_name {r.metric_name!r} has no known direction; set higher_is_better (true when a higher "
+                 "value is better), or NeMo-RL's keep_top_k and the exported best checkpoint may keep the worst")]
+    if r.higher_is_better is not None and known is not None and r.higher_is_better != known:
+        return [(("higher_is_better", "metric_name"),
+                 f"higher_is_better {str(r.higher_is_better).lower()} contradicts {r.metric_name!r}, for which "
+                 f"{'higher' if known else 'lower'} is better; remove higher_is_better or set it to "
+                 f"{str(known).lower()}")]
+    return []
+
+
+def higher_is_better(r: Recipe) -> bool:
+    """The direction the run ranks checkpoints in: the recipe's, else the metric's known one (true without a
+    metric, NeMo-RL's base default)."""
+    if r.higher_is_better is not None:
+        return r.higher_is_better
+    return catalog.METRIC_HIGHER_IS_BETTER.get(r.metric_name or "", True)
 
 
 def _consistency_problems(r: Recipe, job: JobSpec) -> list[str]:
@@ -523,6 +559,9 @@ def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
         "grpo.val_period": recipe.val_period,
     }
     o.update({k: v for k, v in optional.items() if v is not None})
+    if recipe.metric_name is not None:
+        # The same direction the export ranks the best checkpoint by (core.export export_argv).
+        o["checkpointing.higher_is_better"] = higher_is_better(recipe)
     if not recipe.colocated_generation:
         o["policy.generation.colocated.enabled"] = False
         o["policy.generation.colocated.resources.num_nodes"] = recipe.generation_nodes

@@ -44,7 +44,8 @@ VARIANTS = [
     (QWEN, "v0.4.0", {"dataset": "gsm8k"}),
     (QWEN, "v0.4.0", {"colocated_generation": False, "generation_nodes": 2}),
     (QWEN, "v0.5.0", {"tensorboard_enabled": True, "vllm_tensor_parallel_size": 4, "vllm_gpu_memory_utilization": 0.5,
-                      "metric_name": "val_reward", "wandb_enabled": True, "wandb_name": "qwen 72b: run #1"}),
+                      "metric_name": "train:loss", "wandb_enabled": True, "wandb_name": "qwen 72b: run #1"}),
+    (GEMMA, "v0.5.0", {"metric_name": "val:pass_at_k", "higher_is_better": True}),
     (QWEN, "v0.4.0", {"config_path": "examples/configs/grpo_math_1B.yaml", "model_name": "Qwen/Qwen2.5-1.5B",
                       "train_backend": "dtensor", "converter_type": None, "dtensor_tensor_parallel_size": 8}),
     (GEMMA, "v0.5.0", {"dataset": "DeepScaler"}),
@@ -211,8 +212,9 @@ def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
     ("max_num_steps", 1, "grpo.max_num_steps"),
     ("max_num_steps", 10**18, "grpo.max_num_steps"),
     ("metric_name", None, "checkpointing.metric_name"),
-    ("metric_name", "val_reward", "checkpointing.metric_name"),
-    ("metric_name", "123", "checkpointing.metric_name"),
+    ("metric_name", "val:accuracy", "checkpointing.metric_name"),
+    ("metric_name", "train:loss", "checkpointing.metric_name"),
+    ("higher_is_better", None, "checkpointing.metric_name"),
     ("wandb_enabled", False, "logger.wandb_enabled"),
     ("tensorboard_enabled", True, "logger.tensorboard_enabled"),
 ])
@@ -230,3 +232,46 @@ def test_each_release_resolves_its_config_with_only_the_resolvers_its_entry_scri
     assert all(OmegaConf.has_resolver(r) for r in ("mul", "div", "max"))
     nemo_rl_config("v0.5.0", "examples/configs/grpo_math_1B.yaml", [])
     assert OmegaConf.has_resolver("mul") and not OmegaConf.has_resolver("div") and not OmegaConf.has_resolver("max")
+
+
+# --- the ranking direction (issue 18 item 6) -------------------------------------------------------------------
+# Rule: NeMo-RL's CheckpointManager prunes to keep_top_k and names the best checkpoint by checkpointing.metric_name
+# in the direction of checkpointing.higher_is_better (nemo_rl/utils/checkpoint.py at v0.4.0, v0.5.0, v0.7.0:
+# `self.higher_is_better = config["higher_is_better"]`); the base configs set it true. A lower-is-better metric
+# rendered without the flag keeps the WORST checkpoints, and the export would call the worst one "best".
+@pytest.mark.parametrize("name,tag", ACCEPTED)
+def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_direction(name, tag, tmp_path):
+    from core import export
+    from tests.oracles.nemo_rl_checkpoint import CheckpointManager
+
+    recipe = resolved(name, tag, {"metric_name": "train:loss"})
+    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN))
+    ckpt = nemo_rl_config(tag, recipe.config_path, argv[6:])["checkpointing"]
+    assert (ckpt["metric_name"], ckpt["higher_is_better"]) == ("train:loss", False)
+    # NeMo-RL's own pruning with that config keeps the lowest losses (plus the newest step)...
+    losses = {2: 0.9, 4: 0.2, 6: 0.5, 8: 0.7}
+    for step, loss in losses.items():
+        d = tmp_path / f"step_{step}"
+        d.mkdir()
+        (d / "training_info.json").write_text(f'{{"train:loss": {loss}}}')
+    cm = CheckpointManager({**ckpt, "checkpoint_dir": str(tmp_path), "keep_top_k": 2})
+    cm.remove_old_checkpoints()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["step_4", "step_6", "step_8"]
+    assert Path(cm.get_best_checkpoint_path()).name == "step_4"
+    # ...and the export ranks the same way.
+    words = export.export_argv(scripts_dir="/s", checkpoint_dir="/c", prefix="p", run_name=RUN,
+                               metric_name=recipe.metric_name, higher_is_better=recipes.higher_is_better(recipe))
+    assert words[words.index("--metric"):] == ["--metric", "train:loss", "--lower-is-better"]
+
+
+@pytest.mark.parametrize("overrides,problem", [
+    ({"metric_name": "val_reward"}, "must be 'val:<key>' or 'train:<key>'"),
+    ({"metric_name": "val:pass_at_k"}, "has no known direction; set higher_is_better"),
+    ({"metric_name": "train:loss", "higher_is_better": True}, "contradicts 'train:loss', for which lower is better"),
+    ({"higher_is_better": False}, "only applies when metric_name ranks the checkpoints"),
+])
+def test_a_metric_without_a_matching_direction_is_refused_in_one_line(overrides, problem):
+    with pytest.raises(recipes.RecipeError) as e:
+        resolved(GEMMA, "v0.5.0", overrides)
+    [line] = e.value.problems
+    assert problem in line and line.startswith("nemo-rl-gke:jobOverrides.")

@@ -100,7 +100,8 @@ class JobArgs:
             after = (tuple(export.export_argv(
                 scripts_dir=recipes.SCRIPTS_DIR,
                 checkpoint_dir=recipes.checkpoint_dir(s.workload.lustre_mount_path, s.run_name),
-                prefix=dest.prefix, run_name=s.run_name, metric_name=r.metric_name)),)
+                prefix=dest.prefix, run_name=s.run_name, metric_name=r.metric_name,
+                higher_is_better=recipes.higher_is_better(r))),)
         return cls(name=s.names.ray_job, stack_name=s.stack_name, recipe=r, release=s.workload.release,
                    image=s.nemo_rl_image,
                    run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
