@@ -735,5 +735,16 @@ NOMINAL_PREFETCH_RUNTIME_SECONDS = Nominal(
     30, NOMINAL_ESTIMATE + " (python slim image ~45 MB + pip install of ~15 MB of wheels)")
 NOMINAL_RAY_START_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (container start + `ray start`)")
 NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submitter pod + `ray job submit`)")
+# The RayJob's deadline (spec.activeDeadlineSeconds, core.recipes.job_deadline_seconds): KubeRay counts it from the
+# attempt's start (Status.StartTime, set when the RayJob enters Initializing and again for each retry:
+# rayjob_controller.go initRayJobStatusIfNeed at v1.4.2 34ea80e0 and v1.7.0 59d663ae), so the allowance covers what
+# comes before the first step: GPU capacity (flex-start may queue), image pulls, the HF->Megatron conversion, the
+# readiness gate, and the export after the last step.
+NOMINAL_JOB_STARTUP_SECONDS = Nominal(
+    4 * 3600, NOMINAL_ESTIMATE + " (capacity wait, image pulls, weight conversion, readiness gate, export)")
+# Both CRDs declare activeDeadlineSeconds `format: int32` (schemas/kuberay-v1.4.2 and -v1.7.0 ray.io_rayjobs.yaml)
+# and KubeRay refuses a value <= 0 (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a
+# positive integer", v1.4.2 and v1.7.0).
+INT32_MAX = 2 ** 31 - 1
 # The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
 DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"

@@ -111,6 +111,10 @@ class Recipe(BaseModel):
     val_period: Optional[int] = Field(None, ge=0, description=(
         "grpo.val_period: steps between validations (0: none); null keeps the base config's (catalog "
         "BASE_VAL_PERIOD)."))
+    step_budget_seconds: int = Field(ge=1, description=(
+        "Upper bound of one GRPO step (rollouts, training, checkpoint) for the RayJob's deadline: "
+        "activeDeadlineSeconds = startup allowance + max_num_steps x step_budget_seconds (jobDeadlineSeconds "
+        "overrides the result)."))
     save_period: int = Field(ge=1, description="checkpointing.save_period: steps between checkpoints.")
     keep_top_k: int = Field(ge=1, description="checkpointing.keep_top_k: checkpoints kept.")
     metric_name: Optional[str] = Field(None, description=(
@@ -147,6 +151,9 @@ _QWEN_72B = Recipe(
     num_prompts_per_step=32,
     num_generations_per_prompt=8,
     train_global_batch_size=256,
+    # Nominal estimate (no published step time): generous, so only a hung run meets the deadline (~14 h with the
+    # startup allowance).
+    step_budget_seconds=1800,
     save_period=10,
     keep_top_k=2,
     metric_name=None,
@@ -173,6 +180,8 @@ _GEMMA3_27B = Recipe(
     vllm_tensor_parallel_size=8,
     vllm_gpu_memory_utilization=0.9,
     dtensor_tensor_parallel_size=8,
+    # Nominal estimate (no published step time): 300 steps x 15 min + the startup allowance, ~79 h.
+    step_budget_seconds=900,
     save_period=10,
     keep_top_k=3,
     metric_name=None,
@@ -478,6 +487,22 @@ def fit_problems(recipe: Recipe, job: JobSpec, *, worker_replicas: int, gpus_per
         problems.append(f"{_origin(job, 'gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
                         f"has {gpus_per_node} ({_key('gpuType')})")
     return problems
+
+
+def job_deadline_seconds(recipe: Recipe) -> int:
+    """The RayJob's activeDeadlineSeconds the recipe asks for: startup allowance + max_num_steps x step budget."""
+    return int(catalog.NOMINAL_JOB_STARTUP_SECONDS.seconds) + recipe.max_num_steps * recipe.step_budget_seconds
+
+
+def deadline_problems(recipe: Recipe, job: JobSpec) -> list[str]:
+    """The recipe's deadline must fit KubeRay's int32 activeDeadlineSeconds (catalog INT32_MAX)."""
+    seconds = job_deadline_seconds(recipe)
+    if seconds <= catalog.INT32_MAX:
+        return []
+    return [f"{_origin(job, 'max_num_steps', 'step_budget_seconds')}: the RayJob deadline of {seconds} s "
+            f"(startup allowance + {recipe.max_num_steps} steps x {recipe.step_budget_seconds} s) exceeds KubeRay's "
+            f"int32 activeDeadlineSeconds ({catalog.INT32_MAX}); lower them or set {_key('jobDeadlineSeconds')} "
+            "(0: no deadline)"]
 
 
 def check_job(job: JobSpec, *, release: NemoRlRelease, worker_replicas: int, gpus_per_node: int,

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 import yaml
 
-from core.settings import load_settings
+from core.settings import SettingsError, load_settings
 from synth import render
 from tests.k8s_validation import validate_any
 from core import export, gate, prefetch, recipes
@@ -89,7 +90,9 @@ def test_own_cluster_mode_keeps_job_metadata_in_the_ray_job(synth):
 
 def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(synth, stack):
     job = synth(stack).get(RAYJOB, "rayjob")
-    assert job.replace_on_changes == ["spec"] and job.delete_before_replace
+    # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads (workloads/job.py).
+    assert job.replace_on_changes == sorted(f"spec.{k}" for k in job.inputs["spec"] if k != "activeDeadlineSeconds")
+    assert "spec.entrypoint" in job.replace_on_changes and job.delete_before_replace
     assert job.get("metadata.annotations")["pulumi.com/skipAwait"] == "true"
 
 
@@ -181,3 +184,44 @@ def test_megatron_saves_without_validation_warn_at_preview(synth):
     [warning] = [w for w in r.warnings if "#1137" in w]
     assert warning.startswith("nemo-rl-gke:jobOverrides.save_period: ") and "\n" not in warning
     assert not [w for w in synth("codelab").warnings if "#1137" in w]
+
+
+# --- the RayJob's deadline (issue 18 item 10) ------------------------------------------------------------------
+# Rule (KubeRay rayjob_controller.go checkActiveDeadlineAndUpdateStatusIfNeeded at v1.4.2 34ea80e0 and v1.7.0
+# 59d663ae): past spec.activeDeadlineSeconds, counted from the attempt's Status.StartTime, the RayJob turns Failed
+# with reason DeadlineExceeded and is not retried; own-cluster RayJobs with shutdownAfterJobFinishes then lose their
+# GPU cluster. Both CRDs declare it int32 and KubeRay's validation.go refuses a value <= 0.
+def test_the_rayjob_carries_the_recipes_deadline_in_both_modes_and_both_crds(synth, stack):
+    for mode in ("standing-cluster", "own-cluster"):
+        r = synth(stack, {"jobMode": mode})
+        assert r.error is None, r.error
+        s = _settings(r)
+        job = r.get(RAYJOB, "rayjob")
+        expected = recipes.job_deadline_seconds(s.recipe)
+        assert job.get("spec.activeDeadlineSeconds") == expected
+        assert expected == 4 * 3600 + s.recipe.max_num_steps * s.recipe.step_budget_seconds
+        validate_any({"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": job.inputs["metadata"],
+                      "spec": job.inputs["spec"]})
+
+
+def test_jobDeadlineSeconds_sets_or_removes_the_deadline_and_changes_it_in_place(synth):
+    base = synth("dev").get(RAYJOB, "rayjob")
+    longer = synth("dev", {"jobDeadlineSeconds": 3 * 86400}).get(RAYJOB, "rayjob")
+    assert longer.get("spec.activeDeadlineSeconds") == 3 * 86400
+    # Only the deadline differs, and it is not a path that replaces the RayJob: a running job keeps running.
+    changed = {k for k in base.inputs["spec"] if base.inputs["spec"][k] != longer.inputs["spec"].get(k)}
+    assert changed == {"activeDeadlineSeconds"}
+    assert not any(p.startswith("spec.activeDeadlineSeconds") for p in longer.replace_on_changes)
+    assert "activeDeadlineSeconds" not in synth("dev", {"jobDeadlineSeconds": 0}).get(RAYJOB, "rayjob").inputs["spec"]
+
+
+@pytest.mark.parametrize("values,key", [
+    ({"jobDeadlineSeconds": -1}, "nemo-rl-gke:jobDeadlineSeconds"),
+    ({"jobDeadlineSeconds": 2 ** 31}, "nemo-rl-gke:jobDeadlineSeconds"),
+    ({"jobOverrides": {"max_num_steps": 10 ** 7}}, "nemo-rl-gke:jobOverrides.max_num_steps"),
+])
+def test_a_deadline_kuberay_cannot_take_is_refused_in_one_line(values, key):
+    with pytest.raises(SettingsError) as e:
+        load_settings("dev", "example-project", values, {"hfToken": "secret", "wandbApiKey": "secret"})
+    [line] = e.value.problems
+    assert line.startswith(key + ":")

@@ -82,6 +82,8 @@ class JobArgs:
     before: tuple[tuple[str, ...], ...] = ()
     # Checkpoint export (core.export), run after a successful training.
     after: tuple[tuple[str, ...], ...] = ()
+    # spec.activeDeadlineSeconds (core.settings.job.deadline_seconds); None: no deadline.
+    deadline_seconds: Optional[int] = None
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -109,7 +111,7 @@ class JobArgs:
                    ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
                    gate_rerun=s.gate.rerun if s.gate.enabled else None, ray_token_auth=token_auth_enabled(s),
                    warnings=tuple(job_settings.warnings(s)), model_path=model_path, before=before,
-                   after=after)
+                   after=after, deadline_seconds=job_settings.deadline_seconds(s))
 
     @property
     def checkpoint_dir(self) -> str:
@@ -144,6 +146,12 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
         "submissionMode": "K8sJobMode",
         "submitterPodTemplate": submitter_template(a),
     }
+    if a.deadline_seconds is not None:
+        # Per attempt, in both modes and both CRDs (KubeRay rayjob_controller.go checkActiveDeadlineAndUpdateStatus-
+        # IfNeeded, v1.4.2 and v1.7.0): past it the RayJob turns Failed with reason DeadlineExceeded, which is never
+        # retried; with shutdownAfterJobFinishes (own-cluster) KubeRay then deletes the GPU cluster. A standing
+        # cluster is left alone ("clusterSelector; skipping resource deletion" at v1.7.0), Ray job included.
+        spec["activeDeadlineSeconds"] = a.deadline_seconds
     if a.own_cluster is None:
         # Never `metadata` together with clusterSelector (module docstring: KubeRay < 1.5.0, kuberay PR #4102).
         spec["clusterSelector"] = {"ray.io/cluster": ray_cluster_name}
@@ -159,6 +167,17 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
             "ttlSecondsAfterFinished": a.ttl_seconds,
         })
     return spec
+
+
+# Spec fields KubeRay reads again at every reconcile of a running RayJob (the deadline check reads
+# `rayJob.Spec.ActiveDeadlineSeconds` each time, v1.4.2 and v1.7.0; no webhook marks it immutable): a change
+# updates the RayJob in place instead of replacing it, which would restart a multi-hour run.
+IN_PLACE_SPEC_FIELDS = frozenset({"activeDeadlineSeconds"})
+
+
+def replace_paths(a: JobArgs) -> list[str]:
+    """The RayJob spec paths whose change replaces the RayJob: every field it renders but the in-place ones."""
+    return sorted(f"spec.{k}" for k in rayjob_spec(a, ray_cluster_name="-") if k not in IN_PLACE_SPEC_FIELDS)
 
 
 ANNOTATION_PREFIX = "nemo-rl-gke/"
@@ -207,8 +226,8 @@ class NemoRlJob(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self, provider=provider,
                 # A finished RayJob never re-runs on update: a new recipe or cluster means a new RayJob. Same
-                # name, so the old one (and its Ray job) goes first.
-                replace_on_changes=["spec"], delete_before_replace=True,
+                # name, so the old one (and its Ray job) goes first. The deadline alone is updated in place.
+                replace_on_changes=replace_paths(a), delete_before_replace=True,
                 # A replaced standing cluster (new image, release, env or resources) gets a new RayJob too: the
                 # old one finished or died with the old cluster and KubeRay never submits a RayJob twice.
                 # `replace_with` needs the Pulumi CLI >= 3.207.0 (pulumi/pulumi PR #20693); older CLIs stop with

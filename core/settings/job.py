@@ -32,6 +32,10 @@ class JobSettings(Section):
         "own-cluster mode: seconds the GPU cluster stays after the job ends (0: deleted at once); the RayJob "
         "object stays until pulumi destroy or a job change."))
     run_name: Optional[str] = Field(None, alias="runName", description="Run name (checkpoint directory).")
+    deadline_seconds: Optional[int] = Field(None, alias="jobDeadlineSeconds", ge=0, le=catalog.INT32_MAX, description=(
+        "The RayJob's activeDeadlineSeconds, per attempt: past it KubeRay marks the job Failed (no retry) and, in "
+        "own-cluster mode, deletes its GPU cluster; a standing cluster and its Ray job stay. Default: from the "
+        "recipe (startup allowance + max_num_steps x step_budget_seconds); 0: no deadline. Changed in place."))
 
     @field_validator("overrides", mode="before")
     @classmethod
@@ -50,8 +54,17 @@ def check(s: "Settings") -> list[str]:
     acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)  # an unknown type is reported by the gpu rules
     if s.recipe is None or not s.job.enabled or acc is None:
         return []
-    return recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas,
-                                gpus_per_node=acc.gpus_per_node)
+    p = recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas, gpus_per_node=acc.gpus_per_node)
+    if s.job.deadline_seconds is None:
+        p.extend(recipes.deadline_problems(s.recipe, s.job))
+    return p
+
+
+def deadline_seconds(s: "Settings") -> Optional[int]:
+    """activeDeadlineSeconds of the RayJob: jobDeadlineSeconds (0: none), else the recipe's."""
+    if s.job.deadline_seconds is not None:
+        return s.job.deadline_seconds or None
+    return recipes.job_deadline_seconds(s.recipe)
 
 
 def warnings(s: "Settings") -> list[str]:
