@@ -4,7 +4,9 @@ Pure code, no resources. The program itself (workloads/readiness_gate.py, with i
 workloads/gate_checks.py) ships in the job-scripts ConfigMap and knows nothing of the stack: every figure
 reaches it through the argv built here, from the settings and the catalog:
 
-- nodes x GPUs per node: the nodes the recipe trains on (`cluster.num_nodes` x `cluster.gpus_per_node`);
+- nodes x GPUs per node: every GPU worker of the cluster (`workerReplicas`) x `cluster.gpus_per_node`: NeMo-RL's
+  own placement groups may land on any of the workers, not only on `cluster.num_nodes` of them, so every node the
+  job can use is tested (preview warns about workers the job leaves idle: core.settings.job.idle_gpu_warnings);
 - thresholds: `gateMinAllReduceBusbw` / `gateMinAllGatherBusbw` or the catalog's defaults, and the GPU type's
   physical bound, above which a measurement is a timing error;
 - Lustre: the instance's aggregate throughput (capacity x tier), the primary NIC of the machine type and
@@ -58,7 +60,7 @@ class GateArgs:
         if not s.gate.enabled or not s.job.enabled or s.recipe is None:
             return None
         acc = s.gpu.accelerator
-        return cls(mode=s.gate.mode, nodes=s.recipe.num_nodes, gpus_per_node=s.recipe.gpus_per_node,
+        return cls(mode=s.gate.mode, nodes=s.worker_replicas, gpus_per_node=s.recipe.gpus_per_node,
                    gpu_type=acc.gpu_type, machine_type=acc.machine_type, mount_path=s.workload.lustre_mount_path,
                    run_name=s.run_name, min_allreduce_busbw=s.gate.allreduce_busbw,
                    min_allgather_busbw=s.gate.allgather_busbw,

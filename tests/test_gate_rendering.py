@@ -155,3 +155,28 @@ def test_gate_rerun_changes_the_rayjob_so_it_is_submitted_again(synth):
     assert "spec.runtimeEnvYAML" in after.replace_on_changes
     own = synth("dev", {"jobMode": "own-cluster"})
     assert recipes.GATE_SCRIPT in own.get(RAYJOB, "rayjob").get("spec.entrypoint")
+
+
+# Rule (issue 18 item 8): the RayCluster keeps every worker replica up and NeMo-RL's placement groups may use any
+# of them (nemo_rl/distributed/virtual_cluster.py builds its bundles from whatever GPU nodes Ray offers), so the
+# gate tests every GPU worker, not only cluster.num_nodes of them; workers the job leaves idle are a preview warning.
+def test_the_gate_covers_every_gpu_worker_and_preview_warns_about_idle_ones(synth):
+    r = synth("dev", {"gpuNodes": 4})
+    assert r.error is None, r.error
+    argv = gate_argv(r)
+    assert argv[argv.index("--nodes") + 1] == "4"
+    assert "cluster.num_nodes=2" in r.get(RAYJOB, "rayjob").get("spec.entrypoint")
+    [idle] = [w for w in r.warnings if "sit idle" in w]
+    assert idle.startswith("nemo-rl-gke:gpuNodes: 4 GPU workers but the job uses cluster.num_nodes=2: 2 node(s)")
+    explicit = synth("dev", {"gpuNodes": 4, "workerReplicas": 3})
+    assert any(w.startswith("nemo-rl-gke:workerReplicas: 3 GPU workers") for w in explicit.warnings)
+    assert not [w for w in synth("dev").warnings if "sit idle" in w or "no job" in w]
+    own = synth("dev", {"gpuNodes": 4, "jobMode": "own-cluster"})
+    argv = [ln for ln in script_lines(own) if recipes.GATE_SCRIPT in ln]
+    assert "--nodes 4 " in argv[0]
+
+
+def test_gpu_workers_without_a_job_are_a_preview_warning(synth):
+    r = synth("dev", {"jobEnabled": False})
+    assert r.error is None, r.error
+    assert any(w.startswith("nemo-rl-gke:gpuNodes: 2 GPU worker(s) start with no job") for w in r.warnings)

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings
+from core.settings import job as job_settings
 from workloads.raycluster_spec import DASHBOARD_PORT, RayPodsConfig, raycluster_manifest
 
 
@@ -19,10 +20,13 @@ from workloads.raycluster_spec import DASHBOARD_PORT, RayPodsConfig, raycluster_
 class RayClusterArgs:
     name: str
     pods: RayPodsConfig
+    # Shown by `pulumi preview`: GPU workers started without a job (with a job, the RayJob warns).
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, s: Settings) -> "RayClusterArgs":
-        return cls(name=s.names.ray_cluster, pods=RayPodsConfig.of(s))
+        idle = () if s.job.enabled else tuple(job_settings.idle_gpu_warnings(s))
+        return cls(name=s.names.ray_cluster, pods=RayPodsConfig.of(s), warnings=idle)
 
 
 class RayCluster(pulumi.ComponentResource):
@@ -33,6 +37,8 @@ class RayCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: RayClusterArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
                  needs: Sequence[pulumi.Resource], opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:workloads:RayCluster", name, None, opts)
+        for warning in args.warnings:
+            pulumi.log.warn(warning, resource=self)
         m = raycluster_manifest(args.pods, name=args.name, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
         self.cluster = k8s.apiextensions.CustomResource(
             "raycluster", api_version=m["apiVersion"], kind=m["kind"],

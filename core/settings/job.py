@@ -69,10 +69,34 @@ def deadline_seconds(s: "Settings") -> Optional[int]:
 
 def warnings(s: "Settings") -> list[str]:
     """Runnable but risky job settings, one line each naming the key (pulumi preview shows them): Megatron
-    checkpoints at steps without validation (core.recipes.job_warnings; NVIDIA-NeMo/RL #1137, #834)."""
+    checkpoints at steps without validation (core.recipes.job_warnings; NVIDIA-NeMo/RL #1137, #834), GPU workers
+    the job does not use."""
     if s.recipe is None or not s.job.enabled:
         return []
-    return recipes.job_warnings(s.job, s.workload.release)
+    return recipes.job_warnings(s.job, s.workload.release) + idle_gpu_warnings(s)
+
+
+def _workers_key(s: "Settings") -> str:
+    """The key that decides how many GPU workers the cluster has: workerReplicas, else its default's source."""
+    return key("gpuNodes" if s.workload.worker_replicas is None and not s.autopilot else "workerReplicas")
+
+
+def idle_gpu_warnings(s: "Settings") -> list[str]:
+    """GPU workers no job uses hold (and bill) a GPU node each: the RayCluster keeps every replica up, while the
+    job places cluster.num_nodes nodes' worth of work (its placement groups may land on any of the workers, so the
+    readiness gate tests all of them: core.gate)."""
+    n = s.worker_replicas
+    if n <= 0:
+        return []
+    if not s.job.enabled:
+        return [f"{_workers_key(s)}: {n} GPU worker(s) start with no job to run ({key('jobEnabled')} is false); each "
+                "holds a GPU node, billed, until a job runs or the workers are removed"]
+    if s.recipe is None or n <= s.recipe.num_nodes:
+        return []
+    idle = n - s.recipe.num_nodes
+    return [f"{_workers_key(s)}: {n} GPU workers but the job uses cluster.num_nodes={s.recipe.num_nodes}: {idle} "
+            f"node(s) sit idle and billed; set {_workers_key(s)} to {s.recipe.num_nodes}, or raise "
+            f"{key('jobOverrides')}.num_nodes to use them"]
 
 
 def needs_wandb_key(s: "Settings") -> bool:
