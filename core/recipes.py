@@ -701,7 +701,8 @@ def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
     `model_path`: the prefetched, pinned model directory (policy.model_name); `before`: commands run before
     training (own-cluster mode waits there for the weights prefetch's marker); `after`: commands run once
     training succeeded (the checkpoint export). With nothing after, NeMo-RL is exec'd; otherwise `set -e` runs
-    the export only after a successful training."""
+    the export only after a successful training. A Megatron run first removes an interrupted weight conversion
+    (megatron_guard_command)."""
     script = [
         "set -eu",
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
@@ -712,6 +713,8 @@ def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
     script.extend(shlex.join(cmd) for cmd in before)
     if recipe.dataset == "gsm8k":
         script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir)))
+    if recipe.train_backend == "megatron":
+        script.append(shlex.join(megatron_guard_command(model_path or recipe.model_name, paths.scripts_dir)))
     train = shlex.join(["uv", "run", "python", *render_args(recipe, release, mount_path=mount_path,
                                                              run_name=run_name, model_path=model_path)])
     script.append(train if after else "exec " + train)
@@ -795,6 +798,18 @@ def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR) -> list[
     NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
     and the runtime env."""
     return ["uv", "run", "python", f"{scripts_dir}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"]]
+
+
+# --- Interrupted HF -> Megatron conversions --------------------------------------------------------------
+# NeMo-RL takes its one-time conversion as done once `iter_0000000` exists, which Megatron-Bridge creates first
+# (workloads/megatron_import_guard.py has the write order and its sources): a Megatron run first checks for a
+# partial conversion and removes it, so NeMo-RL converts again instead of loading half a checkpoint.
+MEGATRON_GUARD_SCRIPT = "megatron_import_guard.py"
+
+
+def megatron_guard_command(model_name: str, scripts_dir: str = SCRIPTS_DIR) -> list[str]:
+    """argv of the check, with the policy.model_name NeMo-RL receives (HF_HOME comes from the pod)."""
+    return ["uv", "run", "python", f"{scripts_dir}/{MEGATRON_GUARD_SCRIPT}", "--model-name", model_name]
 
 
 # --- Readiness gate ----------------------------------------------------------------------------------

@@ -95,6 +95,8 @@ def expected_calls(recipe, release, mount: str, run: str, paths: recipes.ImagePa
         calls.append(recipes.gate_command(gate_options, paths.scripts_dir)[1:])
     if recipe.dataset == "gsm8k":
         calls.append(recipes.gsm8k_prep_command(mount, paths.scripts_dir)[1:])
+    if recipe.train_backend == "megatron":
+        calls.append(recipes.megatron_guard_command(recipe.model_name, paths.scripts_dir)[1:])
     calls.append(["run", "python", *recipes.render_args(recipe, release, mount_path=mount, run_name=run)])
     return calls
 

@@ -258,8 +258,11 @@ def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(na
     assert lines[-1][:5] == ["exec", "uv", "run", "python", release.grpo_entry]
     prep = recipes.gsm8k_prep_command("/lustre")
     assert prep == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}", "/lustre/datasets/gsm8k"]
-    # GSM8K is prepared after `cd` (NeMo-RL's uv environment has `datasets`) and before training.
-    assert lines[3:-1] == ([prep] if recipe.dataset == "gsm8k" else [])
+    # GSM8K is prepared after `cd` (NeMo-RL's uv environment has `datasets`) and before training; a Megatron run
+    # checks for an interrupted weight conversion right before it (tests/test_megatron_import_guard.py).
+    guard = recipes.megatron_guard_command(recipe.model_name)
+    assert lines[3:-1] == ([prep] if recipe.dataset == "gsm8k" else []) + ([guard] if recipe.train_backend ==
+                                                                         "megatron" else [])
 
 
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
@@ -273,7 +276,7 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
     assert not set("'\"\\$`") & set(script)
     assert "'\"'\"'\"'\"'" not in ep and "import " not in ep and "load_dataset" not in ep
     lines = script.split("\n")
-    assert len(lines) == (5 if recipe.dataset == "gsm8k" else 4)
+    assert len(lines) == 4 + (recipe.dataset == "gsm8k") + (recipe.train_backend == "megatron")
     for line in lines:
         words = shlex.split(line)
         assert words and " ".join(words) == line and not any("\n" in w for w in words), line
@@ -410,7 +413,7 @@ def run_prep(tmp_path: Path, mount: Path, fake_dir: Path, calls: Path, *,
 def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
     files = scripts.job_scripts()
     assert set(files) == {recipes.GSM8K_SCRIPT, recipes.GATE_SCRIPT, recipes.GATE_MODULE, "prefetch_hf.py",
-                          "prefetch-requirements.txt", "export_checkpoints.py"}
+                          "prefetch-requirements.txt", "export_checkpoints.py", recipes.MEGATRON_GUARD_SCRIPT}
     assert files == scripts.job_scripts()
     for name, text in files.items():
         assert "/lustre" not in text and "huggingface_cache" not in text and recipes.SCRIPTS_DIR not in text, name
