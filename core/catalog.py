@@ -746,5 +746,11 @@ NOMINAL_JOB_STARTUP_SECONDS = Nominal(
 # and KubeRay refuses a value <= 0 (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a
 # positive integer", v1.4.2 and v1.7.0).
 INT32_MAX = 2 ** 31 - 1
+# The entrypoint's steps before NeMo-RL starts (core/recipes.py job_script), timed by the critical-path report.
+NOMINAL_GATE_SECONDS = Nominal(
+    150, "README 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, Lustre ~45 s, the "
+         "collectives ~1 min); the tests measured ~20 s on CPU")
+NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, the ~5 MB dataset, two JSONL files)")
+NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")
 # The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
 DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"

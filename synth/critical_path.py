@@ -18,7 +18,11 @@ allow:
   CPU pod); Ray head and workers start when their image is there; the job starts when the RayJob exists and
   Ray is up, and reaches its first step once the weights are on Lustre: from the prefetch Job when there is one
   (its run, whether the RayJob waits for it in the graph or the entrypoint waits for its marker), otherwise
-  downloaded by the job itself after it started (the model of the RayJob's `spec.metadata.model`).
+  downloaded by the job itself after it started (the model of the RayJob's `spec.metadata.model`);
+- the job's entrypoint (`spec.entrypoint`, core/recipes.py `job_script`) runs its steps one after the other
+  before NeMo-RL starts, each an activity after the previous one: the readiness gate, the wait for the prefetch
+  marker (own-cluster mode: it ends when the prefetch Job's run does), the GSM8K preparation, the check for an
+  interrupted Megatron weight conversion; the first step comes after the last of them.
 
 The one-step-at-a-time estimate is the sum of every activity's duration: the same steps run one after the
 other, as the seeds' procedure does; what the seeds do in one command (enabling every API) counts once. Both stop where NeMo-RL takes over (weights present, workers and driver
@@ -30,8 +34,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+import shlex
+
 from core import catalog as c
-from core import images
+from core import images, prefetch, recipes
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
 SERVICE = "gcp:projects/service:Service"
@@ -180,6 +186,44 @@ def _download_bytes(r) -> int:
     return int(_annotations(r).get(c.DOWNLOAD_BYTES_ANNOTATION, 0))
 
 
+@dataclass(frozen=True)
+class EntrypointStep:
+    key: str
+    label: str
+    nominal: c.Nominal
+    waits_for_weights: bool = False
+
+
+# The entrypoint's programs before training, by script file name (core/recipes.py job_script renders them).
+_ENTRYPOINT_STEPS: dict[str, tuple[str, c.Nominal]] = {
+    recipes.GATE_SCRIPT: ("readiness gate (GPU health, Lustre, NCCL over RDMA)", c.NOMINAL_GATE_SECONDS),
+    recipes.GSM8K_SCRIPT: ("GSM8K prepared as JSONL on Lustre", c.NOMINAL_GSM8K_PREP_SECONDS),
+    recipes.MEGATRON_GUARD_SCRIPT: ("check for an interrupted Megatron weight conversion", c.NOMINAL_SCRIPT_SECONDS),
+}
+
+
+def entrypoint_steps(rayjob) -> list[EntrypointStep]:
+    """The steps of the RayJob's `sh -c` script before the training command, in order; empty when the entrypoint
+    is not such a script."""
+    words = shlex.split(str((rayjob.inputs.get("spec") or {}).get("entrypoint", "")))
+    if len(words) != 3 or words[:2] != ["sh", "-c"]:
+        return []
+    steps: list[EntrypointStep] = []
+    for i, line in enumerate(words[2].splitlines()):
+        argv = shlex.split(line)
+        program = argv[3].rsplit("/", 1)[-1] if argv[:3] == ["uv", "run", "python"] and len(argv) > 3 else None
+        if argv[:1] == ["exec"] or (program is not None and program not in _ENTRYPOINT_STEPS
+                                    and program != prefetch.SCRIPT):
+            break   # the training command (exec'd, or followed by the export)
+        if program == prefetch.SCRIPT and "wait" in argv:
+            steps.append(EntrypointStep(f"entrypoint {i}", "the entrypoint waits for the weights prefetch's marker",
+                                        c.Nominal(0, "ends when the prefetch Job's run does"), waits_for_weights=True))
+        elif program in _ENTRYPOINT_STEPS:
+            label, nominal = _ENTRYPOINT_STEPS[program]
+            steps.append(EntrypointStep(f"entrypoint {i}", label, nominal))
+    return steps
+
+
 # --- building the activities ---------------------------------------------------------------------------------
 def build(records: Iterable[Any]) -> dict[str, Activity]:
     records = list(records)
@@ -320,9 +364,15 @@ def build(records: Iterable[Any]) -> dict[str, Activity]:
         submit = c.NOMINAL_JOB_SUBMIT_SECONDS
         acts["job started"] = Activity("job started", "RayJob submitted, driver running", submit.seconds,
                                        submit.source, needs_all=(done_key(job.urn), "Ray head", "Ray workers"))
+        last = "job started"
+        for step in entrypoint_steps(job):
+            waits = tuple(sorted(prefetch_runs)) if step.waits_for_weights else ()
+            acts[step.key] = Activity(step.key, step.label, step.nominal.seconds, step.nominal.source,
+                                      needs_all=(last, *waits))
+            last = step.key
         if prefetch_runs:
             acts[FIRST_STEP] = Activity(FIRST_STEP, "weights on Lustre and job running: first step", 0,
-                                        "end of the estimate", needs_all=("job started", *sorted(prefetch_runs)))
+                                        "end of the estimate", needs_all=(last, *sorted(prefetch_runs)))
         else:
             model = ((job.inputs.get("spec") or {}).get("metadata") or {}).get("model") or _model_in(job)
             size = c.MODELS[model].weight_bytes if model in c.MODELS else 0
@@ -330,7 +380,7 @@ def build(records: Iterable[Any]) -> dict[str, Activity]:
             acts[FIRST_STEP] = Activity(
                 FIRST_STEP, f"the job downloads {size / 1e9:.0f} GB of weights, then the first step",
                 size / rate.seconds, f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
-                needs_all=("job started",))
+                needs_all=(last,))
     return acts
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from core import catalog as c
+from core import recipes
 from synth import critical_path as cp
 from synth.engine import Registration
 
@@ -48,7 +49,7 @@ RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster::raycluster"
 RAYJOB = "kubernetes:ray.io/v1:RayJob::rayjob"
 
 
-def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_prefetch_image=False):
+def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_prefetch_image=False, entrypoint=None):
     ray_spec = {"headGroupSpec": {"template": {"spec": pod()}},
                 "workerGroupSpecs": [{"template": {"spec": pod(gpus=8)}}]}
     def r(key, deps=(), inputs=None, provider=None):
@@ -69,13 +70,14 @@ def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_pre
     if prefetch:
         out.append(r(PREFETCH, [PVC], job({c.DOWNLOAD_BYTES_ANNOTATION: str(c.MODELS[QWEN].weight_bytes)},
                                           pod(SMALL) if small_prefetch_image else None), provider=K8S))
+    extra = {"entrypoint": entrypoint} if entrypoint else {}
     if own_cluster:
-        out.append(r(RAYJOB, [PVC], {"spec": {"rayClusterSpec": ray_spec, "metadata": {"model": QWEN}}},
+        out.append(r(RAYJOB, [PVC], {"spec": {"rayClusterSpec": ray_spec, "metadata": {"model": QWEN}, **extra}},
                      provider=K8S))
     else:
         out.append(r(RAYCLUSTER, [PVC], {"spec": ray_spec}, provider=K8S))
         out.append(r(RAYJOB, [RAYCLUSTER] + ([PREFETCH] if prefetch else []),
-                     {"spec": {"clusterSelector": {}, "metadata": {"model": QWEN}}}, provider=K8S))
+                     {"spec": {"clusterSelector": {}, "metadata": {"model": QWEN}, **extra}}, provider=K8S))
     return out
 
 
@@ -202,3 +204,59 @@ def test_every_shipped_stack_has_a_report_whose_path_ends_at_the_first_step(synt
         assert est.start[after] == pytest.approx(est.finish[before])
     text = est.format(stack_name)
     assert "ratio:" in text and "nominal estimate" in text
+
+
+# --- the entrypoint's own steps (issue 18 item 17) ---------------------------------------------------------------
+# The job's entrypoint (core/recipes.py job_script) runs, in order and under `set -e`, the readiness gate, in
+# own-cluster mode the wait for the prefetch marker, the GSM8K preparation and, for Megatron, the conversion check,
+# and only then NeMo-RL: each is on the way to the first step.
+def entrypoint(*lines: str) -> str:
+    import shlex
+    return shlex.join(["sh", "-c", "\n".join(["set -eu", "mkdir -p /lustre/checkpoints/r", "cd /opt/nemo-rl",
+                                               *lines])])
+
+
+GATE = f"uv run python /etc/nemo-rl-gke/{recipes.GATE_SCRIPT} --nodes 2 --gpus-per-node 8"
+PREP = f"uv run python /etc/nemo-rl-gke/{recipes.GSM8K_SCRIPT} /lustre/datasets/gsm8k"
+WAIT = "uv run python /etc/nemo-rl-gke/prefetch_hf.py wait --marker /lustre/prefetch/m.json --timeout 99"
+GUARD = f"uv run python /etc/nemo-rl-gke/{recipes.MEGATRON_GUARD_SCRIPT} --model-name {QWEN}"
+TRAIN = "exec uv run python examples/run_grpo_math.py --config x.yaml"
+EXPORT = "uv run python /etc/nemo-rl-gke/export_checkpoints.py --checkpoints /lustre/checkpoints/r"
+GATE_S, PREP_S, SCRIPT_S = (c.NOMINAL_GATE_SECONDS.seconds, c.NOMINAL_GSM8K_PREP_SECONDS.seconds,
+                            c.NOMINAL_SCRIPT_SECONDS.seconds)
+
+
+def test_every_entrypoint_step_before_training_is_on_the_path_in_order():
+    est = cp.estimate(stack(entrypoint=entrypoint(GATE, PREP, GUARD, TRAIN)))
+    assert est.first_step_seconds == pytest.approx(first_step() + GATE_S + PREP_S + SCRIPT_S)
+    labels = [est.activities[k].label for k in est.path]
+    assert labels[-5:] == ["RayJob submitted, driver running", "readiness gate (GPU health, Lustre, NCCL over RDMA)",
+                           "GSM8K prepared as JSONL on Lustre", "check for an interrupted Megatron weight conversion",
+                           "weights on Lustre and job running: first step"]
+
+
+def test_what_runs_after_training_is_not_counted():
+    plain = cp.estimate(stack(entrypoint=entrypoint(GATE, TRAIN.removeprefix("exec "), EXPORT)))
+    assert plain.first_step_seconds == pytest.approx(first_step() + GATE_S)
+
+
+def test_own_cluster_entrypoint_waits_for_the_weights_after_its_gate():
+    est = cp.estimate(stack(own_cluster=True, entrypoint=entrypoint(GATE, WAIT, PREP, TRAIN)))
+    [gate, wait, prep] = [k for k in est.activities if k.startswith("entrypoint ")]
+    prefetch_run = f"urn:{PREFETCH}#ran"
+    assert est.start[gate] == pytest.approx(est.finish["job started"])
+    assert est.start[wait] == pytest.approx(max(est.finish[gate], est.finish[prefetch_run]))
+    assert est.first_step_seconds == pytest.approx(est.finish[wait] + PREP_S)
+
+
+@pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
+def test_shipped_reports_count_the_gate_and_every_other_entrypoint_step(synth, stack_name):
+    on, off = synth(stack_name), synth(stack_name, {"readinessGate": "off"})
+    est, without = cp.estimate(on.resources), cp.estimate(off.resources)
+    [rayjob] = [r for r in on.resources if r.type == RAYJOB.split("::")[0]]
+    steps = [st.label for st in cp.entrypoint_steps(rayjob)]
+    assert steps[0] == "readiness gate (GPU health, Lustre, NCCL over RDMA)"
+    labels = [est.activities[k].label for k in est.path]
+    # Every step of the entrypoint before NeMo-RL, in its order, right before the end of the estimate.
+    assert labels[-1 - len(steps):-1] == steps
+    assert est.first_step_seconds - without.first_step_seconds == pytest.approx(GATE_S)
