@@ -22,6 +22,7 @@ from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNam
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
 from workloads.identity import WorkloadIdentity, WorkloadIdentityArgs
 from workloads.job import JobArgs, NemoRlJob
+from workloads import pod_fit
 from workloads.prefetch import WeightsPrefetch, WeightsPrefetchArgs
 from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.scripts import JobScripts
@@ -29,6 +30,8 @@ from workloads.storage import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 
 try:
     settings = load_settings()
+    # Every pod the stack renders, sidecars included, against the node or Autopilot class it lands on.
+    pod_fit.check(settings)
 except SettingsError as err:
     # RunError ends the program with the message only: one line per problem, no traceback, nothing registered.
     raise pulumi.RunError(str(err)) from None

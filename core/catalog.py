@@ -299,6 +299,13 @@ MONITORING_COMPONENTS: dict[str, Optional[str]] = {
 # set explicitly: 0 means "the machine's default" only for machines with a fixed count (GKE API
 # EphemeralStorageLocalSsdConfig.local_ssd_count), and 32 says what is meant.
 LOCAL_SSD_COUNT: dict[str, int] = {"a4-highgpu-8g": 32, "a3-ultragpu-8g": 32}
+# Each local SSD disk holds 375 GiB (Compute Engine "About Local SSD disks"): 12,000 GiB of ephemeral storage per
+# GPU node, against which the Ray workers' ephemeral-storage requests are sized (core/node_fit.py).
+LOCAL_SSD_GIB = 375
+# The CPU system pool's boot disk (infra/cluster.py), which also backs its pods' ephemeral storage: the Ray head,
+# the weights prefetch, the submitter, the NeMo-RL image layers.
+SYSTEM_BOOT_DISK_TYPE = "pd-balanced"
+SYSTEM_BOOT_DISK_GB = 200
 
 # Roles of the nodes' own service account. roles/container.defaultNodeServiceAccount is GKE's minimum role
 # for a custom node service account (kubernetes-engine/docs/how-to/service-accounts, "Grant the minimum
@@ -689,6 +696,22 @@ PREFETCH_PYTHON_MARKERS = {
     "python_version": "3.11", "python_full_version": "3.11.13", "sys_platform": "linux", "platform_system": "Linux",
     "platform_machine": "x86_64", "implementation_name": "cpython", "platform_python_implementation": "CPython",
     "os_name": "posix", "extra": ""}
+
+# --- Cloud Storage FUSE writes (the checkpoint export's sidecar) -------------------------------------------
+# Streaming writes upload new, sequentially written files straight to Cloud Storage instead of staging each whole
+# file on local disk first (GoogleCloudPlatform/gcsfuse docs/semantics.md at v3.11.2: the default write path from
+# gcsfuse v3.0.0; "approximately 96MiB of RAM" per file open for streaming; modifying an existing file, out-of-order
+# or concurrent writes to one file, and more files at once than `write:global-max-blocks` fall back to staging).
+# GKE's sidecar has them from 1.32.1-gke.1753001 and on by default from 1.33.2-gke.4655000 (gcs-fuse-csi-driver
+# docs/releases.md at v1.24.4, "Streaming writes"). The export relies on them: the sidecar is sized for streaming,
+# and the mount says so explicitly.
+GCSFUSE_STREAMING_WRITES_DEFAULT_MIN_GKE = "1.33.2-gke.4655000"
+GCSFUSE_STREAMING_WRITES_OPTION = "write:enable-streaming-writes:true"
+GCSFUSE_STREAMING_FILE_MIB = 96
+# `write.global-max-blocks` default (gcsfuse cfg/params.yaml at v3.11.2): 4 blocks, one per file, on machines
+# outside gcsfuse's "high-performance" group (the CPU system node); past that, files fall back to staging.
+GCSFUSE_STREAMING_MAX_FILES = 4
+
 
 # --- Nominal durations for the critical-path report ---------------------------------------------------
 @dataclass(frozen=True)

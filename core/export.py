@@ -10,19 +10,24 @@ bucket through Workload Identity), needs no role for the Lustre service agent an
 (`lustre.instances.exportData`) for the workload, and no long-running-operation client in the image. The
 price is one pod's bandwidth instead of a server-side transfer.
 
-Sidecar sizing (GKE "Configure the Cloud Storage FUSE CSI driver sidecar container"): the sidecar is injected
-for Pods annotated `gke-gcsfuse/volumes: "true"` and sized by `gke-gcsfuse/{cpu,memory,ephemeral-storage}-
-limit`. Cloud Storage FUSE before v3.0.0 stages each written file whole on local disk and uploads it on close;
-v3 streams new sequential files (about 64 MB of memory per open file) and still falls back to staging
-otherwise. GKE chooses the sidecar's version, so the ephemeral storage is sized for staging: the largest
-checkpoint file (one per training rank) times the copy parallelism, with margin.
+Sidecar sizing (GKE "Configure the Cloud Storage FUSE CSI driver sidecar container"): the sidecar is injected for
+Pods annotated `gke-gcsfuse/volumes: "true"` and sized by `gke-gcsfuse/{cpu,memory,ephemeral-storage}-{request,
+limit}`; a limit without a request becomes the request too (pkg/webhook/config.go `populateResource`, core/node_fit.py),
+so both are given. The copy uses Cloud Storage FUSE's streaming writes (catalog GCSFUSE_*: on by default from GKE
+1.33.2-gke.4655000, and switched on explicitly in the mount options): each new file goes to the bucket as it is
+written, with about 96 MiB of memory per open file, and nothing is staged on local disk. The export keeps to what
+streams: only new files (export_checkpoints.py removes an incomplete destination file before writing it again),
+written sequentially, COPY_WORKERS at a time (at most the 4 files gcsfuse streams at once on the CPU node). So the
+sidecar asks for a little memory and 1 GiB of disk, not room for the largest checkpoint file; its disk use is not
+capped (a limit of "0"), so an unforeseen staging fallback slows the copy instead of evicting the Ray head.
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Optional
+
+from core import catalog
 
 SCRIPT = "export_checkpoints.py"
 EXPORT_MOUNT = "/mnt/nemo-rl-export"
@@ -30,10 +35,10 @@ EXPORT_VOLUME = "export-bucket"
 DEFAULT_PREFIX = "exports"
 GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 COPY_WORKERS = 2
-STAGING_MARGIN = 1.25
-MIN_STAGING_GIB = 16
-SIDECAR_CPU_LIMIT = "2"
-SIDECAR_MEMORY_LIMIT = "4Gi"       # streaming writes: ~64 MB per open file; metadata caches
+# Requests the scheduler counts (and Autopilot caps, core/node_fit.py) and limits; "0": no limit.
+SIDECAR_REQUESTS = {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"}
+SIDECAR_LIMITS = {"cpu": "2", "memory": "4Gi", "ephemeral-storage": "0"}
+MOUNT_OPTIONS = ("implicit-dirs", catalog.GCSFUSE_STREAMING_WRITES_OPTION)
 GIB = 1024 ** 3
 
 _PREFIX = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
@@ -81,26 +86,20 @@ def export_argv(*, scripts_dir: str, checkpoint_dir: str, prefix: str, run_name:
     return argv
 
 
-def staging_gib(checkpoint_bytes: int, training_ranks: int, workers: int = COPY_WORKERS) -> int:
-    """Ephemeral storage for the sidecar: the largest file (one per training rank) x parallel copies, +25%."""
-    largest = checkpoint_bytes / max(1, training_ranks)
-    return max(MIN_STAGING_GIB, math.ceil(largest * workers * STAGING_MARGIN / GIB))
-
-
-def pod_annotations(staging: int) -> dict[str, str]:
-    return {
-        "gke-gcsfuse/volumes": "true",
-        "gke-gcsfuse/cpu-limit": SIDECAR_CPU_LIMIT,
-        "gke-gcsfuse/memory-limit": SIDECAR_MEMORY_LIMIT,
-        "gke-gcsfuse/ephemeral-storage-limit": f"{staging}Gi",
-    }
+def pod_annotations() -> dict[str, str]:
+    """The sidecar's injection and every request and limit (a limit alone would also become the request)."""
+    out = {"gke-gcsfuse/volumes": "true"}
+    for res in ("cpu", "memory", "ephemeral-storage"):
+        out[f"gke-gcsfuse/{res}-request"] = SIDECAR_REQUESTS[res]
+        out[f"gke-gcsfuse/{res}-limit"] = SIDECAR_LIMITS[res]
+    return out
 
 
 def volume(dest: Destination) -> dict:
     """CSI ephemeral volume of the stack's bucket. The whole bucket (the IAM grant is bucket-wide anyway): on a
     hierarchical-namespace bucket `only-dir` would name a folder that does not exist before the first export."""
     return {"name": EXPORT_VOLUME, "csi": {"driver": GCSFUSE_DRIVER, "volumeAttributes": {
-        "bucketName": dest.bucket, "mountOptions": "implicit-dirs"}}}
+        "bucketName": dest.bucket, "mountOptions": ",".join(MOUNT_OPTIONS)}}}
 
 
 def volume_mount() -> dict:

@@ -52,15 +52,36 @@ def reserved_cpu(vcpus: float) -> float:
 class Resources:
     cpu: float         # cores
     memory_gib: float
+    ephemeral_gib: float = 0.0   # local ephemeral storage (writable layers, logs, emptyDirs on disk)
 
     def minus(self, other: "Resources") -> "Resources":
-        return Resources(self.cpu - other.cpu, self.memory_gib - other.memory_gib)
+        return Resources(self.cpu - other.cpu, self.memory_gib - other.memory_gib,
+                         self.ephemeral_gib - other.ephemeral_gib)
+
+    def plus(self, other: "Resources") -> "Resources":
+        return Resources(self.cpu + other.cpu, self.memory_gib + other.memory_gib,
+                         self.ephemeral_gib + other.ephemeral_gib)
 
 
 def allocatable(vcpus: float, memory_gib: float) -> Resources:
     """What the kubelet offers pods on a GKE node of this shape (before any DaemonSet)."""
     return Resources(vcpus - reserved_cpu(vcpus),
                      memory_gib - reserved_memory_gib(memory_gib) - EVICTION_THRESHOLD_GIB)
+
+
+# Ephemeral storage (same page, "Local ephemeral storage reservation", as issue 18 quotes it): of the disk backing
+# ephemeral storage GKE keeps an eviction threshold of 10 % and reserves min(50 %, 6 GiB + 35 %, 100 GiB) for the
+# system. The formula is applied to the whole disk; the partitions the OS image takes out of a boot disk make the
+# kubelet's figure a few GiB smaller (issue 18 states about 96-99 GiB for 200 GB, this gives 104), so pods are sized
+# with the headroom of GKE_OVERHEAD below. GPU pools back ephemeral storage with their local SSDs
+# (infra/local_ssd.py); the page's reservation for local-SSD-backed storage was not read, so the same formula is
+# used there, on the SSDs' total (its 100 GiB cap is what matters at 12 TB).
+EPHEMERAL_EVICTION_SHARE = 0.10
+
+
+def ephemeral_allocatable_gib(disk_gib: float) -> float:
+    reserved = min(0.5 * disk_gib, 6 + 0.35 * disk_gib, 100)
+    return disk_gib - EPHEMERAL_EVICTION_SHARE * disk_gib - reserved
 
 
 # --- Machine shapes -----------------------------------------------------------------------------------------------
@@ -103,11 +124,22 @@ def machine_shape(machine_type: str) -> Optional[Resources]:
 # default DaemonSet request is 50m / 100 MiB per container, kubernetes-engine/docs/concepts/
 # autopilot-resource-requests); a system node runs about 15 such pods plus the Deployments, a GPU node about
 # 15 (device plugin, DCGM exporter, gIB installer pause, multi-networking, CSI nodes, logging, metrics).
-SYSTEM_NODE_GKE_OVERHEAD = Resources(cpu=1.5, memory_gib=3.0)
-GPU_NODE_GKE_OVERHEAD = Resources(cpu=2.0, memory_gib=4.0)
+SYSTEM_NODE_GKE_OVERHEAD = Resources(cpu=1.5, memory_gib=3.0, ephemeral_gib=8.0)
+GPU_NODE_GKE_OVERHEAD = Resources(cpu=2.0, memory_gib=4.0, ephemeral_gib=8.0)
 
 # Share of a GPU machine's vCPUs / memory one Ray worker pod requests (one pod per node, requests = limits).
 WORKER_SHARE = 0.9
+
+# Ephemeral storage the Ray containers request (headEphemeralStorageGib / workerEphemeralStorageGib change it), by
+# cluster mode. What lands there on a multi-hour run: Ray's session directory /tmp/ray (every process's logs, and
+# objects spilled when the /dev/shm object store is full), and on the GPU workers the JIT caches of vLLM
+# (~/.cache/vllm, torch.compile artefacts), Triton (~/.triton) and TorchInductor (/tmp/torchinductor_<user>), per
+# model, shape and rank. Without a request Autopilot gives each container 1 GiB and evicts past it. Standard: GPU
+# nodes back it with 12,000 GiB of local SSD, the system node with its boot disk; Autopilot: the 10 GiB a pod may
+# have (AUTOPILOT_MAX_EPHEMERAL_GIB), the head leaving room for the export's sidecar. Sizes are estimates, not
+# measurements.
+HEAD_EPHEMERAL_GIB = {"standard": 32, "autopilot": 8}
+WORKER_EPHEMERAL_GIB = {"standard": 200, "autopilot": 10}
 
 
 def gpu_worker_request(acc: catalog.Accelerator) -> Resources:
@@ -158,4 +190,149 @@ def worker_problems(acc: catalog.Accelerator, request: Resources, *, autopilot: 
     if request.memory_gib > room.memory_gib:
         p.append(f"{_key(key)}: a worker requesting {request.memory_gib:g} GiB does not fit on {where} of "
                  f"{acc.machine_type} (about {room.memory_gib:.1f} GiB available)")
+    return p
+
+
+# --- Whole pods: every container, GKE's injected sidecars, against the node or Autopilot class -------------------
+# Kubernetes' effective pod request (kubernetes.io/docs/concepts/workloads/pods/sidecar-containers, "Resource
+# sharing within containers"): per resource, the larger of (the app containers plus the sidecars, i.e. init
+# containers with restartPolicy Always) and the largest other init container.
+#
+# The Cloud Storage FUSE sidecar (gke-gcsfuse-sidecar) is injected into Pods annotated `gke-gcsfuse/volumes: "true"`
+# as a native sidecar, sized from `gke-gcsfuse/{cpu,memory,ephemeral-storage}-{request,limit}`
+# (GoogleCloudPlatform/gcs-fuse-csi-driver pkg/webhook/config.go `populateResource` at v1.24.4 32396eba): with
+# neither annotation the webhook's default request applies; with only a limit the request EQUALS THE LIMIT; with
+# only a request the limit equals it; a limit of "0" means none. The defaults GKE's webhook starts with are
+# deploy/base/webhook/deployment.yaml at the same tag: requests 250m CPU, 256Mi memory, 5Gi ephemeral storage.
+GCSFUSE_ANNOTATION = "gke-gcsfuse/volumes"
+GCSFUSE_SIDECAR = "gke-gcsfuse-sidecar"
+GCSFUSE_DEFAULT_REQUESTS = {"cpu": "250m", "memory": "256Mi", "ephemeral-storage": "5Gi"}
+
+# Autopilot ("Resource requests in Autopilot", kubernetes-engine/docs/concepts/autopilot-resource-requests):
+# containers without an ephemeral-storage request get 1 GiB ("All other containers: Ephemeral storage: 1 GiB",
+# the page's default requests, read 2026-11 in its zh-cn copy; issue 18 item 2), and Autopilot refuses a Pod whose
+# requests exceed the maximum of its compute class or hardware configuration. Ephemeral storage: "The ephemeral
+# storage request must be between 10 MiB and 10 GiB for all compute classes and hardware configurations" (the
+# page as quoted in GoogleCloudPlatform/gcs-fuse-csi-driver issue #21, a driver maintainer, 2023; a 2026-03 report,
+# simple-container-com/api PR #189: "GKE Autopilot hard-limits regular ephemeral storage to 10GB maximum"). The
+# page's newer per-class tables could not be read here; where Google has raised a maximum since, 10 GiB stays a
+# safe bound. CPU and memory maxima per class were not read either: the Balanced head is not checked for them, GPU
+# pods against their machine's allocatable (worker_problems).
+AUTOPILOT_DEFAULT_EPHEMERAL_GIB = 1.0
+AUTOPILOT_MAX_EPHEMERAL_GIB = 10.0
+
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
+_SCALE = {None: 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30,
+          "Ti": 2 ** 40}
+
+
+def quantity(text) -> float:
+    """A Kubernetes quantity ("500m", "32Gi", "8", 4) as a plain number (cores or bytes)."""
+    m = _QUANTITY.match(str(text))
+    if m is None:
+        raise ValueError(f"not a Kubernetes quantity: {text!r}")
+    return float(m.group(1)) * _SCALE[m.group(2)]
+
+
+def _requests(resources: Optional[dict], *, autopilot: bool) -> Resources:
+    req = dict((resources or {}).get("requests") or {})
+    for k, v in ((resources or {}).get("limits") or {}).items():
+        req.setdefault(k, v)          # a limit without a request is also the request (Kubernetes defaulting)
+    eph = quantity(req["ephemeral-storage"]) / 2 ** 30 if "ephemeral-storage" in req else (
+        AUTOPILOT_DEFAULT_EPHEMERAL_GIB if autopilot else 0.0)
+    return Resources(quantity(req.get("cpu", 0)), quantity(req.get("memory", 0)) / 2 ** 30, eph)
+
+
+def gcsfuse_sidecar_requests(annotations: dict, *, autopilot: bool = False) -> Optional[Resources]:
+    """The injected Cloud Storage FUSE sidecar's requests (populateResource), or None when none is injected."""
+    if str((annotations or {}).get(GCSFUSE_ANNOTATION, "")).lower() != "true":
+        return None
+    amounts = {}
+    for res, default in GCSFUSE_DEFAULT_REQUESTS.items():
+        request = annotations.get(f"gke-gcsfuse/{res}-request")
+        limit = annotations.get(f"gke-gcsfuse/{res}-limit")
+        if request is None and limit is None:
+            request = default
+        elif request is None:
+            request = default if quantity(limit) == 0 else limit
+        amounts[res] = request
+    return _requests({"requests": amounts}, autopilot=autopilot)
+
+
+@dataclass(frozen=True)
+class PodRequest:
+    total: Resources
+    parts: tuple[tuple[str, Resources], ...]     # (container, its requests), the injected sidecar included
+
+
+def pod_request(spec: dict, annotations: Optional[dict] = None, *, autopilot: bool = False) -> PodRequest:
+    """What the scheduler (and Autopilot's admission) counts for a pod: its containers and injected sidecars."""
+    parts, running, init_peak = [], Resources(0, 0), Resources(0, 0)
+    for c in spec.get("initContainers") or []:
+        r = _requests(c.get("resources"), autopilot=autopilot)
+        parts.append((c["name"], r))
+        if c.get("restartPolicy") == "Always":
+            running = running.plus(r)
+        else:
+            init_peak = Resources(max(init_peak.cpu, r.cpu), max(init_peak.memory_gib, r.memory_gib),
+                                  max(init_peak.ephemeral_gib, r.ephemeral_gib))
+    sidecar = gcsfuse_sidecar_requests(annotations or {}, autopilot=autopilot)
+    if sidecar is not None:
+        parts.append((GCSFUSE_SIDECAR, sidecar))
+        running = running.plus(sidecar)
+    for c in spec.get("containers") or []:
+        r = _requests(c.get("resources"), autopilot=autopilot)
+        parts.append((c["name"], r))
+        running = running.plus(r)
+    total = Resources(max(running.cpu, init_peak.cpu), max(running.memory_gib, init_peak.memory_gib),
+                      max(running.ephemeral_gib, init_peak.ephemeral_gib))
+    return PodRequest(total, tuple(parts))
+
+
+@dataclass(frozen=True)
+class Room:
+    """What one pod can have where it lands: `limits` per resource (None: not checked) and where that is."""
+    where: str
+    cpu: Optional[float]
+    memory_gib: Optional[float]
+    ephemeral_gib: Optional[float]
+    outcome: str = "the pod would stay Pending while the rest of the stack comes up"
+
+
+def standard_node_room(machine_type: str, ephemeral_disk_gib: float, gpu: bool) -> Optional[Room]:
+    """A Standard node's allocatable less GKE's own pods; None for a machine type that cannot be decoded."""
+    shape = machine_shape(machine_type)
+    if shape is None:
+        return None
+    overhead = GPU_NODE_GKE_OVERHEAD if gpu else SYSTEM_NODE_GKE_OVERHEAD
+    a = allocatable(shape.cpu, shape.memory_gib)
+    return Room(f"one {machine_type} node", a.cpu - overhead.cpu, a.memory_gib - overhead.memory_gib,
+                ephemeral_allocatable_gib(ephemeral_disk_gib) - overhead.ephemeral_gib)
+
+
+def autopilot_room(compute_class: str, accelerator: Optional[catalog.Accelerator] = None) -> Room:
+    """An Autopilot pod's ceiling: the ephemeral-storage maximum; a GPU pod's machine for CPU and memory."""
+    if accelerator is not None:
+        node = standard_node_room(accelerator.machine_type, 0, gpu=True)
+        return Room(f"an Autopilot {accelerator.gpu_type} pod", node.cpu, node.memory_gib,
+                    AUTOPILOT_MAX_EPHEMERAL_GIB, "Autopilot refuses the pod")
+    return Room(f"an Autopilot {compute_class}-class pod", None, None, AUTOPILOT_MAX_EPHEMERAL_GIB,
+                "Autopilot refuses the pod")
+
+
+_UNITS = {"cpu": ("CPUs", ""), "memory_gib": ("GiB of memory", " GiB"),
+          "ephemeral_gib": ("GiB of ephemeral storage", " GiB")}
+
+
+def pod_fit_problems(what: str, request: PodRequest, room: Room,
+                     keys: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(resource, key, line) per resource the pod asks more of than `room` gives; the line names the key."""
+    p = []
+    for field, (unit, short) in _UNITS.items():
+        limit, asked = getattr(room, field), getattr(request.total, field)
+        if limit is None or asked <= limit + 1e-9:
+            continue
+        parts = ", ".join(f"{name} {getattr(r, field):g}" for name, r in request.parts if getattr(r, field))
+        p.append((field, keys[field], f"{_key(keys[field])}: {what} asks for {asked:g} {unit} ({parts}), more than the "
+                               f"{limit:.1f}{short} {room.where} can give; {room.outcome}"))
     return p

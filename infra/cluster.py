@@ -196,7 +196,8 @@ class GkeCluster(pulumi.ComponentResource):
                 node_locations=[a.zone], node_count=a.system_nodes,
                 node_config=gcp.container.NodePoolNodeConfigArgs(
                     machine_type=a.system_machine_type, service_account=node_sa.email,
-                    oauth_scopes=[CLOUD_PLATFORM], disk_type="pd-balanced", disk_size_gb=200,
+                    oauth_scopes=[CLOUD_PLATFORM], disk_type=catalog.SYSTEM_BOOT_DISK_TYPE,
+                    disk_size_gb=catalog.SYSTEM_BOOT_DISK_GB,
                     workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                         mode="GKE_METADATA"),
                     shielded_instance_config=shielded_config(a.system_machine_type),

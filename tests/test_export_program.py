@@ -126,11 +126,18 @@ def test_rerun_copies_only_what_is_missing_or_partial(dirs):
     (dest / "step_20" / "config.yaml").unlink()
     untouched = dest / "step_20" / "policy" / "optimizer" / "__0_0.distcp"
     mtime = untouched.stat().st_mtime_ns
+    # A second name for the cut file's inode, outside the export: rewriting the file in place would change it.
+    held = dest.parent / "held-cut-shard"
+    held.hardlink_to(shard)
     r = export(run, dest)
     assert r.returncode == 0, r.stderr
     assert "copied 2 of" in r.stdout
     assert untouched.stat().st_mtime_ns == mtime
     assert tree(dest / "step_20") == tree(src)
+    # The cut file was written again as a NEW file: Cloud Storage FUSE streams only new files written
+    # sequentially and stages a modified one whole on the sidecar's disk (gcsfuse docs/semantics.md v3.11.2),
+    # which core/export.py sizes at 1 GiB.
+    assert held.stat().st_size == 1000 and not held.samefile(shard)
 
 
 def test_no_complete_checkpoint_fails_loudly_and_writes_no_manifest(dirs):

@@ -293,8 +293,10 @@ def test_head_requests_no_gpu_and_runs_on_cpu_capacity(variant):
     assert container["name"] == HEAD_CONTAINER
     for part in ("limits", "requests"):
         assert not any("gpu" in k for k in container["resources"].get(part, {}))
+    # Ephemeral storage is requested too: without it Autopilot gives the container 1 GiB and evicts past it.
     assert container["resources"]["requests"] == {"cpu": str(s.workload.head_cpu),
-                                                  "memory": f"{s.workload.head_memory_gib}Gi"}
+                                                  "memory": f"{s.workload.head_memory_gib}Gi",
+                                                  "ephemeral-storage": "8Gi" if s.autopilot else "32Gi"}
     assert head["rayStartParams"]["num-gpus"] == "0"
     assert head["rayStartParams"]["dashboard-host"] == "0.0.0.0"
     assert "tolerations" not in spec
@@ -363,7 +365,10 @@ def test_worker_group_is_fixed_size_with_one_full_node_per_pod(variant):
     group = raycluster_for(s)["spec"]["workerGroupSpecs"][0]
     assert group["replicas"] == group["minReplicas"] == group["maxReplicas"] == s.worker_replicas
     resources = group["template"]["spec"]["containers"][0]["resources"]
-    assert resources["limits"] == resources["requests"]
+    # Guaranteed QoS (CPU and memory requests = limits); ephemeral storage is requested only (QoS ignores it).
+    requests = dict(resources["requests"])
+    assert requests.pop("ephemeral-storage") == ("10Gi" if s.autopilot else "200Gi")
+    assert resources["limits"] == requests
     assert resources["limits"]["nvidia.com/gpu"] == str(acc.gpus_per_node) == "8"
     cpu, memory = int(resources["limits"]["cpu"]), int(resources["limits"]["memory"].removesuffix("Gi"))
     # Below the machine (room for kubelet, OS and DaemonSets) but most of it (one pod per node).

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core import catalog, export, lustre_paths, prefetch
-from core import sizing
+from core import catalog, export, lustre_paths, node_fit, prefetch
 from tests.hub_server import FakeHub, Repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,10 +116,18 @@ def test_rendered_export_command_copies_latest_and_best(tmp_path):
     assert sorted(p.name for p in (bucket / "exports" / "r").iterdir()) == ["EXPORT.json", "step_2", "step_4"]
 
 
-def test_staging_space_holds_the_largest_checkpoint_file_per_parallel_copy():
-    # Codelab: 72.7B parameters with optimizer state over 64 training ranks.
-    nbytes = sizing.checkpoint_bytes(catalog.MODEL_PARAMS["Qwen/Qwen2.5-72B-Instruct"], save_optimizer=True)
-    gib = export.staging_gib(nbytes, training_ranks=64)
-    assert gib * export.GIB >= nbytes / 64 * export.COPY_WORKERS
-    assert export.pod_annotations(gib)["gke-gcsfuse/ephemeral-storage-limit"] == f"{gib}Gi"
-    assert export.staging_gib(1, training_ranks=1) == export.MIN_STAGING_GIB
+def test_the_sidecar_streams_the_copy_and_names_every_request_and_limit():
+    # Rule: the GCS FUSE webhook makes a sidecar's request EQUAL its limit when only the limit is annotated
+    # (gcs-fuse-csi-driver pkg/webhook/config.go populateResource, v1.24.4), which is how `dev` once asked for a
+    # 112Gi ephemeral-storage request on a node offering ~96. Streaming writes (gcsfuse docs/semantics.md v3.11.2;
+    # on by default from GKE 1.33.2-gke.4655000, gcs-fuse-csi-driver docs/releases.md) stage nothing on disk for
+    # new files written sequentially, ~96 MiB of memory each, up to 4 files at once on a non-high-performance node.
+    a = export.pod_annotations()
+    for res in ("cpu", "memory", "ephemeral-storage"):
+        assert f"gke-gcsfuse/{res}-request" in a and f"gke-gcsfuse/{res}-limit" in a
+    sidecar = node_fit.gcsfuse_sidecar_requests(a)
+    assert sidecar.ephemeral_gib == 1
+    assert sidecar.memory_gib * 1024 >= export.COPY_WORKERS * catalog.GCSFUSE_STREAMING_FILE_MIB
+    assert export.COPY_WORKERS <= catalog.GCSFUSE_STREAMING_MAX_FILES
+    options = export.volume(export.Destination("b", "exports"))["csi"]["volumeAttributes"]["mountOptions"]
+    assert catalog.GCSFUSE_STREAMING_WRITES_OPTION in options.split(",")

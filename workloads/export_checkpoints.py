@@ -22,7 +22,8 @@ Copy rules:
 - A destination file of the same size is taken as already exported, so a rerun after an interruption copies
   only what is missing. Through Cloud Storage FUSE an object appears only when its file is closed (staged
   writes upload on close; streaming writes finalize on close), so an interrupted copy leaves no partial object;
-  on a plain directory a partial file has the wrong size and is copied again.
+  on a plain directory a partial file has the wrong size: it is removed and copied again as a new file (what
+  Cloud Storage FUSE streams without staging it on disk; core/export.py).
 - `<destination>/EXPORT.json` (what was exported, from where, how many bytes) is written last, through a
   temporary name: its presence means the export is complete.
 """
@@ -111,6 +112,10 @@ def copy_file(src, dst, size):
     try:
         if os.path.getsize(dst) == size:
             return False
+        # Cloud Storage FUSE streams only NEW files written sequentially; rewriting an existing object falls back
+        # to staging the whole file on the sidecar's disk (gcsfuse docs/semantics.md, "Streaming Writes"). Remove
+        # it, so the copy is a new file again.
+        os.remove(dst)
     except OSError:
         pass
     os.makedirs(os.path.dirname(dst), exist_ok=True)

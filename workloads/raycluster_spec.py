@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from core import catalog, export, node_fit, sizing
+from core import export, node_fit
 from core.catalog import Accelerator, NemoRlRelease
 from core.naming import JOB_SCRIPTS, RAY_AUTH_SECRET
 from core.lustre_paths import hf_home
 from core.recipes import SCRIPTS_DIR
 from core.settings import Settings
+from core.settings import workload as workload_settings
 from core.settings.security import token_auth_enabled
 from workloads.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.compute_class import worker_scheduling
@@ -80,10 +81,11 @@ class RayPodsConfig:
     shm_size_gib: int
     head_cpu: int
     head_memory_gib: int
-    # Checkpoint export (core.export): the head mounts the stack's bucket through GCS FUSE, with a sidecar
-    # sized for the largest checkpoint file. None: no export.
+    head_ephemeral_gib: int
+    worker_ephemeral_gib: int
+    # Checkpoint export (core.export): the head mounts the stack's bucket through GCS FUSE, whose sidecar streams
+    # the copy. None: no export.
     export_bucket: Optional[str] = None
-    export_staging_gib: int = 0
     ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
 
     @property
@@ -93,27 +95,18 @@ class RayPodsConfig:
     @classmethod
     def of(cls, s: Settings) -> "RayPodsConfig":
         w = s.workload
-        bucket, staging = None, 0
+        bucket = None
         if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None:
-            bucket, staging = s.bucket_name, export_staging_gib(s.recipe)
+            bucket = s.bucket_name
         return cls(release=w.release, image=s.nemo_rl_image, accelerator=s.gpu.accelerator, zone=s.zone,
                    autopilot=s.autopilot,
                    compute_class=s.capacity.compute_class, spot_capacity="spot" in s.capacity.models,
                    worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
                    ksa_name=s.storage.ksa_name, system_pool=s.names.system_pool,
                    lustre_mount_path=w.lustre_mount_path, shm_size_gib=w.shm_size_gib, head_cpu=w.head_cpu,
-                   head_memory_gib=w.head_memory_gib, ray_token_auth=token_auth_enabled(s),
-                   export_bucket=bucket, export_staging_gib=staging)
-
-
-def export_staging_gib(recipe) -> int:
-    """Sidecar staging space for the export: checkpoint bytes over the training ranks (one file each)."""
-    params = catalog.MODEL_PARAMS.get(recipe.model_name)
-    if params is None:
-        return export.MIN_STAGING_GIB
-    train_nodes = recipe.num_nodes - (0 if recipe.colocated_generation else (recipe.generation_nodes or 0))
-    return export.staging_gib(sizing.checkpoint_bytes(params, save_optimizer=recipe.save_optimizer),
-                              training_ranks=max(1, train_nodes) * recipe.gpus_per_node)
+                   head_memory_gib=w.head_memory_gib, head_ephemeral_gib=workload_settings.head_ephemeral_gib(s),
+                   worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s), ray_token_auth=token_auth_enabled(s),
+                   export_bucket=bucket)
 
 _LUSTRE_VOLUME = "lustre"
 _SHM_VOLUME = "dshm"
@@ -123,16 +116,18 @@ _SCRIPTS_VOLUME = "job-scripts"
 SCRIPTS_FILE_MODE = 0o444
 
 
-def gpu_worker_resources(accelerator: Accelerator) -> dict:
-    """Requests = limits (Guaranteed QoS) for one GPU worker pod filling one node, below its allocatable."""
+def gpu_worker_resources(accelerator: Accelerator, ephemeral_gib: int) -> dict:
+    """Requests = limits (Guaranteed QoS) for one GPU worker pod filling one node, below its allocatable; ephemeral
+    storage requested only (QoS ignores it; on Standard the local SSDs are not capped, Autopilot sets the limit to
+    the request)."""
     r = node_fit.gpu_worker_request(accelerator)
     amounts = {"cpu": f"{r.cpu:g}", "memory": f"{r.memory_gib:g}Gi", "nvidia.com/gpu": str(accelerator.gpus_per_node)}
-    return {"limits": dict(amounts), "requests": dict(amounts)}
+    return {"limits": dict(amounts), "requests": {**amounts, "ephemeral-storage": f"{ephemeral_gib}Gi"}}
 
 
 def _head_resources(c: RayPodsConfig) -> dict:
     amounts = {"cpu": str(c.head_cpu), "memory": f"{c.head_memory_gib}Gi"}
-    return {"limits": dict(amounts), "requests": dict(amounts)}
+    return {"limits": dict(amounts), "requests": {**amounts, "ephemeral-storage": f"{c.head_ephemeral_gib}Gi"}}
 
 
 def _common_env(c: RayPodsConfig) -> list[dict]:
@@ -192,7 +187,7 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # by the GCS FUSE CSI driver, whose sidecar the annotation injects and sizes.
         pod_spec["containers"][0]["volumeMounts"].append(export.volume_mount())
         pod_spec["volumes"].append(export.volume(export.Destination(c.export_bucket, export.DEFAULT_PREFIX)))
-        template["metadata"]["annotations"] = export.pod_annotations(c.export_staging_gib)
+        template["metadata"]["annotations"] = export.pod_annotations()
     template["spec"] = harden_pod_spec(pod_spec)
     return {
         # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on
@@ -232,7 +227,7 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # `ray.io/overwrite-container-cmd` annotation on the RayCluster's metadata, which a RayJob's embedded
         # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
         "args": [mixin.startup_prefix],
-        "resources": gpu_worker_resources(acc),
+        "resources": gpu_worker_resources(acc, c.worker_ephemeral_gib),
         "env": mixin.env + _common_env(c) + tokens.env,
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},

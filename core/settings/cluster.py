@@ -55,6 +55,10 @@ def check(s: "Settings") -> list[str]:
             if s.lustre.port_mode == "modern":
                 floors.append((catalog.LUSTRE_MODERN_PORT_MIN_GKE,
                                f"Lustre port mode 'modern' ({key('lustrePortMode')}; or use 'legacy')"))
+            if s.startup.export_checkpoints and s.job.enabled:
+                floors.append((catalog.GCSFUSE_STREAMING_WRITES_DEFAULT_MIN_GKE,
+                               f"the checkpoint export's streaming writes to the bucket ({key('exportCheckpoints')}; "
+                               "its sidecar has no room to stage a checkpoint file)"))
             if s.image_streaming:
                 floors.append((catalog.IMAGE_STREAMING_MIN_GKE_AUTOPILOT if s.autopilot
                                else catalog.IMAGE_STREAMING_MIN_GKE_STANDARD, f"image streaming ({key('imagePath')})"))

@@ -28,10 +28,30 @@ class WorkloadSettings(Section):
     shm_size_gib: int = Field(240, alias="shmSizeGib", ge=1, description="Size of /dev/shm (memory) in worker pods.")
     head_cpu: int = Field(8, alias="headCpu", ge=1, description="CPU request of the Ray head (CPU node).")
     head_memory_gib: int = Field(32, alias="headMemoryGib", ge=1, description="Memory of the Ray head in GiB.")
+    head_ephemeral_gib: Optional[int] = Field(None, alias="headEphemeralStorageGib", ge=1, description=(
+        "Ephemeral storage (GiB) the Ray head requests: Ray's session logs and spilled objects under /tmp/ray; "
+        "default 32 (Standard) or 8 (Autopilot, where a pod gets at most 10 GiB, the export's sidecar included)."))
+    worker_ephemeral_gib: Optional[int] = Field(None, alias="workerEphemeralStorageGib", ge=1, description=(
+        "Ephemeral storage (GiB) each GPU worker requests: Ray logs and spill, vLLM, Triton and TorchInductor "
+        "compile caches; default 200 (Standard: local SSDs) or 10 (Autopilot's maximum per pod)."))
 
     @property
     def release(self) -> catalog.NemoRlRelease:
         return catalog.NEMO_RL_RELEASES[self.nemo_rl_release]
+
+
+def _mode(s: "Settings") -> str:
+    return "autopilot" if s.autopilot else "standard"
+
+
+def head_ephemeral_gib(s: "Settings") -> int:
+    w = s.workload
+    return w.head_ephemeral_gib if w.head_ephemeral_gib is not None else node_fit.HEAD_EPHEMERAL_GIB[_mode(s)]
+
+
+def worker_ephemeral_gib(s: "Settings") -> int:
+    w = s.workload
+    return w.worker_ephemeral_gib if w.worker_ephemeral_gib is not None else node_fit.WORKER_EPHEMERAL_GIB[_mode(s)]
 
 
 def check(s: "Settings") -> list[str]:
