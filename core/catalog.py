@@ -85,6 +85,25 @@ def version_at_least(version: str, floor: str) -> bool:
 # Kubernetes minor version the rendered core objects are validated against (kubernetes-validate schemas).
 KUBERNETES_MINOR = "1.33"
 
+# --- Limits GCP and Kubernetes enforce on what the settings render (issue 18) ---------------------------------
+# GKE Standard: at most 1,000 nodes per node pool per zone (GKE "Quotas and limits", "Nodes per node pool zone:
+# 1,000", https://cloud.google.com/kubernetes-engine/quotas, read 2026-12). Every pool here lives in one zone
+# (`zone`): the GPU pools scale to gpuNodes, the system pool has systemNodes.
+GKE_MAX_NODES_PER_POOL_ZONE = 1000
+# Control-plane authorized networks: "Public clusters can have up to 50 authorized network CIDR ranges; private
+# clusters can have up to 100" (GKE "Add authorized networks for control plane access", Limitations,
+# https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks). Read here as: 100 when the IP
+# endpoint is private (privateEndpoint), 50 otherwise. Our nodes are always private, so if GKE counts every
+# private-node cluster as private, 51-100 entries with a public endpoint would be accepted by GKE and refused
+# here: the stricter reading, so nothing that passes preview fails at `up`.
+GKE_MAX_AUTHORIZED_NETWORKS_PUBLIC = 50
+GKE_MAX_AUTHORIZED_NETWORKS_PRIVATE = 100
+# Integer fields of the Kubernetes objects and CRDs the program renders are int32 unless the schema says int64
+# (Kubernetes API conventions, "Primitive types": "All public integer fields MUST use the Go int32 or Go int64
+# types"; the RayJob CRD of KubeRay 1.4.2 and 1.7.0: backoffLimit, ttlSecondsAfterFinished and
+# activeDeadlineSeconds are `format: int32`; batch/v1 Job parallelism, completions, backoffLimit are int32).
+K8S_INT32_MAX = 2**31 - 1
+
 
 # --- Managed Lustre -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
