@@ -167,6 +167,20 @@ LUSTRE_PORT = 988
 LUSTRE_LEGACY_PORT = 6988
 LUSTRE_CSI_DRIVER = "lustre.csi.storage.gke.io"
 
+# Root squash (pulumi-gcp 10.2.0 lustre.InstanceAccessRulesOptionsArgs; GoogleCloudPlatform/magic-modules
+# mmv1/products/lustre/Instance.yaml @055860eaab28e39a5e68d92e49ed6ddd334c2787: accessRulesOptions is not
+# `immutable`, so turning it on for an existing instance is an in-place PATCH, never a replacement). Every client
+# that reaches the PSA range would otherwise mount as root. The job cannot run squashed: the NeMo-RL image runs as
+# root (NVIDIA-NeMo/RL docker/Dockerfile @00d2af95f9e1b567ff058c15840787a36128aaa0: "USER root", "It is more
+# convenient for users to run as root"), the pods set no runAsUser, and the prefetch writes the HF cache as root
+# too. The Lustre client is the node's kernel (the GKE Lustre CSI driver mounts on the node), and the instance is
+# reached over the primary VPC only, so its NID is the node's primary address: the primary subnet is exempt
+# (NO_SQUASH) and every other address is squashed to nobody. Rule names: at most 16 alphanumerics or '_'.
+LUSTRE_NO_SQUASH_RULE = "gke_nodes"
+# Squashed root becomes nobody / nogroup (65534 on Ubuntu, the NeMo-RL image's base: cuda-dl-base ...-ubuntu24.04 in
+# the same Dockerfile); 0, the API's default, would squash nothing.
+LUSTRE_SQUASH_ID = 65534
+
 
 # --- NeMo-RL releases -----------------------------------------------------------------------------------
 # Source: NeMo-RL release notes / the images' `ray --version` (FACTS.md §7). rayVersion in a RayCluster must

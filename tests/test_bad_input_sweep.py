@@ -58,6 +58,7 @@ BAD: dict[str, tuple] = {
     "lustreTier": (7,),
     "lustreFilesystem": ("lustre-fs",),
     "lustrePortMode": ("x",),
+    "lustreRootSquash": ("maybe",),
     "bucketName": ("$x", "-1"),
     "namespace": ("kube-system", "NeMo"),
     "ksaName": ("Bad_x",),
