@@ -555,7 +555,13 @@ FLEX_START_GPU_MIN_GKE = "1.32.2-gke.1652000"
 # Compute Engine "About Flex-start VMs").
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 # Machine types flex-start supports: all accelerator-optimized types except A4X and G4 (Compute Engine "About
-# Flex-start VMs", compute/docs/instances/about-flex-start-vms, read 2026-11-30).
+# Flex-start VMs", compute/docs/instances/about-flex-start-vms, read 2026-11-30: "Flex-start VMs support all
+# accelerator-optimized machine types (except A4X and G4)"). A3 Ultra included, checked again for issue 18: an
+# older copy of AI Hypercomputer's "Consumption options" page lists Dynamic Workload Scheduler for "All GPU machine
+# types except A3 Ultra" next to a "specific amount of time, around 28 days" (calendar-mode reservations); the
+# page's current version lists flex-start for "Any GPU machine except A4X" (ai-hypercomputer/docs/
+# consumption-models), and Cluster Toolkit's gke-node-pool allows DWS flex-start compact placement precisely on
+# "A3 Ultra, A4, and H4D" (FLEX_START_WORKLOAD_POLICY_MACHINES below). So `dev` (a3-ultragpu-8g) keeps flex-start.
 FLEX_START_MACHINES: frozenset[str] = frozenset({"a4-highgpu-8g", "a3-ultragpu-8g"})
 # Compact placement with flex-start goes through a Compute Engine workload policy, supported for A3 Ultra, A4 and
 # H4D only (Cluster Toolkit modules/compute/gke-node-pool/main.tf precondition "Compact placement with DWS Flex
