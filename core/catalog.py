@@ -651,6 +651,27 @@ RECIPE_DATASETS: dict[str, tuple[str, ...]] = {
 }
 DATASET_REVISION = "main"
 
+# Every key of the releases' GRPO configs (the `configs` of NEMO_RL_RELEASES, resolved through their `defaults:`)
+# whose value names something NeMo-RL loads, and how the rendered job pins it; tests/test_pinned_artefacts.py reads
+# the real configs and fails on any such key missing here. Kinds:
+# - "model": rendered as the prefetched snapshot's path (core.prefetch: `<mount>/models/<repo>@<revision>`);
+# - "dataset": a built-in loader named by NeMo-RL (its Hub datasets are in RECIPE_DATASETS, prefetched) or
+#   ResponseDataset on the JSONL files the job prepared on Lustre;
+# - "disabled": left null by every config and by every recipe field (the feature is off);
+# - "local": a directory the job renders under the Lustre mount.
+NEMO_RL_HUB_KEYS: dict[str, tuple[str, str]] = {
+    "policy.model_name": ("model", "the weights"),
+    "policy.tokenizer.name": ("model", "tokenizer and chat template: `${policy.model_name}` in grpo_math_1B.yaml, "
+                                       "but the Gemma 3 recipes set `google/gemma-3-27b-it` literally "
+                                       "(examples/configs/recipes/llm/grpo-gemma3-27b-it-8n8g-fsdp2tp8-actckpt-long.yaml "
+                                       "at v0.5.0 and v0.7.0)"),
+    "policy.draft.model_name": ("disabled", "v0.7.0's speculative-decoding draft model (policy.draft.enabled false)"),
+    "data.dataset_name": ("dataset", "v0.4.0/v0.5.0 flat data layout"),
+    "data.train.dataset_name": ("dataset", "v0.7.0 data.train layout (not rendered: core.recipes.FLAT_DATA_RELEASES)"),
+    "checkpointing.checkpoint_dir": ("local", "rendered to <mount>/checkpoints/<run name>"),
+    "logger.log_dir": ("local", "rendered to <mount>/logs/<run name>"),
+}
+
 # --- GPU warmup ---------------------------------------------------------------------------------------
 # Pods with a priority below the cluster autoscaler's --expendable-pods-priority-cutoff (default -10) "don't
 # cause scale up" (kubernetes/autoscaler cluster-autoscaler/main.go, flag help). The placeholders must bring
