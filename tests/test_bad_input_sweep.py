@@ -163,3 +163,17 @@ def test_the_issue_examples_are_one_line_each(synth):
         # No GPU worker, nothing to warm: the placeholder Job is not rendered (the pre-pull DaemonSet is).
         assert not [x for x in r.of_type("kubernetes:batch/v1:Job") if x.name == "placeholders"]
         assert [x for x in r.of_type("kubernetes:apps/v1:DaemonSet") if x.name == "cpu-prepull"]
+
+
+@pytest.mark.parametrize("stack", ["codelab", "autopilot"])
+def test_the_same_bad_values_on_the_other_shipped_stacks_never_raise_and_stay_on_their_key(synth, stack):
+    # A value bad on dev may be fine elsewhere (a flex-start wait on Autopilot); whatever is refused is refused by
+    # lines about the swept key only (naming it, or, for a fit between two settings, mentioning it).
+    for k, value in CASES:
+        r = synth(stack, {k: value})
+        if r.error is None:
+            continue
+        assert "Traceback" not in r.error and r.resources == []
+        lines = _problem_lines(r.error)
+        assert lines and all(_names_key(ln, k) or f"nemo-rl-gke:{k}" in ln for ln in lines), (k, value, lines)
+        assert len(lines) == 1, (k, value, lines)

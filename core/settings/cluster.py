@@ -68,11 +68,12 @@ def check(s: "Settings") -> list[str]:
         # The Ray head runs on one system node: its requests must fit what that node offers (core/node_fit.py).
         p.extend(node_fit.head_problems(node_fit.Resources(s.workload.head_cpu, s.workload.head_memory_gib),
                                         c.system_machine_type))
+    # Autopilot has no system pool: a value set there is reported once, as a Standard-only key.
     if not system_nodes_valid(s):
         # The system pool lives in `zone` (infra/cluster.py); GKE's per-pool-per-zone node limit (core.catalog).
         p.append(f"{key('systemNodes')}: {c.system_nodes} nodes exceed GKE's {catalog.GKE_MAX_NODES_PER_POOL_ZONE} "
                  f"nodes per node pool per zone; the system pool is one pool in {key('zone')}")
-    if not _MACHINE_TYPE.match(c.system_machine_type):
+    if not s.autopilot and not _MACHINE_TYPE.match(c.system_machine_type):
         p.append(f"{key('systemMachineType')}: {c.system_machine_type!r} is not a Compute Engine machine type name "
                  "such as n2-standard-16")
     if not _HHMM.match(c.maintenance_start):
@@ -81,4 +82,4 @@ def check(s: "Settings") -> list[str]:
 
 
 def system_nodes_valid(s: "Settings") -> bool:
-    return s.cluster.system_nodes <= catalog.GKE_MAX_NODES_PER_POOL_ZONE
+    return s.autopilot or s.cluster.system_nodes <= catalog.GKE_MAX_NODES_PER_POOL_ZONE
