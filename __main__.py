@@ -7,7 +7,7 @@ outputs of one to the other.
 import pulumi
 
 from core import export
-from core.settings import SettingsError, load_secrets, load_settings
+from core.settings import SettingsError, load_secrets, load_settings, security
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
@@ -111,8 +111,9 @@ observability = Observability(
 location = s.cluster_location
 pulumi.export("clusterName", gke.cluster.name)
 pulumi.export("clusterLocation", location)
-# A private IP endpoint is reached through GKE's DNS-based endpoint.
-dns_flag = " --dns-endpoint" if s.security.private_endpoint else ""
+# A private IP endpoint is reached through GKE's DNS-based endpoint when it is open, else from inside the VPC
+# on the private IP (core/settings/security.py credentials_flag).
+dns_flag = security.credentials_flag(s)
 pulumi.export("getCredentialsCommand", gke.cluster.name.apply(
     lambda c: f"gcloud container clusters get-credentials {c} --location {location} --project {s.gcp_project}"
               f"{dns_flag}"))

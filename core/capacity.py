@@ -183,7 +183,7 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional
     if c.reservation and not wants_reservation:
         p.append(f"{_key('reservation')}: {c.reservation!r} is set but {_key('capacity')} does not list "
                  "'reservation'; add it where GKE should try it, or unset the reservation")
-    if c.reservation:
+    elif c.reservation:   # a reservation refused as unused is not checked further
         p.extend(reservation_problems(c.reservation))
     if c.reservation_start_nodes:
         if autopilot:
@@ -216,10 +216,10 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional
         elif models[-1] == FLEX_START:
             p.append(f"{_key('flexStartWaitMinutes')}: flex-start is the last model, so there is nothing to fall "
                      "back to after the wait; unset it or list a model after flex-start")
-        if not lo <= c.flex_start_wait_minutes * 60 <= hi:
+        elif not lo <= c.flex_start_wait_minutes * 60 <= hi:
             p.append(f"{_key('flexStartWaitMinutes')}: must be between 1 and {hi // 60} minutes (got "
                      f"{c.flex_start_wait_minutes})")
-        if not _version_at_least(gke_version, catalog.COMPUTE_CLASS_WAIT_MIN_GKE):
+        elif not _version_at_least(gke_version, catalog.COMPUTE_CLASS_WAIT_MIN_GKE):
             p.append(f"{_key('flexStartWaitMinutes')}: the ComputeClass wait field needs GKE "
                      f"{catalog.COMPUTE_CLASS_WAIT_MIN_GKE} or later; {_key('gkeVersion')} is {gke_version}")
 

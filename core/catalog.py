@@ -85,6 +85,25 @@ def version_at_least(version: str, floor: str) -> bool:
 # Kubernetes minor version the rendered core objects are validated against (kubernetes-validate schemas).
 KUBERNETES_MINOR = "1.33"
 
+# --- Limits GCP and Kubernetes enforce on what the settings render (issue 18) ---------------------------------
+# GKE Standard: at most 1,000 nodes per node pool per zone (GKE "Quotas and limits", "Nodes per node pool zone:
+# 1,000", https://cloud.google.com/kubernetes-engine/quotas, read 2026-12). Every pool here lives in one zone
+# (`zone`): the GPU pools scale to gpuNodes, the system pool has systemNodes.
+GKE_MAX_NODES_PER_POOL_ZONE = 1000
+# Control-plane authorized networks: "Public clusters can have up to 50 authorized network CIDR ranges; private
+# clusters can have up to 100" (GKE "Add authorized networks for control plane access", Limitations,
+# https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks). Read here as: 100 when the IP
+# endpoint is private (privateEndpoint), 50 otherwise. Our nodes are always private, so if GKE counts every
+# private-node cluster as private, 51-100 entries with a public endpoint would be accepted by GKE and refused
+# here: the stricter reading, so nothing that passes preview fails at `up`.
+GKE_MAX_AUTHORIZED_NETWORKS_PUBLIC = 50
+GKE_MAX_AUTHORIZED_NETWORKS_PRIVATE = 100
+# Integer fields of the Kubernetes objects and CRDs the program renders are int32 unless the schema says int64
+# (Kubernetes API conventions, "Primitive types": "All public integer fields MUST use the Go int32 or Go int64
+# types"; the RayJob CRD of KubeRay 1.4.2 and 1.7.0: backoffLimit, ttlSecondsAfterFinished and
+# activeDeadlineSeconds are `format: int32`; batch/v1 Job parallelism, completions, backoffLimit are int32).
+K8S_INT32_MAX = 2**31 - 1
+
 
 # --- Managed Lustre -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -147,6 +166,20 @@ LUSTRE_TIERS: dict[int, LustreTier] = {
 LUSTRE_PORT = 988
 LUSTRE_LEGACY_PORT = 6988
 LUSTRE_CSI_DRIVER = "lustre.csi.storage.gke.io"
+
+# Root squash (pulumi-gcp 10.2.0 lustre.InstanceAccessRulesOptionsArgs; GoogleCloudPlatform/magic-modules
+# mmv1/products/lustre/Instance.yaml @055860eaab28e39a5e68d92e49ed6ddd334c2787: accessRulesOptions is not
+# `immutable`, so turning it on for an existing instance is an in-place PATCH, never a replacement). Every client
+# that reaches the PSA range would otherwise mount as root. The job cannot run squashed: the NeMo-RL image runs as
+# root (NVIDIA-NeMo/RL docker/Dockerfile @00d2af95f9e1b567ff058c15840787a36128aaa0: "USER root", "It is more
+# convenient for users to run as root"), the pods set no runAsUser, and the prefetch writes the HF cache as root
+# too. The Lustre client is the node's kernel (the GKE Lustre CSI driver mounts on the node), and the instance is
+# reached over the primary VPC only, so its NID is the node's primary address: the primary subnet is exempt
+# (NO_SQUASH) and every other address is squashed to nobody. Rule names: at most 16 alphanumerics or '_'.
+LUSTRE_NO_SQUASH_RULE = "gke_nodes"
+# Squashed root becomes nobody / nogroup (65534 on Ubuntu, the NeMo-RL image's base: cuda-dl-base ...-ubuntu24.04 in
+# the same Dockerfile); 0, the API's default, would squash nothing.
+LUSTRE_SQUASH_ID = 65534
 
 
 # --- NeMo-RL releases -----------------------------------------------------------------------------------
@@ -553,7 +586,13 @@ FLEX_START_GPU_MIN_GKE = "1.32.2-gke.1652000"
 # Compute Engine "About Flex-start VMs").
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 # Machine types flex-start supports: all accelerator-optimized types except A4X and G4 (Compute Engine "About
-# Flex-start VMs", compute/docs/instances/about-flex-start-vms, read 2026-11-30).
+# Flex-start VMs", compute/docs/instances/about-flex-start-vms, read 2026-11-30: "Flex-start VMs support all
+# accelerator-optimized machine types (except A4X and G4)"). A3 Ultra included, checked again for issue 18: an
+# older copy of AI Hypercomputer's "Consumption options" page lists Dynamic Workload Scheduler for "All GPU machine
+# types except A3 Ultra" next to a "specific amount of time, around 28 days" (calendar-mode reservations); the
+# page's current version lists flex-start for "Any GPU machine except A4X" (ai-hypercomputer/docs/
+# consumption-models), and Cluster Toolkit's gke-node-pool allows DWS flex-start compact placement precisely on
+# "A3 Ultra, A4, and H4D" (FLEX_START_WORKLOAD_POLICY_MACHINES below). So `dev` (a3-ultragpu-8g) keeps flex-start.
 FLEX_START_MACHINES: frozenset[str] = frozenset({"a4-highgpu-8g", "a3-ultragpu-8g"})
 # Compact placement with flex-start goes through a Compute Engine workload policy, supported for A3 Ultra, A4 and
 # H4D only (Cluster Toolkit modules/compute/gke-node-pool/main.tf precondition "Compact placement with DWS Flex
@@ -642,6 +681,27 @@ RECIPE_DATASETS: dict[str, tuple[str, ...]] = {
     "gsm8k": ("openai/gsm8k",),
 }
 DATASET_REVISION = "main"
+
+# Every key of the releases' GRPO configs (the `configs` of NEMO_RL_RELEASES, resolved through their `defaults:`)
+# whose value names something NeMo-RL loads, and how the rendered job pins it; tests/test_pinned_artefacts.py reads
+# the real configs and fails on any such key missing here. Kinds:
+# - "model": rendered as the prefetched snapshot's path (core.prefetch: `<mount>/models/<repo>@<revision>`);
+# - "dataset": a built-in loader named by NeMo-RL (its Hub datasets are in RECIPE_DATASETS, prefetched) or
+#   ResponseDataset on the JSONL files the job prepared on Lustre;
+# - "disabled": left null by every config and by every recipe field (the feature is off);
+# - "local": a directory the job renders under the Lustre mount.
+NEMO_RL_HUB_KEYS: dict[str, tuple[str, str]] = {
+    "policy.model_name": ("model", "the weights"),
+    "policy.tokenizer.name": ("model", "tokenizer and chat template: `${policy.model_name}` in grpo_math_1B.yaml, "
+                                       "but the Gemma 3 recipes set `google/gemma-3-27b-it` literally "
+                                       "(examples/configs/recipes/llm/grpo-gemma3-27b-it-8n8g-fsdp2tp8-actckpt-long.yaml "
+                                       "at v0.5.0 and v0.7.0)"),
+    "policy.draft.model_name": ("disabled", "v0.7.0's speculative-decoding draft model (policy.draft.enabled false)"),
+    "data.dataset_name": ("dataset", "v0.4.0/v0.5.0 flat data layout"),
+    "data.train.dataset_name": ("dataset", "v0.7.0 data.train layout (not rendered: core.recipes.FLAT_DATA_RELEASES)"),
+    "checkpointing.checkpoint_dir": ("local", "rendered to <mount>/checkpoints/<run name>"),
+    "logger.log_dir": ("local", "rendered to <mount>/logs/<run name>"),
+}
 
 # --- GPU warmup ---------------------------------------------------------------------------------------
 # Pods with a priority below the cluster autoscaler's --expendable-pods-priority-cutoff (default -10) "don't
@@ -765,10 +825,9 @@ NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submit
 # readiness gate, and the export after the last step.
 NOMINAL_JOB_STARTUP_SECONDS = Nominal(
     4 * 3600, NOMINAL_ESTIMATE + " (capacity wait, image pulls, weight conversion, readiness gate, export)")
-# Both CRDs declare activeDeadlineSeconds `format: int32` (schemas/kuberay-v1.4.2 and -v1.7.0 ray.io_rayjobs.yaml)
-# and KubeRay refuses a value <= 0 (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a
-# positive integer", v1.4.2 and v1.7.0).
-INT32_MAX = 2 ** 31 - 1
+# activeDeadlineSeconds is `format: int32` in both CRDs (K8S_INT32_MAX above), and KubeRay refuses a value <= 0
+# (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a positive integer", v1.4.2 and
+# v1.7.0).
 # The entrypoint's steps before NeMo-RL starts (core/recipes.py job_script), timed by the critical-path report.
 NOMINAL_GATE_SECONDS = Nominal(
     150, "README 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, Lustre ~45 s, the "

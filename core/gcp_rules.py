@@ -29,30 +29,30 @@ _GOOGLE_LIKE = re.compile(r"g[o0][o0]g[l1]e")
 
 
 def bucket_name_problems(name: str, key: str = "bucketName") -> list[str]:
-    """Offline-checkable Cloud Storage bucket-name rules. Global uniqueness can only be checked by creating it."""
-    p: list[str] = []
+    """Offline-checkable Cloud Storage bucket-name rules, as one line naming the key (every rule the name breaks,
+    joined). Global uniqueness can only be checked by creating it."""
+    why: list[str] = []
     rules = "see https://cloud.google.com/storage/docs/buckets#naming"
     if not 3 <= len(name) <= 63:
-        p.append(f"{_key(key)}: bucket name {name!r} must be 3-63 characters long (is {len(name)}); {rules}")
+        why.append(f"must be 3-63 characters long (is {len(name)})")
     if not _BUCKET_CHARS.match(name):
-        p.append(f"{_key(key)}: bucket name {name!r} may contain only lowercase letters, digits, '-' and '_'; {rules}")
+        why.append("may contain only lowercase letters, digits, '-' and '_'")
     elif "." in name:
-        p.append(f"{_key(key)}: bucket name {name!r} contains a dot; bucket names with dots need domain-ownership "
-                 f"verification, use '-' instead")
+        why.append("contains a dot; bucket names with dots need domain-ownership verification, use '-' instead")
     elif name and not _BUCKET_ENDS.match(name):
-        p.append(f"{_key(key)}: bucket name {name!r} must start and end with a letter or digit; {rules}")
+        why.append("must start and end with a letter or digit")
     if name.startswith("goog"):
-        p.append(f"{_key(key)}: bucket name {name!r} must not start with 'goog' (reserved by Cloud Storage)")
+        why.append("must not start with 'goog' (reserved by Cloud Storage)")
     m = _GOOGLE_LIKE.search(name)
     if m:
-        p.append(f"{_key(key)}: bucket name {name!r} must not contain 'google' or a misspelling of it ({m.group(0)!r})")
+        why.append(f"must not contain 'google' or a misspelling of it ({m.group(0)!r})")
     try:
         ipaddress.IPv4Address(name)
     except ValueError:
         pass
     else:
-        p.append(f"{_key(key)}: bucket name {name!r} must not be an IP address")
-    return p
+        why.append("must not be an IP address")
+    return [f"{_key(key)}: bucket name {name!r} {'; '.join(why)}; {rules}"] if why else []
 
 
 # --- Compute Engine reservations ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ components can use them without further checks.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -32,9 +33,32 @@ JOB_SCRIPTS = "nemo-rl-scripts"
 GPU_POOLS = {"spot": "gpu-spot", "flex-start": "gpu-flex", "reservation": "gpu-reserved"}
 
 
+# Google Cloud label values (GKE cluster resource labels, Managed Lustre and Cloud Storage labels alike): at most
+# 63 characters, "only lowercase letters, numeric characters, underscores, and dashes" (Resource Manager
+# "Requirements for labels", https://cloud.google.com/resource-manager/docs/labels-overview#requirements). A Pulumi
+# stack name may hold capitals and dots and be 100 characters long (`Team.Prod`), so it is not one as it is.
+GCP_LABEL_VALUE_MAX = 63
+_GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+
+
+def is_gcp_label_value(value: str) -> bool:
+    return bool(_GCP_LABEL_VALUE.match(value))
+
+
+def gcp_label_value(text: str) -> str:
+    """`text` as a Google Cloud label value: unchanged when it is one; otherwise lowercased, every other character
+    a '-', cut to fit, with 8 hex digits of the original's SHA-256, so two names that map alike stay apart
+    ('Team.Prod' -> 'team-prod-<hash>', never the same value as a stack called 'team-prod')."""
+    if is_gcp_label_value(text):
+        return text
+    readable = re.sub(r"[^a-z0-9_-]", "-", text.lower())
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{readable[:GCP_LABEL_VALUE_MAX - len(digest) - 1]}-{digest}"
+
+
 def resource_labels(stack_name: str) -> dict[str, str]:
     """Labels on every labelled cloud resource: which stack of which project it belongs to."""
-    return {"stack": stack_name, "app": PROJECT}
+    return {"stack": gcp_label_value(stack_name), "app": PROJECT}
 
 
 def workload_principal(project_number: str, workload_pool: str, namespace: str, ksa_name: str) -> str:

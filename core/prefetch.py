@@ -10,8 +10,9 @@ Pure code. `plan()` turns a recipe's model (at its pinned revision) and dataset 
 - the model path is `<mount>/models/<org>/<name>@<revision>`, a symlink the program points at the snapshot
   it downloaded. NeMo-RL has no revision setting but accepts a local path as `policy.model_name` (FACTS/
   ttfs notes), so the job trains from exactly the pinned revision, even when the revision is a tag;
-- `job_timeout_seconds()` sizes the Job's Pulumi timeout: pulumi-kubernetes gives up on a Job after 10 minutes
-  unless customTimeouts says otherwise (FACTS §11).
+- `job_timeout_seconds()` sizes the Job's deadline and Pulumi timeout: pulumi-kubernetes gives up on a Job after
+  10 minutes unless customTimeouts says otherwise (FACTS §11); for a model outside the catalog, whose size is
+  known only in the pod, a ceiling, while the download sizes its own deadline from the Hub's file list.
 """
 from __future__ import annotations
 
@@ -32,6 +33,12 @@ MARKERS_DIR = "prefetch"
 # Slowest Hub download the Job's timeout still tolerates, and what it adds for the image and the API calls.
 SLOWEST_DOWNLOAD_BYTES_PER_S = 50e6
 TIMEOUT_MARGIN_SECONDS = 30 * 60
+# A model the catalog does not know has no size offline (the program has no network): the Job, Pulumi's wait and an
+# own-cluster job's wait get the deadline of this many bytes, and the download itself, which reads the repository's
+# real file list with sizes from the Hub API in the pod, stops at its own, tighter deadline (workloads/prefetch_hf.py)
+# and refuses at once what would not fit in this one. 2 TB: well above the largest open checkpoints NeMo-RL's
+# recipes train (a 405B model in bf16 is ~810 GB).
+UNKNOWN_MODEL_CEILING_BYTES = 2_000_000_000_000
 
 
 def revision_problem(revision: str) -> Optional[str]:
@@ -79,7 +86,9 @@ def download_argv(p: PrefetchPlan, scripts_dir: str, *, in_nemo_rl_image: bool =
     """The download command: through `uv run` in the NeMo-RL image (its environment has huggingface_hub),
     with the image's own `python` in the small Python image (the packages come from install_argv)."""
     python = ["uv", "run", "python"] if in_nemo_rl_image else ["python"]
-    return [*python, f"{scripts_dir}/{SCRIPT}", "download", "--marker", p.marker, "--links", p.links_dir, *p.items]
+    return [*python, f"{scripts_dir}/{SCRIPT}", "download", "--marker", p.marker, "--links", p.links_dir,
+            "--rate", f"{SLOWEST_DOWNLOAD_BYTES_PER_S:.0f}", "--margin", str(TIMEOUT_MARGIN_SECONDS),
+            "--job-deadline", str(job_timeout_seconds(p.download_bytes)), *p.items]
 
 
 def install_argv(scripts_dir: str, target: str) -> list[str]:
@@ -97,5 +106,7 @@ def wait_argv(p: PrefetchPlan, scripts_dir: str, timeout_seconds: int) -> list[s
 
 
 def job_timeout_seconds(download_bytes: int) -> int:
-    """How long Pulumi waits for the prefetch Job: the download at the slowest tolerated rate, plus margin."""
-    return int(download_bytes / SLOWEST_DOWNLOAD_BYTES_PER_S) + TIMEOUT_MARGIN_SECONDS
+    """How long the prefetch Job may run and Pulumi waits for it: the download at the slowest tolerated rate, plus
+    margin; `download_bytes` 0 (a model outside the catalog) takes UNKNOWN_MODEL_CEILING_BYTES."""
+    size = download_bytes or UNKNOWN_MODEL_CEILING_BYTES
+    return int(size / SLOWEST_DOWNLOAD_BYTES_PER_S) + TIMEOUT_MARGIN_SECONDS

@@ -495,13 +495,13 @@ def job_deadline_seconds(recipe: Recipe) -> int:
 
 
 def deadline_problems(recipe: Recipe, job: JobSpec) -> list[str]:
-    """The recipe's deadline must fit KubeRay's int32 activeDeadlineSeconds (catalog INT32_MAX)."""
+    """The recipe's deadline must fit KubeRay's int32 activeDeadlineSeconds (catalog K8S_INT32_MAX)."""
     seconds = job_deadline_seconds(recipe)
-    if seconds <= catalog.INT32_MAX:
+    if seconds <= catalog.K8S_INT32_MAX:
         return []
     return [f"{_origin(job, 'max_num_steps', 'step_budget_seconds')}: the RayJob deadline of {seconds} s "
             f"(startup allowance + {recipe.max_num_steps} steps x {recipe.step_budget_seconds} s) exceeds KubeRay's "
-            f"int32 activeDeadlineSeconds ({catalog.INT32_MAX}); lower them or set {_key('jobDeadlineSeconds')} "
+            f"int32 activeDeadlineSeconds ({catalog.K8S_INT32_MAX}); lower them or set {_key('jobDeadlineSeconds')} "
             "(0: no deadline)"]
 
 
@@ -560,6 +560,9 @@ def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
         raise ValueError(_run_name_problem(run_name))
     o: dict[str, Any] = {
         "policy.model_name": model_path or recipe.model_name,
+        # The tokenizer and chat template come from the same snapshot (core.catalog.NEMO_RL_HUB_KEYS): the Gemma 3
+        # recipes set this key literally, so overriding policy.model_name alone would leave it on the Hub at main.
+        "policy.tokenizer.name": model_path or recipe.model_name,
         "cluster.num_nodes": recipe.num_nodes,
         "cluster.gpus_per_node": recipe.gpus_per_node,
         "grpo.max_num_steps": recipe.max_num_steps,
@@ -695,7 +698,7 @@ IMAGE_PATHS = ImagePaths()
 def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
                paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None,
                model_path: Optional[str] = None, before: tuple[list[str], ...] = (),
-               after: tuple[list[str], ...] = ()) -> str:
+               after: tuple[list[str], ...] = (), prefetch_marker: Optional[str] = None) -> str:
     """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint()).
 
     `model_path`: the prefetched, pinned model directory (policy.model_name); `before`: commands run before
@@ -712,7 +715,7 @@ def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
         script.append(shlex.join(gate_command(gate, paths.scripts_dir)))
     script.extend(shlex.join(cmd) for cmd in before)
     if recipe.dataset == "gsm8k":
-        script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir)))
+        script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker)))
     if recipe.train_backend == "megatron":
         script.append(shlex.join(megatron_guard_command(model_path or recipe.model_name, paths.scripts_dir)))
     train = shlex.join(["uv", "run", "python", *render_args(recipe, release, mount_path=mount_path,
@@ -725,7 +728,7 @@ def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
 def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
                paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None,
                model_path: Optional[str] = None, before: tuple[list[str], ...] = (),
-               after: tuple[list[str], ...] = ()) -> str:
+               after: tuple[list[str], ...] = (), prefetch_marker: Optional[str] = None) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
     KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`, so a
@@ -742,7 +745,7 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
     """
     return shlex.join(["sh", "-c", job_script(recipe, release, mount_path=mount_path, run_name=run_name,
                                               paths=paths, gate=gate, model_path=model_path, before=before,
-                                              after=after)])
+                                              after=after, prefetch_marker=prefetch_marker)])
 
 
 # The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new
@@ -793,11 +796,14 @@ SCRIPTS_DIR = IMAGE_PATHS.scripts_dir
 GSM8K_SCRIPT = "prepare_gsm8k.py"
 
 
-def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR) -> list[str]:
+def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR,
+                       prefetch_marker: Optional[str] = None) -> list[str]:
     """argv of the preparation step (workloads/prepare_gsm8k.py, writing `<mount>/datasets/gsm8k`). Run from
     NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
-    and the runtime env."""
-    return ["uv", "run", "python", f"{scripts_dir}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"]]
+    and the runtime env. With the weights prefetch, `prefetch_marker` makes it load the dataset at the commit the
+    prefetch downloaded (core.catalog.NEMO_RL_HUB_KEYS: every artefact the job loads is the pinned one)."""
+    pinned = ["--pinned-by", prefetch_marker] if prefetch_marker else []
+    return ["uv", "run", "python", f"{scripts_dir}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"], *pinned]
 
 
 # --- Interrupted HF -> Megatron conversions --------------------------------------------------------------

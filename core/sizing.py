@@ -125,7 +125,8 @@ def size_checkpoints(model_name: str, *, save_optimizer: bool, capacity_gib: int
     params = catalog.MODEL_PARAMS.get(model_name)
     if params is None:
         problems.append(f"{KEY_MODEL}: no parameter count for model {model_name!r}, so its checkpoints cannot "
-                        f"be sized; known models: {', '.join(sorted(catalog.MODEL_PARAMS))}")
+                        f"be sized against checkpointBudgetSeconds; known models: "
+                        f"{', '.join(sorted(catalog.MODEL_PARAMS))} (or set checkpointBudgetSeconds to 0)")
     if tier not in catalog.LUSTRE_TIERS:
         problems.append(f"{KEY_TIER}: {tier} is not a tier; valid: "
                         f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)")
@@ -146,7 +147,10 @@ def size_checkpoints(model_name: str, *, save_optimizer: bool, capacity_gib: int
 
 def check_budget(model_name: str, *, save_optimizer: bool, capacity_gib: int, tier: int,
                  keep_top_k: Optional[int], budget_seconds: Optional[float]) -> list[str]:
-    """Problems (errors): unknown inputs, or a checkpoint that cannot be written within the budget."""
+    """Problems (errors): unknown inputs, or a checkpoint that cannot be written within the budget. Without a
+    budget, a model whose size is not known has nothing to be checked against (a user's own model)."""
+    if budget_seconds is None and model_name not in catalog.MODEL_PARAMS:
+        return []
     try:
         s = size_checkpoints(model_name, save_optimizer=save_optimizer, capacity_gib=capacity_gib, tier=tier,
                              keep_top_k=keep_top_k, budget_seconds=budget_seconds)

@@ -23,7 +23,7 @@ import pulumi_kubernetes as k8s
 from core import catalog
 from core.gcp_rules import monitoring_components
 from core.naming import resource_labels
-from core.settings import Settings
+from core.settings import Settings, security
 from infra.node_image import streaming_node_config
 from infra.options import child_options
 
@@ -52,6 +52,8 @@ class ClusterArgs:
     private_endpoint: bool = False
     dns_endpoint: bool = True
     image_streaming: bool = False   # on the system pool (infra/node_image.py)
+    # Runnable but suspicious access settings (core.settings.security.warnings), shown by `pulumi preview`.
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, s: Settings) -> "ClusterArgs":
@@ -66,7 +68,7 @@ class ClusterArgs:
                    labels=resource_labels(s.stack_name),
                    authorized_networks=tuple(s.security.authorized_networks),
                    private_endpoint=s.security.private_endpoint, dns_endpoint=s.security.dns_endpoint,
-                   image_streaming=s.image_streaming)
+                   image_streaming=s.image_streaming, warnings=tuple(security.warnings(s)))
 
 
 def _addons(a: ClusterArgs) -> gcp.container.ClusterAddonsConfigArgs:
@@ -145,6 +147,8 @@ class GkeCluster(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:GkeCluster", name, None, opts)
         a = args
+        for warning in a.warnings:
+            pulumi.log.warn(warning, resource=self)
         child = pulumi.ResourceOptions(parent=self)
         # Nodes boot with the node service account: the cluster (its transient default pool, Autopilot's nodes)
         # and the system pool wait for the account's role bindings, not just for the account. Pools created

@@ -12,6 +12,7 @@ from typing import Literal, Optional
 import pulumi
 import pulumi_gcp as gcp
 
+from core import catalog
 from core.naming import resource_labels
 from core.settings import Settings
 
@@ -40,13 +41,27 @@ class LustreArgs:
     gke_support_enabled: bool      # legacy port mode (LNet on 6988)
     on_destroy: Literal["protect", "retain", "delete"]
     labels: dict[str, str]
+    # Root squash for every client but these ranges (the nodes' primary subnet); () = no access rules.
+    no_squash_ranges: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, s: Settings) -> "LustreArgs":
         return cls(project=s.gcp_project, instance_id=s.names.lustre_instance, zone=s.zone, capacity_gib=s.lustre.capacity_gib,
                    tier=s.lustre.tier, filesystem=s.lustre.filesystem,
                    gke_support_enabled=s.lustre.gke_support_enabled, on_destroy=s.teardown.lustre_on_destroy,
-                   labels=resource_labels(s.stack_name))
+                   labels=resource_labels(s.stack_name),
+                   no_squash_ranges=(s.network.primary_subnet_cidr,) if s.lustre.root_squash else ())
+
+
+def access_rules(no_squash_ranges: tuple[str, ...]) -> Optional[gcp.lustre.InstanceAccessRulesOptionsArgs]:
+    """Root squash for everyone but `no_squash_ranges` (catalog: LUSTRE_NO_SQUASH_RULE, why the nodes keep root)."""
+    if not no_squash_ranges:
+        return None
+    return gcp.lustre.InstanceAccessRulesOptionsArgs(
+        default_squash_mode="ROOT_SQUASH", default_squash_uid=catalog.LUSTRE_SQUASH_ID,
+        default_squash_gid=catalog.LUSTRE_SQUASH_ID,
+        access_rules=[gcp.lustre.InstanceAccessRulesOptionsAccessRuleArgs(
+            name=catalog.LUSTRE_NO_SQUASH_RULE, ip_address_ranges=list(no_squash_ranges), squash_mode="NO_SQUASH")])
 
 
 class LustreFilesystem(pulumi.ComponentResource):
@@ -66,6 +81,7 @@ class LustreFilesystem(pulumi.ComponentResource):
                 filesystem=a.filesystem,
                 network=network.id,
                 gke_support_enabled=a.gke_support_enabled,
+                access_rules_options=access_rules(a.no_squash_ranges),
                 labels=dict(a.labels)),
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -2,7 +2,8 @@
 
 It serves the routes huggingface_hub 0.34's `snapshot_download` uses, with the Hub's headers:
 
-- `GET /api/{models|datasets}/<org>/<name>/revision/<rev>`: repo info (`sha`, `siblings`);
+- `GET /api/{models|datasets}/<org>/<name>/revision/<rev>`: repo info (`sha`, `siblings` with each file's size,
+  as the Hub reports it for `files_metadata=True`);
 - `HEAD|GET /[datasets/]<org>/<name>/resolve/<rev>/<file>`: small files are answered directly (`ETag` = git
   blob id, `X-Repo-Commit`); large ("LFS") files answer `302` to an absolute CDN URL with `X-Linked-Etag` (the
   sha256) and `X-Linked-Size`, as huggingface.co does, so the client takes its redirect path;
@@ -19,6 +20,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Optional
@@ -52,6 +54,7 @@ class FakeHub:
         self._blobs: dict[str, bytes] = {}
         self._broken: dict[str, int] = {}       # sha -> bytes to send before closing
         self._failing: set[str] = set()
+        self.cdn_delay = 0.0                    # seconds the CDN waits before each blob (a slow link)
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -172,8 +175,17 @@ class FakeHub:
                 commit = hub._resolve(repo, rev)
                 if commit is None:
                     return self._error(404, "RevisionNotFound", f"{rev} not found")
+                # With `?blobs=true` (HfApi.repo_info(files_metadata=True)) the Hub adds each file's size, blob id
+                # and, for LFS files, their lfs record; the extra fields do no harm without it.
+                siblings = []
+                for n in sorted(repo.files):
+                    data = repo.files[n]
+                    sib = {"rfilename": n, "size": len(data), "blobId": git_blob_id(data)}
+                    if len(data) > LFS_THRESHOLD:
+                        sib["lfs"] = {"size": len(data), "sha256": sha256(data), "pointerSize": 134}
+                    siblings.append(sib)
                 self._json(200, {"id": repo.repo_id, "sha": commit, "private": False, "gated": repo.gated,
-                                 "siblings": [{"rfilename": n} for n in sorted(repo.files)]})
+                                 "siblings": siblings})
 
             def _resolve_file(self, kind, repo_id, rev, filename, authorized):
                 repo = self._checked_repo(kind, repo_id, authorized)
@@ -192,6 +204,8 @@ class FakeHub:
                                  "Content-Type": "application/octet-stream"}, data)
 
             def _cdn(self, sha):
+                if hub.cdn_delay:
+                    time.sleep(hub.cdn_delay)
                 data = hub._blobs.get(sha)
                 if data is None:
                     return self._error(404, "EntryNotFound", "no blob")

@@ -98,6 +98,26 @@ def validate_core(obj: dict, k8s_minor: str = catalog.KUBERNETES_MINOR) -> None:
     # kubernetes-validate silently falls back to an older schema set for versions it lacks.
     if used != minor:
         raise AssertionError(f"{describe(obj)}: validated against Kubernetes {used}, not the requested {minor}")
+    # kubernetes-validate ignores `format`: the API server does not (an int32 field refuses 2**31).
+    bad = _core_format_errors(obj, used)
+    if bad:
+        raise AssertionError(f"{describe(obj)}: {bad[0]} (Kubernetes {used} schema, format)")
+
+
+def _core_format_errors(obj: dict, minor: str) -> list[str]:
+    """int32 / int64 `format` violations against the same strict schemas kubernetes-validate uses."""
+    from kubernetes_validate import utils as kv
+    from referencing import Registry, Resource
+
+    version = [v for v in kv.all_versions() if kv.major_minor(v) <= minor][-1]
+    schema_dir = f"v{version}-local-strict"
+    api_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", obj["apiVersion"])
+    schema = kv.schema_contents(f"kubernetes-json-schema/{schema_dir}/{obj['kind'].lower()}-{api_version}.json",
+                                minor)
+    defs = kv.schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json", minor)
+    registry = Resource.from_contents(defs) @ (Resource.from_contents(schema) @ Registry())
+    validator = jsonschema.Draft202012Validator(schema, registry=registry, format_checker=_format_checker)
+    return [f"{_path(e.absolute_path)}: {e.message}" for e in validator.iter_errors(obj) if e.validator == "format"]
 
 
 # --- custom resources -------------------------------------------------------------------------------------

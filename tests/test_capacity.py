@@ -220,3 +220,18 @@ def test_valid_inputs_have_no_problems():
                        reservation_start_nodes=2, flex_start_max_run_hours=168, placement="compact",
                        placement_distance="BLOCK", compute_class="nemo-rl-gpu")
     assert _problems(c, nodes=2, gke_version="1.33") == []
+
+
+def test_flex_start_is_offered_on_a3_ultra_and_refused_on_machines_google_excludes(synth):
+    # Issue 18 item 16, checked against Google's current pages (core/catalog.py FLEX_START_MACHINES): Compute Engine
+    # "About Flex-start VMs" supports "all accelerator-optimized machine types (except A4X and G4)", AI
+    # Hypercomputer's consumption options list flex-start for "Any GPU machine except A4X"; the "except A3 Ultra"
+    # line came from an older copy of that page. So dev (a3-ultragpu-8g) keeps its [spot, flex-start] chain...
+    r = synth("dev")
+    pools = {x.inputs["name"]: x for x in r.of_type("gcp:container/nodePool:NodePool")}
+    flex = pools["gpu-flex"].inputs
+    assert flex["nodeConfig"]["machineType"] == "a3-ultragpu-8g" and flex["nodeConfig"]["flexStart"] is True
+    # ...and a machine outside Google's list (A4X) is refused naming the key.
+    problems = check_capacity(CapacityInputs(models=("spot", "flex-start")), autopilot=False,
+                              machine_type="a4x-highgpu-4g", nodes=2, gke_version=None)
+    assert [p for p in problems if p.startswith("nemo-rl-gke:capacity:") and "a4x-highgpu-4g" in p]

@@ -48,8 +48,9 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
                                     prefix=export.DEFAULT_PREFIX, run_name=run, metric_name=recipe.metric_name)
     assert spec["entrypoint"] == recipes.entrypoint(recipe, s.workload.release, mount_path="/lustre", run_name=run,
                                                     gate=gate_options, model_path=plan.model_path,
-                                                    after=(export_cmd,))
+                                                    after=(export_cmd,), prefetch_marker=plan.marker)
     assert f"policy.model_name={plan.model_path}" in spec["entrypoint"]
+    assert f"policy.tokenizer.name={plan.model_path}" in spec["entrypoint"]
     assert yaml.safe_load(spec["runtimeEnvYAML"]) == recipes.runtime_env(recipe, mount_path="/lustre")
     assert r.outputs["checkpointDir"] == f"/lustre/checkpoints/{run}" == recipes.checkpoint_dir("/lustre", run)
 

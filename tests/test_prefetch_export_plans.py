@@ -131,3 +131,30 @@ def test_the_sidecar_streams_the_copy_and_names_every_request_and_limit():
     assert export.COPY_WORKERS <= catalog.GCSFUSE_STREAMING_MAX_FILES
     options = export.volume(export.Destination("b", "exports"))["csi"]["volumeAttributes"]["mountOptions"]
     assert catalog.GCSFUSE_STREAMING_WRITES_OPTION in options.split(",")
+
+
+def test_a_model_outside_the_catalog_gets_the_ceiling_deadline_and_sizes_its_own_in_the_pod(synth):
+    # Issue 18 item 9: without a size offline, 1800 s (0 bytes + margin) killed the download of any real model.
+    # The Job, Pulumi's wait and the download's --job-deadline take the ceiling (core.prefetch); the download
+    # itself sizes a tighter deadline from the Hub's file list (tests/test_prefetch_program.py).
+    import json
+
+    own = {"jobOverrides": json.dumps({"model_name": "acme/own-llm", "model_revision": "a" * 40}),
+           "checkpointBudgetSeconds": 0}
+    ceiling = prefetch.job_timeout_seconds(0)
+    assert ceiling == int(prefetch.UNKNOWN_MODEL_CEILING_BYTES / prefetch.SLOWEST_DOWNLOAD_BYTES_PER_S) + \
+        prefetch.TIMEOUT_MARGIN_SECONDS
+    r = synth("dev", own)
+    assert r.error is None, r.error
+    job = next(x for x in r.of_type("kubernetes:batch/v1:Job") if x.name == "prefetch")
+    argv = job.inputs["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert job.inputs["spec"]["activeDeadlineSeconds"] == ceiling
+    assert argv[argv.index("--job-deadline") + 1] == str(ceiling)
+    assert job.custom_timeouts["create"] == f"{ceiling // 60}m"
+    # Own cluster: the entrypoint waits as long for the marker.
+    r = synth("dev", {**own, "jobMode": "own-cluster"})
+    entry = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").inputs["spec"]["entrypoint"]
+    assert f"--timeout {ceiling}" in entry
+    # With a budget, the unknown size is refused naming the model, with the way out.
+    r = synth("dev", {"jobOverrides": own["jobOverrides"]})
+    assert "set checkpointBudgetSeconds to 0" in r.error and r.resources == []

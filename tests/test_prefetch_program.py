@@ -202,3 +202,73 @@ def test_wait_does_not_accept_a_marker_for_other_items(env, tmp_path, hub):
     r = run(env, "wait", "--marker", str(tmp_path / "lustre" / "prefetch" / "model.json"), "--timeout", "0.5",
             "--interval", "0.1", MODEL_ITEM)
     assert r.returncode != 0
+
+
+# --- A model outside the catalog (issue 18 item 9) ------------------------------------------------------------
+C_LLAMA = "6" * 40
+LLAMA_FILES = {
+    "config.json": CONFIG, "generation_config.json": b"{}", "tokenizer.json": b'{"v": 1}',
+    "tokenizer_config.json": b"{}", "model.safetensors.index.json": b"{}",
+    "model-00001-of-00001.safetensors": os.urandom(8 * 1024),
+    # What training never loads: Meta's own second copy of the weights (meta-llama repositories), a .bin copy.
+    "original/consolidated.00.pth": os.urandom(16 * 1024), "original/params.json": b"{}",
+    "original/tokenizer.model": os.urandom(2048), "pytorch_model.bin": os.urandom(4096),
+}
+LLAMA_ITEM = f"model:acme/llama-like@{C_LLAMA}"
+
+
+@pytest.fixture()
+def llama(hub):
+    return hub.add(Repo("model", "acme/llama-like", C_LLAMA, dict(LLAMA_FILES)))
+
+
+def test_a_model_downloads_only_what_training_loads(env, tmp_path, hub, llama):
+    r = download(env, tmp_path, LLAMA_ITEM)
+    assert r.returncode == 0, r.stderr
+    snapshot = Path(env["HF_HOME"]) / "hub" / "models--acme--llama-like" / "snapshots" / C_LLAMA
+    got = sorted(str(p.relative_to(snapshot)) for p in snapshot.rglob("*") if p.is_file())
+    assert got == sorted(n for n in LLAMA_FILES if "/" not in n and not n.endswith(".bin"))
+    # Not even asked for: no request names original/ or the .bin copy.
+    assert not [e for e in hub.log if "/original/" in e["path"] or e["path"].endswith(".bin")]
+
+
+def test_the_deadline_comes_from_the_repositorys_real_file_list(env, tmp_path, hub, llama):
+    wanted = sum(len(v) for n, v in LLAMA_FILES.items() if "/" not in n and not n.endswith(".bin"))
+    r = run(env, "download", "--marker", str(tmp_path / "m.json"), "--rate", "1000", "--margin", "7", LLAMA_ITEM)
+    assert r.returncode == 0, r.stderr
+    assert f"{wanted / 1e9:.2f} GB to fetch at most; deadline {int(wanted / 1000 + 7)} s" in r.stdout
+    # More than the Job's own deadline: refused at once, before a single file is fetched.
+    before = len(hub.log)
+    r = run(env, "download", "--marker", str(tmp_path / "m2.json"), "--rate", "1", "--margin", "0",
+            "--job-deadline", "60", f"model:acme/tiny-llm@{C_MODEL}")
+    assert r.returncode != 0 and "more than the Job's 60 s deadline" in r.stderr
+    assert not [e for e in hub.log[before:] if e["path"].startswith("/cdn/")]
+    assert not (tmp_path / "m2.json").exists()
+
+
+def test_a_download_past_its_deadline_stops_with_one_line_and_no_marker(env, tmp_path, hub):
+    hub.cdn_delay = 3.0
+    # 24 MB at 100 MB/s and no margin: a 1 s deadline, which the slow CDN cannot meet.
+    r = run(env, "download", "--marker", str(tmp_path / "m.json"), "--rate", "100000000", "--margin", "0",
+            MODEL_ITEM)
+    assert r.returncode != 0
+    assert r.stderr.strip().splitlines()[-1].startswith("prefetch_hf: the download did not finish within its deadline")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_only_the_plain_http_path_resumes_a_partial_file_in_the_pinned_client():
+    # The docstring's resume claim, against huggingface_hub 0.34.4 itself (issue 18 item 9): the offset of
+    # `<blob>.incomplete` reaches http_get (resume_size) only; xet_get, used for Xet-backed files when hf_xet is
+    # installed (as the pinned requirements do), takes none, so such a file starts over.
+    import inspect
+
+    import huggingface_hub
+    from huggingface_hub import file_download
+
+    assert huggingface_hub.__version__ == "0.34.4"
+    assert "resume_size" in inspect.signature(file_download.http_get).parameters
+    assert not {"resume_size", "resume"} & set(inspect.signature(file_download.xet_get).parameters)
+    src = inspect.getsource(file_download._download_to_tmp_and_move)
+    assert src.count("resume_size=resume_size") == 1 and "xet_get(" in src
+    doc = PROGRAM.read_text()
+    assert "`xet_get`, which takes no offset: that file starts over" in " ".join(doc.split())

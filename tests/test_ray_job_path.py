@@ -202,7 +202,8 @@ def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, nemo_rl
         assert "ResponseDataset 3 train / 1 validation rows" in logs
         assert (tmp_path / "lustre" / "datasets" / "gsm8k" / "_SUCCESS").exists()
         calls = [json.loads(line) for line in datasets_calls.read_text().splitlines()]
-        assert {"path": "openai/gsm8k", "name": "main", "hf_home": runtime_env["env_vars"]["HF_HOME"]} in calls
+        assert {"path": "openai/gsm8k", "name": "main", "revision": None,
+                "hf_home": runtime_env["env_vars"]["HF_HOME"]} in calls
     assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
 
 

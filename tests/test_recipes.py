@@ -5,6 +5,8 @@ What NeMo-RL makes of the rendered overrides (real configs, real loader, real hy
 test_nemo_rl_configs.py; here the rendered words are read with hydra-core's own override parser."""
 from __future__ import annotations
 
+from typing import Optional
+
 import json
 import os
 import re
@@ -396,10 +398,10 @@ def install_scripts(root: Path) -> Path:
 
 
 def run_prep(tmp_path: Path, mount: Path, fake_dir: Path, calls: Path, *,
-             hf_home: bool = True) -> subprocess.CompletedProcess:
+             hf_home: bool = True, prefetch_marker: Optional[str] = None) -> subprocess.CompletedProcess:
     """Run the preparation step the entrypoint runs, with the script from job_scripts() and the runtime env's
     HF_HOME (`uv run python` is NeMo-RL's Python; here the test's, with the offline `datasets`)."""
-    cmd = recipes.gsm8k_prep_command(str(mount))
+    cmd = recipes.gsm8k_prep_command(str(mount), prefetch_marker=prefetch_marker)
     assert cmd[:4] == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}"]
     script = install_scripts(tmp_path / "scripts") / recipes.GSM8K_SCRIPT
     env = {k: v for k, v in os.environ.items() if k != "HF_HOME"}
@@ -440,7 +442,7 @@ def test_gsm8k_prep_writes_response_dataset_jsonl_once(tmp_path):
     assert json.loads(Path(paths["marker"]).read_text()) == {"train": 3, "test": 1}
     assert sorted(os.listdir(paths["dir"])) == ["_SUCCESS", "test.jsonl", "train.jsonl"]
     assert [json.loads(line) for line in calls.read_text().splitlines()] == [
-        {"path": "openai/gsm8k", "name": "main", "hf_home": f"{mount}/huggingface_cache"}]
+        {"path": "openai/gsm8k", "name": "main", "revision": None, "hf_home": f"{mount}/huggingface_cache"}]
 
     stamps = {n: os.stat(os.path.join(paths["dir"], n)).st_mtime_ns for n in os.listdir(paths["dir"])}
     second = run_prep(tmp_path, mount, fake, calls)
@@ -472,9 +474,10 @@ def test_gsm8k_prep_without_hf_home_is_a_one_line_error(tmp_path):
 
 def test_gsm8k_prep_refuses_a_missing_or_relative_output_directory(tmp_path):
     script = install_scripts(tmp_path / "scripts") / recipes.GSM8K_SCRIPT
-    for argv in ([], ["datasets/gsm8k"], ["/a", "/b"]):
+    for argv in ([], ["datasets/gsm8k"], ["/a", "/b"], ["/a", "--pinned-by", "rel/marker.json"]):
         result = subprocess.run([sys.executable, str(script), *argv], env={**os.environ, "HF_HOME": str(tmp_path)},
                                 capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert result.returncode != 0, argv
-        assert result.stderr.strip() == "prepare_gsm8k: usage: prepare_gsm8k.py <absolute output directory>"
+        assert result.stderr.strip() == ("prepare_gsm8k: usage: prepare_gsm8k.py <absolute output directory> "
+                                         "[--pinned-by <absolute prefetch marker>]")
     assert sorted(os.listdir(tmp_path)) == ["scripts"]

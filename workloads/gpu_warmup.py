@@ -53,7 +53,7 @@ def _meta(m: dict) -> k8s.meta.v1.ObjectMetaArgs:
 
 
 class GpuWarmup(pulumi.ComponentResource):
-    job: k8s.batch.v1.Job
+    job: Optional[k8s.batch.v1.Job]
     priority_class: k8s.scheduling.v1.PriorityClass
     prepull: Optional[k8s.apps.v1.DaemonSet]
 
@@ -67,15 +67,18 @@ class GpuWarmup(pulumi.ComponentResource):
             "priority-class", metadata=_meta(pc["metadata"]), value=pc["value"], global_default=pc["globalDefault"],
             preemption_policy=pc["preemptionPolicy"], description=pc["description"],
             opts=pulumi.ResourceOptions(parent=self, provider=provider))
-        job = warmup_spec.placeholder_job(name=a.job_name, namespace=a.namespace, worker_pod_spec=a.worker_pod_spec,
-                                          image=a.image, replicas=a.replicas, priority_class_name=PRIORITY_CLASS,
-                                          hold_seconds=a.hold_seconds, worker_annotations=a.worker_annotations)
-        self.job = k8s.batch.v1.Job(
-            "placeholders", metadata=dict(job["metadata"], namespace=namespace), spec=job["spec"],
-            # After the GPU pool exists (Standard), so the placeholders ask the autoscaler at once; the pods name
-            # the priority class and, like the workers, the RDMA Network objects.
-            opts=pulumi.ResourceOptions(parent=self, provider=provider,
-                                        depends_on=[self.priority_class, *gpu_capacity]))
+        self.job = None
+        if a.replicas > 0:   # no GPU worker (gpuNodes or workerReplicas 0, a cluster without a job): nothing to warm
+            job = warmup_spec.placeholder_job(name=a.job_name, namespace=a.namespace,
+                                              worker_pod_spec=a.worker_pod_spec, image=a.image, replicas=a.replicas,
+                                              priority_class_name=PRIORITY_CLASS, hold_seconds=a.hold_seconds,
+                                              worker_annotations=a.worker_annotations)
+            self.job = k8s.batch.v1.Job(
+                "placeholders", metadata=dict(job["metadata"], namespace=namespace), spec=job["spec"],
+                # After the GPU pool exists (Standard), so the placeholders ask the autoscaler at once; the pods
+                # name the priority class and, like the workers, the RDMA Network objects.
+                opts=pulumi.ResourceOptions(parent=self, provider=provider,
+                                            depends_on=[self.priority_class, *gpu_capacity]))
         self.prepull = None
         if a.cpu_node_selector is not None:
             ds = warmup_spec.cpu_prepull_daemonset(name=a.prepull_name, namespace=a.namespace, image=a.image,

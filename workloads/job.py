@@ -79,6 +79,7 @@ class JobArgs:
     # entrypoint first waits for the prefetch Job's marker (a graph edge would hold the RayJob, and with it the
     # GPU nodes it asks for, until the download ends).
     model_path: Optional[str] = None
+    prefetch_marker: Optional[str] = None    # the GSM8K step loads the dataset at the commit the marker records
     before: tuple[tuple[str, ...], ...] = ()
     # Checkpoint export (core.export), run after a successful training.
     after: tuple[tuple[str, ...], ...] = ()
@@ -89,11 +90,11 @@ class JobArgs:
     def of(cls, s: Settings) -> "JobArgs":
         own = s.job.mode == "own-cluster"
         r = s.recipe
-        model_path, before, after = None, (), ()
+        model_path, marker, before, after = None, None, (), ()
         if s.startup.prefetch_weights and r.model_revision is not None:
             plan = prefetch.plan(model_name=r.model_name, revision=r.model_revision, dataset=r.dataset,
                                  mount_path=s.workload.lustre_mount_path)
-            model_path = plan.model_path
+            model_path, marker = plan.model_path, plan.marker
             if own:
                 before = (tuple(prefetch.wait_argv(plan, recipes.SCRIPTS_DIR,
                                                    prefetch.job_timeout_seconds(plan.download_bytes))),)
@@ -110,8 +111,8 @@ class JobArgs:
                    own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
                    ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
                    gate_rerun=s.gate.rerun if s.gate.enabled else None, ray_token_auth=token_auth_enabled(s),
-                   warnings=tuple(job_settings.warnings(s)), model_path=model_path, before=before,
-                   after=after, deadline_seconds=job_settings.deadline_seconds(s))
+                   warnings=tuple(job_settings.warnings(s)), model_path=model_path, prefetch_marker=marker,
+                   before=before, after=after, deadline_seconds=job_settings.deadline_seconds(s))
 
     @property
     def checkpoint_dir(self) -> str:
@@ -140,7 +141,7 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
         "entrypoint": recipes.entrypoint(a.recipe, a.release, mount_path=mount, run_name=a.run_name,
                                          gate=gate.options(a.gate_args) if a.gate_args else None,
                                          model_path=a.model_path, before=tuple(list(c) for c in a.before),
-                                         after=tuple(list(c) for c in a.after)),
+                                         after=tuple(list(c) for c in a.after), prefetch_marker=a.prefetch_marker),
         # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
         "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
         "submissionMode": "K8sJobMode",

@@ -1,7 +1,8 @@
 """Fill the Hugging Face cache on Lustre with a recipe's model and datasets, once; or wait until that is done.
 
 Usage:
-  python prefetch_hf.py download --marker <file> [--links <dir>] [--workers N] ITEM...
+  python prefetch_hf.py download --marker <file> [--links <dir>] [--workers N] [--rate B/S] [--margin S]
+                                 [--job-deadline S] ITEM...
   python prefetch_hf.py wait     --marker <file> [--timeout S] [--interval S] ITEM...
   ITEM: model:<repo id>@<revision> | dataset:<repo id>@<revision>
 
@@ -20,17 +21,31 @@ $HF_HOME.
 - Completion marker: after every item is complete, `--marker` is written atomically (temporary name, fsync,
   rename) with the items and the commit each resolved to. A rerun whose marker lists the same items returns at
   once, without importing huggingface_hub or touching the network.
-- Resume: snapshot_download keeps partial files as `<blob>.incomplete` and continues them with an HTTP Range
-  request (huggingface_hub file_download._download_to_tmp_and_move); complete blobs are not downloaded again.
-  So a Job retried after a failure, or a pod restarted, continues where the previous one stopped.
+- What it downloads: for a model, only what training loads (`training_files`): the repository's top-level files
+  (config, tokenizer, chat template, weights index and shards), never a sub-directory (Meta's Llama repositories
+  carry a second, Meta-format copy of the weights under `original/`) and, next to safetensors shards, no other
+  weight format. Datasets are downloaded whole (their loaders read data files in sub-directories).
+- Deadline from the real file list: before downloading, the Hub API's file list with sizes
+  (`repo_info(files_metadata=True)`) gives the bytes to fetch; the program gives itself bytes / `--rate` (the
+  slowest rate tolerated) + `--margin` seconds and stops with one line when that passes, and refuses at once
+  when that is more than `--job-deadline` (the Job's own activeDeadlineSeconds, sized at render time from the
+  catalog, or a ceiling for a model it does not know).
+- Resume: complete blobs are never downloaded again. A partial file (`<blob>.incomplete`) is continued with an
+  HTTP Range request only on the plain HTTP path: in huggingface_hub 0.34.4 `_download_to_tmp_and_move` passes
+  the offset to `http_get(resume_size=...)` alone, while a Xet-backed file (hf_xet installed, as the pinned
+  requirements do) goes to `xet_get`, which takes no offset: that file starts over, reusing the chunks already
+  in the Xet chunk cache (HF_XET_CACHE, by default under HF_HOME, i.e. on Lustre). So a retried Job or a
+  restarted pod loses at most the files that were in flight.
 - `--links <dir>`: for each model, `<dir>/<repo id>@<revision>` becomes a relative symlink to the snapshot
   directory. A tag resolves to a commit only at download time; the link gives the job a path known at render
   time (NeMo-RL accepts a local path as policy.model_name).
 """
 import argparse
+import glob
 import json
 import os
 import re
+import signal
 import sys
 import time
 
@@ -120,6 +135,33 @@ def link_model(links_dir, item, snapshot_path):
     return link
 
 
+# Weight formats a repository may carry besides safetensors; transformers loads safetensors when they are there.
+ALTERNATIVE_WEIGHTS = (".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".gguf", ".onnx", ".ot")
+
+
+def training_files(names):
+    """The files of a model repository that training loads (module docstring)."""
+    top = [n for n in names if "/" not in n]
+    if any(n.endswith(".safetensors") for n in top):
+        top = [n for n in top if not n.endswith(ALTERNATIVE_WEIGHTS)]
+    return sorted(top)
+
+
+def planned_files(api, item, token):
+    """{file: bytes} the item will download, from the Hub's file list with sizes."""
+    info = api.repo_info(item["repo_id"], repo_type=item["kind"], revision=item["revision"], files_metadata=True,
+                         token=token)
+    sizes = {s.rfilename: int(s.size or 0) for s in info.siblings or []}
+    if item["kind"] == "model":
+        return {n: sizes[n] for n in training_files(sizes)}
+    return sizes
+
+
+def _deadline_passed(signum, frame):
+    fail("the download did not finish within its deadline (sized from the repositories' file lists at the "
+         "slowest tolerated rate); see the lines above for what it fetched, then rerun: complete files are kept")
+
+
 def download(args):
     items = [parse_item(t) for t in args.items]
     if not os.environ.get("HF_HOME"):
@@ -131,13 +173,27 @@ def download(args):
         return 0
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # one line per item instead of tqdm noise
-    from huggingface_hub import snapshot_download  # imported only when there is work
+    from huggingface_hub import HfApi, snapshot_download  # imported only when there is work
+
+    api = HfApi()
+    plans = [planned_files(api, item, token) for item in items]
+    total = sum(sum(p.values()) for p in plans)
+    deadline = int(total / args.rate + args.margin)
+    print(f"prefetch: {sum(len(p) for p in plans)} files, {total / 1e9:.2f} GB to fetch at most; deadline "
+          f"{deadline} s ({args.rate / 1e6:g} MB/s + {args.margin:g} s)", flush=True)
+    if args.job_deadline and deadline > args.job_deadline:
+        fail(f"{total / 1e9:.2f} GB need up to {deadline} s at the slowest tolerated rate, more than the Job's "
+             f"{args.job_deadline} s deadline; add the model to the catalog (its size) or prefetch it by hand")
+    signal.signal(signal.SIGALRM, _deadline_passed)
+    signal.alarm(max(deadline, 1))
 
     done = []
-    for item in items:
+    for item, planned in zip(items, plans):
         started = time.monotonic()
+        # Exact names as patterns (fnmatch, escaped): nothing but the planned files.
+        allow = [glob.escape(n) for n in planned] if item["kind"] == "model" else None
         path = snapshot_download(repo_id=item["repo_id"], repo_type=item["kind"], revision=item["revision"],
-                                 token=token, max_workers=args.workers)
+                                 token=token, max_workers=args.workers, allow_patterns=allow)
         commit = os.path.basename(os.path.normpath(path))
         files, size = 0, 0
         for root, _, names in os.walk(path):
@@ -151,6 +207,7 @@ def download(args):
         print(f"prefetch: {item['kind']} {item['repo_id']}@{item['revision']} -> {commit}: {files} files, "
               f"{size / 1e9:.2f} GB in {time.monotonic() - started:.0f} s", flush=True)
 
+    signal.alarm(0)
     write_atomically(args.marker, json.dumps({"version": MARKER_VERSION, "items": done,
                                               "completed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
                                              indent=2, sort_keys=True) + "\n")
@@ -183,6 +240,9 @@ def main(argv):
     d.add_argument("--links", default=None)
     d.add_argument("--token-file", default=None)
     d.add_argument("--workers", type=int, default=8)
+    d.add_argument("--rate", type=float, default=50e6, help="slowest tolerated download rate, bytes/s")
+    d.add_argument("--margin", type=float, default=1800, help="seconds added to the deadline")
+    d.add_argument("--job-deadline", type=int, default=0, help="the Job's activeDeadlineSeconds (0: none)")
     d.add_argument("items", nargs="+")
     w = sub.add_parser("wait")
     w.add_argument("--marker", required=True)

@@ -1,6 +1,6 @@
 """Write GSM8K as JSONL for NeMo-RL's ResponseDataset ({"question", "answer"} rows), once per Lustre instance.
 
-Usage: python prepare_gsm8k.py <output directory>
+Usage: python prepare_gsm8k.py <output directory> [--pinned-by <prefetch marker>]
 
 Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/scripts.py) and mounted read-only on the Ray
 head, where the RayJob's entrypoint runs it with NeMo-RL's `uv run python` before training. It therefore runs
@@ -13,6 +13,10 @@ output directory comes on the command line, the Hugging Face cache from $HF_HOME
 - Every row is checked first; then `train.jsonl` and `test.jsonl` are each written to a temporary name,
   fsynced and renamed, and `_SUCCESS` (row counts) last, so an interrupted run never leaves a marker over
   partial files.
+- `--pinned-by <marker>`: the weights prefetch's marker (workloads/prefetch_hf.py), which records the commit that
+  `openai/gsm8k@main` resolved to when the prefetch downloaded it; the dataset is loaded at exactly that commit
+  (`load_dataset(..., revision=<commit>)`), so the job reads what was prefetched even if `main` moved since. A
+  marker that does not list the dataset is an error, never a silent fall-back to `main`.
 - `answer` is GSM8K's final answer, the number after `####` with thousands separators removed: NeMo-RL's math
   environment compares it with the model's boxed answer. A row without one is an error.
 """
@@ -57,10 +61,31 @@ def rows_as_jsonl(split, rows):
     return lines
 
 
+DATASET = "openai/gsm8k"
+
+
+def pinned_revision(marker_path):
+    """The commit the prefetch recorded for the dataset in its marker."""
+    try:
+        with open(marker_path, encoding="utf-8") as f:
+            marker = json.load(f)
+    except (OSError, ValueError) as err:
+        fail(f"cannot read the prefetch marker {marker_path}: {err}")
+    for item in marker.get("items", []) if isinstance(marker, dict) else []:
+        if item.get("kind") == "dataset" and item.get("repo_id") == DATASET and item.get("commit"):
+            return item["commit"]
+    fail(f"the prefetch marker {marker_path} does not list {DATASET}")
+
+
 def main(argv):
-    if len(argv) != 2 or not os.path.isabs(argv[1]):
-        fail("usage: prepare_gsm8k.py <absolute output directory>")
-    out = argv[1]
+    args = argv[1:]
+    marker_path = None
+    if len(args) == 3 and args[1] == "--pinned-by" and os.path.isabs(args[2]):
+        marker_path = args[2]
+        args = args[:1]
+    if len(args) != 1 or not os.path.isabs(args[0]):
+        fail("usage: prepare_gsm8k.py <absolute output directory> [--pinned-by <absolute prefetch marker>]")
+    out = args[0]
     if not os.environ.get("HF_HOME"):
         fail("HF_HOME is not set; the Ray pods and the job's runtime env set it to the cache on Lustre")
     marker = os.path.join(out, MARKER)
@@ -70,7 +95,9 @@ def main(argv):
 
     from datasets import load_dataset  # NeMo-RL's environment has it; imported only when there is work
 
-    ds = load_dataset("openai/gsm8k", "main")
+    # "main" is GSM8K's config name; the revision is the commit the prefetch pinned (None: the Hub's main).
+    revision = pinned_revision(marker_path) if marker_path else None
+    ds = load_dataset(DATASET, "main", revision=revision)
     # Every row is checked before the first file is written: bad data leaves nothing behind.
     jsonl = {split: rows_as_jsonl(split, ds[split]) for split in SPLITS}
     os.makedirs(out, exist_ok=True)

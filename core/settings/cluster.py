@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from core.settings import Settings
 
 _HHMM = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+# Compute Engine machine type names: lowercase series, then hyphen-separated words and numbers
+# (e.g. n2-standard-16, c3-highmem-88, n2-custom-8-32768; compute/docs/machine-resource).
+_MACHINE_TYPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)+$")
 
 
 class ClusterSettings(Section):
@@ -69,6 +72,18 @@ def check(s: "Settings") -> list[str]:
         # The Ray head runs on one system node: its requests must fit what that node offers (core/node_fit.py).
         p.extend(node_fit.head_problems(node_fit.Resources(s.workload.head_cpu, s.workload.head_memory_gib),
                                         c.system_machine_type))
+    # Autopilot has no system pool: a value set there is reported once, as a Standard-only key.
+    if not system_nodes_valid(s):
+        # The system pool lives in `zone` (infra/cluster.py); GKE's per-pool-per-zone node limit (core.catalog).
+        p.append(f"{key('systemNodes')}: {c.system_nodes} nodes exceed GKE's {catalog.GKE_MAX_NODES_PER_POOL_ZONE} "
+                 f"nodes per node pool per zone; the system pool is one pool in {key('zone')}")
+    if not s.autopilot and not _MACHINE_TYPE.match(c.system_machine_type):
+        p.append(f"{key('systemMachineType')}: {c.system_machine_type!r} is not a Compute Engine machine type name "
+                 "such as n2-standard-16")
     if not _HHMM.match(c.maintenance_start):
         p.append(f"{key('maintenanceStart')}: {c.maintenance_start!r} must be HH:MM (UTC), e.g. 03:00")
     return p
+
+
+def system_nodes_valid(s: "Settings") -> bool:
+    return s.autopilot or s.cluster.system_nodes <= catalog.GKE_MAX_NODES_PER_POOL_ZONE

@@ -43,6 +43,17 @@ def check(s: "Settings") -> list[str]:
     elif g.machine_type is not None and g.machine_type != acc.machine_type:
         p.append(f"{key('machineType')}: {g.machine_type!r} does not carry {acc.gpu_type}; use "
                  f"{acc.machine_type} (or unset it)")
-    if g.nodes < 0:
+    if s.autopilot:
+        pass   # gpuNodes is Standard-only: a value set on Autopilot is reported once, as such
+    elif g.nodes < 0:
         p.append(f"{key('gpuNodes')}: must be >= 0 (got {g.nodes})")
+    elif g.nodes > catalog.GKE_MAX_NODES_PER_POOL_ZONE:
+        # Every GPU pool is in one zone and scales up to gpuNodes (core.catalog, GKE quotas page).
+        p.append(f"{key('gpuNodes')}: {g.nodes} GPU nodes exceed GKE's {catalog.GKE_MAX_NODES_PER_POOL_ZONE} nodes per "
+                 f"node pool per zone, and every GPU pool is in {key('zone')}; lower it")
     return p
+
+
+def nodes_valid(s: "Settings") -> bool:
+    """gpuNodes passed its rules (the node-count rules elsewhere only run on a value that did)."""
+    return s.autopilot or 0 <= s.gpu.nodes <= catalog.GKE_MAX_NODES_PER_POOL_ZONE

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 
 from core import catalog, recipes
 from core.keys import key
+from core.settings import workload
 from core.settings.base import Section
 
 if TYPE_CHECKING:
@@ -27,12 +28,14 @@ class JobSettings(Section):
                                       description="Recipe fields to override (JSON object).")
     mode: Literal["standing-cluster", "own-cluster"] = Field("standing-cluster", alias="jobMode",
                                                              description="Where the RayJob runs.")
-    backoff_limit: int = Field(3, alias="jobBackoffLimit", ge=0, description="own-cluster mode: retries.")
-    ttl_seconds: int = Field(0, alias="jobTtlSeconds", ge=0, description=(
+    # Both are int32 in the RayJob CRD (core.catalog.K8S_INT32_MAX).
+    backoff_limit: int = Field(3, alias="jobBackoffLimit", ge=0, le=catalog.K8S_INT32_MAX,
+                               description="own-cluster mode: retries.")
+    ttl_seconds: int = Field(0, alias="jobTtlSeconds", ge=0, le=catalog.K8S_INT32_MAX, description=(
         "own-cluster mode: seconds the GPU cluster stays after the job ends (0: deleted at once); the RayJob "
         "object stays until pulumi destroy or a job change."))
     run_name: Optional[str] = Field(None, alias="runName", description="Run name (checkpoint directory).")
-    deadline_seconds: Optional[int] = Field(None, alias="jobDeadlineSeconds", ge=0, le=catalog.INT32_MAX, description=(
+    deadline_seconds: Optional[int] = Field(None, alias="jobDeadlineSeconds", ge=0, le=catalog.K8S_INT32_MAX, description=(
         "The RayJob's activeDeadlineSeconds, per attempt: past it KubeRay marks the job Failed (no retry) and, in "
         "own-cluster mode, deletes its GPU cluster; a standing cluster and its Ray job stay. Default: from the "
         "recipe (startup allowance + max_num_steps x step_budget_seconds); 0: no deadline. Changed in place."))
@@ -50,14 +53,19 @@ class JobSettings(Section):
 
 
 def check(s: "Settings") -> list[str]:
-    """Cluster fit of the resolved recipe (its own problems come from core.recipes.resolve)."""
+    """Where the RayJob runs and, for the resolved recipe, its cluster fit (the recipe's own problems come from
+    core.recipes.resolve)."""
+    p = _mode_problems(s)
     acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)  # an unknown type is reported by the gpu rules
-    if s.recipe is None or not s.job.enabled or acc is None:
-        return []
-    p = recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas, gpus_per_node=acc.gpus_per_node)
+    # A refused worker or node count is reported by its own rule, not measured against the recipe.
+    if s.recipe is None or not s.job.enabled:
+        return p
     if s.job.deadline_seconds is None:
         p.extend(recipes.deadline_problems(s.recipe, s.job))
-    return p
+    if acc is None or not workload.workers_valid(s):
+        return p
+    return p + recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas,
+                                    gpus_per_node=acc.gpus_per_node)
 
 
 def deadline_seconds(s: "Settings") -> Optional[int]:
@@ -65,6 +73,26 @@ def deadline_seconds(s: "Settings") -> Optional[int]:
     if s.job.deadline_seconds is not None:
         return s.job.deadline_seconds or None
     return recipes.job_deadline_seconds(s.recipe)
+
+
+def _mode_problems(s: "Settings") -> list[str]:
+    """Own-cluster keys with a standing cluster. KubeRay refuses a RayJob with `ttlSecondsAfterFinished` > 0 and
+    `shutdownAfterJobFinishes` false (ray-operator/controllers/ray/utils/validation.go at v1.4.2,
+    ValidateRayJobSpec: "a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished";
+    v1.7.0 validateDeletionConfiguration, the same), and from 1.7.0 a `backoffLimit` > 0 with a clusterSelector
+    ("BackoffLimit is incompatible with ClusterSelector mode"); the standing-cluster RayJob renders neither, so
+    such a value would be dropped without a word. Compared with the defaults: the CLI passes Pulumi.yaml's
+    default for every key."""
+    if not s.job.enabled or s.job.mode != "standing-cluster":
+        return []
+    p = []
+    fields = JobSettings.model_fields
+    for fname, k in (("ttl_seconds", "jobTtlSeconds"), ("backoff_limit", "jobBackoffLimit")):
+        if getattr(s.job, fname) != fields[fname].get_default():
+            p.append(f"{key(k)}: only applies to {key('jobMode')} own-cluster; a standing cluster stays up and "
+                     "KubeRay takes no TTL or retries for a RayJob that selects it; remove it or set jobMode to "
+                     "own-cluster")
+    return p
 
 
 def warnings(s: "Settings") -> list[str]:

@@ -24,6 +24,9 @@ class LustreSettings(Section):
     tier: int = Field(500, alias="lustreTier", description="Throughput tier in MB/s per TiB: 125, 250, 500 or 1000.")
     filesystem: str = Field("lustrefs", alias="lustreFilesystem",
                             description="Filesystem name (1-8 letters or digits).")
+    root_squash: bool = Field(True, alias="lustreRootSquash", description=(
+        "Squash root to nobody for every Lustre client outside the cluster's nodes (the primary subnet keeps root: "
+        "the NeMo-RL image runs as root). Changing it updates the instance in place."))
     port_mode: Literal["modern", "legacy"] = Field("modern", alias="lustrePortMode", description=(
         "modern: port 988, needs GKE >= 1.33.2-gke.4780000; legacy: instance with GKE support on 6988 and the "
         "cluster's legacy Lustre port. Drives both sides."))

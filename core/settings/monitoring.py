@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Optional
 
 from pydantic import Field
 
-from core import sizing
+from core import catalog, sizing
 from core.settings import lustre
 from core.settings.base import Section
 
@@ -36,8 +36,8 @@ def check(s: "Settings") -> list[str]:
 
 
 def checkpoint_sizing(s: "Settings") -> Optional[sizing.CheckpointSizing]:
-    """The sizing report of the stack's job (None without a job)."""
-    if s.recipe is None or not s.job.enabled:
+    """The sizing report of the stack's job (None without a job, or for a model whose size is not known)."""
+    if s.recipe is None or not s.job.enabled or s.recipe.model_name not in catalog.MODEL_PARAMS:
         return None
     return sizing.size_checkpoints(
         s.recipe.model_name, save_optimizer=s.recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,

@@ -9,6 +9,7 @@ from core import catalog
 from core.keys import key
 from core.gcp_rules import (POD_SLICE_PREFIX_AUTOPILOT, POD_SLICE_PREFIX_STANDARD, AddressRange,
                             address_plan_problems, capacity_problems)
+from core.settings import cluster, workload
 from core.settings.base import Section
 
 if TYPE_CHECKING:
@@ -50,10 +51,13 @@ def check(s: "Settings") -> list[str]:
         p.append(f"{key('rdmaSubnetCidrs')}: needs exactly {catalog.RDMA_NICS_PER_NODE} CIDRs, one per GPU NIC "
                  f"(got {len(n.rdma_subnet_cidrs)})")
     ranges = address_ranges(n)
+    if p:
+        # The RDMA list as a whole is refused: the other ranges are still checked, its entries are not.
+        ranges = [r for r in ranges if r.key != "rdmaSubnetCidrs"]
     # The plan as a whole: any two ranges overlapping, or a range outside GCP's limits (core/gcp_rules.py).
     p.extend(address_plan_problems(ranges))
-    if p:
-        return p
+    if p or not workload.workers_valid(s) or not cluster.system_nodes_valid(s):
+        return p   # the node counts' own rules report a refused count; room is only checked for valid ones
     # Room for every node. GPU nodes have a NIC in the primary, gVNIC and each RDMA subnet; Standard adds the
     # system pool. Autopilot's node count is its own business: the GPU workers plus one for the head is a floor.
     # The GPU pools of a capacity chain together hold as many nodes as the workers ask for (gpuNodes at most).

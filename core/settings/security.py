@@ -11,6 +11,7 @@ Rules (each problem names its key):
 """
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -55,14 +56,65 @@ RAY_AUTH_TOKEN_MISSING = (
 
 
 def token_auth_enabled(s: "Settings") -> bool:
-    supported = catalog.ray_supports_token_auth(s.workload.release.ray_version)
-    return s.security.ray_token_auth == "on" or (s.security.ray_token_auth == "auto" and supported)
+    release = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)
+    if release is None:
+        return False   # the workload rules report the unknown release; nothing here may look it up
+    # `on` with a Ray without token auth is refused by check(); it never counts as on (no token is asked for).
+    return s.security.ray_token_auth in ("on", "auto") and catalog.ray_supports_token_auth(release.ray_version)
+
+
+def credentials_flag(s: "Settings") -> str:
+    """What `getCredentialsCommand` adds to `gcloud container clusters get-credentials`. A private IP endpoint is
+    reached through the DNS-based endpoint when that takes outside traffic (`--dns-endpoint`); with the DNS
+    endpoint closed to outside traffic, only from inside the VPC on the private IP (`--internal-ip`: "the private
+    IP address of the cluster endpoint"; gcloud reference, container clusters get-credentials). Both flags
+    together are refused by gcloud ("dns_endpoint and internal_ip cannot both be set")."""
+    if not s.security.private_endpoint:
+        return ""
+    return " --dns-endpoint" if s.security.dns_endpoint else " --internal-ip"
+
+
+def authorized_networks_limit(s: "Settings") -> int:
+    """How many authorized networks GKE takes (core.catalog: the authorized-networks page's Limitations)."""
+    return (catalog.GKE_MAX_AUTHORIZED_NETWORKS_PRIVATE if s.security.private_endpoint
+            else catalog.GKE_MAX_AUTHORIZED_NETWORKS_PUBLIC)
+
+
+def warnings(s: "Settings") -> list[str]:
+    """Runnable but suspicious access settings, one line each naming the key (shown by `pulumi preview`).
+
+    A private IP endpoint does not take public IPs over the internet (GKE "Add authorized networks for control
+    plane access": private clusters "do not allow public IPs over the internet to access the control plane
+    endpoint"; the authorized networks then name internal sources: the VPC, peered networks, Cloud VPN or
+    Interconnect), so a public range in authorizedNetworks admits nobody, unless the VPC uses that range as
+    privately used public IPs (PUPI, which the same page lists among privately used addresses), which the program
+    cannot tell offline. Hence a warning, not a refusal."""
+    sec = s.security
+    if not sec.private_endpoint:
+        return []
+    out = []
+    for c in sec.authorized_networks:
+        try:
+            net = ipaddress.ip_network(c, strict=False)
+        except ValueError:
+            continue   # refused by check()
+        if net.is_global:
+            out.append(f"{key('authorizedNetworks')}: {c} is a public range, but the IP endpoint is private "
+                       f"({key('privateEndpoint')}): only addresses inside the VPC, peered networks, Cloud VPN or "
+                       "Interconnect reach it, so this entry admits nobody unless the VPC uses it as privately used "
+                       f"public IPs; reach the cluster through {key('dnsEndpoint')} or list an internal range")
+    return out
 
 
 def check(s: "Settings") -> list[str]:
     p: list[str] = []
     sec = s.security
     nets = [parse_cidr("authorizedNetworks", c, p) for c in sec.authorized_networks]
+    limit = authorized_networks_limit(s)
+    if len(sec.authorized_networks) > limit:
+        p.append(f"{key('authorizedNetworks')}: {len(sec.authorized_networks)} CIDRs exceed GKE's {limit} for a cluster "
+                 f"whose IP endpoint is {'private' if sec.private_endpoint else 'public'} ({key('privateEndpoint')}); "
+                 "merge ranges into larger ones")
     if sec.private_endpoint and not sec.dns_endpoint and not [n for n in nets if n is not None]:
         p.append(f"{key('privateEndpoint')}: a private IP endpoint leaves `pulumi up` no way to reach the API "
                  f"server; turn on {key('dnsEndpoint')} or add the runner's range to {key('authorizedNetworks')}")
@@ -72,7 +124,8 @@ def check(s: "Settings") -> list[str]:
     for peer in sec.ray_dashboard_peers:
         if peer not in NAMED_DASHBOARD_PEERS:
             parse_cidr("rayDashboardPeers", peer, p)
-    if sec.ray_token_auth == "on" and not catalog.ray_supports_token_auth(s.workload.release.ray_version):
+    release = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)   # None: reported by the workload rules
+    if sec.ray_token_auth == "on" and release is not None and not catalog.ray_supports_token_auth(release.ray_version):
         p.append(f"{key('rayTokenAuth')}: 'on' needs Ray >= {catalog.RAY_TOKEN_AUTH_MIN_RAY}; NeMo-RL "
-                 f"{s.workload.release.tag} ships Ray {s.workload.release.ray_version} (use v0.7.0, or 'auto')")
+                 f"{release.tag} ships Ray {release.ray_version} (use v0.7.0, or 'auto')")
     return p

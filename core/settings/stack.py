@@ -52,21 +52,24 @@ def check(s: "Settings") -> list[str]:
         p.append(f"gcp:project: {s.gcp_project!r} is not a valid project id (6-30 lowercase letters, digits, "
                  "hyphens, starting with a letter)")
 
+    region_ok = bool(_REGION.match(s.region))
     m = _GCP_ZONE.match(s.zone)
     if not m:
         p.append(f"{key('zone')}: {s.zone!r} is not a zone name like us-central1-b")
-    elif m.group(1) != s.region:
+    elif region_ok and m.group(1) != s.region:
         p.append(f"{key('zone')}: {s.zone!r} is not in region {s.region!r} ({key('region')}); "
                  f"use a zone {s.region}-<letter> or set region to {m.group(1)}")
-    if not _REGION.match(s.region):
+    if not region_ok:
+        # Reported once here; the zone and gcp:region are not compared with a region that is not one.
         p.append(f"{key('region')}: {s.region!r} is not a region name like us-central1")
-    if s.gcp_region is not None and s.gcp_region != s.region:
+    elif s.gcp_region is not None and s.gcp_region != s.region:
         # The provider creates regional resources without an explicit region in gcp:region; the program
         # passes `region` everywhere, so two different values would split the stack across regions.
         p.append(f"gcp:region: {s.gcp_region!r} differs from {key('region')} ({s.region!r}); set both to the "
                  "same region or remove gcp:region")
 
-    if s.stack.prefix is not None and not is_gcp_name(s.stack.prefix, 30):
+    prefix_ok = s.stack.prefix is None or is_gcp_name(s.stack.prefix, 30)
+    if not prefix_ok:
         p.append(f"{key('prefix')}: {s.stack.prefix!r} must be lowercase letters, digits and hyphens, start with "
                  "a letter, end with a letter or digit, and be at most 30 characters")
     else:
@@ -76,6 +79,7 @@ def check(s: "Settings") -> list[str]:
                 p.append(f"{key('prefix')}: derived {what} name {name!r} is invalid or longer than {max_len} "
                          f"characters; choose a shorter prefix (now {s.prefix!r})")
                 break
-    if s.gcp_project:  # without a project the default bucket name means nothing; gcp:project is reported
+    # Without a project, or with a refused prefix, the default bucket name means nothing (both are reported).
+    if s.storage.bucket_name is not None or (s.gcp_project and prefix_ok):
         p.extend(bucket_name_problems(s.bucket_name))
     return p

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Optional
 from pydantic import Field
 
 from core import catalog, node_fit, recipes, shell
+from core.settings import gpu
 from core.gcp_rules import mount_path_problems, protected_paths
 from core.keys import key
 from core.settings.base import Section
@@ -64,21 +65,42 @@ def check(s: "Settings") -> list[str]:
     elif w.ray_version is not None and w.ray_version != rel.ray_version:
         p.append(f"{key('rayVersion')}: {w.ray_version} differs from the Ray inside {rel.image} "
                  f"({rel.ray_version}); unset it or set {rel.ray_version}")
-    if s.worker_replicas < 0:
-        p.append(f"{key('workerReplicas')}: must be >= 0 (got {s.worker_replicas})")
-    elif not s.autopilot and s.worker_replicas > s.gpu.nodes:
-        p.append(f"{key('workerReplicas')}: {s.worker_replicas} GPU workers need {s.worker_replicas} nodes but the "
-                 f"GPU pools scale to at most {s.gpu.nodes} ({key('gpuNodes')})")
+    p.extend(worker_problems(s))
     # Lustre must neither hide nor sit inside anything the pods mount or the image needs (core/gcp_rules.py).
-    p.extend(mount_path_problems(w.lustre_mount_path, protected_paths(recipes.SCRIPTS_DIR)))
+    mount_problems = mount_path_problems(w.lustre_mount_path, protected_paths(recipes.SCRIPTS_DIR))
+    p.extend(mount_problems)
     acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)
     if acc is not None:
         worker = node_fit.gpu_worker_request(acc)
         p.extend(node_fit.shm_problems(w.shm_size_gib, worker.memory_gib))
         p.extend(node_fit.worker_problems(acc, worker, autopilot=s.autopilot))
-    if shell.unsafe_characters(w.lustre_mount_path):
+    if not mount_problems and shell.unsafe_characters(w.lustre_mount_path):
         # The path is part of the job's entrypoint, which KubeRay's bash, the image's `ray job submit`
         # (list2cmdline) and /bin/sh each parse again (core/shell.py).
         p.append(f"{key('lustreMountPath')}: {w.lustre_mount_path!r} must not contain $ ` \\ \" or ', which the "
                  "job's shells would change on the way to NeMo-RL")
     return p
+
+
+def worker_problems(s: "Settings") -> list[str]:
+    """workerReplicas: set, it is checked itself; unset, it is gpuNodes (Standard), whose own rule reports it."""
+    w = s.workload.worker_replicas
+    if w is None:
+        return []
+    if w < 0:
+        return [f"{key('workerReplicas')}: must be >= 0 (got {w})"]
+    if w > catalog.K8S_INT32_MAX:
+        # The worker group's replicas, minReplicas and maxReplicas are int32 in both KubeRay CRDs.
+        return [f"{key('workerReplicas')}: {w} is above {catalog.K8S_INT32_MAX}, the largest replica count "
+                "Kubernetes takes (int32)"]
+    if not s.autopilot and gpu.nodes_valid(s) and w > s.gpu.nodes:
+        return [f"{key('workerReplicas')}: {w} GPU workers need {w} nodes but the GPU pools scale to at most "
+                f"{s.gpu.nodes} ({key('gpuNodes')})"]
+    return []
+
+
+def workers_valid(s: "Settings") -> bool:
+    """The GPU worker count passed its rules (gpuNodes included when it is derived from it)."""
+    if s.workload.worker_replicas is None:
+        return s.autopilot or gpu.nodes_valid(s)
+    return not worker_problems(s) and (s.autopilot or gpu.nodes_valid(s))

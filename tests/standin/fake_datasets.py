@@ -46,7 +46,8 @@ def load_dataset(path, name=None, **kwargs):
     log = os.environ.get("__CALLS_ENV__")
     if log:
         with open(log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"path": path, "name": name, "hf_home": os.environ.get("HF_HOME")}) + "\\n")
+            f.write(json.dumps({"path": path, "name": name, "revision": kwargs.get("revision"),
+                                "hf_home": os.environ.get("HF_HOME")}) + "\\n")
     if path != "openai/gsm8k":
         raise FileNotFoundError(f"stand-in datasets knows only openai/gsm8k, not {path!r}")
     if name is None:

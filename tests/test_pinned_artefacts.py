@@ -1,0 +1,123 @@
+"""Every artefact a recipe's config loads by name is the one the prefetch pinned (issue 18 item 5).
+
+Oracle: the releases' real GRPO configs (tests/nemo_rl_reference, copies of NVIDIA-NeMo/RL examples/configs at the
+commits in its SOURCES.md) loaded with NeMo-RL's own loader and hydra-core (tests/nemo_rl_oracle.py). The scan
+finds every key whose value names a Hub repository (`<org>/<name>`) or whose name says it names a model, tokenizer
+or dataset; each must be classified in core.catalog.NEMO_RL_HUB_KEYS, so a key a new release or config adds cannot
+be missed silently. Then each built-in recipe is rendered with a prefetched model path and loaded the way its
+release loads it: every "model" key must be that path (NeMo-RL v0.5.0's Gemma 3 recipe sets
+`policy.tokenizer.name: google/gemma-3-27b-it` literally, so overriding policy.model_name alone loaded the
+tokenizer and chat template from the Hub at `main`, online and gated).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from core import catalog, prefetch, recipes
+from tests.nemo_rl_oracle import lookup, nemo_rl_config
+
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+ARTEFACT_KEY = re.compile(r"(model_name|tokenizer\.name|name_or_path|dataset_name|data_path|reward_model|"
+                          r"reference_model|repo_id|_dir)$")
+MOUNT, RUN = "/lustre", "run-1"
+
+
+def _leaves(node, path=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, node
+
+
+def _configs():
+    return [(tag, cfg) for tag, rel in sorted(catalog.NEMO_RL_RELEASES.items()) for cfg in sorted(rel.configs)]
+
+
+@pytest.mark.parametrize("tag,config_path", _configs())
+def test_every_key_that_names_an_artefact_in_the_real_configs_is_classified(tag, config_path):
+    config = nemo_rl_config(tag, config_path, [])
+    found = {k for k, v in _leaves(config)
+             if (isinstance(v, str) and HUB_ID.fullmatch(v)) or ARTEFACT_KEY.search(k)}
+    assert {"policy.model_name", "policy.tokenizer.name"} <= found        # the scan sees what it must
+    unclassified = sorted(found - set(catalog.NEMO_RL_HUB_KEYS))
+    assert not unclassified, (f"{tag} {config_path}: keys naming a model, tokenizer, dataset or path that "
+                              f"core.catalog.NEMO_RL_HUB_KEYS does not classify: {unclassified}")
+
+
+def _recipe_runs():
+    for name, recipe in sorted(recipes.RECIPES.items()):
+        for tag, rel in sorted(catalog.NEMO_RL_RELEASES.items()):
+            if recipe.config_path in rel.configs and tag in recipes.FLAT_DATA_RELEASES:
+                yield name, tag
+
+
+@pytest.mark.parametrize("name,tag", list(_recipe_runs()))
+def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(name, tag):
+    recipe = recipes.RECIPES[name]
+    plan = prefetch.plan(model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset,
+                         mount_path=MOUNT)
+    words = recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN, model_path=plan.model_path)
+    config = nemo_rl_config(tag, recipe.config_path, words)
+    for k, (kind, _) in catalog.NEMO_RL_HUB_KEYS.items():
+        present, value = lookup(config, k)
+        if not present:
+            continue
+        if kind == "model":
+            assert value == plan.model_path, f"{k} = {value!r}: not the pinned snapshot {plan.model_path}"
+        elif kind == "disabled":
+            assert value is None, f"{k} = {value!r}"
+        elif kind == "local":
+            assert str(value).startswith(MOUNT + "/"), f"{k} = {value!r}"
+        elif kind == "dataset":
+            if value == "ResponseDataset":
+                for path_key in ("data.train_data_path", "data.val_data_path"):
+                    assert lookup(config, path_key)[1].startswith(MOUNT + "/")
+            else:
+                # A built-in loader: the Hub datasets it reads are the ones the prefetch downloads.
+                assert value == recipe.dataset
+                wanted = {f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS[value]}
+                assert wanted and wanted <= set(plan.items)
+
+
+def test_without_the_prefetch_the_tokenizer_still_follows_the_model():
+    recipe = recipes.RECIPES["gemma3-27b-gsm8k"].model_copy(update={"model_name": "acme/other-model"})
+    config = nemo_rl_config("v0.5.0", recipe.config_path,
+                            recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN))
+    assert lookup(config, "policy.tokenizer.name") == (True, "acme/other-model")
+
+
+def test_the_gsm8k_step_loads_the_dataset_at_the_commit_the_prefetch_recorded(tmp_path):
+    # GSM8K is loaded by our own preparation step (workloads/prepare_gsm8k.py), which takes the commit from the
+    # prefetch marker (workloads/prefetch_hf.py writes `commit` per item): `main` may have moved since.
+    from tests.standin import fake_datasets
+    from tests.test_recipes import run_prep
+
+    fake = fake_datasets.install(tmp_path / "fake")
+    mount, calls = tmp_path / "lustre", tmp_path / "calls.jsonl"
+    marker = tmp_path / "lustre" / "prefetch" / "m.json"
+    marker.parent.mkdir(parents=True)
+    commit = "c" * 40
+    marker.write_text(json.dumps({"version": 1, "items": [
+        {"kind": "dataset", "repo_id": "openai/gsm8k", "revision": "main", "commit": commit}]}))
+    r = run_prep(tmp_path, mount, fake, calls, prefetch_marker=str(marker))
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(x)["revision"] for x in calls.read_text().splitlines()] == [commit]
+    # A marker that does not list the dataset is an error, never a silent fall-back to main.
+    marker.write_text(json.dumps({"version": 1, "items": []}))
+    r = run_prep(tmp_path / "again", tmp_path / "lustre2", fake, calls, prefetch_marker=str(marker))
+    assert r.returncode != 0 and "does not list openai/gsm8k" in r.stderr
+
+
+def test_the_rendered_entrypoint_passes_the_prefetch_marker_to_the_gsm8k_step(synth):
+    r = synth("dev")
+    entry = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").inputs["spec"]["entrypoint"]
+    assert f"--pinned-by {r.outputs['prefetchMarker']}" in entry
+    off = synth("dev", {"prefetchWeights": "false"}).get("kubernetes:ray.io/v1:RayJob", "rayjob")
+    assert "--pinned-by" not in off.inputs["spec"]["entrypoint"]
