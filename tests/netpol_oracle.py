@@ -113,6 +113,7 @@ class Policies:
     """The NetworkPolicies and FQDNNetworkPolicies of a cluster, as rendered manifests."""
 
     def __init__(self, manifests: Iterable[Mapping]):
+        manifests = list(manifests)
         self.network = [m for m in manifests if m.get("kind") == "NetworkPolicy"]
         self.fqdn = [m for m in manifests if m.get("kind") == "FQDNNetworkPolicy"]
 
