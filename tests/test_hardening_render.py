@@ -27,6 +27,9 @@ INVALID = [
     ({"rayTokenAuth": "on", "nemoRlRelease": "v0.7.0", "jobEnabled": False}, "nemo-rl-gke:rayTokenAuth",
      "kubeRayOperator"),
     ({"kubeRayOperator": "kuberay"}, "nemo-rl-gke:kubeRayOperator", "must be one of"),
+    # Cloud Storage soft delete accepts 7..90 days or 0 (pulumi-gcp BucketSoftDeletePolicyArgs).
+    ({"exportSoftDeleteDays": 3}, "nemo-rl-gke:exportSoftDeleteDays", "7..90"),
+    ({"exportSoftDeleteDays": 91}, "nemo-rl-gke:exportSoftDeleteDays", "7..90"),
 ]
 
 
@@ -222,3 +225,10 @@ def test_every_shipped_stack_keeps_its_ip_endpoint_private_and_opening_it_takes_
     (c,) = opened.of_type(CLUSTER)
     assert c.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is False
     assert [b["cidrBlock"] for b in c.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"]] == ["198.51.100.0/24"]
+
+
+def test_deleted_or_overwritten_exports_stay_restorable_for_the_soft_delete_window(synth, stack):
+    bucket = synth(stack).get("gcp:storage/bucket:Bucket", "bucket")
+    assert bucket.inputs["softDeletePolicy"] == {"retentionDurationSeconds": 30 * 24 * 3600}
+    off = synth("dev", {"exportSoftDeleteDays": 0}).get("gcp:storage/bucket:Bucket", "bucket")
+    assert off.inputs["softDeletePolicy"] == {"retentionDurationSeconds": 0}

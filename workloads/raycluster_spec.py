@@ -20,8 +20,10 @@ run with HF_HUB_OFFLINE=1), the W&B netrc on the head only and only when the rec
 NeMo-RL's driver calls `wandb.init` there), the Ray auth token on every Ray container when token
 authentication is on. With the export the head runs as the export's own service account (the only one with
 bucket write); the workers' holds no grant. The head runs as root: NeMo-RL's image and every file the GPU
-workers write on Lustre belong to root, and a non-root head could not write beside them. The images are pinned
-(core/images.py).
+workers write on Lustre belong to root, and a non-root head could not write beside them; without capabilities it
+writes only what root owns, which includes the export mount (Cloud Storage FUSE presents it as uid/gid 0 unless
+the pod sets an fsGroup: gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go @5fcdc04a). The
+images are pinned (core/images.py).
 """
 from __future__ import annotations
 
