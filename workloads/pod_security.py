@@ -126,8 +126,9 @@ def token_files(secret_name: str, *, hugging_face: bool, wandb: bool = False,
                 ray_auth_secret: str | None = None) -> TokenFiles:
     """Secret volume(s) + mounts + the *_PATH variables for the tokens this pod may use.
 
-    `hugging_face`: every pod that may call the Hub (the GPU workers resolve gated models too, unless the cache
-    is warm and the Hub is offline). `wandb`: the pod whose driver calls `wandb.init` (the Ray head).
+    `hugging_face`: every pod that calls the Hub (the prefetch, the Ray head; the GPU workers only when nothing
+    was prefetched, otherwise they run with HF_HUB_OFFLINE=1). `wandb`: the pod whose driver calls `wandb.init`
+    (the Ray head), when the recipe logs to W&B.
     `ray_auth_secret`: the Secret holding the Ray auth token (releases whose Ray supports token auth).
     """
     volumes, mounts, env = [], [], []
