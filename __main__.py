@@ -23,6 +23,7 @@ from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
 from workloads.identity import WorkloadIdentity, WorkloadIdentityArgs
 from workloads.job import JobArgs, NemoRlJob
 from workloads import pod_fit
+from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
 from workloads.prefetch import WeightsPrefetch, WeightsPrefetchArgs
 from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.scripts import JobScripts
@@ -60,6 +61,10 @@ bucket = TrainingBucket("bucket", BucketArgs.of(s), apis.project_number, pool_ow
 k8s_provider = gke.provider
 workload = WorkloadIdentity("workload-identity", WorkloadIdentityArgs.of(s), secrets, bucket.principal, k8s_provider)
 namespace = workload.namespace.metadata.name
+# Ray token auth needs an operator that sends the token: with `kubeRayOperator: helm` the stack installs a known
+# KubeRay instead of GKE's add-on (workloads/kuberay_operator.py); the Ray objects wait for its CRDs.
+kuberay = (KubeRayOperator("kuberay-operator", KubeRayOperatorArgs.of(s), workload.namespace, k8s_provider)
+           if s.security.kuberay_operator == "helm" else None)
 job_scripts = JobScripts("job-scripts", namespace, k8s_provider)
 gpu_networking = GpuNetworking(
     "gpu-networking", GpuNetworkingArgs.of(s),
@@ -89,8 +94,12 @@ if s.job.enabled and s.startup.prefetch_weights:
 # the head mounts the bucket as the workload's identity: the grant must exist before the sidecar mounts it.
 pod_needs = [volume.pvc, workload.secret, workload.service_account, job_scripts.config_map, gpu_networking,
              compute_class]
-if s.job.enabled and s.startup.export_checkpoints:
-    pod_needs.append(bucket.binding)
+if workload.export_service_account is not None:
+    pod_needs += [workload.export_service_account, bucket.binding, bucket.list_binding]
+if workload.ray_auth_secret is not None:
+    pod_needs.append(workload.ray_auth_secret)
+if kuberay is not None:
+    pod_needs.append(kuberay.release)
 own_cluster = s.job.enabled and s.job.mode == "own-cluster"
 ray = None if own_cluster else RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs)
 job = None

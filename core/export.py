@@ -4,9 +4,13 @@ Pure code. The job's entrypoint ends with `workloads/export_checkpoints.py` (arg
 on the Ray head after training succeeded; the head mounts the bucket through the GCS FUSE CSI driver (enabled
 on every cluster of this project), restricted to the export prefix (`only-dir`), at EXPORT_MOUNT.
 
+Identity (issue 19): the head runs as the stack's own export service account (core.naming Names.export_ksa),
+whose Workload Identity principal may write and delete under the export prefix only (a managed folder of that
+name carries roles/storage.objectUser) and list the bucket (Cloud Storage FUSE checks access with a bucket-level
+listing); the GPU workers' service account holds no grant (infra/bucket.py).
+
 Why GCS FUSE and not Managed Lustre's export API (research notes docs/research/ttfs.md §3): the copy runs
-with the identity the pods already have (the Kubernetes service account holds roles/storage.objectUser on the
-bucket through Workload Identity), needs no role for the Lustre service agent and no Lustre admin permission
+with the head's own identity, needs no role for the Lustre service agent and no Lustre admin permission
 (`lustre.instances.exportData`) for the workload, and no long-running-operation client in the image. The
 price is one pod's bandwidth instead of a server-side transfer.
 
@@ -76,8 +80,9 @@ def parse_destination(value: str, stack_bucket: str) -> tuple[Optional[Destinati
 
 def export_argv(*, scripts_dir: str, checkpoint_dir: str, prefix: str, run_name: str, metric_name: Optional[str],
                 higher_is_better: bool = True, exclude: tuple[str, ...] = ()) -> list[str]:
+    # The mount's root is the export prefix (`only-dir`, volume()): the run's directory sits right under it.
     argv = ["uv", "run", "python", f"{scripts_dir}/{SCRIPT}", "--checkpoints", checkpoint_dir,
-            "--root", EXPORT_MOUNT, "--destination", f"{EXPORT_MOUNT}/{prefix}/{run_name}",
+            "--root", EXPORT_MOUNT, "--destination", f"{EXPORT_MOUNT}/{run_name}",
             "--workers", str(COPY_WORKERS)]
     if metric_name:
         argv += ["--metric", metric_name] + ([] if higher_is_better else ["--lower-is-better"])
@@ -96,10 +101,11 @@ def pod_annotations() -> dict[str, str]:
 
 
 def volume(dest: Destination) -> dict:
-    """CSI ephemeral volume of the stack's bucket. The whole bucket (the IAM grant is bucket-wide anyway): on a
-    hierarchical-namespace bucket `only-dir` would name a folder that does not exist before the first export."""
+    """CSI ephemeral volume of the export prefix of the stack's bucket (`only-dir`): the head's identity may
+    write there and nowhere else, and the folder exists before any pod mounts it (infra/bucket.py creates it and
+    its managed folder with the bucket)."""
     return {"name": EXPORT_VOLUME, "csi": {"driver": GCSFUSE_DRIVER, "volumeAttributes": {
-        "bucketName": dest.bucket, "mountOptions": ",".join(MOUNT_OPTIONS)}}}
+        "bucketName": dest.bucket, "mountOptions": ",".join([*MOUNT_OPTIONS, f"only-dir={dest.prefix}"])}}}
 
 
 def volume_mount() -> dict:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from core.catalog import RDMA_NICS_PER_NODE
+from core.catalog import KUBERAY_AUTH_TOKEN_SECRET_KEY, RDMA_NICS_PER_NODE
 from core.keys import PROJECT
 
 # GCP resource names (RFC 1035): lowercase letter first, then lowercase letters, digits, hyphens; no trailing hyphen.
@@ -24,9 +24,10 @@ HF_SECRET = "nemo-rl-secrets"
 # Keys of that Secret: written by workloads/identity.py, mounted as files in the pods (workloads/pod_security.py).
 HF_TOKEN_KEY = "hf-token"
 WANDB_NETRC_KEY = "wandb-netrc"          # the W&B key as a netrc entry (wandb reads the file named by NETRC)
-# The Ray auth token (releases whose Ray has token authentication), in a Secret of its own.
+# The Ray auth token (releases whose Ray has token authentication), in a Secret of its own, under the key KubeRay
+# reads when `authOptions.secretName` names the Secret (core/catalog.py KUBERAY_AUTH_TOKEN_SECRET_KEY).
 RAY_AUTH_SECRET = "nemo-rl-ray-auth"
-RAY_AUTH_TOKEN_KEY = "ray-auth-token"
+RAY_AUTH_TOKEN_KEY = KUBERAY_AUTH_TOKEN_SECRET_KEY
 # The ConfigMap with the job's helper programs (workloads/scripts.py), mounted by the Ray head's pod spec.
 JOB_SCRIPTS = "nemo-rl-scripts"
 # GPU node pools, one per capacity model (core/capacity.py); the ComputeClass lists them by these names.
@@ -172,6 +173,13 @@ class Names:
     def lustre_pv(self) -> str:
         return f"{self.prefix}-lustre"
 
+    @property
+    def export_ksa(self) -> str:
+        # The checkpoint export's Kubernetes service account (the Ray head's, with the export on). Named after the
+        # stack's prefix, so each stack's Workload Identity principal is its own even where two stacks share a
+        # project (the principal is ns/<namespace>/sa/<name> in the project's one pool).
+        return f"{self.prefix}-export"
+
     def all_kubernetes_names(self) -> dict[str, tuple[str, int]]:
         """name -> (what it names, max length), for validation."""
         return {
@@ -181,6 +189,7 @@ class Names:
             self.ray_job: ("RayJob", 47),
             self.ray_cluster: ("RayCluster", 53),
             self.lustre_pv: ("Lustre PersistentVolume", 253),
+            self.export_ksa: ("export service account", 63),
         }
 
     def all_gcp_names(self) -> dict[str, tuple[str, int]]:

@@ -1,11 +1,26 @@
-"""The training bucket (hierarchical namespace, uniform access) and the Workload Identity grant on it.
+"""The training bucket (hierarchical namespace, uniform access, soft delete) and the export's access to it.
 
-The grant names the Kubernetes service account directly (principal://…/subject/ns/<ns>/sa/<ksa>), as the
-tutorial does, so no Google service account or annotation is needed. That principal lives in the Workload
-Identity pool `<project>.svc.id.goog`, which only exists once the project's first cluster with Workload Identity
-does: in a project that never had one, a grant made earlier fails with "Identity Pool does not exist" (GKE
-attached-clusters Managed Prometheus page: the binding "fails unless at least one cluster has been created ...
-isn't provisioned until cluster creation"). So the grant waits for the cluster (`pool_owner`).
+Only the checkpoint export writes to the bucket, and only under its prefix (issue 19): the export runs on the
+Ray head as the stack's own Kubernetes service account (core.naming Names.export_ksa), named as a Workload
+Identity principal (principal://…/subject/ns/<ns>/sa/<ksa>) directly, so no Google service account or
+annotation is needed, and distinct per stack, so two stacks of one project cannot touch each other's buckets.
+
+- The prefix is a folder of the hierarchical namespace with a managed folder of the same name on it; the
+  managed folder grants roles/storage.objectUser (create, overwrite, rename, delete under the prefix: the export
+  renames its manifest into place and re-copies short files).
+- The bucket grants the same principal object *listing* only (roles/storage.objectViewer under an IAM condition
+  that matches the bucket resource, where only list permissions are checked): Cloud Storage FUSE and its CSI
+  driver check access with a bucket-level GetStorageLayout, which needs storage.objects.list (core/catalog.py).
+- Nothing else is granted: the GPU workers and every other pod run as a service account without a grant.
+
+The principal lives in the Workload Identity pool `<project>.svc.id.goog`, which only exists once the project's
+first cluster with Workload Identity does: in a project that never had one, a grant made earlier fails with
+"Identity Pool does not exist" (GKE attached-clusters Managed Prometheus page: the binding "fails unless at least
+one cluster has been created ... isn't provisioned until cluster creation"). So the grants wait for the cluster
+(`pool_owner`).
+
+Destroy never loses exports silently: the bucket is never force-deleted and the folders are not either, so a
+non-empty export prefix stops `pulumi destroy` with the data in place (README, "What pulumi destroy keeps").
 """
 from __future__ import annotations
 
@@ -15,9 +30,12 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
+from core import catalog, export
 from core.naming import resource_labels, workload_principal
 from core.settings import Settings
 from infra.options import child_options
+
+DAY_SECONDS = 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -25,21 +43,40 @@ class BucketArgs:
     name: str
     region: str
     labels: dict[str, str]
-    # The Kubernetes service account granted object access through Workload Identity.
+    soft_delete_days: int
+    # The export's Kubernetes service account (Workload Identity principal) and the prefix it writes; None: no
+    # export, no grant at all.
     workload_pool: str
     namespace: str
-    ksa_name: str
+    export_ksa: Optional[str]
+    export_prefix: Optional[str]
 
     @classmethod
     def of(cls, s: Settings) -> "BucketArgs":
+        exporting = s.job.enabled and s.startup.export_checkpoints
+        prefix = None
+        if exporting:
+            dest, _ = export.parse_destination(s.startup.export_destination, s.bucket_name)
+            prefix = dest.prefix
         return cls(name=s.bucket_name, region=s.region, labels=resource_labels(s.stack_name),
-                   workload_pool=s.workload_identity_pool, namespace=s.storage.namespace, ksa_name=s.storage.ksa_name)
+                   soft_delete_days=s.startup.export_soft_delete_days,
+                   workload_pool=s.workload_identity_pool, namespace=s.storage.namespace,
+                   export_ksa=s.names.export_ksa if exporting else None, export_prefix=prefix)
+
+
+def list_only_condition() -> gcp.storage.BucketIAMMemberConditionArgs:
+    return gcp.storage.BucketIAMMemberConditionArgs(
+        title="bucket-level listing only",
+        description="Cloud Storage FUSE's access check lists the bucket; object reads and writes are granted on "
+                    "the export's managed folder only",
+        expression=f'resource.type == "{catalog.BUCKET_RESOURCE_TYPE}"')
 
 
 class TrainingBucket(pulumi.ComponentResource):
     bucket: gcp.storage.Bucket
     url: pulumi.Output[str]
-    principal: pulumi.Output[str]     # the workload's Kubernetes service account as an IAM principal
+    principal: Optional[pulumi.Output[str]]   # the export's Kubernetes service account as an IAM principal
+    binding: Optional[pulumi.Resource]        # the export's write grant; the Ray head waits for it
 
     def __init__(self, name: str, args: BucketArgs, project_number: pulumi.Input[str], pool_owner: pulumi.Resource,
                  opts: Optional[pulumi.ResourceOptions] = None):
@@ -51,13 +88,39 @@ class TrainingBucket(pulumi.ComponentResource):
             uniform_bucket_level_access=True,  # hierarchical namespace requires it
             hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True),
             public_access_prevention="enforced",
+            # Deleted or overwritten exports stay restorable this long (Cloud Storage's default is 7 days).
+            soft_delete_policy=gcp.storage.BucketSoftDeletePolicyArgs(
+                retention_duration_seconds=a.soft_delete_days * DAY_SECONDS),
             # A non-empty bucket makes `pulumi destroy` fail instead of deleting data silently.
             force_destroy=False,
             labels=dict(a.labels)), opts=child)
-        self.principal = pulumi.Output.from_input(project_number).apply(
-            lambda num: workload_principal(num, a.workload_pool, a.namespace, a.ksa_name))
-        self.binding = gcp.storage.BucketIAMMember("workload-object-user", gcp.storage.BucketIAMMemberArgs(
-            bucket=self.bucket.name, role="roles/storage.objectUser", member=self.principal),
-            opts=child_options(self, opts, depends_on=[pool_owner]))
         self.url = self.bucket.name.apply(lambda b: f"gs://{b}")
+        self.principal = None
+        self.binding = None
+        if a.export_ksa is not None and a.export_prefix is not None:
+            ksa, prefix = a.export_ksa, a.export_prefix
+            self.principal = pulumi.Output.from_input(project_number).apply(
+                lambda num: workload_principal(num, a.workload_pool, a.namespace, ksa))
+            folder_name = f"{prefix}/"
+            # The folders first, parent before child (a hierarchical-namespace folder needs its parent, and
+            # `only-dir` mounts an existing folder), then the managed folder of the same name that carries the
+            # grant; none is force-deleted.
+            folder: Optional[gcp.storage.Folder] = None
+            parts = prefix.split("/")
+            for i in range(len(parts)):
+                folder = gcp.storage.Folder(f"export-folder-{i}", gcp.storage.FolderArgs(
+                    bucket=self.bucket.name, name="/".join(parts[:i + 1]) + "/", force_destroy=False),
+                    opts=child_options(self, opts, depends_on=[folder] if folder is not None else []))
+            managed = gcp.storage.ManagedFolder("export-managed-folder", gcp.storage.ManagedFolderArgs(
+                bucket=self.bucket.name, name=folder_name, force_destroy=False),
+                opts=child_options(self, opts, depends_on=[folder]))
+            after_pool = child_options(self, opts, depends_on=[pool_owner])
+            self.binding = gcp.storage.ManagedFolderIamMember(
+                "export-object-user", gcp.storage.ManagedFolderIamMemberArgs(
+                    bucket=self.bucket.name, managed_folder=managed.name, role=catalog.EXPORT_ROLE,
+                    member=self.principal), opts=after_pool)
+            self.list_binding = gcp.storage.BucketIAMMember(
+                "export-bucket-list", gcp.storage.BucketIAMMemberArgs(
+                    bucket=self.bucket.name, role=catalog.BUCKET_LIST_ROLE, member=self.principal,
+                    condition=list_only_condition()), opts=after_pool)
         self.register_outputs({"url": self.url})

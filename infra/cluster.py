@@ -1,14 +1,16 @@
 """The GKE cluster in Standard or Autopilot mode, its CPU system pool, and the Kubernetes provider built from it.
 
-Both modes: our primary VPC with named secondary ranges, Dataplane V2 (multi-networking needs it),
-multi-networking, Workload Identity, the RayOperator add-on with Ray logging and metrics, the Lustre CSI
-driver (legacy port from the one port-mode setting), GCS FUSE CSI, managed Prometheus with DCGM metrics.
+Both modes: our primary VPC with named secondary ranges, Dataplane V2 (multi-networking needs it) with FQDN
+network policies, multi-networking, Workload Identity, the RayOperator add-on with Ray logging and metrics (off
+when the stack installs KubeRay itself), the Lustre CSI driver (legacy port from the one port-mode setting), GCS
+FUSE CSI, managed Prometheus with DCGM metrics.
 
-Hardened (issue 11): private nodes in both modes (no external IPs; egress through the primary VPC's Cloud NAT);
-control-plane access limited to `authorizedNetworks` when given; GKE's DNS-based endpoint (IAM-authorised) on by
-default, and the IP endpoint private only together with it or an authorised network, because the Kubernetes
-provider must reach the API server from wherever `pulumi up` runs (core/settings/security.py); the provider then
-talks to the DNS endpoint. Standard pools get shielded nodes with Secure Boot and integrity monitoring where
+Hardened (issues 11, 19): private nodes in both modes (no external IPs; egress through the primary VPC's Cloud
+NAT, for the pods the namespace's egress policies allow); the IP endpoint private by default, GKE's DNS-based
+endpoint (IAM-authorised) on, and control-plane access limited to `authorizedNetworks` when given; the IP endpoint
+is private only together with the DNS endpoint or an authorised network, because the Kubernetes provider must
+reach the API server from wherever `pulumi up` runs (core/settings/security.py); the provider then talks to the
+DNS endpoint. Node upgrades are held back only in a bounded window the user opens for a run. Standard pools get shielded nodes with Secure Boot and integrity monitoring where
 the machine type supports it (core/catalog.py "Hardening"); Autopilot manages shielded nodes itself.
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from core import catalog
 from core.gcp_rules import monitoring_components
 from core.naming import resource_labels
 from core.settings import Settings, security
+from core.settings.cluster import exclusion_warnings, exclusion_window
+from core.settings.security import own_operator
 from infra.node_image import streaming_node_config
 from infra.options import child_options
 
@@ -40,7 +44,8 @@ class ClusterArgs:
     release_channel: str
     gke_version: Optional[str]
     maintenance_start: str        # HH:MM UTC
-    maintenance_exclusion: bool   # NO_MINOR_OR_NODE_UPGRADES until end of support
+    # NO_MINOR_OR_NODE_UPGRADES from start to end (RFC 3339), a bounded window; None: no exclusion.
+    maintenance_exclusion: Optional[tuple[str, str]]
     monitoring_components: tuple[str, ...]
     deletion_protection: bool
     legacy_lustre_port: bool
@@ -52,7 +57,10 @@ class ClusterArgs:
     private_endpoint: bool = False
     dns_endpoint: bool = True
     image_streaming: bool = False   # on the system pool (infra/node_image.py)
-    # Runnable but suspicious access settings (core.settings.security.warnings), shown by `pulumi preview`.
+    ray_operator_addon: bool = True  # GKE's hosted KubeRay; off when the stack installs KubeRay itself
+    fqdn_network_policy: bool = True  # the workload namespace's FQDNNetworkPolicies need it
+    # Runnable but suspicious settings, shown by `pulumi preview`: access (core.settings.security.warnings) and a
+    # maintenance exclusion window that has ended.
     warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -60,7 +68,7 @@ class ClusterArgs:
         return cls(name=s.names.cluster, location=s.cluster_location, zone=s.zone, autopilot=s.autopilot,
                    workload_pool=s.workload_identity_pool, release_channel=s.cluster.release_channel,
                    gke_version=s.cluster.gke_version, maintenance_start=s.cluster.maintenance_start,
-                   maintenance_exclusion=s.cluster.maintenance_exclusion,
+                   maintenance_exclusion=exclusion_window(s.cluster),
                    monitoring_components=tuple(monitoring_components(s.cluster.gke_version)),
                    deletion_protection=s.teardown.cluster_deletion_protection,
                    legacy_lustre_port=s.lustre.port_mode == "legacy", system_pool_name=s.names.system_pool,
@@ -68,18 +76,22 @@ class ClusterArgs:
                    labels=resource_labels(s.stack_name),
                    authorized_networks=tuple(s.security.authorized_networks),
                    private_endpoint=s.security.private_endpoint, dns_endpoint=s.security.dns_endpoint,
-                   image_streaming=s.image_streaming, warnings=tuple(security.warnings(s)))
+                   image_streaming=s.image_streaming, ray_operator_addon=not own_operator(s),
+                   fqdn_network_policy=s.security.egress_fqdn_policies,
+                   warnings=tuple(security.warnings(s)) + tuple(exclusion_warnings(s.cluster)))
 
 
 def _addons(a: ClusterArgs) -> gcp.container.ClusterAddonsConfigArgs:
     return gcp.container.ClusterAddonsConfigArgs(
-        # GKE's managed KubeRay (>= 1.30.0-gke.1747000); the open-source operator must not be installed beside it.
+        # GKE's managed KubeRay (>= 1.30.0-gke.1747000); the open-source operator must not be installed beside it,
+        # so a stack that installs KubeRay itself (kubeRayOperator: helm) turns the add-on off.
         ray_operator_configs=[gcp.container.ClusterAddonsConfigRayOperatorConfigArgs(
-            enabled=True,
+            enabled=a.ray_operator_addon,
             ray_cluster_logging_config=gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterLoggingConfigArgs(
-                enabled=True),
+                enabled=a.ray_operator_addon),
             ray_cluster_monitoring_config=(
-                gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterMonitoringConfigArgs(enabled=True)))],
+                gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterMonitoringConfigArgs(
+                    enabled=a.ray_operator_addon)))],
         lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(
             enabled=True, enable_legacy_lustre_port=a.legacy_lustre_port),
         gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
@@ -87,16 +99,18 @@ def _addons(a: ClusterArgs) -> gcp.container.ClusterAddonsConfigArgs:
 
 
 def _maintenance(a: ClusterArgs) -> gcp.container.ClusterMaintenancePolicyArgs:
-    """A daily window, and (unless turned off) the exclusion Google's A4 blueprint uses: no minor or node
-    upgrades until the version's end of support, so GKE does not drain a GPU node mid-run for an upgrade. A
-    fixed start time (a moving "now" would diff on every `up`) and no end_time: exactly one of end_time and
-    end_time_behavior may be set (catalog, MAINTENANCE_EXCLUSION_*)."""
+    """A daily window, and, when the user opens one for a run, a bounded exclusion with the scope Google's A4
+    blueprint uses (no minor or node upgrades), so GKE does not drain a GPU node mid-run for an upgrade. Both ends
+    come from the settings, never from "now" (which would diff on every `up`), and the window is at most
+    catalog.MAINTENANCE_EXCLUSION_MAX_DAYS long: node patches, security fixes included, wait at most that long.
+    Exactly one of end_time and end_time_behavior may be set (pulumi-gcp 10.2.0)."""
     exclusions = None
-    if a.maintenance_exclusion:
+    if a.maintenance_exclusion is not None:
+        start, end = a.maintenance_exclusion
         exclusions = [gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
-            exclusion_name=catalog.MAINTENANCE_EXCLUSION_NAME, start_time=catalog.MAINTENANCE_EXCLUSION_START,
+            exclusion_name=catalog.MAINTENANCE_EXCLUSION_NAME, start_time=start, end_time=end,
             exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
-                scope=catalog.MAINTENANCE_EXCLUSION_SCOPE, end_time_behavior=catalog.MAINTENANCE_EXCLUSION_END))]
+                scope=catalog.MAINTENANCE_EXCLUSION_SCOPE))]
     return gcp.container.ClusterMaintenancePolicyArgs(
         daily_maintenance_window=gcp.container.ClusterMaintenancePolicyDailyMaintenanceWindowArgs(
             start_time=a.maintenance_start),
@@ -164,6 +178,9 @@ class GkeCluster(pulumi.ComponentResource):
                 services_secondary_range_name=subnet.secondary_ip_ranges.apply(
                     lambda r: r[1].range_name)),
             datapath_provider="ADVANCED_DATAPATH",
+            # The workload namespace's egress allow-lists by host name (workloads/network_policy.py); GKE Dataplane
+            # V2 only. On an existing Standard cluster GKE asks for a restart of the anetd DaemonSet (README).
+            enable_fqdn_network_policy=a.fqdn_network_policy,
             enable_multi_networking=True,
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=a.workload_pool),

@@ -1,12 +1,15 @@
-"""The GKE nodes' own service account with the roles nodes need (not the default compute SA).
+"""The GKE nodes' own service account with GKE's minimum role (not the default compute SA).
 
-`roles/container.defaultNodeServiceAccount` is GKE's minimum role for a node service account; the rest is the
-list Google's A4 blueprint grants (catalog.NODE_SERVICE_ACCOUNT_ROLES), plus Service Usage Consumer with image
-streaming. The cluster and its pools must wait for
-the bindings, not just the account: a node that boots before its roles exist cannot write logs or pull images.
+`roles/container.defaultNodeServiceAccount` is GKE's documented minimum for a node service account and the only
+project role it gets (catalog.NODE_SERVICE_ACCOUNT_ROLES); with image streaming GKE also needs Service Usage
+Consumer, and the nodes read the stack's Artifact Registry copy through a grant on that repository alone (the
+images of the default stacks come from nvcr.io and Google's public repositories, which need no role). The
+cluster and its pools must wait for the bindings, not just the account: a node that boots before its roles exist
+cannot write logs or pull images.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -21,24 +24,38 @@ NODE_ROLES = catalog.NODE_SERVICE_ACCOUNT_ROLES
 
 
 @dataclass(frozen=True)
+class RepositoryRef:
+    """An Artifact Registry repository (location, project, repository id)."""
+
+    location: str
+    project: str
+    repository: str
+
+
+@dataclass(frozen=True)
 class NodeIdentityArgs:
     project: str
     account_id: str
     cluster_name: str
     roles: tuple[str, ...] = NODE_ROLES
+    image_repository: Optional[RepositoryRef] = None   # the nodes pull from it (roles/artifactregistry.reader)
 
     @classmethod
     def of(cls, s: Settings) -> "NodeIdentityArgs":
         # Image streaming: a node service account other than the default needs Service Usage Consumer in the
         # project hosting the image, which the settings require to be this one (core.catalog, image streaming).
         extra = (catalog.IMAGE_STREAMING_NODE_ROLE,) if s.image_streaming else ()
+        repo = None
+        m = re.fullmatch(catalog.ARTIFACT_REGISTRY_REPO_RE, s.startup.image_repository or "")
+        if s.image_streaming and m is not None:
+            repo = RepositoryRef(m["location"], m["project"], m["repository"])
         return cls(project=s.gcp_project, account_id=s.names.node_service_account, cluster_name=s.names.cluster,
-                   roles=NODE_ROLES + extra)
+                   roles=NODE_ROLES + extra, image_repository=repo)
 
 
 class NodeIdentity(pulumi.ComponentResource):
     account: gcp.serviceaccount.Account
-    bindings: list[gcp.projects.IAMMember]
+    bindings: list[pulumi.Resource]
 
     def __init__(self, name: str, args: NodeIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:infra:NodeIdentity", name, None, opts)
@@ -54,4 +71,10 @@ class NodeIdentity(pulumi.ComponentResource):
                     project=args.project, role=role, member=self.account.member), opts=child)
             for role in args.roles
         ]
+        if args.image_repository is not None:
+            r = args.image_repository
+            self.bindings.append(gcp.artifactregistry.RepositoryIamMember(
+                "nodes-image-repository-reader", gcp.artifactregistry.RepositoryIamMemberArgs(
+                    project=r.project, location=r.location, repository=r.repository,
+                    role=catalog.ARTIFACT_REGISTRY_READER_ROLE, member=self.account.member), opts=child))
         self.register_outputs({"email": self.account.email})

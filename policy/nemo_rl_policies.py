@@ -35,6 +35,8 @@ RDMA_NICS_PER_NODE = 8
 # Variables that carry a token's value (workloads/pod_security.py TOKEN_VALUE_VARIABLES) and the Secrets holding
 # the tokens (core/naming.py HF_SECRET, RAY_AUTH_SECRET): tokens reach pods only as files.
 TOKEN_VALUE_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "RAY_AUTH_TOKEN")
+# RAY_AUTH_TOKEN defined as the empty string carries nothing: it keeps KubeRay (>= 1.6.0) from injecting the token
+# from its Secret, and Ray's loader then reads RAY_AUTH_TOKEN_PATH (workloads/pod_security.py RAY_AUTH_TOKEN_BLOCKER).
 TOKEN_SECRETS = ("nemo-rl-secrets", "nemo-rl-ray-auth")
 
 GPU_NODE_LABEL = "cloud.google.com/gke-accelerator"
@@ -624,7 +626,8 @@ def _token_env_problems(env: Any, where: str) -> list[str]:
             continue
         name = str(item.get("name", ""))
         ref = (item.get("valueFrom") or {}).get("secretKeyRef") if isinstance(item.get("valueFrom"), Mapping) else None
-        if name.upper() in TOKEN_VALUE_VARIABLES:
+        blocker = name == "RAY_AUTH_TOKEN" and item.get("value") == "" and "valueFrom" not in item
+        if name.upper() in TOKEN_VALUE_VARIABLES and not blocker:
             out.append(f"env {name} at {where}[{i}] puts a token in the pod's environment: {_FILES_HOW}.")
         elif isinstance(ref, Mapping) and ref.get("name") in TOKEN_SECRETS:
             out.append(f"env {name} at {where}[{i}] reads Secret {ref.get('name')!r} into the environment: "
@@ -662,10 +665,11 @@ def check_tokens_only_as_files(r: Resource) -> list[str]:
     return out
 
 
-# --- control plane not open to everyone outside dev (advisory) ----------------------------------------------
+# --- control plane not open to everyone (advisory) ---------------------------------------------------------
 def check_control_plane_restricted(r: Resource) -> list[str]:
-    """Outside dev, the cluster's IP endpoint is private or limited to authorized networks."""
-    if r.type != CLUSTER_TYPE or r.stack == DEV_STACK:
+    """The cluster's IP endpoint is private or limited to authorized networks, on every stack (dev included:
+    issue 19)."""
+    if r.type != CLUSTER_TYPE:
         return []
     private = r.get("privateClusterConfig.enablePrivateEndpoint")
     blocks = r.get("masterAuthorizedNetworksConfig.cidrBlocks")
@@ -674,8 +678,8 @@ def check_control_plane_restricted(r: Resource) -> list[str]:
     if _as_bool(private) or (isinstance(blocks, (list, tuple)) and blocks):
         return []
     return [f"cluster {r.name!r} in stack {r.stack!r} leaves its IP endpoint open to every address (IAM still "
-            "applies): set nemo-rl-gke:authorizedNetworks to the ranges you deploy from, or nemo-rl-gke:"
-            "privateEndpoint true (the DNS-based endpoint then serves pulumi and kubectl)."]
+            "applies): set nemo-rl-gke:authorizedNetworks to the ranges you deploy from, or keep nemo-rl-gke:"
+            "privateEndpoint true (the default: the DNS-based endpoint serves pulumi and kubectl)."]
 # --- 12. spot-only GPU capacity outside dev needs checkpointing (advisory, stack) --------------------------------
 _CHECKPOINTING_ON = re.compile(r"checkpointing\.enabled=(True|true)\b")
 
@@ -759,8 +763,8 @@ RULES: tuple[Rule, ...] = (
     Rule("workload-identity-enabled",
          "Workload Identity is on for the cluster and its node pools.",
          "advisory", "resource", check_workload_identity),  # hardening; the bucket grant fails visibly without it
-    Rule("control-plane-restricted-outside-dev",
-         "Outside the dev stack, the cluster's IP endpoint is private or limited to authorized networks.",
+    Rule("control-plane-restricted",
+         "The cluster's IP endpoint is private or limited to authorized networks (every stack, dev included).",
          "advisory", "resource", check_control_plane_restricted),  # a deploy runner's range may not be known yet
 )
 

@@ -50,6 +50,9 @@ PLACEHOLDER_LUSTRE_IP = "192.0.2.20"
 PLACEHOLDER_CA = base64.b64encode(b"example-cluster-ca").decode()
 
 
+HELM_RELEASE_PREFIX = "kubernetes:helm.sh/"
+
+
 class StackNotFound(Exception):
     pass
 
@@ -149,8 +152,13 @@ class SynthResult:
         return False
 
     def kubernetes_objects(self) -> list[Registration]:
+        """Every Kubernetes object the program declares. A Helm release is not one: its objects come from the
+        chart when the provider installs it (helm_releases())."""
         return sorted((r for r in self.resources if r.is_kubernetes and r.custom and not r.type.startswith(
-            "pulumi:providers:")), key=lambda r: r.key)
+            ("pulumi:providers:", HELM_RELEASE_PREFIX))), key=lambda r: r.key)
+
+    def helm_releases(self) -> list[Registration]:
+        return sorted((r for r in self.resources if r.type.startswith(HELM_RELEASE_PREFIX)), key=lambda r: r.key)
 
     def children(self, parent: Registration) -> list[Registration]:
         return [r for r in self.resources if r.parent == parent.urn]

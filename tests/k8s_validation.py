@@ -4,8 +4,10 @@
   (unknown fields are errors, as with `kubectl apply --validate=strict`).
 - Custom resources: the `v1` openAPIV3Schema of the CRDs vendored in `schemas/` (see schemas/SOURCES.md):
   RayCluster / RayJob against BOTH KubeRay 1.4.2 and 1.7.0 (GKE's RayOperator add-on does not publish its
-  version), GKENetworkParamSet / Network against gke-networking-api. The GKE ComputeClass goes to
-  tests/computeclass_validation.py (JSON Schemas taken from GKE clusters, CEL rules evaluated). The schemas are made strict the way the
+  version; a stack that installs KubeRay 1.7.0 itself is held to that CRD alone), GKENetworkParamSet / Network
+  against gke-networking-api. The GKE ComputeClass goes to tests/computeclass_validation.py (JSON Schemas taken
+  from GKE clusters, CEL rules evaluated), the GKE FQDNNetworkPolicy to the JSON Schema in schemas/gke-fqdn/.
+  The CRD schemas are made strict the way the
   API server's strict field validation treats structural schemas: every object schema with `properties` and
   neither `additionalProperties` nor `x-kubernetes-preserve-unknown-fields` rejects unknown fields (they
   would otherwise be pruned silently). `x-kubernetes-int-or-string`, `nullable`, int32/int64 formats and
@@ -216,10 +218,13 @@ def _group_version(obj: dict) -> tuple[str, str]:
     return group, version
 
 
-def validate_crd(obj: dict) -> None:
-    """Validate a RayCluster / RayJob (both KubeRay versions) or a GKE networking object, strictly."""
+def validate_crd(obj: dict, kuberay_versions: tuple[str, ...] = KUBERAY_VERSIONS) -> None:
+    """Validate a RayCluster / RayJob (against each of `kuberay_versions`: both, unless the stack installs its own
+    KubeRay) or a GKE networking object, strictly."""
     group, version = _group_version(obj)
     files = CRD_FILES.get((group, obj.get("kind")))
+    if group == "ray.io" and files is not None:
+        files = tuple(f for f in files if f.split("/")[0] in kuberay_versions)
     if files is None:
         raise AssertionError(f"{describe(obj)}: no CRD schema known for {obj.get('apiVersion')} {obj.get('kind')}")
     root = schemas_dir()
@@ -248,16 +253,41 @@ def validate_crd(obj: dict) -> None:
         raise AssertionError(f"{describe(obj)} is invalid:\n  " + "\n  ".join(problems))
 
 
-def validate_any(obj: dict) -> None:
-    """Dispatch on apiVersion/kind: known CRDs to validate_crd (the GKE ComputeClass to its own validator,
-    tests/computeclass_validation.py, whose schemas are JSON Schema with CEL rules), everything else to
-    validate_core."""
+# GKE's FQDNNetworkPolicy: JSON Schema already made strict (schemas/gke-fqdn/SOURCES.md).
+FQDN_SCHEMA = "gke-fqdn/fqdnnetworkpolicy_v1alpha1.json"
+
+
+def validate_fqdn_policy(obj: dict) -> None:
+    """A GKE FQDNNetworkPolicy against the kept CRD schema (namespaced: name and namespace required)."""
+    import json
+
+    schema = json.loads((schemas_dir() / FQDN_SCHEMA).read_text())
+    problems = []
+    if obj.get("apiVersion") != catalog.FQDN_POLICY_API_VERSION or obj.get("kind") != catalog.FQDN_POLICY_KIND:
+        problems.append(f"apiVersion/kind: expected {catalog.FQDN_POLICY_API_VERSION} {catalog.FQDN_POLICY_KIND}")
+    meta = obj.get("metadata") or {}
+    for k, pattern in (("name", _DNS1123_SUBDOMAIN), ("namespace", _DNS1123_LABEL)):
+        if not isinstance(meta.get(k), str) or not re.match(pattern, meta[k]):
+            problems.append(f"metadata.{k}: {meta.get(k)!r} is not a valid {k}")
+    errors = sorted(jsonschema.Draft4Validator(schema, format_checker=_format_checker).iter_errors(obj),
+                    key=lambda e: list(map(str, e.absolute_path)))
+    problems += [f"{_path(e.absolute_path)}: {e.message}" for e in errors[:_MAX_ERRORS]]
+    if problems:
+        raise AssertionError(f"{describe(obj)} is invalid:\n  " + "\n  ".join(problems))
+
+
+def validate_any(obj: dict, kuberay_versions: tuple[str, ...] = KUBERAY_VERSIONS) -> None:
+    """Dispatch on apiVersion/kind: known CRDs to validate_crd (the GKE ComputeClass and FQDNNetworkPolicy to their
+    own validators, whose schemas are JSON Schema), everything else to validate_core. `kuberay_versions`: the
+    KubeRay CRDs a Ray object must satisfy (both, unless the stack installs its own KubeRay)."""
     group, _ = _group_version(obj)
     if (group, obj.get("kind")) == ("cloud.google.com", "ComputeClass"):
         from tests.computeclass_validation import validate_compute_class
 
         validate_compute_class(obj)
+    elif obj.get("kind") == catalog.FQDN_POLICY_KIND and group == "networking.gke.io":
+        validate_fqdn_policy(obj)
     elif (group, obj.get("kind")) in CRD_FILES:
-        validate_crd(obj)
+        validate_crd(obj, kuberay_versions)
     else:
         validate_core(obj)

@@ -38,7 +38,9 @@ BAD: dict[str, tuple] = {
     "releaseChannel": ("x",),
     "gkeVersion": ("latest",),
     "maintenanceStart": ("3am",),
-    "maintenanceExclusion": ("maybe",),
+    # A freeze longer than 30 days holds back node security patches (core.catalog.MAINTENANCE_EXCLUSION_MAX_DAYS).
+    "maintenanceExclusionStart": ("tomorrow", "2026-13-01"),
+    "maintenanceExclusionDays": (0, 31),
     "systemMachineType": ("$x", "N2 standard"),
     # GKE: 1,000 nodes per node pool per zone (core.catalog.GKE_MAX_NODES_PER_POOL_ZONE, GKE quotas page).
     "systemNodes": (0, 1001),
@@ -89,11 +91,14 @@ BAD: dict[str, tuple] = {
     "gateMinAllGatherBusbw": (0, 1e9),
     "gateLustreFraction": (2, 0),
     "gateRerun": ("$x",),
-    "authorizedNetworks": ('["x"]', "notjson", str([f"10.{i}.0.0/16" for i in range(51)]).replace("'", '"')),
+    "authorizedNetworks": ('["x"]', "notjson", str([f"10.{i}.0.0/16" for i in range(101)]).replace("'", '"')),
     "privateEndpoint": ("maybe",),
     "dnsEndpoint": ("maybe",),
-    "rayDashboardPeers": ("[]", '["x"]'),
+    # Empty is the default (the operator's own path); 'kuberay-operator' names pods only kubeRayOperator helm has.
+    "rayDashboardPeers": ('["x"]', '["kuberay-operator"]'),
     "rayTokenAuth": ("x", "on"),
+    "kubeRayOperator": ("x",),
+    "egressFqdnPolicies": ("maybe",),
     "imagePath": ("x",),
     "imageRepository": ("us-central1-docker.pkg.dev/p/r",),
     "warmupHoldSeconds": (10,),
@@ -101,6 +106,8 @@ BAD: dict[str, tuple] = {
     "prefetchImage": ("x",),
     "exportCheckpoints": ("maybe",),
     "exportDestination": ("gs://other-bucket/x",),
+    # Cloud Storage soft delete: 0 or 7..90 days.
+    "exportSoftDeleteDays": (-1, 3, 91),
 }
 
 CASES = [(k, v) for k, values in BAD.items() for v in values]

@@ -52,7 +52,7 @@ def test_project_number_lookup_waits_for_the_apis(synth):
     # The invoke is in output form with depends_on (pulumi >= 3.140 InvokeOutputOptions): the principal built
     # from its number, and so the bucket grant, depend on the sleep.
     result = synth("dev")
-    grant = result.get("gcp:storage/bucketIAMMember:BucketIAMMember", "workload-object-user")
+    grant = result.get("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user")
     assert result.depends_on(grant, result.get(*SLEEP))
 
 
@@ -61,9 +61,10 @@ def test_workload_identity_grant_waits_for_the_cluster(synth, stack):
     # it before fails "Identity Pool does not exist" (FACTS.md §11; GKE attached-clusters Managed Prometheus:
     # "fails unless at least one cluster has been created").
     result = synth(stack)
-    grant = result.get("gcp:storage/bucketIAMMember:BucketIAMMember", "workload-object-user")
-    assert "svc.id.goog" in grant.inputs["member"]
-    assert result.depends_on(grant, result.get(*CLUSTER))
+    for grant in (result.get("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user"),
+                  result.get("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list")):
+        assert "svc.id.goog" in grant.inputs["member"]
+        assert result.depends_on(grant, result.get(*CLUSTER))
 
 
 def test_cluster_and_pools_wait_for_the_node_service_account_roles(synth, stack):
@@ -82,26 +83,45 @@ def test_cluster_and_pools_wait_for_the_node_service_account_roles(synth, stack)
             assert result.depends_on(c, b), f"{c.name} does not wait for {b.inputs['role']}"
 
 
-def test_maintenance_exclusion_stops_minor_and_node_upgrades_until_end_of_support(synth, stack):
-    # Google's A4 blueprint (cluster-toolkit examples/gke-a4/gke-a4.yaml): NO_MINOR_OR_NODE_UPGRADES,
-    # UNTIL_END_OF_SUPPORT, a fixed start time. Exactly one of end_time / end_time_behavior (pulumi-gcp 10.2.0).
+def test_shipped_stacks_hold_back_no_node_patch(synth, stack):
+    # Issue 19 finding 8: an exclusion until end of support kept security patches off the nodes for months.
     policy = synth(stack).get(*CLUSTER).inputs["maintenancePolicy"]
-    (excl,) = policy["maintenanceExclusions"]
-    assert excl["exclusionOptions"] == {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
-    assert excl["startTime"] == catalog.MAINTENANCE_EXCLUSION_START and "endTime" not in excl
+    assert not policy.get("maintenanceExclusions")
     assert policy["dailyMaintenanceWindow"]["startTime"]
 
 
-def test_maintenance_exclusion_start_is_the_same_on_every_run(synth):
-    # A moving "now" would show a diff on every `up`.
-    a = synth("dev", {"prefix": "nemo-a"}).get(*CLUSTER).inputs["maintenancePolicy"]["maintenanceExclusions"]
-    b = synth("dev", {"prefix": "nemo-b"}).get(*CLUSTER).inputs["maintenancePolicy"]["maintenanceExclusions"]
-    assert a == b
+def test_a_run_window_blocks_minor_and_node_upgrades_for_at_most_its_days(synth):
+    # The blueprint's scope (cluster-toolkit examples/gke-a4/gke-a4.yaml: NO_MINOR_OR_NODE_UPGRADES), bounded: both
+    # ends come from the settings, never from "now" (a moving value would diff on every `up`), and exactly one of
+    # end_time / end_time_behavior is set (pulumi-gcp 10.2.0).
+    policy = synth("dev", {"maintenanceExclusionStart": "2026-12-01", "maintenanceExclusionDays": 21}).get(
+        *CLUSTER).inputs["maintenancePolicy"]
+    (excl,) = policy["maintenanceExclusions"]
+    assert excl["exclusionOptions"] == {"scope": "NO_MINOR_OR_NODE_UPGRADES"}
+    assert (excl["startTime"], excl["endTime"]) == ("2026-12-01T00:00:00Z", "2026-12-22T00:00:00Z")
 
 
-def test_maintenance_exclusion_can_be_turned_off(synth):
-    policy = synth("dev", {"maintenanceExclusion": False}).get(*CLUSTER).inputs["maintenancePolicy"]
-    assert not policy.get("maintenanceExclusions")
+@pytest.mark.parametrize("overrides,key", [
+    ({"maintenanceExclusionStart": "2026-12-01", "maintenanceExclusionDays": 31}, "maintenanceExclusionDays"),
+    ({"maintenanceExclusionDays": 0}, "maintenanceExclusionDays"),
+    ({"maintenanceExclusionStart": "next monday"}, "maintenanceExclusionStart"),
+    ({"maintenanceExclusionStart": "2026-2-1"}, "maintenanceExclusionStart"),
+])
+def test_an_unbounded_or_malformed_window_is_refused_naming_its_key(synth, overrides, key):
+    r = synth("dev", overrides)
+    assert r.error is not None and r.resources == []
+    assert any(f"nemo-rl-gke:{key}:" in line for line in r.error.splitlines()), r.error
+
+
+def test_a_window_that_has_ended_is_a_preview_warning():
+    import datetime
+
+    from core.settings.cluster import ClusterSettings, exclusion_warnings
+
+    c = ClusterSettings.model_validate({"maintenanceExclusionStart": "2026-01-01", "maintenanceExclusionDays": 14})
+    assert exclusion_warnings(c, today=datetime.date(2026, 1, 10)) == []
+    (warning,) = exclusion_warnings(c, today=datetime.date(2026, 1, 15))
+    assert "nemo-rl-gke:maintenanceExclusionStart" in warning and "2026-01-15" in warning
 
 
 def test_monitoring_names_every_component_cluster_toolkit_keeps_plus_dcgm(synth, stack):

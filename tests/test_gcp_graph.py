@@ -153,17 +153,25 @@ def test_nodes_never_run_as_the_default_compute_service_account(synth, stack):
         assert all(p.get("nodeConfig.serviceAccount") == email for p in r.of_type(POOL))
 
 
-def test_bucket_grant_names_the_workload_service_account(synth, stack):
+def test_bucket_grants_name_the_exports_own_service_account_and_its_prefix(synth, stack):
     r = synth(stack)
     b = r.get("gcp:storage/bucket:Bucket", "bucket")
     assert b.inputs["uniformBucketLevelAccess"] is True and b.inputs["hierarchicalNamespace"]["enabled"] is True
     assert b.inputs.get("forceDestroy", False) is False
-    m = r.get("gcp:storage/bucketIAMMember:BucketIAMMember", "workload-object-user")
-    assert m.inputs["role"] == "roles/storage.objectUser"
     project = r.config["gcp:project"]
-    assert m.inputs["member"] == (
-        "principal://iam.googleapis.com/projects/000000000000/locations/global/workloadIdentityPools/"
-        f"{project}.svc.id.goog/subject/ns/nemo-rl/sa/nemo-rl-runner")
+    principal = ("principal://iam.googleapis.com/projects/000000000000/locations/global/workloadIdentityPools/"
+                 f"{project}.svc.id.goog/subject/ns/nemo-rl/sa/nemo-{stack}-export")
+    # Write (and delete) under the export prefix only: a managed folder of that name carries the role.
+    m = r.get("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user")
+    assert (m.inputs["role"], m.inputs["member"], m.inputs["managedFolder"]) == (
+        "roles/storage.objectUser", principal, "exports/")
+    folder = r.get("gcp:storage/managedFolder:ManagedFolder", "export-managed-folder")
+    assert folder.inputs["name"] == "exports/" and folder.inputs.get("forceDestroy", False) is False
+    # The bucket itself: listing only (Cloud Storage FUSE's access check), by condition on the bucket resource.
+    lst = r.get("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list")
+    assert (lst.inputs["role"], lst.inputs["member"]) == ("roles/storage.objectViewer", principal)
+    assert lst.inputs["condition"]["expression"] == 'resource.type == "storage.googleapis.com/Bucket"'
+    assert {x.name for x in r.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")} == {"export-bucket-list"}
 
 
 def test_kubernetes_provider_kubeconfig_is_secret_and_uses_the_auth_plugin(synth, stack):

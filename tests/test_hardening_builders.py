@@ -7,11 +7,13 @@ import pytest
 from core import catalog
 from core.catalog import ImagePin
 from core.images import ImageRefError, nccl_gib_installer_image, nemo_rl_image, parse_ref, pinned_ref
-from tests.k8s_validation import validate_core
+from dataclasses import replace
+
+from tests.k8s_validation import validate_any, validate_core
 from tools.checkov_scan import pods_and_policies, ray_pods
-from workloads.network_policy import PeerError, PolicyArgs, dashboard_peer, network_policies
+from workloads.network_policy import PeerError, PolicyArgs, dashboard_peer, fqdn_policies, network_policies
 from workloads.pod_security import (HF_TOKEN_FILE, RAY_HEAD_LABELS, TOKEN_VALUE_VARIABLES, WANDB_NETRC_FILE,
-                                    WORKLOAD_LABELS, harden_pod_spec, token_files, wandb_netrc)
+                                    WORKLOAD_LABELS, carries_token, harden_pod_spec, token_files, wandb_netrc)
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -25,17 +27,25 @@ def _pod(spec: dict) -> dict:
 
 
 # --- NetworkPolicies ----------------------------------------------------------------------------------------
+FULL = PolicyArgs("nemo-rl", ["konnectivity"], head_google_apis=True, head_wandb=True, workers_hub=True,
+                  prefetch=True, prefetch_pypi=True)
+
+
 def test_network_policies_are_strictly_valid_for_every_kind_of_dashboard_peer():
-    for p in network_policies(PolicyArgs("nemo-rl", ["konnectivity", "kube-system", "172.16.0.0/28"])):
+    args = PolicyArgs("nemo-rl", ["konnectivity", "kube-system", "kuberay-operator", "172.16.0.0/28"],
+                      head_google_apis=True, prefetch=True)
+    for p in network_policies(args) + network_policies(replace(args, fqdn=False)):
         validate_core(p)
+    for p in fqdn_policies(FULL):
+        validate_any(p)
 
 
-def test_namespace_denies_ingress_by_default_and_opens_only_named_paths():
+def test_namespace_denies_ingress_and_egress_by_default_and_opens_only_named_paths():
     pol = _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity"])))
-    assert set(pol) == {"default-deny-ingress", "workload-internal", "metrics-from-managed-prometheus",
-                        "dashboard-from-control-plane"}
-    deny = pol["default-deny-ingress"]["spec"]
-    assert deny == {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []}
+    assert set(pol) == {"default-deny", "ray-nodes-internal", "dashboard-from-submitter", "submitter-to-dashboard",
+                        "dashboard-from-operator", "metrics-from-managed-prometheus", "dns"}
+    deny = pol["default-deny"]["spec"]
+    assert deny == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [], "egress": []}
     assert all(p["metadata"]["namespace"] == "nemo-rl" for p in pol.values())
 
 
@@ -49,18 +59,21 @@ def test_metrics_port_is_open_only_to_managed_prometheus():
 
 def test_dashboard_port_is_open_only_on_the_head_and_only_to_the_configured_peers():
     pol = _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity", "10.0.0.0/20"])))
-    dash = pol["dashboard-from-control-plane"]["spec"]
+    dash = pol["dashboard-from-operator"]["spec"]
     assert dash["podSelector"] == {"matchLabels": RAY_HEAD_LABELS}
     (rule,) = dash["ingress"]
     assert rule["ports"] == [{"protocol": "TCP", "port": catalog.RAY_DASHBOARD_PORT}]
     assert {"ipBlock": {"cidr": "10.0.0.0/20"}} in rule["from"]
 
 
-def test_konnectivity_peer_is_one_entry_with_both_selectors():
-    # Two entries would mean "any pod of kube-system, or any pod labelled like an agent in any namespace".
-    peer = dashboard_peer("konnectivity")
-    assert peer == {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
-                    "podSelector": {"matchLabels": catalog.KONNECTIVITY_AGENT_LABELS}}
+def test_konnectivity_and_operator_peers_are_one_entry_with_both_selectors():
+    # Two entries would mean "any pod of that namespace, or any pod labelled like them in any namespace".
+    assert dashboard_peer("konnectivity") == {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+        "podSelector": {"matchLabels": catalog.KONNECTIVITY_AGENT_LABELS}}
+    assert dashboard_peer("kuberay-operator") == {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": catalog.KUBERAY_OPERATOR_NAMESPACE}},
+        "podSelector": {"matchLabels": catalog.KUBERAY_OPERATOR_POD_LABELS}}
 
 
 @pytest.mark.parametrize("bad", ["10.0.0.1/20", "10.0.0.0/33", "control-plane", "", "kube_system"])
@@ -74,11 +87,55 @@ def test_no_dashboard_peer_at_all_is_refused():
         network_policies(PolicyArgs("nemo-rl", []))
 
 
-def test_workload_pods_reach_each_other_on_every_port():
-    rule = _by_name(network_policies(PolicyArgs("nemo-rl", ["kube-system"])))["workload-internal"]["spec"]
-    assert rule["podSelector"] == {"matchLabels": WORKLOAD_LABELS}
-    assert rule["ingress"] == [{"from": [{"podSelector": {"matchLabels": WORKLOAD_LABELS}}]}]
-    assert RAY_HEAD_LABELS.items() >= WORKLOAD_LABELS.items()   # the head is a workload pod too
+def test_ray_nodes_reach_each_other_on_every_port_and_the_submitter_only_the_dashboard():
+    pol = _by_name(network_policies(PolicyArgs("nemo-rl", ["kube-system"])))
+    ray = pol["ray-nodes-internal"]["spec"]
+    selector = ray["podSelector"]
+    assert selector["matchLabels"] == WORKLOAD_LABELS
+    assert selector["matchExpressions"] == [{"key": "nemo-rl-gke/role", "operator": "In",
+                                             "values": ["ray-head", "ray-worker"]}]
+    assert ray["ingress"] == [{"from": [{"podSelector": selector}]}]
+    assert ray["egress"] == [{"to": [{"podSelector": selector}]}]
+    out = pol["submitter-to-dashboard"]["spec"]
+    assert out["policyTypes"] == ["Egress"]
+    assert out["egress"] == [{"to": [{"podSelector": {"matchLabels": RAY_HEAD_LABELS}}],
+                              "ports": [{"protocol": "TCP", "port": catalog.RAY_DASHBOARD_PORT}]}]
+
+
+def test_outside_hosts_are_allowed_by_name_per_pod_and_https_only():
+    pols = fqdn_policies(FULL)
+    by_role: dict[str, set[str]] = {}
+    for p in pols:
+        (rule,) = p["spec"]["egress"]
+        assert rule["ports"] == [{"protocol": "TCP", "port": 443}]
+        hosts = {m.get("name") or m["pattern"] for m in rule["matches"]}
+        role = p["spec"]["podSelector"]["matchLabels"]["nemo-rl-gke/role"]
+        by_role.setdefault(role, set()).update(hosts)
+    assert "pypi.org" in by_role["weights-prefetch"] and "huggingface.co" in by_role["weights-prefetch"]
+    assert {"storage.googleapis.com", "api.wandb.ai"} <= by_role["ray-head"]
+    assert "pypi.org" not in by_role["ray-head"] and "api.wandb.ai" not in by_role["ray-worker"]
+    # GKE programs at most 50 resolved addresses per policy: one host group per policy keeps each one small.
+    assert max(len(p["spec"]["egress"][0]["matches"]) for p in pols) <= 4
+
+
+def test_without_fqdn_policies_the_same_pods_get_https_to_public_addresses_only():
+    args = replace(FULL, fqdn=False)
+    assert fqdn_policies(args) == []
+    public = {n: p for n, p in _by_name(network_policies(args)).items() if n.endswith("-public-https")}
+    assert set(public) == {"ray-head-public-https", "ray-worker-public-https", "weights-prefetch-public-https"}
+    for p in public.values():
+        (rule,) = p["spec"]["egress"]
+        assert rule["to"] == [{"ipBlock": {"cidr": "0.0.0.0/0", "except": list(catalog.NON_PUBLIC_RANGES)}}]
+        assert rule["ports"] == [{"protocol": "TCP", "port": 443}]
+
+
+def test_only_the_head_with_the_export_reaches_the_metadata_server():
+    assert "head-metadata-server" not in _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity"])))
+    meta = _by_name(network_policies(FULL))["head-metadata-server"]["spec"]
+    assert meta["podSelector"] == {"matchLabels": RAY_HEAD_LABELS}
+    assert {(r["to"][0]["ipBlock"]["cidr"], p["port"]) for r in meta["egress"] for p in r["ports"]} == {
+        ("169.254.169.254/32", 80), ("169.254.169.254/32", 8080), ("169.254.169.252/32", 987),
+        ("169.254.169.252/32", 988)}
 
 
 # --- security contexts ----------------------------------------------------------------------------------------
@@ -91,8 +148,14 @@ def test_hardened_pod_spec_is_valid_and_sets_every_control():
     for c in spec["initContainers"] + spec["containers"]:
         sc = c["securityContext"]
         assert sc["allowPrivilegeEscalation"] is False
-        assert "NET_RAW" in sc["capabilities"]["drop"]
+        assert sc["capabilities"]["drop"] == ["ALL"]
         assert not sc.get("privileged") and not sc["capabilities"].get("add")
+    # The GPU workers' exception keeps the default set minus NET_RAW; `restricted` adds a non-root user.
+    workers = harden_pod_spec({"containers": [{"name": "c", "image": "busybox:1.36"}]}, drop_all=False)
+    assert workers["containers"][0]["securityContext"]["capabilities"] == {"drop": ["NET_RAW"]}
+    restricted = harden_pod_spec({"containers": [{"name": "c", "image": "busybox:1.36"}]}, restricted=True)
+    validate_core(_pod(restricted))
+    assert restricted["securityContext"]["runAsNonRoot"] is True and restricted["securityContext"]["fsGroup"] == 65534
 
 
 def test_a_pod_that_calls_the_kubernetes_api_keeps_its_token_and_explicit_values_win():
@@ -112,7 +175,9 @@ def test_tokens_reach_the_pod_as_read_only_files_and_only_paths_in_env():
     validate_core(_pod(spec))
     env = {e["name"]: e for e in tf.env}
     assert env["HF_TOKEN_PATH"]["value"] == HF_TOKEN_FILE and env["NETRC"]["value"] == WANDB_NETRC_FILE
-    assert not set(TOKEN_VALUE_VARIABLES) & set(env)
+    # The one token variable: RAY_AUTH_TOKEN defined empty, so KubeRay injects nothing and Ray reads the file.
+    assert set(TOKEN_VALUE_VARIABLES) & set(env) == {"RAY_AUTH_TOKEN"} and env["RAY_AUTH_TOKEN"]["value"] == ""
+    assert not [e for e in tf.env if carries_token(e)]
     assert all("valueFrom" not in e for e in tf.env)
     assert all(m["readOnly"] for m in tf.volume_mounts)
     # The Hugging Face token must exist; the W&B key is optional (the setting is).

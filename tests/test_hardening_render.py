@@ -20,9 +20,16 @@ INVALID = [
     ({"authorizedNetworks": ["203.0.113.7/24"]}, "nemo-rl-gke:authorizedNetworks", "not a valid CIDR"),
     ({"authorizedNetworks": ["office"]}, "nemo-rl-gke:authorizedNetworks", "not a valid CIDR"),
     ({"privateEndpoint": True, "dnsEndpoint": False}, "nemo-rl-gke:privateEndpoint", "dnsEndpoint"),
-    ({"rayDashboardPeers": []}, "nemo-rl-gke:rayDashboardPeers", "at least one"),
+    ({"rayDashboardPeers": ["kuberay-operator"]}, "nemo-rl-gke:rayDashboardPeers", "kubeRayOperator"),
     ({"rayDashboardPeers": ["control-plane"]}, "nemo-rl-gke:rayDashboardPeers", "not a valid CIDR"),
     ({"rayTokenAuth": "on"}, "nemo-rl-gke:rayTokenAuth", "Ray >= 2.52.0"),
+    # Issue 18 item 3: GKE's add-on may run KubeRay 1.4.2, whose operator cannot send a token.
+    ({"rayTokenAuth": "on", "nemoRlRelease": "v0.7.0", "jobEnabled": False}, "nemo-rl-gke:rayTokenAuth",
+     "kubeRayOperator"),
+    ({"kubeRayOperator": "kuberay"}, "nemo-rl-gke:kubeRayOperator", "must be one of"),
+    # Cloud Storage soft delete accepts 7..90 days or 0 (pulumi-gcp BucketSoftDeletePolicyArgs).
+    ({"exportSoftDeleteDays": 3}, "nemo-rl-gke:exportSoftDeleteDays", "7..90"),
+    ({"exportSoftDeleteDays": 91}, "nemo-rl-gke:exportSoftDeleteDays", "7..90"),
 ]
 
 
@@ -56,7 +63,8 @@ def test_bad_security_input_is_refused_naming_its_key_before_anything_is_registe
 
 
 def test_token_auth_without_its_secret_is_refused_naming_the_key(synth):
-    r = synth("dev", {"nemoRlRelease": "v0.7.0", "jobEnabled": False}, secrets={"rayAuthToken": None})
+    r = synth("dev", {"nemoRlRelease": "v0.7.0", "jobEnabled": False, "kubeRayOperator": "helm"},
+              secrets={"rayAuthToken": None})
     assert r.error is not None and r.resources == []
     assert any("nemo-rl-gke:rayAuthToken:" in ln and "openssl rand" in ln for ln in r.error.splitlines())
 
@@ -77,17 +85,35 @@ def test_every_workload_pod_is_hardened_and_unprivileged(synth, stack):
         assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, role
         for c in spec["containers"]:
             sc = c["securityContext"]
-            assert sc["allowPrivilegeEscalation"] is False and "NET_RAW" in sc["capabilities"]["drop"], role
+            # Every capability dropped, except on the GPU workers, which keep the default set minus NET_RAW.
+            dropped = ["NET_RAW"] if "worker" in role else ["ALL"]
+            assert sc["allowPrivilegeEscalation"] is False and sc["capabilities"]["drop"] == dropped, role
             assert not sc.get("privileged") and not sc["capabilities"].get("add"), role
             assert ":latest" not in c["image"] and c["image"].startswith(catalog.NEMO_RL_IMAGE_REPO + ":"), role
 
 
-def test_no_pod_env_anywhere_holds_a_token_or_refers_to_the_token_secret(synth, stack):
-    for r in synth(stack).kubernetes_objects():
-        text = json.dumps(r.inputs)
-        for var in ps.TOKEN_VALUE_VARIABLES:
-            assert f'"name": "{var}"' not in text, (r.name, var)
-        assert '"secretKeyRef"' not in text, r.name
+def _envs(value):
+    """Every env list anywhere in a manifest."""
+    if isinstance(value, dict):
+        if isinstance(value.get("env"), list):
+            yield value["env"]
+        for v in value.values():
+            yield from _envs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _envs(v)
+
+
+@pytest.mark.parametrize("variant", [None, {"kubeRayOperator": "helm", "nemoRlRelease": "v0.7.0",
+                                            "jobEnabled": False}], ids=["shipped", "token-auth"])
+def test_no_pod_env_anywhere_holds_a_token_or_refers_to_the_token_secret(synth, stack, variant):
+    res = synth(stack, variant) if variant else synth(stack)
+    assert res.error is None, res.error
+    for r in res.kubernetes_objects():
+        assert '"secretKeyRef"' not in json.dumps(r.inputs), r.name
+        for env in _envs(r.inputs):
+            # RAY_AUTH_TOKEN may only appear defined empty: it keeps KubeRay from injecting the token.
+            assert [e for e in env if ps.carries_token(e)] == [], r.name
 
 
 def test_the_submitter_runs_as_a_job_pod_and_kuberay_fills_its_command(synth, stack):
@@ -98,19 +124,27 @@ def test_the_submitter_runs_as_a_job_pod_and_kuberay_fills_its_command(synth, st
     assert "command" not in container and "args" not in container   # KubeRay sets `ray job submit ...`
 
 
-def test_token_auth_is_on_exactly_for_releases_whose_ray_has_it(synth):
-    for release, expected in (("v0.5.0", False), ("v0.7.0", True)):
-        res = synth("dev", {"nemoRlRelease": release, "jobEnabled": release == "v0.5.0"})
+def test_token_auth_is_on_exactly_where_the_ray_has_it_and_the_operator_can_send_it(synth):
+    # (release, operator) -> token auth. GKE's add-on never: its KubeRay may be 1.4.2, which cannot send a token.
+    cases = {("v0.5.0", "gke-addon"): False, ("v0.7.0", "gke-addon"): False, ("v0.5.0", "helm"): False,
+             ("v0.7.0", "helm"): True}
+    for (release, operator), expected in cases.items():
+        res = synth("dev", {"nemoRlRelease": release, "jobEnabled": release == "v0.5.0",
+                            "kubeRayOperator": operator})
         assert res.error is None, res.error
         templates = _pod_templates(res)
         for role, t in templates.items():
             for c in t["spec"]["containers"]:
                 env = {e["name"]: e.get("value") for e in c.get("env", [])}
-                assert (env.get("RAY_AUTH_MODE") == "token") is expected, (release, role)
+                assert (env.get("RAY_AUTH_MODE") == "token") is expected, (release, operator, role)
                 if expected:
-                    assert env["RAY_AUTH_TOKEN_PATH"] == ps.RAY_AUTH_TOKEN_FILE
+                    assert env["RAY_AUTH_TOKEN_PATH"] == ps.RAY_AUTH_TOKEN_FILE and env["RAY_AUTH_TOKEN"] == ""
         secrets = {s["metadata"]["name"] for s in _objects(res, "Secret")}
         assert ("nemo-rl-ray-auth" in secrets) is expected and HF_SECRET in secrets
+        for rc in _objects(res, "RayCluster"):
+            # KubeRay >= 1.6.0 reads our Secret for its own dashboard calls (authOptions.secretName).
+            want = {"mode": "token", "secretName": "nemo-rl-ray-auth"} if expected else None
+            assert rc["spec"].get("authOptions") == want, (release, operator)
 
 
 def test_rdma_interfaces_and_gib_environment_of_the_workers_are_unchanged(synth, stack):
@@ -131,9 +165,9 @@ def test_rdma_interfaces_and_gib_environment_of_the_workers_are_unchanged(synth,
 
 def test_network_policies_are_rendered_in_the_workload_namespace(synth, stack):
     res = synth(stack)
-    pols = {p["metadata"]["name"]: p for p in _objects(res, "NetworkPolicy")}
-    assert set(pols) == {"default-deny-ingress", "workload-internal", "metrics-from-managed-prometheus",
-                         "dashboard-from-control-plane"}
+    pols = {p["metadata"]["name"]: p for p in _objects(res, "NetworkPolicy") + _objects(res, "FQDNNetworkPolicy")}
+    assert {"default-deny", "ray-nodes-internal", "dashboard-from-submitter", "submitter-to-dashboard",
+            "dashboard-from-operator", "metrics-from-managed-prometheus", "dns"} <= set(pols)
     (rc,) = _objects(res, "RayCluster")
     assert {p["metadata"]["namespace"] for p in pols.values()} == {rc["metadata"]["namespace"]}
     # The dashboard is never exposed through a load balancer or an ingress.
@@ -180,6 +214,22 @@ def test_authorized_networks_and_a_private_endpoint_reach_the_cluster_and_the_pr
     assert cluster.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
     assert cluster.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
         {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}]
-    # Without the setting the IP endpoint stays open to every address (IAM still applies; the pack warns).
-    (open_cluster,) = synth("dev").of_type(CLUSTER)
-    assert "masterAuthorizedNetworksConfig" not in open_cluster.inputs
+
+
+def test_every_shipped_stack_keeps_its_ip_endpoint_private_and_opening_it_takes_two_settings(synth, stack):
+    # Issue 19 finding 9: dev's IP endpoint was open to every address; the default is now the DNS endpoint (IAM).
+    (cluster,) = synth(stack).of_type(CLUSTER)
+    assert cluster.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
+    assert cluster.inputs["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]["allowExternalTraffic"] is True
+    opened = synth("dev", {"privateEndpoint": False, "authorizedNetworks": ["198.51.100.0/24"]})
+    assert opened.error is None, opened.error
+    (c,) = opened.of_type(CLUSTER)
+    assert c.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is False
+    assert [b["cidrBlock"] for b in c.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"]] == ["198.51.100.0/24"]
+
+
+def test_deleted_or_overwritten_exports_stay_restorable_for_the_soft_delete_window(synth, stack):
+    bucket = synth(stack).get("gcp:storage/bucket:Bucket", "bucket")
+    assert bucket.inputs["softDeletePolicy"] == {"retentionDurationSeconds": 30 * 24 * 3600}
+    off = synth("dev", {"exportSoftDeleteDays": 0}).get("gcp:storage/bucket:Bucket", "bucket")
+    assert off.inputs["softDeletePolicy"] == {"retentionDurationSeconds": 0}

@@ -16,6 +16,7 @@ from core.images import is_nemo_rl_image
 POOL = "gcp:container/nodePool:NodePool"
 SERVICE = "gcp:projects/service:Service"
 IAM = "gcp:projects/iAMMember:IAMMember"
+REPO_IAM = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
 
 
 def repository(base) -> str:
@@ -65,6 +66,19 @@ def test_the_pools_stream_after_the_container_file_system_api_is_on(pair, stack)
         assert r.depends_on(pool, api), pool.name
 
 
+def test_the_nodes_read_the_copy_through_a_grant_on_that_repository_alone(pair):
+    # Issue 19 finding 11: no project-wide Artifact Registry reader; the copy's repository grants the nodes reads.
+    base, r, repo = pair
+    assert not [m for m in base.of_type(IAM) if m.get("role") == catalog.ARTIFACT_REGISTRY_READER_ROLE]
+    (grant,) = r.of_type(REPO_IAM)
+    location, project, repository = repo.split("/")[0].removesuffix("-docker.pkg.dev"), *repo.split("/")[1:]
+    assert (grant.get("location"), grant.get("project"), grant.get("repository")) == (location, project, repository)
+    assert grant.get("role") == catalog.ARTIFACT_REGISTRY_READER_ROLE
+    assert grant.get("member") == r.get("gcp:serviceaccount/account:Account", "nodes").computed["member"]
+    for pool in r.of_type(POOL):
+        assert r.depends_on(pool, grant), pool.name
+
+
 def test_the_node_service_account_may_use_the_image_projects_services_before_nodes_exist(pair):
     _, r, _ = pair
     grant = next(m for m in r.of_type(IAM) if m.get("role") == catalog.IMAGE_STREAMING_NODE_ROLE)
@@ -81,7 +95,7 @@ def test_switching_streaming_on_adds_the_api_and_the_grant_and_changes_nothing_e
     keys = lambda res: {(x.type, x.name) for x in res.resources}
     added = keys(r) - keys(base)
     assert keys(base) - keys(r) == set()
-    assert {t for t, _ in added} == {SERVICE, IAM} and len(added) == 2
+    assert {t for t, _ in added} == {SERVICE, IAM, REPO_IAM} and len(added) == 3
     # Without streaming the pools leave the node image to GKE (its default is the same COS containerd).
     for pool in base.of_type(POOL):
         assert pool.get("nodeConfig.gcfsConfig") is None and pool.get("nodeConfig.imageType") is None

@@ -414,10 +414,15 @@ def test_worker_shm_is_memory_backed_with_the_configured_size(variant):
         assert volume["emptyDir"] == {"medium": "Memory", "sizeLimit": "128Gi"}
 
 
-def test_every_ray_pod_runs_as_the_workload_service_account(variant):
+def test_workers_run_as_the_grantless_service_account_and_the_head_as_the_exports_own(variant):
+    # Issue 19 finding 3: only the export may write to the bucket, so only the head (which runs it) holds its
+    # identity; without the export the head runs as the Ray pods' service account too.
     s = settings_for(variant, ksaName="rl-runner")
-    for template in pods_of(raycluster_for(s)).values():
-        assert template["spec"]["serviceAccountName"] == "rl-runner"
+    pods = pods_of(raycluster_for(s))
+    assert pods["head"]["spec"]["serviceAccountName"] == s.names.export_ksa == "nemo-dev-export"
+    assert {t["spec"]["serviceAccountName"] for r, t in pods.items() if r != "head"} == {"rl-runner"}
+    plain = pods_of(raycluster_for(settings_for(variant, ksaName="rl-runner", exportCheckpoints=False)))
+    assert {t["spec"]["serviceAccountName"] for t in plain.values()} == {"rl-runner"}
 
 
 def test_raycluster_lives_in_the_workload_namespace():
@@ -426,27 +431,35 @@ def test_raycluster_lives_in_the_workload_namespace():
 
 
 # --- secrets, privilege, commands ------------------------------------------------------------------------------
-def test_tokens_reach_pods_only_as_read_only_files(variant):
-    """HF token on head and workers, W&B netrc on the head only; only paths in env, no token variable at all."""
+@pytest.mark.parametrize("prefetch,wandb", [(True, True), (True, False), (False, True)])
+def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(variant, prefetch, wandb):
+    """The HF token on the head (its driver and data preparation call the Hub) and on the workers only when nothing
+    was prefetched (with the prefetch they run with HF_HUB_OFFLINE=1); the W&B netrc on the head only, and only
+    when the recipe logs to W&B; only paths in env, no token variable at all."""
     from workloads import pod_security as ps
 
-    s = settings_for(variant)
+    s = settings_for(variant, prefetchWeights=prefetch, jobOverrides={"wandb_enabled": wandb})
     for role, template in pods_of(raycluster_for(s)).items():
         spec = template["spec"]
-        (tokens,) = [v for v in spec["volumes"] if v["name"] == ps.TOKENS_VOLUME]
-        keys = {i["key"] for src in tokens["projected"]["sources"] for i in src["secret"]["items"]
+        tokens = [v for v in spec["volumes"] if v["name"] == ps.TOKENS_VOLUME]
+        keys = {i["key"] for v in tokens for src in v["projected"]["sources"] for i in src["secret"]["items"]
                 if src["secret"]["name"] == HF_SECRET}
+        head = role == "head"
+        want = ({"hf-token"} if head or not prefetch else set()) | ({"wandb-netrc"} if head and wandb else set())
+        assert keys == want, role
         for container in containers(template):
             env = env_of(container)
             assert not set(ps.TOKEN_VALUE_VARIABLES) & set(env), role
             assert all("valueFrom" not in e for e in container.get("env", [])), role
-            assert env["HF_TOKEN_PATH"]["value"] == ps.HF_TOKEN_FILE
+            assert ("HF_TOKEN_PATH" in env) is ("hf-token" in want), role
+            assert ("NETRC" in env) is ("wandb-netrc" in want), role
+            # A pod that never calls the Hub says so to every Hugging Face library in it.
+            assert (env.get("HF_HUB_OFFLINE", {}).get("value") == "1") is (not head and prefetch), role
             mounts = {m["name"]: m for m in container["volumeMounts"]}
-            assert mounts[ps.TOKENS_VOLUME]["readOnly"] is True
-            if role == "head":
-                assert env["NETRC"]["value"] == ps.WANDB_NETRC_FILE and keys == {"hf-token", "wandb-netrc"}
+            if want:
+                assert mounts[ps.TOKENS_VOLUME]["readOnly"] is True
             else:
-                assert "NETRC" not in env and keys == {"hf-token"}, role
+                assert ps.TOKENS_VOLUME not in mounts
 
 
 def test_ray_pods_are_unprivileged(variant):

@@ -76,10 +76,13 @@ def test_lustre_volume_waits_only_for_the_instance_on_the_gcp_side(synth):
 
 
 def test_service_account_annotation_matches_the_bucket_grant(synth, stack):
+    # The export's own service account carries the principal its grants name; the Ray pods' holds none.
     r = synth(stack)
-    ksa = r.get("kubernetes:core/v1:ServiceAccount", "ksa")
-    member = r.get("gcp:storage/bucketIAMMember:BucketIAMMember", "workload-object-user").inputs["member"]
-    assert ksa.get("metadata.annotations")["nemo-rl-gke/workload-identity-principal"] == member
+    ksa = r.get("kubernetes:core/v1:ServiceAccount", "export-ksa")
+    for t, n in (("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user"),
+                 ("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list")):
+        assert ksa.get("metadata.annotations")["nemo-rl-gke/workload-identity-principal"] == r.get(t, n).inputs["member"]
+    assert not (r.get("kubernetes:core/v1:ServiceAccount", "ksa").get("metadata.annotations") or {})
 
 
 def test_ray_outputs_give_the_dashboard_command_and_mount_path(synth, stack):

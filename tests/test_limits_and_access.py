@@ -35,8 +35,9 @@ def test_gpu_and_system_pools_stay_within_gkes_nodes_per_pool_per_zone(synth):
 def test_authorized_networks_stay_within_gkes_50_public_and_100_private(synth):
     # GKE "Add authorized networks for control plane access", Limitations: "Public clusters can have up to 50
     # authorized network CIDR ranges; private clusters can have up to 100."
-    assert synth("dev", {"authorizedNetworks": _cidrs(50)}).error is None
-    r = synth("dev", {"authorizedNetworks": _cidrs(51)})
+    public = {"privateEndpoint": "false"}
+    assert synth("dev", {"authorizedNetworks": _cidrs(50), **public}).error is None
+    r = synth("dev", {"authorizedNetworks": _cidrs(51), **public})
     assert _lines(r.error) == [f"nemo-rl-gke:authorizedNetworks: 51 CIDRs exceed GKE's 50 for a cluster whose IP "
                                "endpoint is public (nemo-rl-gke:privateEndpoint); merge ranges into larger ones"]
     assert synth("dev", {"authorizedNetworks": _cidrs(100), "privateEndpoint": "true"}).error is None
@@ -88,8 +89,8 @@ def test_credentials_command_follows_the_endpoint_the_user_can_reach(synth):
     # gcloud container clusters get-credentials: --dns-endpoint for GKE's DNS-based endpoint; --internal-ip for "the
     # private IP address of the cluster endpoint"; the two cannot be combined.
     cmd = lambda o: synth("dev", o).outputs["getCredentialsCommand"]  # noqa: E731
-    assert not cmd({}).endswith(("--dns-endpoint", "--internal-ip"))
-    assert cmd({"privateEndpoint": "true"}).endswith(" --dns-endpoint")
+    assert not cmd({"privateEndpoint": "false"}).endswith(("--dns-endpoint", "--internal-ip"))
+    assert cmd({}).endswith(" --dns-endpoint")   # the default: private IP endpoint, DNS endpoint open
     closed = cmd({"privateEndpoint": "true", "dnsEndpoint": "false", "authorizedNetworks": '["10.0.0.0/8"]'})
     assert closed.endswith(" --internal-ip") and "--dns-endpoint" not in closed
 
@@ -102,7 +103,7 @@ def test_public_authorized_ranges_with_a_private_endpoint_warn_at_preview(synth)
     assert r.error is None, r.error
     warned = [w for w in r.warnings if w.startswith("nemo-rl-gke:authorizedNetworks:")]
     assert len(warned) == 1 and "34.1.0.0/16" in warned[0] and "10.0.0.0/8" not in warned[0]
-    assert not [w for w in synth("dev", {"authorizedNetworks": '["34.1.0.0/16"]'}).warnings
+    assert not [w for w in synth("dev", {"privateEndpoint": "false", "authorizedNetworks": '["34.1.0.0/16"]'}).warnings
                 if "authorizedNetworks" in w]
     assert not [w for w in synth("dev", {"privateEndpoint": "true", "authorizedNetworks": '["10.0.0.0/8"]'}).warnings
                 if "authorizedNetworks" in w]

@@ -19,6 +19,7 @@ import yaml
 from core import catalog
 from synth import render
 from workloads import nccl_installer
+from workloads.pod_security import namespace_labels
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "gpudirect-rdma"
 UPSTREAM_FILES = {"standard": "nccl-rdma-installer.yaml", "autopilot": "nccl-rdma-installer-autopilot.yaml"}
@@ -31,6 +32,9 @@ UPSTREAM_FILES = {"standard": "nccl-rdma-installer.yaml", "autopilot": "nccl-rdm
 #   upstream's `rdma-system`; on Standard it is upstream's `kube-system`;
 # - upstream's YAML comments (the license header) are not part of the objects.
 ALLOWED_DIFFERENCES: dict[str, dict[str, str]] = {"standard": {}, "autopilot": {}}
+# The Autopilot variant's Namespace differs by the Pod Security Admission labels every namespace of the program
+# carries (issue 19; workloads/pod_security.py namespace_labels): enforce privileged, warn and audit restricted.
+NAMESPACE_ALLOWED_DIFFERENCES = {f"metadata.labels.{k}" for k in namespace_labels("privileged")}
 
 
 def _upstream(mode: str) -> dict[str, dict]:
@@ -81,7 +85,7 @@ def test_rendered_installer_equals_googles_manifest(mode):
     diff = _differences(nccl_installer.installer_daemonset(mode), up["DaemonSet"])
     assert set(diff) == set(ALLOWED_DIFFERENCES[mode]), diff
     if mode == "autopilot":
-        assert _differences(nccl_installer.namespace_manifest(), up["Namespace"]) == {}
+        assert set(_differences(nccl_installer.namespace_manifest(), up["Namespace"])) == NAMESPACE_ALLOWED_DIFFERENCES
     else:
         assert set(up) == {"DaemonSet"}
 
@@ -123,7 +127,8 @@ def test_registered_installer_objects_equal_googles_manifest(synth, stack):
     assert set(diff) == set(ALLOWED_DIFFERENCES[mode]), diff
     namespaces = {x.get("metadata.name"): x for x in r.of_type("kubernetes:core/v1:Namespace")}
     if mode == "autopilot":
-        assert _differences(render.manifest_of(namespaces["rdma-system"]), up["Namespace"]) == {}
+        assert set(_differences(render.manifest_of(namespaces["rdma-system"]), up["Namespace"])) == \
+            NAMESPACE_ALLOWED_DIFFERENCES
         assert r.depends_on(daemonsets[0], namespaces["rdma-system"])
     else:
         # Standard: kube-system exists in every cluster; the program must never create or own it.

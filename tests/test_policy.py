@@ -131,7 +131,17 @@ BROKEN: list[tuple[str, str, Callable, str, str]] = [
     ("control-plane-open-outside-dev", "codelab",
      lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p["privateClusterConfig"].update(
          enablePrivateEndpoint=False)),
-     "control-plane-restricted-outside-dev", "nemo-rl-gke:authorizedNetworks"),
+     "control-plane-restricted", "nemo-rl-gke:authorizedNetworks"),
+    ("control-plane-open-on-dev", "dev",
+     lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p["privateClusterConfig"].update(
+         enablePrivateEndpoint=False)),
+     "control-plane-restricted", "nemo-rl-gke:authorizedNetworks"),
+    # What KubeRay injects when a container does not define RAY_AUTH_TOKEN itself (pod.go @v1.6.0).
+    ("ray-token-from-its-secret-into-head-env", "dev",
+     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: p["spec"]["headGroupSpec"]["template"]["spec"][
+         "containers"][0]["env"].append({"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {
+             "name": "nemo-rl-ray-auth", "key": "auth_token"}}})),
+     "tokens-only-as-files", "RAY_AUTH_TOKEN_PATH"),
     ("wandb-key-in-configmap", "dev",
      lambda rs: added(rs, "kubernetes:core/v1:ConfigMap", "settings", {
          "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "nemo-rl"},
@@ -245,6 +255,9 @@ ACCEPTED_VARIANTS = [
     ("dev", {"capacity": ["spot"], "jobEnabled": False}),  # spot only without a job: fine on dev
     ("autopilot", {"capacity": ["reservation", "flex-start", "spot"], "reservation": "b200-res"}),
     ("autopilot", {"jobMode": "own-cluster"}),          # a RayJob embedding its own GPU RayCluster
+    # Ray token auth with the stack's own KubeRay: RAY_AUTH_TOKEN defined empty is no token in the environment.
+    ("dev", {"kubeRayOperator": "helm", "nemoRlRelease": "v0.7.0", "jobEnabled": False}),
+    ("dev", {"privateEndpoint": False, "authorizedNetworks": ["203.0.113.0/24"]}),  # an IP endpoint for one range
 ]
 
 

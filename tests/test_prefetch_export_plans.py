@@ -105,15 +105,18 @@ def test_rendered_export_command_copies_latest_and_best(tmp_path):
     argv = export.export_argv(scripts_dir=SCRIPTS, checkpoint_dir=str(run), prefix="exports", run_name="r",
                               metric_name="val:accuracy")
     i, j = argv.index("--destination"), argv.index("--root")
-    assert argv[i + 1] == f"{export.EXPORT_MOUNT}/exports/r" and argv[j + 1] == export.EXPORT_MOUNT
-    bucket = tmp_path / "bucket"                      # the test's stand-in for the mounted bucket
-    argv[i + 1], argv[j + 1] = str(bucket / "exports" / "r"), str(bucket)
+    # The mount's root is the export prefix (`only-dir=exports`): the run's directory is right under it.
+    assert argv[i + 1] == f"{export.EXPORT_MOUNT}/r" and argv[j + 1] == export.EXPORT_MOUNT
+    assert export.volume(export.Destination("b", "exports"))["csi"]["volumeAttributes"]["mountOptions"] == \
+        f"implicit-dirs,{catalog.GCSFUSE_STREAMING_WRITES_OPTION},only-dir=exports"
+    bucket = tmp_path / "bucket" / "exports"          # the test's stand-in for the mounted export prefix
+    argv[i + 1], argv[j + 1] = str(bucket / "r"), str(bucket)
     missing = subprocess.run(_as_local(argv), capture_output=True, text=True, timeout=60)
     assert missing.returncode != 0 and "is the bucket mounted" in missing.stderr
-    bucket.mkdir()
+    bucket.mkdir(parents=True)
     r = subprocess.run(_as_local(argv), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in (bucket / "exports" / "r").iterdir()) == ["EXPORT.json", "step_2", "step_4"]
+    assert sorted(p.name for p in (bucket / "r").iterdir()) == ["EXPORT.json", "step_2", "step_4"]
 
 
 def test_the_sidecar_streams_the_copy_and_names_every_request_and_limit():

@@ -49,7 +49,8 @@ DRIVER = textwrap.dedent('''
         hf = huggingface_hub.get_token()            # honours HF_TOKEN_PATH (and HF_TOKEN, which must be unset)
         wb = netrc.netrc(os.environ["NETRC"]).authenticators("api.wandb.ai") if os.environ.get("NETRC") else None
         return {"hf": digest(hf) if hf else None, "wandb": digest(wb[2]) if wb else None,
-                "token_vars": sorted(v for v in %(token_vars)r if v in os.environ)}
+                # A variable defined empty (RAY_AUTH_TOKEN, the KubeRay blocker) carries nothing.
+                "token_vars": sorted(v for v in %(token_vars)r if os.environ.get(v))}
 
     ray.init()
 
@@ -225,15 +226,23 @@ def test_tokens_in_mounted_files_appear_nowhere_ray_exposes(synth, tmp_path, mon
 
 
 def test_ray_token_auth_refuses_anonymous_calls_and_its_token_stays_in_its_file(synth, tmp_path, monkeypatch):
+    """Token auth as rendered with the stack's own KubeRay: RAY_AUTH_TOKEN defined empty (so KubeRay >= 1.6.0
+    injects no token into the environment) and RAY_AUTH_TOKEN_PATH naming the file. Ray's loader skips the empty
+    variable and reads the file (authentication_token_loader.cc), on the head as in the submitter's `ray job
+    submit`."""
     root = tmp_path
     write_token_files(root)
-    head_env = rendered_head_env(synth, "dev", {"nemoRlRelease": "v0.7.0", "jobEnabled": False}, root)
+    head_env = rendered_head_env(synth, "dev", {"nemoRlRelease": "v0.7.0", "jobEnabled": False,
+                                               "kubeRayOperator": "helm"}, root)
     assert head_env.get("RAY_AUTH_MODE") == "token" and "RAY_AUTH_TOKEN_PATH" in head_env
+    assert head_env["RAY_AUTH_TOKEN"] == ""
     for var in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", *ps.TOKEN_VALUE_VARIABLES):
         monkeypatch.delenv(var, raising=False)
     env = base_env(head_env, drop=ps.TOKEN_VALUE_VARIABLES)
-    auth_client_env = base_env({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": head_env["RAY_AUTH_TOKEN_PATH"]},
-                               drop=ps.TOKEN_VALUE_VARIABLES)
+    assert env["RAY_AUTH_TOKEN"] == ""
+    # The submitter's container gets the same three variables (token_files) and nothing else of the head.
+    auth_vars = {k: head_env[k] for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")}
+    auth_client_env = base_env(auth_vars, drop=ps.TOKEN_VALUE_VARIABLES)
     token = (root / "ray-auth" / ps.RAY_AUTH_TOKEN_KEY).read_text()
 
     import ray

@@ -86,8 +86,11 @@ def test_export_runs_after_training_on_the_head_with_the_bucket_mounted(synth, s
     assert head["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
     bucket = r.get("gcp:storage/bucket:Bucket", "bucket").inputs["name"]
     assert any(v.get("csi", {}).get("volumeAttributes", {}).get("bucketName") == bucket for v in head["spec"]["volumes"])
-    assert r.depends_on(r.get(RAYCLUSTER, "raycluster"), r.get("gcp:storage/bucketIAMMember:BucketIAMMember",
-                                                                 "workload-object-user"))
+    # The head runs as the export's service account, after its grants exist (the sidecar mounts at pod start).
+    for grant in (("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user"),
+                  ("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list"),
+                  ("kubernetes:core/v1:ServiceAccount", "export-ksa")):
+        assert r.depends_on(r.get(RAYCLUSTER, "raycluster"), r.get(*grant)), grant
     assert r.outputs["exportUrl"] == f"gs://{bucket}/{export.DEFAULT_PREFIX}/{r.outputs['runName']}"
 
 

@@ -1,5 +1,7 @@
-"""The GitHub Actions workflows: valid YAML with the expected jobs, the same test command as .ci/run, pinned
-actions, and a header that documents every repository secret and variable they read."""
+"""The GitHub Actions workflows: valid YAML with the expected jobs, the same test command as .ci/run, actions
+pinned by commit SHA, no real secret handed to code from a pull request, and a header that documents every
+repository secret and variable they read (issue 19, finding 10; GitHub's "Security hardening for GitHub
+Actions": pin actions to a full-length commit SHA, least-privilege tokens, environments for credentials)."""
 from __future__ import annotations
 
 import re
@@ -62,12 +64,63 @@ def test_workflow_is_valid_yaml_with_jobs_and_steps(path):
         assert all(("run" in s) != ("uses" in s) for s in job["steps"]), name
 
 
+# `uses: owner/repo@<40-hex commit>  # vX.Y.Z`: the SHA cannot move, the tag says which release it is.
+_PINNED_USES = re.compile(r"^\s*(?:-\s+)?uses:\s+[\w.-]+/[\w./-]+@[0-9a-f]{40}\s+#\s+v\d+\.\d+\.\d+\s*$")
+
+
+def uses_lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if re.match(r"^\s*(?:-\s+)?uses:", line)]
+
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
-def test_every_action_is_pinned_to_a_major_version_or_commit(path):
-    for job in load(path)["jobs"].values():
-        for s in job["steps"]:
-            if "uses" in s:
-                assert re.match(r"^[\w.-]+/[\w./-]+@(v\d+(\.\d+)*|[0-9a-f]{40})$", s["uses"]), s["uses"]
+def test_every_action_is_pinned_by_commit_sha_with_its_tag_beside_it(path):
+    lines = uses_lines(path)
+    assert lines
+    assert [line for line in lines if not _PINNED_USES.match(line)] == []
+    # One SHA per action: two different commits of one action would be a half-done update.
+    by_action: dict[str, set[str]] = {}
+    for line in lines:
+        action, sha = line.split("uses:")[1].split("#")[0].strip().split("@")
+        by_action.setdefault(action, set()).add(sha)
+    assert all(len(shas) == 1 for shas in by_action.values()), by_action
+
+
+def jobs_handing_out_credentials(wf: dict) -> dict[str, set[str]]:
+    """job -> the credentials it can obtain: repository secrets other than GITHUB_TOKEN, and OIDC tokens."""
+    out = {}
+    for name, job in wf["jobs"].items():
+        text = yaml.safe_dump(job)
+        creds = set(re.findall(r"\bsecrets\.(\w+)", text)) - {"GITHUB_TOKEN"}
+        if (job.get("permissions") or {}).get("id-token") == "write":
+            creds.add("OIDC")
+        if creds:
+            out[name] = creds
+    return out
+
+
+def test_no_job_hands_real_secrets_to_unreviewed_code():
+    wf = load(PR_WORKFLOW)
+    creds = jobs_handing_out_credentials(wf)
+    # No long-lived secret at all: the preview federates (GCP, Pulumi Cloud) instead.
+    assert creds == {"preview": {"OIDC"}}
+    job = wf["jobs"]["preview"]
+    # The OIDC tokens are issued only to jobs of the reviewed environment (the federation's condition names it).
+    assert job["environment"] == "pulumi-preview"
+    assert "assertion.environment == 'pulumi-preview'" in PR_WORKFLOW.read_text()
+    # The tokens a preview renders are placeholders, never the real Hugging Face or W&B token.
+    config = [s for s in steps(wf, "preview") if "nemo-rl-gke:hfToken" in s.get("run", "")]
+    assert len(config) == 1 and "secrets." not in yaml.safe_dump(config[0])
+    assert "preview-placeholder-not-a-token" in config[0]["run"]
+    # The Pulumi token is the OIDC-exchanged team token, requested before the CLI runs.
+    auth = step_using(wf, "preview", "pulumi/auth-actions")
+    assert len(auth) == 1 and auth[0]["with"]["requested-token-type"].endswith(":team")
+    assert "PULUMI_ACCESS_TOKEN" not in PR_WORKFLOW.read_text().split("\nname:", 1)[1]
+
+
+def test_checkouts_do_not_leave_the_github_token_in_the_workspace():
+    for name, job in load(PR_WORKFLOW)["jobs"].items():
+        for s in step_using(load(PR_WORKFLOW), name, "actions/checkout"):
+            assert s["with"]["persist-credentials"] is False, name
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -112,12 +165,12 @@ def test_test_job_runs_as_the_runners_ordinary_user_with_python_3_11():
     assert step_using(load(PR_WORKFLOW), "test", "actions/checkout")
 
 
-def test_preview_selects_or_creates_the_stack():
-    # `pulumi stack select` alone fails on a fresh backend that has no dev stack yet.
+def test_preview_selects_the_existing_stack_and_never_creates_one():
+    # The preview team may only read the stack (Pulumi Cloud "Stack Read"): a maintainer creates it once.
     config = [s["run"] for s in steps(load(PR_WORKFLOW), "preview") if "pulumi stack select" in s.get("run", "")]
     assert len(config) == 1
     select = [line.split("#")[0].split() for line in config[0].splitlines() if "pulumi stack select" in line]
-    assert select == [["pulumi", "stack", "select", "--create", '"$STACK"']]
+    assert select == [["pulumi", "stack", "select", '"$STACK"']]
 
 
 def test_synth_job_synthesizes_every_stack_and_uploads_build():

@@ -1,14 +1,22 @@
-"""The workload's namespace, its Kubernetes service account, the token Secrets and the namespace's
-NetworkPolicies.
+"""The workload's namespace (with its Pod Security labels), its Kubernetes service accounts, the token Secrets
+and the namespace's network policies.
 
-The bucket grant (infra/bucket.py, wired in __main__.py) names this service account directly as a Workload
-Identity principal, so no Google service account or `iam.gke.io/gcp-service-account` annotation is involved;
-the principal is recorded as an annotation so `kubectl describe sa` shows what it may access.
+Service accounts: the Ray pods and the submitter run as `ksaName`, which holds no Google grant; with the
+checkpoint export the Ray head runs as the stack's own export service account instead (core.naming
+Names.export_ksa), the only principal with bucket write, under the export prefix (infra/bucket.py). The grant
+names the Kubernetes service account directly as a Workload Identity principal, so no Google service account or
+`iam.gke.io/gcp-service-account` annotation is involved; the principal is recorded as an annotation so `kubectl
+describe sa` shows what it may access.
+
+Pod Security Admission (core/catalog.py, PSA): the namespace enforces the level every pod in it meets —
+`privileged`, because the GPU workers mount the host's NVIDIA and gIB libraries (hostPath, which `baseline`
+forbids) — and warns and audits `restricted`, which the submitter, the GPU placeholders and the image pre-pull
+meet; the Ray head and the prefetch run as root (workloads/raycluster_spec.py, workloads/prefetch.py say why).
 
 Token values stay Pulumi secrets end to end and reach pods only as read-only files (workloads/pod_security.py):
 the Secret holds the Hugging Face token as is and the W&B key as the netrc entry wandb reads; the Ray auth token
-(releases with Ray token authentication) has a Secret of its own. The NetworkPolicies
-(workloads/network_policy.py) deny ingress by default and open only the workload's own paths.
+(releases with Ray token authentication) has a Secret of its own, under the key KubeRay reads. The network
+policies (workloads/network_policy.py) deny ingress and egress by default and open only each pod's own paths.
 """
 from __future__ import annotations
 
@@ -18,47 +26,75 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from core import catalog
 from core.naming import HF_SECRET, HF_TOKEN_KEY, RAY_AUTH_SECRET, RAY_AUTH_TOKEN_KEY, WANDB_NETRC_KEY
 from core.settings import Secrets, Settings
-from core.settings.security import token_auth_enabled
-from workloads.network_policy import PolicyArgs, network_policies
-from workloads.pod_security import wandb_netrc
+from core.settings.job import needs_wandb_key
+from core.settings.security import dashboard_peers, token_auth_enabled
+from workloads.network_policy import PolicyArgs, fqdn_policies, network_policies
+from workloads.pod_security import namespace_labels, wandb_netrc
+from workloads.rdma import rdma_pod_mixin
 
 PRINCIPAL_ANNOTATION = "nemo-rl-gke/workload-identity-principal"
+
+
+def enforce_level(worker_volumes: list[dict]) -> str:
+    """The strictest Pod Security level every pod of the namespace meets: `privileged` as soon as a pod mounts a
+    host path (the GPU workers' driver and gIB libraries; `baseline` forbids hostPath volumes), else `baseline`
+    (the Ray head and the prefetch run as root, which `restricted` forbids)."""
+    return "privileged" if any("hostPath" in v for v in worker_volumes) else "baseline"
 
 
 @dataclass(frozen=True)
 class WorkloadIdentityArgs:
     namespace: str
     ksa_name: str
-    dashboard_peers: tuple[str, ...]
+    export_ksa: Optional[str]             # the Ray head's service account with the export on
+    psa_enforce: str
     ray_token_auth: bool
+    policies: PolicyArgs
 
     @classmethod
     def of(cls, s: Settings) -> "WorkloadIdentityArgs":
-        return cls(namespace=s.storage.namespace, ksa_name=s.storage.ksa_name,
-                   dashboard_peers=tuple(s.security.ray_dashboard_peers), ray_token_auth=token_auth_enabled(s))
+        exporting = s.job.enabled and s.startup.export_checkpoints
+        prefetching = s.job.enabled and s.startup.prefetch_weights
+        ns = s.storage.namespace
+        return cls(
+            namespace=ns, ksa_name=s.storage.ksa_name, export_ksa=s.names.export_ksa if exporting else None,
+            psa_enforce=enforce_level(rdma_pod_mixin(s.gpu.accelerator, s.workload.release).volumes),
+            ray_token_auth=token_auth_enabled(s),
+            policies=PolicyArgs(
+                namespace=ns, dashboard_peers=dashboard_peers(s),
+                head_google_apis=exporting, head_wandb=needs_wandb_key(s),
+                head_hub=True, workers_hub=not prefetching, prefetch=prefetching,
+                prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
+                fqdn=s.security.egress_fqdn_policies))
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     service_account: k8s.core.v1.ServiceAccount
+    export_service_account: Optional[k8s.core.v1.ServiceAccount]
     secret: k8s.core.v1.Secret
     ray_auth_secret: Optional[k8s.core.v1.Secret]
-    network_policies: list[k8s.networking.v1.NetworkPolicy]
+    network_policies: list[pulumi.Resource]
 
-    def __init__(self, name: str, args: WorkloadIdentityArgs, secrets: Secrets, principal: pulumi.Input[str],
-                 provider: k8s.Provider, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: WorkloadIdentityArgs, secrets: Secrets,
+                 export_principal: Optional[pulumi.Input[str]], provider: k8s.Provider,
+                 opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:workloads:WorkloadIdentity", name, None, opts)
         a = args
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         self.namespace = k8s.core.v1.Namespace("namespace", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=a.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke"}), opts=child)
+            name=a.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke", **namespace_labels(a.psa_enforce)}),
+            opts=child)
         ns = self.namespace.metadata.name
         self.service_account = k8s.core.v1.ServiceAccount("ksa", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=a.ksa_name, namespace=ns,
-            annotations={PRINCIPAL_ANNOTATION: principal}),
-            opts=child)
+            name=a.ksa_name, namespace=ns), opts=child)
+        self.export_service_account = None
+        if a.export_ksa is not None and export_principal is not None:
+            self.export_service_account = k8s.core.v1.ServiceAccount("export-ksa", metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=a.export_ksa, namespace=ns, annotations={PRINCIPAL_ANNOTATION: export_principal}), opts=child)
         data = {HF_TOKEN_KEY: secrets.hf_token}
         if secrets.wandb_api_key is not None:
             data[WANDB_NETRC_KEY] = pulumi.Output.secret(secrets.wandb_api_key).apply(wandb_netrc)
@@ -70,9 +106,16 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 name=RAY_AUTH_SECRET, namespace=ns), type="Opaque",
                 string_data={RAY_AUTH_TOKEN_KEY: secrets.ray_auth_token}, opts=child)
         self.network_policies = []
-        for m in network_policies(PolicyArgs(namespace=a.namespace, dashboard_peers=a.dashboard_peers)):
+        for m in network_policies(a.policies):
             self.network_policies.append(k8s.networking.v1.NetworkPolicy(
                 f"netpol-{m['metadata']['name']}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"], namespace=ns,
+                                                    labels=m["metadata"]["labels"]),
+                spec=m["spec"], opts=child))
+        for m in fqdn_policies(a.policies):
+            # GKE serves this CRD once the cluster has FQDN network policies on (infra/cluster.py).
+            self.network_policies.append(k8s.apiextensions.CustomResource(
+                f"fqdnpol-{m['metadata']['name']}", api_version=m["apiVersion"], kind=m["kind"],
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"], namespace=ns,
                                                     labels=m["metadata"]["labels"]),
                 spec=m["spec"], opts=child))

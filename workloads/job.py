@@ -26,7 +26,8 @@ in the Ray dashboard): the tokens are files in the Ray pods (workloads/pod_secur
 in any environment.
 
 The submitter pod gets our own template (`submitterPodTemplate`, in both KubeRay CRDs): the workload labels the
-NetworkPolicies admit to the head's dashboard, hardened contexts, the Ray auth token file when token auth is on.
+NetworkPolicies admit to the head's dashboard (and nothing else), Pod Security `restricted` (it only runs the
+`ray` CLI against the dashboard: non-root, no capabilities), the Ray auth token file when token auth is on.
 KubeRay fills in the `ray job submit` command and the RAY_DASHBOARD_ADDRESS / RAY_JOB_SUBMISSION_ID env of the
 first container when the template leaves the command empty (rayjob_controller.go getSubmitterTemplate); a Job's
 pods must not restart in place, hence `restartPolicy: Never` as in KubeRay's default template.
@@ -130,7 +131,7 @@ def submitter_template(a: JobArgs) -> dict:
     spec = {"restartPolicy": "Never", "containers": [container]}
     if tokens.volumes:
         spec["volumes"] = tokens.volumes
-    return {"metadata": {"labels": dict(SUBMITTER_LABELS)}, "spec": harden_pod_spec(spec)}
+    return {"metadata": {"labels": dict(SUBMITTER_LABELS)}, "spec": harden_pod_spec(spec, restricted=True)}
 
 
 def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:

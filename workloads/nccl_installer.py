@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Literal
 
 from core.catalog import NCCL_GIB_INSTALLER_IMAGE
+from workloads.pod_security import namespace_labels
 
 Mode = Literal["standard", "autopilot"]
 
@@ -63,9 +64,13 @@ def installer_namespace(mode: Mode) -> str:
 
 
 def namespace_manifest() -> dict:
-    """The `rdma-system` Namespace that the Autopilot variant ships alongside its DaemonSet."""
+    """The `rdma-system` Namespace that the Autopilot variant ships alongside its DaemonSet, plus the Pod Security
+    labels every namespace of the program carries (issue 19): it enforces `privileged`, which the installer needs
+    (privileged, hostNetwork, hostPID, hostPath), and warns and audits `restricted`. The labels are the one
+    difference from upstream's Namespace; Autopilot's allowlist matches the DaemonSet, which stays identical."""
     ns = NAMESPACES["autopilot"]
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"name": ns}}}
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns, "labels": {"name": ns, **namespace_labels("privileged")}}}
 
 
 def installer_daemonset(mode: Mode = "standard", image: str = NCCL_GIB_INSTALLER_IMAGE) -> dict:

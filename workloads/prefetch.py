@@ -29,7 +29,7 @@ import pulumi_kubernetes as k8s
 from core import catalog, images, lustre_paths, prefetch, recipes
 from core.naming import HF_SECRET, HF_TOKEN_KEY, JOB_SCRIPTS, LUSTRE_PVC
 from core.settings import Settings
-from workloads.pod_security import TOKEN_FILE_MODE, TOKENS_DIR, harden_pod_spec
+from workloads.pod_security import ROLE_LABEL, ROLE_PREFETCH, TOKEN_FILE_MODE, TOKENS_DIR, harden_pod_spec
 from workloads.raycluster_spec import SCRIPTS_FILE_MODE, RayPodsConfig, raycluster_spec
 
 TOKEN_DIR = TOKENS_DIR
@@ -112,11 +112,13 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
         "containers": [download],
         "volumes": volumes,
     }
-    # The same hardening as the Ray pods (workloads/pod_security.py); root like them, so the HF cache it writes
-    # on Lustre belongs to the user the job runs as.
+    # The same hardening as the Ray head (workloads/pod_security.py: every capability dropped); root like it, so
+    # the HF cache it writes on Lustre belongs to the user the job runs as (a root head without capabilities
+    # could not write into a non-root user's directories). Its role label is what the network policies select:
+    # DNS, and Hugging Face (and PyPI for the install) by name.
     return {"backoffLimit": a.backoff_limit, "activeDeadlineSeconds": a.timeout_seconds,
             "template": {"metadata": {"labels": {"app.kubernetes.io/part-of": "nemo-rl-gke",
-                                                 "nemo-rl-gke/role": "weights-prefetch"}},
+                                                 ROLE_LABEL: ROLE_PREFETCH}},
                          "spec": harden_pod_spec(pod)}}
 
 

@@ -11,11 +11,19 @@ are rendered (the RayOperator add-on does not publish its KubeRay version; FACTS
 against both CRDs.
 
 Hardening (workloads/pod_security.py): every template carries our workload labels (the NetworkPolicies select
-them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened security contexts, no
-service-account token, and the tokens as read-only files: the Hugging Face token on head and workers
-(`HF_TOKEN_PATH`), the W&B netrc on the head only (`NETRC`; NeMo-RL's driver calls `wandb.init` there), the
-Ray auth token on every Ray container when token authentication is on. The images are pinned
-(core/images.py).
+them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened security contexts (every
+capability dropped on the head; the GPU workers, whose RDMA use is unproven without them, keep the default set
+minus NET_RAW), no service-account token, and each token only where it is read, as a read-only file: the
+Hugging Face token on the head (its driver and the data preparation call the Hub) and on the workers only when
+nothing was prefetched (they then download the model; with the prefetch they load everything from Lustre and
+run with HF_HUB_OFFLINE=1), the W&B netrc on the head only and only when the recipe logs to W&B (`NETRC`;
+NeMo-RL's driver calls `wandb.init` there), the Ray auth token on every Ray container when token
+authentication is on. With the export the head runs as the export's own service account (the only one with
+bucket write); the workers' holds no grant. The head runs as root: NeMo-RL's image and every file the GPU
+workers write on Lustre belong to root, and a non-root head could not write beside them; without capabilities it
+writes only what root owns, which includes the export mount (Cloud Storage FUSE presents it as uid/gid 0 unless
+the pod sets an fsGroup: gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go @5fcdc04a). The
+images are pinned (core/images.py).
 """
 from __future__ import annotations
 
@@ -29,6 +37,7 @@ from core.lustre_paths import hf_home
 from core.recipes import SCRIPTS_DIR
 from core.settings import Settings
 from core.settings import workload as workload_settings
+from core.settings.job import needs_wandb_key
 from core.settings.security import token_auth_enabled
 from workloads.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.compute_class import worker_scheduling
@@ -87,6 +96,13 @@ class RayPodsConfig:
     # the copy. None: no export.
     export_bucket: Optional[str] = None
     ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
+    # Issue 19: the head's service account (the export's own with the export on), the export prefix it mounts,
+    # whether the workers load everything from the prefetched cache (no Hub, no token) and whether the driver
+    # logs to W&B (the netrc goes to the head only then).
+    head_ksa_name: str = ""
+    export_prefix: str = export.DEFAULT_PREFIX
+    workers_offline: bool = False
+    wandb: bool = True
 
     @property
     def ray_auth_secret(self) -> "str | None":
@@ -95,9 +111,11 @@ class RayPodsConfig:
     @classmethod
     def of(cls, s: Settings) -> "RayPodsConfig":
         w = s.workload
-        bucket = None
+        bucket, prefix = None, export.DEFAULT_PREFIX
         if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None:
             bucket = s.bucket_name
+            dest, _ = export.parse_destination(s.startup.export_destination, s.bucket_name)
+            prefix = dest.prefix
         return cls(release=w.release, image=s.nemo_rl_image, accelerator=s.gpu.accelerator, zone=s.zone,
                    autopilot=s.autopilot,
                    compute_class=s.capacity.compute_class, spot_capacity="spot" in s.capacity.models,
@@ -106,7 +124,9 @@ class RayPodsConfig:
                    lustre_mount_path=w.lustre_mount_path, shm_size_gib=w.shm_size_gib, head_cpu=w.head_cpu,
                    head_memory_gib=w.head_memory_gib, head_ephemeral_gib=workload_settings.head_ephemeral_gib(s),
                    worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s), ray_token_auth=token_auth_enabled(s),
-                   export_bucket=bucket)
+                   export_bucket=bucket,
+                   head_ksa_name=s.names.export_ksa if bucket else s.storage.ksa_name, export_prefix=prefix,
+                   workers_offline=s.job.enabled and s.startup.prefetch_weights, wandb=needs_wandb_key(s))
 
 _LUSTRE_VOLUME = "lustre"
 _SHM_VOLUME = "dshm"
@@ -154,7 +174,7 @@ def _scripts_mount() -> dict:
 
 
 def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
-    pod_spec: dict = {"serviceAccountName": c.ksa_name}
+    pod_spec: dict = {"serviceAccountName": c.head_ksa_name or c.ksa_name}
     if c.autopilot:
         # An explicit CPU compute selection, so the head never lands on (or waits for) GPU capacity. Balanced
         # is a CPU compute class that needs no machine-family selector (Performance would need one) and
@@ -163,7 +183,7 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     else:
         # The CPU system pool; the head never lands on (or waits for) a GPU node.
         pod_spec["nodeSelector"] = {"cloud.google.com/gke-nodepool": c.system_pool}
-    tokens = token_files(secret_name, hugging_face=True, wandb=True, ray_auth_secret=c.ray_auth_secret)
+    tokens = token_files(secret_name, hugging_face=True, wandb=c.wandb, ray_auth_secret=c.ray_auth_secret)
     pod_spec["containers"] = [{
         "name": HEAD_CONTAINER,
         "image": c.image,
@@ -186,7 +206,7 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # The job's entrypoint ends with the checkpoint export on the head (core.export): the bucket is mounted
         # by the GCS FUSE CSI driver, whose sidecar the annotation injects and sizes.
         pod_spec["containers"][0]["volumeMounts"].append(export.volume_mount())
-        pod_spec["volumes"].append(export.volume(export.Destination(c.export_bucket, export.DEFAULT_PREFIX)))
+        pod_spec["volumes"].append(export.volume(export.Destination(c.export_bucket, c.export_prefix)))
         template["metadata"]["annotations"] = export.pod_annotations()
     template["spec"] = harden_pod_spec(pod_spec)
     return {
@@ -213,9 +233,11 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     class_selector, class_tolerations = worker_scheduling(c.compute_class, spot=c.spot_capacity)
     node_selector.update(class_selector)
     replicas = c.worker_replicas
-    # The GPU workers resolve gated models from the Hub too (unless the cache is warm and the Hub offline);
-    # no W&B file: only the driver on the head logs to W&B.
-    tokens = token_files(secret_name, hugging_face=True, ray_auth_secret=c.ray_auth_secret)
+    # With the prefetch the GPU workers load the model and tokenizer from the pinned snapshot on Lustre and never
+    # call the Hub (HF_HUB_OFFLINE=1, no token); without it they download the model themselves. No W&B file:
+    # only the driver on the head logs to W&B.
+    tokens = token_files(secret_name, hugging_face=not c.workers_offline, ray_auth_secret=c.ray_auth_secret)
+    offline = [{"name": "HF_HUB_OFFLINE", "value": "1"}] if c.workers_offline else []
     container = {
         "name": WORKER_CONTAINER,
         "image": c.image,
@@ -228,7 +250,7 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
         "args": [mixin.startup_prefix],
         "resources": gpu_worker_resources(acc, c.worker_ephemeral_gib),
-        "env": mixin.env + _common_env(c) + tokens.env,
+        "env": mixin.env + _common_env(c) + offline + tokens.env,
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
             _lustre_mount(c),
@@ -267,19 +289,25 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         "maxReplicas": replicas,
         "rayStartParams": {},
         "template": {"metadata": {"labels": dict(RAY_WORKER_LABELS), "annotations": dict(mixin.annotations)},
-                     "spec": harden_pod_spec(pod_spec)},
+                     "spec": harden_pod_spec(pod_spec, drop_all=False)},
     }
 
 
 def raycluster_spec(c: RayPodsConfig, *, secret_name: str, pvc_name: str) -> dict:
     """The RayCluster `spec` (also the RayJob's `rayClusterSpec` in own-cluster mode)."""
-    return {
+    spec = {
         # Must equal the Ray inside the image (settings validation rejects any other rayVersion).
         "rayVersion": c.release.ray_version,
         "enableInTreeAutoscaling": False,
         "headGroupSpec": _head_group(c, secret_name, pvc_name),
         "workerGroupSpecs": [_worker_group(c, secret_name, pvc_name)],
     }
+    if c.ray_token_auth:
+        # Only with the KubeRay this stack installs (1.7.0; the settings refuse token auth on GKE's add-on): the
+        # operator reads the token from our Secret for its own dashboard calls and, since every Ray container
+        # defines RAY_AUTH_TOKEN (empty), injects it into no environment (core/catalog.py, KubeRay 1.6.0+).
+        spec["authOptions"] = {"mode": "token", "secretName": RAY_AUTH_SECRET}
+    return spec
 
 
 def raycluster_manifest(c: RayPodsConfig, *, name: str, secret_name: str, pvc_name: str) -> dict:

@@ -29,7 +29,7 @@ import copy
 from typing import Optional
 
 from core import catalog
-from workloads.pod_security import harden_pod_spec
+from workloads.pod_security import ROLE_LABEL, ROLE_PREPULL, ROLE_WARMUP, harden_pod_spec
 
 PART_OF = {"app.kubernetes.io/part-of": "nemo-rl-gke"}
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
@@ -38,7 +38,7 @@ PLACEHOLDER_CONTAINER = "placeholder"
 # released even if no worker came (a job never submitted, a stockout that outlasted the wait).
 DEFAULT_HOLD_SECONDS = 2 * 3600
 # An unprivileged user present in every image (nobody); the placeholder only runs the shell and `sleep`.
-_NOBODY = 65534
+_NOBODY = catalog.NOBODY_UID
 
 
 def _hardened(read_only: bool = True) -> dict:
@@ -93,7 +93,7 @@ def placeholder_job(*, name: str, namespace: str, worker_pod_spec: dict, image: 
     for key in ("nodeSelector", "affinity", "tolerations"):
         if key in worker_pod_spec:
             pod[key] = copy.deepcopy(worker_pod_spec[key])
-    labels = dict(PART_OF, **{"nemo-rl-gke/role": "gpu-warmup"})
+    labels = dict(PART_OF, **{ROLE_LABEL: ROLE_WARMUP})
     return {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
@@ -108,21 +108,21 @@ def placeholder_job(*, name: str, namespace: str, worker_pod_spec: dict, image: 
                 {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
             "template": {"metadata": {"labels": labels, **({"annotations": dict(worker_annotations)}
                                                             if worker_annotations else {})},
-                         "spec": harden_pod_spec(pod)},
+                         "spec": harden_pod_spec(pod, restricted=True)},
         },
     }
 
 
 def cpu_prepull_daemonset(*, name: str, namespace: str, image: str, node_selector: dict) -> dict:
-    labels = dict(PART_OF, **{"nemo-rl-gke/role": "image-prepull"})
+    labels = dict(PART_OF, **{ROLE_LABEL: ROLE_PREPULL})
     tiny = {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}}
     return {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
         # Pulumi would otherwise wait for the rollout, i.e. for the 25 GB pull on every node.
         "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
         "spec": {
-            "selector": {"matchLabels": {"nemo-rl-gke/role": "image-prepull"}},
-            "template": {"metadata": {"labels": labels}, "spec": harden_pod_spec({
+            "selector": {"matchLabels": {ROLE_LABEL: ROLE_PREPULL}},
+            "template": {"metadata": {"labels": labels}, "spec": harden_pod_spec(restricted=True, pod_spec={
                 "nodeSelector": dict(node_selector),
                 "automountServiceAccountToken": False,
                 "enableServiceLinks": False,

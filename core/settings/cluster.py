@@ -1,6 +1,7 @@
 """The GKE cluster (both modes) and its rules: GKE version floors, the maintenance window."""
 from __future__ import annotations
 
+import datetime
 import re
 from typing import TYPE_CHECKING, Literal, Optional
 
@@ -32,10 +33,12 @@ class ClusterSettings(Section):
         "Minimum GKE version (e.g. 1.33 or 1.33.2-gke.4780000); default: the channel's default."))
     maintenance_start: str = Field("03:00", alias="maintenanceStart",
                                    description="Start (HH:MM, UTC) of the daily 4-hour maintenance window.")
-    maintenance_exclusion: bool = Field(True, alias="maintenanceExclusion", description=(
-        "Keep GKE from draining nodes for minor or node upgrades until the version's end of support "
-        "(NO_MINOR_OR_NODE_UPGRADES, as Google's A4 blueprint). Does not stop host maintenance, spot "
-        "preemption or auto-repair."))
+    maintenance_exclusion_start: Optional[str] = Field(None, alias="maintenanceExclusionStart", description=(
+        "First day (YYYY-MM-DD, UTC) of a window in which GKE does not drain nodes for minor or node upgrades "
+        "(NO_MINOR_OR_NODE_UPGRADES), e.g. the start of a long run; unset: no exclusion, nodes get GKE's "
+        "patches in the maintenance window. Does not stop host maintenance, spot preemption or auto-repair."))
+    maintenance_exclusion_days: int = Field(14, alias="maintenanceExclusionDays", description=(
+        "Length of that window in days, at most 30: node security patches wait at most this long."))
     system_machine_type: str = Field("n2-standard-16", alias="systemMachineType", description=(
         "Standard only: machine type of the CPU system pool (Ray head, controllers)."))
     system_nodes: int = Field(1, alias="systemNodes", ge=1,
@@ -82,8 +85,47 @@ def check(s: "Settings") -> list[str]:
                  "such as n2-standard-16")
     if not _HHMM.match(c.maintenance_start):
         p.append(f"{key('maintenanceStart')}: {c.maintenance_start!r} must be HH:MM (UTC), e.g. 03:00")
+    p.extend(_exclusion_problems(c))
     return p
 
 
 def system_nodes_valid(s: "Settings") -> bool:
     return s.autopilot or s.cluster.system_nodes <= catalog.GKE_MAX_NODES_PER_POOL_ZONE
+
+
+def _exclusion_problems(c: ClusterSettings) -> list[str]:
+    days = c.maintenance_exclusion_days
+    if not 1 <= days <= catalog.MAINTENANCE_EXCLUSION_MAX_DAYS:
+        return [f"{key('maintenanceExclusionDays')}: {days} is outside 1..{catalog.MAINTENANCE_EXCLUSION_MAX_DAYS}: "
+                "a longer window holds back node security patches for longer"]
+    if c.maintenance_exclusion_start is not None and exclusion_window(c) is None:
+        return [f"{key('maintenanceExclusionStart')}: {c.maintenance_exclusion_start!r} is not a date like "
+                "2026-12-01 (YYYY-MM-DD, UTC)"]
+    return []
+
+
+def exclusion_window(c: ClusterSettings) -> Optional[tuple[str, str]]:
+    """(start, end) as RFC 3339 UTC timestamps of the maintenance exclusion, or None without a valid start."""
+    if c.maintenance_exclusion_start is None:
+        return None
+    try:
+        start = datetime.date.fromisoformat(c.maintenance_exclusion_start)
+    except ValueError:
+        return None
+    if start.isoformat() != c.maintenance_exclusion_start:
+        return None
+    end = start + datetime.timedelta(days=c.maintenance_exclusion_days)
+    return f"{start.isoformat()}T00:00:00Z", f"{end.isoformat()}T00:00:00Z"
+
+
+def exclusion_warnings(c: ClusterSettings, today: Optional[datetime.date] = None) -> list[str]:
+    """A window that has already ended protects nothing; `pulumi preview` says so."""
+    window = exclusion_window(c)
+    if window is None:
+        return []
+    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    end = datetime.date.fromisoformat(window[1][:10])
+    if end <= today:
+        return [f"{key('maintenanceExclusionStart')}: the node-upgrade freeze ended on {end.isoformat()}; nodes "
+                "take GKE's upgrades again (set a new start date for the next run, or unset it)"]
+    return []

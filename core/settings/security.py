@@ -1,13 +1,17 @@
 """Hardening settings and their rules: who reaches the control plane, where the operator's dashboard calls come
-from, Ray token authentication. Private nodes, Cloud NAT and shielded nodes are not optional (issue 11).
+from, which KubeRay operator runs the Ray clusters, Ray token authentication, egress control. Private nodes,
+Cloud NAT and shielded nodes are not optional (issue 11).
 
 Rules (each problem names its key):
 - `authorizedNetworks`: every entry an IPv4 CIDR.
-- `privateEndpoint`: the cluster's IP endpoint is private; pulumi-kubernetes must still reach the API server
-  from wherever `pulumi up` runs, so it needs the DNS-based endpoint (`dnsEndpoint`, authorised by IAM) or an
-  authorised network (a runner inside the VPC).
-- `rayDashboardPeers`: `konnectivity`, `kube-system` or a CIDR; at least one (the operator reads job status there).
-- `rayTokenAuth`: `on` needs a release whose Ray has token auth (Ray >= 2.52).
+- `privateEndpoint` (default on: the IP endpoint is private, `pulumi up` and kubectl use GKE's DNS-based
+  endpoint, authorised by IAM): pulumi-kubernetes must still reach the API server from wherever `pulumi up`
+  runs, so it needs the DNS-based endpoint (`dnsEndpoint`) or an authorised network (a runner inside the VPC).
+- `rayDashboardPeers`: `konnectivity`, `kube-system`, `kuberay-operator` or a CIDR; empty means the operator's
+  own path (`konnectivity` for GKE's hosted add-on, `kuberay-operator` for the KubeRay this program installs).
+- `rayTokenAuth`: `on` needs a release whose Ray has token auth (Ray >= 2.52) and an operator that can send the
+  token (`kubeRayOperator: helm`, KubeRay 1.7.0): GKE does not publish its add-on's KubeRay, which may be 1.4.2,
+  and without the token the operator cannot read a job's status or stop it (core/catalog.py, issue 18 item 3).
 """
 from __future__ import annotations
 
@@ -25,7 +29,8 @@ if TYPE_CHECKING:
     from core.settings import Settings
 
 # Named dashboard peers (workloads/network_policy.py turns them into NetworkPolicy peers).
-NAMED_DASHBOARD_PEERS = ("konnectivity", "kube-system")
+NAMED_DASHBOARD_PEERS = ("konnectivity", "kube-system", "kuberay-operator")
+OPERATORS = ("gke-addon", "helm")
 
 
 class SecuritySettings(Section):
@@ -34,19 +39,27 @@ class SecuritySettings(Section):
     authorized_networks: list[str] = Field([], alias="authorizedNetworks", description=(
         "CIDRs allowed to reach the cluster's IP endpoint (control-plane authorized networks); empty: open to "
         "every address (IAM still applies); the policy pack warns outside dev."))
-    private_endpoint: bool = Field(False, alias="privateEndpoint", description=(
-        "Make the cluster's IP endpoint private (VPC only). Needs dnsEndpoint or an authorized network that "
-        "`pulumi up` runs from."))
+    private_endpoint: bool = Field(True, alias="privateEndpoint", description=(
+        "Keep the cluster's IP endpoint private (VPC only); pulumi and kubectl use the DNS-based endpoint "
+        "(IAM). Set false together with authorizedNetworks to open the IP endpoint to those ranges."))
     dns_endpoint: bool = Field(True, alias="dnsEndpoint", description=(
         "GKE's DNS-based control-plane endpoint, reachable from anywhere and authorised by IAM; used by the "
         "Kubernetes provider when privateEndpoint is on."))
-    ray_dashboard_peers: list[str] = Field(["kube-system"], alias="rayDashboardPeers", description=(
-        "Who may reach the Ray head's dashboard port besides the workload's own pods: 'konnectivity' (the API "
-        "server's agents, through which GKE's hosted KubeRay operator calls), 'kube-system' (any pod there) or "
-        "CIDRs. See the README before narrowing it."))
+    ray_dashboard_peers: list[str] = Field([], alias="rayDashboardPeers", description=(
+        "Who may reach the Ray head's dashboard port besides the Ray pods and the job submitter: 'konnectivity' "
+        "(the API server's agents, through which GKE's hosted KubeRay operator calls), 'kuberay-operator' (the "
+        "operator pods of kubeRayOperator helm), 'kube-system' (any pod there) or CIDRs; empty: the operator's "
+        "own path."))
     ray_token_auth: Literal["auto", "on", "off"] = Field("auto", alias="rayTokenAuth", description=(
-        "Ray token authentication on the dashboard, Jobs API and GCS: auto = on for releases whose Ray has it "
-        "(>= 2.52: v0.7.0), on, or off."))
+        "Ray token authentication on the dashboard, Jobs API and GCS: auto = on where the release's Ray has it "
+        "(>= 2.52: v0.7.0) and the operator can send it (kubeRayOperator helm), on, or off."))
+    kuberay_operator: Literal["gke-addon", "helm"] = Field("gke-addon", alias="kubeRayOperator", description=(
+        "Which KubeRay runs the Ray clusters: GKE's hosted RayOperator add-on (version not published), or helm: "
+        "KubeRay 1.7.0 from its Helm chart kept in the repository, in its own namespace (needed for Ray token "
+        "authentication)."))
+    egress_fqdn_policies: bool = Field(True, alias="egressFqdnPolicies", description=(
+        "Allow the pods' outside hosts (Hugging Face, PyPI, Cloud Storage, W&B) by name with GKE FQDN network "
+        "policies; false: HTTPS to any public address for those pods instead."))
 
 
 RAY_AUTH_TOKEN_MISSING = (
@@ -55,12 +68,18 @@ RAY_AUTH_TOKEN_MISSING = (
     f"{key('rayTokenAuth')} to off")
 
 
+def own_operator(s: "Settings") -> bool:
+    """The stack installs KubeRay itself (a known version that can send the Ray token)."""
+    return s.security.kuberay_operator == "helm"
+
+
 def token_auth_enabled(s: "Settings") -> bool:
     release = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)
     if release is None:
         return False   # the workload rules report the unknown release; nothing here may look it up
-    # `on` with a Ray without token auth is refused by check(); it never counts as on (no token is asked for).
-    return s.security.ray_token_auth in ("on", "auto") and catalog.ray_supports_token_auth(release.ray_version)
+    # `on` where the release's Ray or the operator cannot take a token is refused by check(); it never counts as on.
+    supported = catalog.ray_supports_token_auth(release.ray_version) and own_operator(s)
+    return s.security.ray_token_auth in ("on", "auto") and supported
 
 
 def credentials_flag(s: "Settings") -> str:
@@ -106,6 +125,13 @@ def warnings(s: "Settings") -> list[str]:
     return out
 
 
+def dashboard_peers(s: "Settings") -> tuple[str, ...]:
+    """The dashboard's peers besides the workload: the setting, or the operator's own path."""
+    if s.security.ray_dashboard_peers:
+        return tuple(s.security.ray_dashboard_peers)
+    return ("kuberay-operator",) if own_operator(s) else ("konnectivity",)
+
+
 def check(s: "Settings") -> list[str]:
     p: list[str] = []
     sec = s.security
@@ -118,9 +144,9 @@ def check(s: "Settings") -> list[str]:
     if sec.private_endpoint and not sec.dns_endpoint and not [n for n in nets if n is not None]:
         p.append(f"{key('privateEndpoint')}: a private IP endpoint leaves `pulumi up` no way to reach the API "
                  f"server; turn on {key('dnsEndpoint')} or add the runner's range to {key('authorizedNetworks')}")
-    if not sec.ray_dashboard_peers:
-        p.append(f"{key('rayDashboardPeers')}: needs at least one peer, or the KubeRay operator cannot read job "
-                 f"status (default: kube-system)")
+    if "kuberay-operator" in sec.ray_dashboard_peers and not own_operator(s):
+        p.append(f"{key('rayDashboardPeers')}: 'kuberay-operator' names the operator pods of {key('kubeRayOperator')} "
+                 "helm; GKE's add-on runs its operator outside the cluster (use 'konnectivity')")
     for peer in sec.ray_dashboard_peers:
         if peer not in NAMED_DASHBOARD_PEERS:
             parse_cidr("rayDashboardPeers", peer, p)
@@ -128,4 +154,8 @@ def check(s: "Settings") -> list[str]:
     if sec.ray_token_auth == "on" and release is not None and not catalog.ray_supports_token_auth(release.ray_version):
         p.append(f"{key('rayTokenAuth')}: 'on' needs Ray >= {catalog.RAY_TOKEN_AUTH_MIN_RAY}; NeMo-RL "
                  f"{release.tag} ships Ray {release.ray_version} (use v0.7.0, or 'auto')")
+    elif sec.ray_token_auth == "on" and not own_operator(s):
+        p.append(f"{key('rayTokenAuth')}: 'on' needs an operator that sends the token on its job-status and stop "
+                 f"calls; GKE's add-on does not publish its KubeRay (1.4.2 has no authOptions, so its calls would "
+                 f"get 401 and a deleted job would keep its GPUs): set {key('kubeRayOperator')} to helm")
     return p

@@ -49,6 +49,9 @@ class StartupSettings(Section):
         "After training succeeded, copy the final checkpoint (and the best, with a metric) to the bucket."))
     export_destination: str = Field("", alias="exportDestination", description=(
         "Where exports go: gs://<stack bucket>/<prefix> or a prefix; default: exports."))
+    export_soft_delete_days: int = Field(30, alias="exportSoftDeleteDays", description=(
+        "Days a deleted or overwritten object of the bucket stays restorable (Cloud Storage soft delete; 7 to "
+        "90, or 0 for none; Cloud Storage's own default is 7). Soft-deleted bytes are billed."))
 
     @property
     def warmup(self) -> bool:
@@ -64,6 +67,10 @@ def check(s: "Settings") -> list[str]:
         _, problem = export.parse_destination(st.export_destination, s.bucket_name)
         if problem:
             p.append(f"{key('exportDestination')}: {problem}")
+    days = st.export_soft_delete_days
+    if days != 0 and not catalog.SOFT_DELETE_MIN_DAYS <= days <= catalog.SOFT_DELETE_MAX_DAYS:
+        p.append(f"{key('exportSoftDeleteDays')}: {days} is not 0 or {catalog.SOFT_DELETE_MIN_DAYS}.."
+                 f"{catalog.SOFT_DELETE_MAX_DAYS} (the range Cloud Storage soft delete accepts)")
     if st.prefetch_weights and s.recipe is not None and s.recipe.model_revision is None:
         p.append(f"{key('prefetchWeights')}: model {s.recipe.model_name!r} has no pinned revision; set "
                  f"{key('jobOverrides')}.model_revision to a commit id or a version tag, or set prefetchWeights "

@@ -24,7 +24,8 @@ class StorageSettings(Section):
                                        description="Bucket name (global); default: <prefix>-<gcp project>.")
     namespace: str = Field("nemo-rl", alias="namespace", description="Kubernetes namespace of the workload.")
     ksa_name: str = Field("nemo-rl-runner", alias="ksaName", description=(
-        "Kubernetes service account of the Ray pods, granted roles/storage.objectUser on the bucket."))
+        "Kubernetes service account of the Ray pods; it holds no Google grant (the checkpoint export runs on the "
+        "head as the stack's own <prefix>-export service account)."))
 
 
 def check(s: "Settings") -> list[str]:

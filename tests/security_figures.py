@@ -1,0 +1,288 @@
+"""The measure of issue 19, each figure computed from the engine's records of the shipped stacks (and the CI
+workflow), with the oracles in tests/netpol_oracle.py and tests/pod_security_standards.py. `figures()` returns
+figure name -> the value the README's Security section states (tests/test_security_measures.py compares them).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable, Mapping
+
+import yaml
+
+from core import catalog
+from synth import engine
+from tests import netpol_oracle as np
+from tests import pod_security_standards as pss
+from tests.rendered_pods import RenderedPod, has_host_paths, pods
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = ROOT / ".github" / "workflows" / "pull-request.yml"
+ROLE = "nemo-rl-gke/role"
+WORKLOAD = "nemo-rl-gke/workload"
+
+# Ray's ports: the dashboard / Jobs API, every Ray pod's dashboard agent, GCS, Ray Client, and samples of the
+# raylet's and workers' ranges (object manager 8076, worker ports 10002-19999).
+RAY_PORTS = (catalog.RAY_DASHBOARD_PORT, catalog.RAY_DASHBOARD_AGENT_PORT, catalog.RAY_GCS_PORT,
+             catalog.RAY_CLIENT_PORT, 8076, 10002, 19999)
+WRITE_ROLES = frozenset({"roles/storage.objectUser", "roles/storage.objectAdmin", "roles/storage.objectCreator",
+                         "roles/storage.admin", "roles/storage.legacyBucketWriter", "roles/storage.legacyBucketOwner"})
+_PRINCIPAL = re.compile(r"/subject/ns/([^/]+)/sa/([^/]+)$")
+
+
+def outside_sources(workload_ns: str) -> list[np.Endpoint]:
+    """Every kind of peer outside the workload a Ray port could be reached from."""
+    return [
+        np.pod("pod in another namespace", "team-a", {"app": "anything", ROLE: "ray-head", WORKLOAD: "nemo-rl"}),
+        np.pod("kube-system pod", "kube-system", {"k8s-app": "kube-dns"}),
+        np.pod("konnectivity agent", "kube-system", dict(catalog.KONNECTIVITY_AGENT_LABELS)),
+        np.pod("Managed Prometheus collector", catalog.GMP_NAMESPACE, {"app.kubernetes.io/name": "collector"}),
+        np.pod("KubeRay operator (own)", catalog.KUBERAY_OPERATOR_NAMESPACE, dict(catalog.KUBERAY_OPERATOR_POD_LABELS)),
+        np.Endpoint("another VM of the VPC", ip="10.128.0.7"),
+        np.Endpoint("the internet", ip="203.0.113.9"),
+    ]
+
+
+def _endpoint(p: RenderedPod) -> np.Endpoint:
+    return np.pod(p.source, p.namespace, p.labels)
+
+
+def workload_pods(result: engine.SynthResult) -> list[RenderedPod]:
+    ns = result.config.get(f"{result.project}:namespace", "nemo-rl")
+    return [p for p in pods(result) if p.namespace == ns]
+
+
+def engine_project(result: engine.SynthResult) -> str:
+    return result.project
+
+
+def _is_ray_node(p: RenderedPod) -> bool:
+    return p.labels.get(ROLE) in ("ray-head", "ray-worker")
+
+
+def policies(result: engine.SynthResult) -> np.Policies:
+    return np.Policies(r.inputs for r in result.kubernetes_objects())
+
+
+def ray_port_reach(result: engine.SynthResult) -> dict[str, set[int]]:
+    """Source (outside the Ray nodes) -> the Ray ports it reaches on the head or a worker."""
+    pol = policies(result)
+    wl = workload_pods(result)
+    ray_nodes = [p for p in wl if _is_ray_node(p)]
+    sources = [(s.name, s) for s in outside_sources(wl[0].namespace)]
+    sources += [(p.source, _endpoint(p)) for p in wl if not _is_ray_node(p)]
+    out: dict[str, set[int]] = {}
+    for name, src in sources:
+        for dst in ray_nodes:
+            for port in RAY_PORTS:
+                if pol.allowed(src, _endpoint(dst), port):
+                    out.setdefault(name, set()).add(port)
+    return out
+
+
+def dashboard_reach(result: engine.SynthResult) -> set[str]:
+    """Who reaches the head's 8265 besides the Ray nodes and the submitter (the node's own traffic aside)."""
+    reach = ray_port_reach(result)
+    return {src for src, ports in reach.items() if catalog.RAY_DASHBOARD_PORT in ports and "submitter" not in src}
+
+
+def pods_without_egress_policy(result: engine.SynthResult) -> tuple[int, int]:
+    pol = policies(result)
+    wl = workload_pods(result)
+    return sum(not pol.egress_isolated(_endpoint(p)) for p in wl), len(wl)
+
+
+def _grants(result: engine.SynthResult) -> list[tuple[str, str, str]]:
+    """(resource type, role, member) of every Cloud Storage IAM grant."""
+    out = []
+    for r in result.resources:
+        if r.type.startswith("gcp:storage/") and "iam" in r.type.lower() and "member" in r.inputs:
+            out.append((r.type, r.inputs["role"], r.inputs["member"]))
+    return out
+
+
+def write_principals(result: engine.SynthResult) -> set[str]:
+    return {m for _, role, m in _grants(result) if role in WRITE_ROLES}
+
+
+def bucket_write(result: engine.SynthResult) -> tuple[int, int, str]:
+    """(pod templates with bucket write, pods, scope): scope 'whole bucket' if any write grant is bucket-level,
+    else 'export prefix only' (managed folders named after the export prefix)."""
+    principals = {tuple(_PRINCIPAL.search(m).groups()) for m in write_principals(result)}
+    writers = [p for p in pods(result) if (p.namespace, p.service_account) in principals]
+    scopes = {t for t, role, _ in _grants(result) if role in WRITE_ROLES}
+    bucket_level = any("bucketIAM" in t for t in scopes)
+    return len(writers), sum(p.replicas for p in writers), "whole bucket" if bucket_level else "export prefix only"
+
+
+def shared_principals(results: Mapping[str, engine.SynthResult]) -> int:
+    """Stacks whose write principal is also another stack's (all shipped stacks share one placeholder project)."""
+    seen: dict[str, set[str]] = {}
+    for stack, r in results.items():
+        for m in write_principals(r):
+            seen.setdefault(m, set()).add(stack)
+    return len({s for stacks in seen.values() if len(stacks) > 1 for s in stacks})
+
+
+def _env(container: Mapping) -> dict[str, str]:
+    return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+
+def _mounted_keys(p: RenderedPod) -> set[str]:
+    keys = set()
+    for v in p.spec.get("volumes", []):
+        for src in (v.get("projected") or {}).get("sources", []):
+            keys |= {i["key"] for i in src.get("secret", {}).get("items", [])}
+        keys |= {i["key"] for i in (v.get("secret") or {}).get("items", [])}
+    return keys
+
+
+def _logs_to_wandb(result: engine.SynthResult) -> bool:
+    return any("logger.wandb_enabled=True" in (r.inputs.get("spec") or {}).get("entrypoint", "")
+               for r in result.kubernetes_objects() if r.inputs.get("kind") == "RayJob")
+
+
+def tokens_never_read(result: engine.SynthResult) -> int:
+    """Pods holding a token file nothing in them reads: the HF token where every container runs with
+    HF_HUB_OFFLINE=1 (huggingface_hub then makes no request), the W&B netrc where the job does not log to W&B, the
+    Ray token where Ray runs without token auth."""
+    wandb = _logs_to_wandb(result)
+    count = 0
+    for p in pods(result):
+        keys = _mounted_keys(p)
+        envs = [_env(c) for c in p.spec.get("containers", [])]
+        unread = ("hf-token" in keys and all(e.get("HF_HUB_OFFLINE") == "1" for e in envs)) or \
+                 ("wandb-netrc" in keys and not wandb) or \
+                 (catalog.KUBERAY_AUTH_TOKEN_SECRET_KEY in keys and not any(e.get("RAY_AUTH_MODE") == "token"
+                                                                             for e in envs))
+        count += p.replicas if unread else 0
+    return count
+
+
+def namespaces_with_psa(result: engine.SynthResult) -> tuple[int, int]:
+    """(namespaces whose labels enforce the strictest level all their pods meet and warn/audit restricted, all)."""
+    namespaces = [r.inputs for r in result.kubernetes_objects() if r.inputs.get("kind") == "Namespace"]
+    by_ns: dict[str, list[dict]] = {}
+    for p in pods(result):
+        by_ns.setdefault(p.namespace, []).append(p.spec)
+    good = 0
+    for ns in namespaces:
+        labels = ns["metadata"].get("labels") or {}
+        name = ns["metadata"]["name"]
+        want = pss.strictest_common(by_ns.get(name, []))
+        if (labels.get("pod-security.kubernetes.io/enforce") == want
+                and labels.get("pod-security.kubernetes.io/warn") == "restricted"
+                and labels.get("pod-security.kubernetes.io/audit") == "restricted"):
+            good += 1
+    return good, len(namespaces)
+
+
+def capability_drops(result: engine.SynthResult) -> tuple[int, int]:
+    """(containers dropping ALL capabilities, containers) of workload pods without the RDMA host mounts, injected
+    sidecars included."""
+    containers = [c for p in workload_pods(result) if not has_host_paths(p) for c in p.containers]
+    drop_all = [c for c in containers if "ALL" in ((c.get("securityContext") or {}).get("capabilities") or {}).get(
+        "drop", [])]
+    return len(drop_all), len(containers)
+
+
+def images(result: engine.SynthResult) -> set[str]:
+    found: set[str] = set()
+
+    def walk(v):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "image" and isinstance(x, str):
+                    found.add(x)
+                else:
+                    walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+    for r in result.kubernetes_objects():
+        walk(r.inputs)
+    return found
+
+
+def _name(ref: str) -> str:
+    return ref.split("@", 1)[0].rsplit(":", 1)[0]
+
+
+def digest_pins(results: Mapping[str, engine.SynthResult]) -> tuple[int, int]:
+    """(images pinned by digest, distinct images) over every shipped stack (one NeMo-RL image counted once)."""
+    refs = set().union(*(images(r) for r in results.values()))
+    by_name: dict[str, bool] = {}
+    for ref in refs:
+        by_name[_name(ref)] = by_name.get(_name(ref), True) and "@sha256:" in ref
+    return sum(by_name.values()), len(by_name)
+
+
+def node_roles_beyond_minimum(result: engine.SynthResult) -> int:
+    account = result.get("gcp:serviceaccount/account:Account", "nodes").computed["member"]
+    return sum(1 for r in result.of_type("gcp:projects/iAMMember:IAMMember")
+               if r.inputs["member"] == account and r.inputs["role"] != catalog.NODE_SERVICE_ACCOUNT_MINIMUM_ROLE
+               and r.inputs["role"] != catalog.IMAGE_STREAMING_NODE_ROLE)
+
+
+def ip_endpoint_open(result: engine.SynthResult) -> bool:
+    (c,) = result.of_type("gcp:container/cluster:Cluster")
+    return not c.inputs["privateClusterConfig"].get("enablePrivateEndpoint") and not c.inputs.get(
+        "masterAuthorizedNetworksConfig")
+
+
+def ci_figures() -> tuple[int, int, int]:
+    """(jobs handing real secrets to code from the pull request, `uses:` lines not pinned by SHA, `uses:` lines)."""
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    real = 0
+    for job in wf["jobs"].values():
+        text = yaml.safe_dump(job)
+        secrets = set(re.findall(r"\bsecrets\.(\w+)", text)) - {"GITHUB_TOKEN"}
+        oidc = (job.get("permissions") or {}).get("id-token") == "write"
+        if secrets or (oidc and "environment" not in job):
+            real += 1
+    uses = [line for line in WORKFLOW.read_text().splitlines() if re.match(r"^\s*(-\s+)?uses:", line)]
+    unpinned = [u for u in uses if not re.search(r"@[0-9a-f]{40}\b", u)]
+    return real, len(unpinned), len(uses)
+
+
+def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
+    """Figure -> value, in the words of the README's measure table."""
+    def per_stack(f: Callable[[engine.SynthResult], object]) -> dict[str, object]:
+        return {s: f(r) for s, r in sorted(results.items())}
+
+    reach = per_stack(ray_port_reach)
+    expected = {s: {"submitter", "operator"} for s in results}
+    outside = {s: sorted({("submitter" if "submitter" in src else "operator" if src in (
+        "konnectivity agent", "KubeRay operator (own)") else src) for src in r}) for s, r in reach.items()}
+    ray = ("none but the submitter and the operator's path, 3/3 stacks"
+           if all(set(v) <= expected[s] and all(ports == {catalog.RAY_DASHBOARD_PORT} for ports in reach[s].values())
+                  for s, v in outside.items()) else f"{outside}")
+    egress = per_stack(pods_without_egress_policy)
+    egress_s = ", ".join(f"{s} {a}/{b}" for s, (a, b) in egress.items())
+    dash = sorted(set().union(*per_stack(dashboard_reach).values()))
+    writes = per_stack(bucket_write)
+    write_s = ", ".join(sorted({f"{t} ({p} pod), {scope}" for t, p, scope in writes.values()}))
+    shared = shared_principals(results)
+    never = sum(per_stack(tokens_never_read).values())
+    psa = per_stack(namespaces_with_psa)
+    psa_s = f"{sum(a for a, _ in psa.values())}/{sum(b for _, b in psa.values())}"
+    caps = per_stack(capability_drops)
+    caps_s = f"{sum(a for a, _ in caps.values())}/{sum(b for _, b in caps.values())}"
+    dig, distinct = digest_pins(results)
+    roles = sum(per_stack(node_roles_beyond_minimum).values())
+    open_ = sum(per_stack(ip_endpoint_open).values())
+    real, unpinned, uses = ci_figures()
+    return {
+        "Ray ports without a credential reachable from outside the workload": ray,
+        "workload pods without an egress policy": egress_s,
+        "who reaches 8265 besides the workload and the submitter": ", ".join(dash),
+        "pod templates with bucket write": write_s,
+        "stacks sharing one Workload Identity principal": f"{shared}/{len(results)}",
+        "pods holding a token they never read": str(never),
+        "namespaces with Pod Security labels": psa_s,
+        "containers of pods without the RDMA mounts that drop all capabilities": caps_s,
+        "images pinned by digest": f"{dig}/{distinct}",
+        "project roles on the node account beyond GKE's minimum": str(roles),
+        "stacks whose IP endpoint is open to any address": f"{open_}/{len(results)}",
+        "CI jobs handing real secrets to unreviewed code; uses: lines not pinned by SHA": f"{real}; {unpinned}/{uses}",
+    }

@@ -1,0 +1,275 @@
+"""Issue 19's measure, figure by figure, computed from the rendered stacks (tests/security_figures.py), plus the
+paths each pod still needs; the README's Security section states the same figures (its table is read here).
+
+The oracles judge the renders by the documented semantics of NetworkPolicy / FQDNNetworkPolicy
+(tests/netpol_oracle.py) and the Pod Security Standards (tests/pod_security_standards.py); both are checked on
+the documentation's own examples first. Run on the base commit of issue 19 the same functions give the issue's
+"today" column (every Ray port open to the submitter, 6/6 pods without egress policy, 2 templates with bucket
+write over the whole bucket, 3/3 stacks on one principal, no Pod Security label, 5 extra node roles, 2/5 digests,
+dev's IP endpoint open).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from core import catalog
+from synth import engine
+from tests import netpol_oracle as np
+from tests import pod_security_standards as pss
+from tests import security_figures as f
+from tests.rendered_pods import has_host_paths, pods
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = engine.available_stacks()
+
+
+@pytest.fixture(scope="module")
+def shipped(synth):
+    return {s: synth(s) for s in SHIPPED}
+
+
+def _pod(result, role: str) -> np.Endpoint:
+    (p,) = [p for p in f.workload_pods(result) if p.labels.get(f.ROLE) == role][:1] or [None]
+    assert p is not None, role
+    return np.pod(p.source, p.namespace, p.labels)
+
+
+# --- the oracles on the documentation's own cases -------------------------------------------------------------
+def test_netpol_oracle_follows_the_kubernetes_semantics():
+    src_ok = np.pod("a", "other", {"app": "a"}, {"team": "x"})
+    src_label_only = np.pod("b", "third", {"app": "a"})
+    dst = np.pod("d", "db", {"role": "db"})
+    both = {"namespaceSelector": {"matchLabels": {"team": "x"}}, "podSelector": {"matchLabels": {"app": "a"}}}
+    one = {"kind": "NetworkPolicy", "metadata": {"name": "p", "namespace": "db"}, "spec": {
+        "podSelector": {"matchLabels": {"role": "db"}}, "policyTypes": ["Ingress"],
+        "ingress": [{"from": [both], "ports": [{"protocol": "TCP", "port": 5432}]}]}}
+    pol = np.Policies([one])
+    assert pol.allowed(src_ok, dst, 5432) and not pol.allowed(src_ok, dst, 5433)
+    assert not pol.allowed(src_label_only, dst, 5432)          # one entry: namespace AND pod selector
+    two = dict(one, spec=dict(one["spec"], ingress=[{"from": [{"namespaceSelector": both["namespaceSelector"]},
+                                                             {"podSelector": both["podSelector"]}]}]))
+    assert np.Policies([two]).allowed(np.pod("c", "db", {"app": "a"}), dst, 1)   # two entries: either
+    assert np.Policies([]).allowed(src_label_only, dst, 1)     # no policy selects the pod: not isolated
+    assert pol.allowed(np.Endpoint("node", node_local=True), dst, 1)   # the node's own traffic always passes
+    ip = {"kind": "NetworkPolicy", "metadata": {"name": "e", "namespace": "db"}, "spec": {
+        "podSelector": {}, "policyTypes": ["Egress"],
+        "egress": [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}}]}]}}
+    assert np.Policies([ip]).allowed(dst, np.Endpoint("x", ip="203.0.113.1"), 443)
+    assert not np.Policies([ip]).allowed(dst, np.Endpoint("y", ip="10.1.2.3"), 443)
+    fq = {"kind": "FQDNNetworkPolicy", "metadata": {"name": "f", "namespace": "db"}, "spec": {
+        "podSelector": {}, "egress": [{"matches": [{"pattern": "*.google.com"}],
+                                       "ports": [{"protocol": "TCP", "port": 443}]}]}}
+    assert np.Policies([fq]).allowed(dst, np.Endpoint("m", host="mail.google.com"), 443)
+    # GKE's examples: `*.google.com` matches one level only.
+    assert not np.Policies([fq]).allowed(dst, np.Endpoint("g", host="google.com"), 443)
+    assert not np.Policies([fq]).allowed(dst, np.Endpoint("s", host="sub.subdomain.google.com"), 443)
+
+
+def test_pss_oracle_follows_the_pod_security_standards():
+    good = {"securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [{"name": "c", "securityContext": {"allowPrivilegeEscalation": False,
+                                                             "capabilities": {"drop": ["ALL"]}}}]}
+    assert pss.level_of(good) == "restricted"
+    root = {**good, "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}}
+    assert pss.level_of(root) == "baseline"
+    host = {**good, "volumes": [{"name": "h", "hostPath": {"path": "/"}}]}
+    assert pss.level_of(host) == "privileged"
+    caps = {**good, "containers": [{"name": "c", "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}]}
+    assert pss.level_of(caps) == "privileged"
+
+
+# --- the figures ------------------------------------------------------------------------------------------------
+def test_no_ray_port_is_reachable_from_outside_the_workload_but_by_the_submitter_and_the_operator(shipped):
+    for stack, r in shipped.items():
+        reach = f.ray_port_reach(r)
+        assert reach == {"konnectivity agent": {8265}, "RayJob rayjob: submitter": {8265}}, stack
+
+
+def test_with_its_own_kuberay_the_dashboard_admits_the_operator_pods_and_not_the_api_servers_agents(synth):
+    r = synth("dev", {"kubeRayOperator": "helm"})
+    assert r.error is None, r.error
+    assert f.ray_port_reach(r) == {"KubeRay operator (own)": {8265}, "RayJob rayjob: submitter": {8265}}
+
+
+def test_every_workload_pod_has_an_egress_policy(shipped):
+    for stack, r in shipped.items():
+        missing, total = f.pods_without_egress_policy(r)
+        assert missing == 0 and total == (5 if stack == "autopilot" else 6), stack
+
+
+def test_only_the_operators_path_reaches_the_dashboard_besides_the_workload_and_the_submitter(shipped):
+    for stack, r in shipped.items():
+        assert f.dashboard_reach(r) == {"konnectivity agent"}, stack
+
+
+def test_one_pod_template_may_write_to_the_bucket_and_only_under_the_export_prefix(shipped):
+    for stack, r in shipped.items():
+        assert f.bucket_write(r) == (1, 1, "export prefix only"), stack
+        (writer,) = [p for p in pods(r) if p.service_account == r.get(
+            "kubernetes:core/v1:ServiceAccount", "export-ksa").inputs["metadata"]["name"]]
+        assert writer.labels[f.ROLE] == "ray-head"
+
+
+def test_no_two_stacks_share_a_workload_identity_principal(shipped, synth):
+    assert f.shared_principals(shipped) == 0
+    # Not even two stacks given the same namespace and Ray service account in one project.
+    same = {s: synth(s, {"namespace": "rl", "ksaName": "rl"}) for s in ("dev", "codelab")}
+    assert all(r.error is None for r in same.values())
+    assert f.shared_principals(same) == 0
+
+
+def test_no_pod_holds_a_token_it_never_reads(shipped, synth):
+    for stack, r in shipped.items():
+        assert f.tokens_never_read(r) == 0, stack
+    # Without the prefetch the workers download the model themselves: then they hold the token and read it.
+    r = synth("codelab", {"prefetchWeights": False})
+    assert f.tokens_never_read(r) == 0
+    workers = [p for p in pods(r) if p.labels.get(f.ROLE) == "ray-worker"]
+    assert workers and all("hf-token" in f._mounted_keys(p) for p in workers)
+
+
+def test_every_namespace_enforces_what_its_pods_meet_and_warns_and_audits_restricted(shipped, synth):
+    for stack, r in shipped.items():
+        good, total = f.namespaces_with_psa(r)
+        assert good == total == (2 if stack == "autopilot" else 1), stack
+    helm = synth("dev", {"kubeRayOperator": "helm"})
+    ns = {x.inputs["metadata"]["name"]: x.inputs["metadata"]["labels"] for x in helm.kubernetes_objects()
+          if x.inputs.get("kind") == "Namespace"}
+    assert ns[catalog.KUBERAY_OPERATOR_NAMESPACE]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_each_pod_is_at_the_strictest_pod_security_level_it_can_be(shipped):
+    # restricted wherever nothing root must own is written; baseline for the two root pods (the NeMo-RL image and
+    # every file on Lustre belong to root); privileged only for the hostPath mounts of the GPU workers.
+    want = {"ray-head": "baseline", "ray-worker": "privileged", "ray-job-submitter": "restricted",
+            "weights-prefetch": "baseline", "gpu-warmup": "restricted", "image-prepull": "restricted"}
+    for stack, r in shipped.items():
+        for p in f.workload_pods(r):
+            assert pss.level_of(p.spec) == want[p.labels[f.ROLE]], (stack, p.source, pss.violations(p.spec,
+                                                                                                  "restricted"))
+
+
+def test_every_container_of_a_pod_without_the_rdma_mounts_drops_all_capabilities(shipped):
+    for stack, r in shipped.items():
+        dropping, total = f.capability_drops(r)
+        assert dropping == total > 0, stack
+        # The exception, with its reason in workloads/pod_security.py: the GPU workers, which mount the libraries.
+        for p in f.workload_pods(r):
+            if has_host_paths(p):
+                assert p.labels[f.ROLE] == "ray-worker"
+
+
+def test_images_without_a_digest_are_exactly_those_no_public_source_pins(shipped):
+    pinned, distinct = f.digest_pins(shipped)
+    refs = set().union(*(f.images(r) for r in shipped.values()))
+    unpinned = {f._name(x) for x in refs if "@sha256:" not in x}
+    assert unpinned == {catalog.NEMO_RL_IMAGE_REPO, catalog.NCCL_GIB_INSTALLER_PIN.repo}
+    for pin in (*catalog.NEMO_RL_IMAGE_PINS.values(), catalog.NCCL_GIB_INSTALLER_PIN):
+        assert pin.digest == "" and "no public source" in pin.digest_source
+    assert (pinned, distinct) == (3, 5)
+
+
+def test_the_node_account_holds_gkes_minimum_role_and_nothing_else(shipped):
+    for stack, r in shipped.items():
+        assert f.node_roles_beyond_minimum(r) == 0, stack
+
+
+def test_no_stack_opens_its_ip_endpoint_to_every_address(shipped):
+    assert [s for s, r in shipped.items() if f.ip_endpoint_open(r)] == []
+
+
+def test_ci_hands_no_real_secret_to_unreviewed_code_and_pins_every_action():
+    real, unpinned, uses = f.ci_figures()
+    assert (real, unpinned) == (0, 0) and uses > 0
+
+
+def test_the_readmes_measure_table_states_the_computed_figures(shipped):
+    text = (ROOT / "README.md").read_text()
+    section = text.split("### The measure", 1)[1].split("\n#", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] not in ("figure", "---"):
+            rows[cells[0].replace("`", "")] = cells[2].replace("`", "")
+    assert rows == f.figures(shipped)
+
+
+# --- what each pod still needs ------------------------------------------------------------------------------------
+DNS = (np.pod("kube-dns", "kube-system", dict(catalog.KUBE_DNS_LABELS)), np.Endpoint("cloud-dns", ip="169.254.169.254"))
+
+
+def test_the_pods_that_resolve_names_reach_kube_dns_and_cloud_dns_and_the_others_nothing(shipped):
+    for stack, r in shipped.items():
+        pol = f.policies(r)
+        for p in f.workload_pods(r):
+            src = np.pod(p.source, p.namespace, p.labels)
+            resolves = p.labels[f.ROLE] in ("ray-head", "ray-worker", "ray-job-submitter", "weights-prefetch")
+            for dns in DNS:
+                assert pol.allowed(src, dns, 53, "UDP") is resolves, (stack, p.source)
+            if not resolves:
+                for dst in (*f.outside_sources(p.namespace), np.Endpoint("hub", host="huggingface.co", ip="3.3.3.3")):
+                    for port in (53, 80, 443, 8265):
+                        assert not pol.egress_allowed(src, dst, port), (stack, p.source, dst.name, port)
+
+
+HF_DOWNLOAD = ("huggingface.co", "cdn-lfs-us-1.hf.co", "cas-server.xethub.hf.co", "transfer.xethub.hf.co",
+               "cas-bridge.xethub.hf.co", "us-east-1.aws.cdn.hf.co", "us-central1.us.gcp.cdn.hf.co")
+
+
+def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped):
+    for stack, r in shipped.items():
+        pol = f.policies(r)
+        prefetch, head, worker = (_pod(r, role) for role in ("weights-prefetch", "ray-head", "ray-worker"))
+        ext = lambda host: np.Endpoint(host, host=host, ip="198.51.100.9")  # noqa: E731
+        for host in HF_DOWNLOAD:
+            assert pol.allowed(prefetch, ext(host), 443) and pol.allowed(head, ext(host), 443), (stack, host)
+            assert not pol.allowed(worker, ext(host), 443), (stack, host)     # prefetched: the workers are offline
+            assert not pol.allowed(prefetch, ext(host), 80), (stack, host)    # HTTPS only
+        for host in catalog.PYPI_HOSTS:
+            assert pol.allowed(prefetch, ext(host), 443) and not pol.allowed(head, ext(host), 443)
+        assert pol.allowed(head, ext("storage.googleapis.com"), 443)        # the export's GCS FUSE sidecar
+        assert not pol.allowed(prefetch, ext("storage.googleapis.com"), 443)
+        wandb = f._logs_to_wandb(r)
+        assert pol.allowed(head, ext("api.wandb.ai"), 443) is wandb, stack
+        for anything in ("example.com", "attacker.invalid"):
+            assert not any(pol.allowed(x, ext(anything), 443) for x in (prefetch, head, worker))
+
+
+def test_only_the_head_with_the_export_reaches_the_metadata_server(shipped, synth):
+    metadata = np.Endpoint("metadata", ip="169.254.169.254")
+    for stack, r in shipped.items():
+        pol = f.policies(r)
+        for role in ("ray-head", "ray-worker", "weights-prefetch", "ray-job-submitter"):
+            assert pol.allowed(_pod(r, role), metadata, 80) is (role == "ray-head"), (stack, role)
+    plain = synth("dev", {"exportCheckpoints": False})
+    assert not f.policies(plain).allowed(_pod(plain, "ray-head"), metadata, 80)
+
+
+def test_ray_nodes_reach_each_other_on_every_port_and_managed_prometheus_the_metrics(shipped):
+    collector = np.pod("collector", catalog.GMP_NAMESPACE, {"app": "collector"})
+    for stack, r in shipped.items():
+        pol = f.policies(r)
+        head, worker = _pod(r, "ray-head"), _pod(r, "ray-worker")
+        for port in (*f.RAY_PORTS, 29500, 45123, 61000):
+            assert pol.allowed(head, worker, port) and pol.allowed(worker, head, port), (stack, port)
+        assert pol.allowed(collector, head, catalog.RAY_METRICS_PORT) and pol.allowed(
+            collector, worker, catalog.RAY_METRICS_PORT)
+        assert not pol.allowed(collector, head, catalog.RAY_DASHBOARD_PORT)
+
+
+def test_without_fqdn_policies_the_same_pods_reach_public_https_and_nothing_private(synth):
+    r = synth("codelab", {"egressFqdnPolicies": False})
+    assert r.error is None, r.error
+    assert not [x for x in r.kubernetes_objects() if x.inputs.get("kind") == "FQDNNetworkPolicy"]
+    (cluster,) = r.of_type("gcp:container/cluster:Cluster")
+    assert cluster.inputs["enableFqdnNetworkPolicy"] is False
+    pol = f.policies(r)
+    prefetch, worker = _pod(r, "weights-prefetch"), _pod(r, "ray-worker")
+    assert pol.allowed(prefetch, np.Endpoint("public", ip="198.51.100.9"), 443)
+    assert not pol.allowed(prefetch, np.Endpoint("vpc", ip="10.128.0.7"), 443)
+    assert not pol.allowed(prefetch, np.Endpoint("metadata", ip="169.254.169.254"), 80)
+    assert not pol.allowed(worker, np.Endpoint("public", ip="198.51.100.9"), 443)
+    assert f.ray_port_reach(r) == {"konnectivity agent": {8265}, "RayJob rayjob: submitter": {8265}}
