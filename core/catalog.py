@@ -871,9 +871,12 @@ KUBERAY_OPERATOR_NAMESPACE = "kuberay-system"
 # The chart's Deployment labels its pods app.kubernetes.io/name: {{ kuberay-operator.name }} (nameOverride
 # kuberay-operator in values.yaml @v1.7.0).
 KUBERAY_OPERATOR_POD_LABELS = {"app.kubernetes.io/name": "kuberay-operator"}
-# The operator image the chart pins (values.yaml image.tag @v1.7.0); no public source states its digest.
+# The operator image the chart pins (values.yaml image.tag @v1.7.0). Digest: as pinned, with the v1.7.0 source
+# commit 59d663ae, by skyhook-io/radar scripts/kuberay-demo/README.md ("Exact pins", commit 7f65f74a; exact-string
+# search of the code index, 2026-12).
 KUBERAY_OPERATOR_IMAGE_PIN = ImagePin(
-    "quay.io/kuberay/operator", "v1.7.0", "", "no public source found for this tag's digest (searched 2026-12)")
+    "quay.io/kuberay/operator", "v1.7.0", "sha256:4a779237ef1c5262a63840ccf42d0d67f0b74e911158fbcaee4478fb1560bce6",
+    "skyhook-io/radar scripts/kuberay-demo/README.md @7f65f74a pins this digest for quay.io/kuberay/operator:v1.7.0")
 
 # GKE FQDN network policies (networking.gke.io/v1alpha1 FQDNNetworkPolicy): GKE >= 1.26.4-gke.500 / 1.27.1-gke.400,
 # Dataplane V2, kube-dns or Cloud DNS; at most 50 IP addresses resolved per policy, 100 per hostname; a Service's

@@ -47,7 +47,8 @@ def chart_values(a: KubeRayOperatorArgs) -> dict:
     """The chart values that differ from the chart's defaults (values.yaml @v1.7.0)."""
     pin = catalog.KUBERAY_OPERATOR_IMAGE_PIN
     return {
-        "image": {"repository": pin.repo, "tag": pin.tag},
+        # The chart renders `<repository>:<tag>` (templates/deployment.yaml @v1.7.0): the tag carries the digest.
+        "image": {"repository": pin.repo, "tag": f"{pin.tag}@{pin.digest}" if pin.digest else pin.tag},
         # Roles and RoleBindings in the watched namespace instead of a ClusterRole over every namespace.
         "singleNamespaceInstall": True,
         "watchNamespace": [a.watch_namespace],
