@@ -11,7 +11,7 @@ from core.settings import SettingsError, load_secrets, load_settings, security
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
-from infra.identity import NodeIdentity, NodeIdentityArgs
+from infra.node_identity import NodeIdentity, NodeIdentityArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.observability import Observability, ObservabilityArgs
@@ -20,14 +20,14 @@ from infra.psa import PrivateServiceAccess, PsaArgs
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
-from workloads.identity import WorkloadIdentity, WorkloadIdentityArgs
-from workloads.job import JobArgs, NemoRlJob
-from workloads import pod_fit
+from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
+from workloads.nemo_rl_job import JobArgs, NemoRlJob
+from workloads.manifests import pod_fit
 from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
-from workloads.prefetch import WeightsPrefetch, WeightsPrefetchArgs
+from workloads.weights_prefetch import WeightsPrefetch, WeightsPrefetchArgs
 from workloads.ray_cluster import RayCluster, RayClusterArgs
-from workloads.scripts import JobScripts
-from workloads.storage import LustreInstanceRef, LustreVolume, LustreVolumeArgs
+from workloads.job_scripts import JobScripts
+from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 
 try:
     settings = load_settings()
@@ -148,7 +148,7 @@ if job is not None:
         pulumi.export("gateSummaryCommand", job.gate_summary_command)
     if ray is None:
         pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
-    pulumi.export("jobsCliCommand", "python -m workloads.jobs list --address http://127.0.0.1:8265  "
+    pulumi.export("jobsCliCommand", "python -m cli.ray_jobs list --address http://127.0.0.1:8265  "
                                     "# after the dashboard command above")
 if weights is not None:
     pulumi.export("prefetchMarker", weights.marker)

@@ -3,7 +3,7 @@
 Pure code, no resources. `CapacityInputs` holds the capacity settings as the user wrote them; `check_capacity()`
 returns one line per problem, each naming its config key; `plan_capacity()` turns valid inputs into a
 `CapacityPlan`, from which the infra component builds one GPU node pool per model (Standard) and
-workloads/compute_class.py renders the ComputeClass that orders them (Standard and Autopilot).
+workloads/manifests/compute_class.py renders the ComputeClass that orders them (Standard and Autopilot).
 
 The models (facts and sources in core/catalog.py):
 - `spot`: Spot VMs, cheapest, preemptible at any time with 30 s notice.

@@ -197,7 +197,7 @@ class NemoRlRelease:
     ray_cli_join: str = "list2cmdline"
     # LD_LIBRARY_PATH entries the release's own Dockerfile puts in the image, in its order. A pod's `env` value
     # replaces the image's variable (Kubernetes expands `$(VAR)` only from the container's own env), so the Ray
-    # pods' value (workloads/rdma.py library_path) must carry these after the gIB and driver directories.
+    # pods' value (workloads/manifests/rdma.py library_path) must carry these after the gIB and driver directories.
     image_library_path: tuple[str, ...] = ()
 
     @property
@@ -363,7 +363,7 @@ SYSTEM_TREES = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/var", "/run
 
 # --- Readiness gate: what a healthy GPU node, fabric and Lustre look like -----------------------------------
 # Read by the gate's settings (defaults and bounds) and rendered into the gate program's argv; the program
-# itself (workloads/readiness_gate.py) imports nothing from here because it ships as a ConfigMap.
+# itself (pod_programs/readiness_gate.py) imports nothing from here because it ships as a ConfigMap.
 #
 # Units: GB/s means 1e9 bytes/s, as nccl-tests prints it (`getBw` divides by 1.0E9; nccl-tests
 # src/common.cu), and bus bandwidth ("busbw") is nccl-tests' figure: algbw = S/t, busbw = algbw x 2(n-1)/n
@@ -553,7 +553,7 @@ def supports_secure_boot(machine_type: str, image_type: str = "COS_CONTAINERD") 
     return True
 # === GPU capacity: consumption models, version floors, ComputeClass (issue 12) ===========================
 # Read 2026-11-30, each fact with its source. Used by core/capacity.py (the plan and its rules), the GPU capacity
-# component and workloads/compute_class.py. The README's capacity section explains the models to users.
+# component and workloads/manifests/compute_class.py. The README's capacity section explains the models to users.
 
 # The capacity models a stack may list; the list's order is the order GKE tries them in.
 CAPACITY_MODELS: tuple[str, ...] = ("spot", "flex-start", "reservation")
@@ -661,7 +661,7 @@ MODELS: dict[str, ModelFacts] = {
 # Hugging Face datasets each recipe's data loader downloads (NeMo-RL calls load_dataset without a revision,
 # so the prefetch takes the branch head NeMo-RL will read). Sources: NVIDIA-NeMo/RL
 # nemo_rl/data/datasets/response_datasets/deepscaler.py at v0.4.0 (c751f81) and v0.5.0 (6c70893);
-# workloads/prepare_gsm8k.py for GSM8K.
+# pod_programs/prepare_gsm8k.py for GSM8K.
 RECIPE_DATASETS: dict[str, tuple[str, ...]] = {
     "DeepScaler": ("agentica-org/DeepScaleR-Preview-Dataset", "HuggingFaceH4/aime_2024"),
     "gsm8k": ("openai/gsm8k",),
@@ -733,7 +733,7 @@ NEMO_RL_IMAGE_NAME = "nemo-rl"      # the image's name under a repository copy: 
 
 # --- Weights prefetch runtime -------------------------------------------------------------------------
 # `prefetchImage: python`: the prefetch Job runs in a small Python image and installs huggingface_hub from PyPI
-# (workloads/prefetch-requirements.txt, hash-pinned) instead of waiting for the 20-30 GB NeMo-RL image on the CPU
+# (pod_programs/prefetch-requirements.txt, hash-pinned) instead of waiting for the 20-30 GB NeMo-RL image on the CPU
 # node. Python 3.11 like the tests; digest of the multi-arch index as pinned by amilworks/ultra's
 # deploy/docker Dockerfile ("Multi-architecture index pinned to the published Python 3.11.13 slim-bookworm
 # image"), found by exact-string search of the code index (2026-11).
@@ -742,7 +742,7 @@ PREFETCH_PYTHON_PIN = ImagePin(
     "sha256:86adf8dbadc3d6e82ee5dd2c74bec2e1c2467cdad47886280501df722372d2e1",
     "amilworks/ultra deploy/docker Dockerfile: the multi-arch index of python:3.11.13-slim-bookworm")
 # That image's interpreter and platform as PEP 508 marker values (the CPU nodes are x86_64), which decide the
-# dependency closure and the wheels workloads/prefetch-requirements.txt pins.
+# dependency closure and the wheels pod_programs/prefetch-requirements.txt pins.
 PREFETCH_PYTHON_MARKERS = {
     "python_version": "3.11", "python_full_version": "3.11.13", "sys_platform": "linux", "platform_system": "Linux",
     "platform_machine": "x86_64", "implementation_name": "cpython", "platform_python_implementation": "CPython",

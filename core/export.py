@@ -1,6 +1,6 @@
 """Keeping the result: where a run's checkpoints go in the stack's bucket, and how the Ray head gets there.
 
-Pure code. The job's entrypoint ends with `workloads/export_checkpoints.py` (argv from `export_argv()`), run
+Pure code. The job's entrypoint ends with `pod_programs/export_checkpoints.py` (argv from `export_argv()`), run
 on the Ray head after training succeeded; the head mounts the bucket through the GCS FUSE CSI driver (enabled
 on every cluster of this project), restricted to the export prefix (`only-dir`), at EXPORT_MOUNT.
 
@@ -31,9 +31,10 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+import pod_programs
 from core import catalog
 
-SCRIPT = "export_checkpoints.py"
+SCRIPT = pod_programs.EXPORT.name
 EXPORT_MOUNT = "/mnt/nemo-rl-export"
 EXPORT_VOLUME = "export-bucket"
 DEFAULT_PREFIX = "exports"

@@ -1,7 +1,7 @@
 """The readiness gate's command line, rendered from the settings, and where its summary lands.
 
-Pure code, no resources. The program itself (workloads/readiness_gate.py, with its decisions in
-workloads/gate_checks.py) ships in the job-scripts ConfigMap and knows nothing of the stack: every figure
+Pure code, no resources. The program itself (pod_programs/readiness_gate.py, with its decisions in
+pod_programs/gate_checks.py) ships in the job-scripts ConfigMap and knows nothing of the stack: every figure
 reaches it through the argv built here, from the settings and the catalog:
 
 - nodes x GPUs per node: every GPU worker of the cluster (`workerReplicas`) x `cluster.gpus_per_node`: NeMo-RL's

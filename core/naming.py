@@ -21,14 +21,14 @@ GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORKS = tuple(f"rdma-{i}" for i in range(RDMA_NICS_PER_NODE))
 LUSTRE_PVC = "lustre-pvc"
 HF_SECRET = "nemo-rl-secrets"
-# Keys of that Secret: written by workloads/identity.py, mounted as files in the pods (workloads/pod_security.py).
+# Keys of that Secret: written by workloads/workload_identity.py, mounted as files in the pods (workloads/manifests/pod_security.py).
 HF_TOKEN_KEY = "hf-token"
 WANDB_NETRC_KEY = "wandb-netrc"          # the W&B key as a netrc entry (wandb reads the file named by NETRC)
 # The Ray auth token (releases whose Ray has token authentication), in a Secret of its own, under the key KubeRay
 # reads when `authOptions.secretName` names the Secret (core/catalog.py KUBERAY_AUTH_TOKEN_SECRET_KEY).
 RAY_AUTH_SECRET = "nemo-rl-ray-auth"
 RAY_AUTH_TOKEN_KEY = KUBERAY_AUTH_TOKEN_SECRET_KEY
-# The ConfigMap with the job's helper programs (workloads/scripts.py), mounted by the Ray head's pod spec.
+# The ConfigMap with the job's helper programs (workloads/job_scripts.py), mounted by the Ray head's pod spec.
 JOB_SCRIPTS = "nemo-rl-scripts"
 # GPU node pools, one per capacity model (core/capacity.py); the ComputeClass lists them by these names.
 GPU_POOLS = {"spot": "gpu-spot", "flex-start": "gpu-flex", "reservation": "gpu-reserved"}

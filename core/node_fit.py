@@ -5,7 +5,7 @@ config key. A pod whose requests exceed what its node can give never schedules: 
 on Autopilot it is refused or waits for a node that never comes. Checking up front turns that into one line.
 The last part sizes whole rendered pods (every container, init containers at their peak, the GCS FUSE sidecar GKE
 injects) for CPU, memory and ephemeral storage against a Standard node or an Autopilot class (`pod_request`,
-`pod_fit_problems`); workloads/pod_fit.py runs it on every pod the stack renders.
+`pod_fit_problems`); workloads/manifests/pod_fit.py runs it on every pod the stack renders.
 """
 from __future__ import annotations
 

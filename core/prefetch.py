@@ -1,7 +1,7 @@
 """The weights prefetch: what it downloads, where it leaves it, and the commands that download or wait for it.
 
 Pure code. `plan()` turns a recipe's model (at its pinned revision) and dataset into the items of
-`workloads/prefetch_hf.py`, its completion marker and the model path the job trains from:
+`pod_programs/prefetch_hf.py`, its completion marker and the model path the job trains from:
 
 - the Hugging Face cache is `<mount>/huggingface_cache` (the job's HF_HOME), so NeMo-RL's own downloads and
   the prefetch share one copy on Lustre;
@@ -21,12 +21,13 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+import pod_programs
 from core import catalog
 from core.lustre_paths import mount_root
 
-SCRIPT = "prefetch_hf.py"
+SCRIPT = pod_programs.PREFETCH.name
 # The download's Python dependencies, pinned with hashes (tools/prefetch_requirements.py writes it).
-REQUIREMENTS = "prefetch-requirements.txt"
+REQUIREMENTS = pod_programs.PREFETCH_REQUIREMENTS.name
 MODELS_DIR = "models"
 MARKERS_DIR = "prefetch"
 
@@ -35,7 +36,7 @@ SLOWEST_DOWNLOAD_BYTES_PER_S = 50e6
 TIMEOUT_MARGIN_SECONDS = 30 * 60
 # A model the catalog does not know has no size offline (the program has no network): the Job, Pulumi's wait and an
 # own-cluster job's wait get the deadline of this many bytes, and the download itself, which reads the repository's
-# real file list with sizes from the Hub API in the pod, stops at its own, tighter deadline (workloads/prefetch_hf.py)
+# real file list with sizes from the Hub API in the pod, stops at its own, tighter deadline (pod_programs/prefetch_hf.py)
 # and refuses at once what would not fit in this one. 2 TB: well above the largest open checkpoints NeMo-RL's
 # recipes train (a 405B model in bf16 is ~810 GB).
 UNKNOWN_MODEL_CEILING_BYTES = 2_000_000_000_000

@@ -10,7 +10,7 @@ Pure code, no Pulumi resources. It builds:
 - the job itself: `render_args()` (entry script, `--config`, Hydra overrides), `entrypoint()` (the shell
   command the RayJob runs), `runtime_env()` (non-secret environment only) and `job_metadata()`;
 - the GSM8K preparation step: `gsm8k_prep_command()` (how the entrypoint runs the program that
-  `workloads/scripts.py` ships as a ConfigMap mounted at `SCRIPTS_DIR` on the Ray head).
+  `workloads/job_scripts.py` ships as a ConfigMap mounted at `SCRIPTS_DIR` on the Ray head).
 
 Preemption recovery relies on NeMo-RL resuming from the newest `step_N` in `checkpointing.checkpoint_dir`
 (FACTS.md §7): the checkpoint directory is `<mount>/checkpoints/<run name>` on Lustre, and the run name is
@@ -27,7 +27,7 @@ The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main bran
 (`main`) to `load_dataset`. This project leaves the image untouched instead:
 
 1. A preparation step runs in the same image, before training, from the same RayJob entrypoint:
-   `workloads/prepare_gsm8k.py`, mounted on the head from a ConfigMap so the entrypoint runs it in one short
+   `pod_programs/prepare_gsm8k.py`, mounted on the head from a ConfigMap so the entrypoint runs it in one short
    line. It calls `datasets.load_dataset("openai/gsm8k", "main")` (HF_HOME on Lustre, so the download
    happens once) and writes `<mount>/datasets/gsm8k/train.jsonl` and `test.jsonl`, one
    `{"question", "answer"}` object per line, each file written to a temporary name and renamed, then a
@@ -56,6 +56,7 @@ from typing import Any, Literal, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+import pod_programs
 from core import catalog, prefetch, shell
 from core.catalog import BASE_VAL_PERIOD, NEMO_RL_RELEASES, NEMO_RL_WORKDIR, NemoRlRelease
 from core.keys import key as _key
@@ -750,7 +751,7 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
 
 # The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new
 # value replaces the RayJob (spec.metadata, which would carry it too, is never rendered with a clusterSelector:
-# workloads/job.py).
+# workloads/nemo_rl_job.py).
 GATE_RERUN_ENV = "NEMO_RL_GKE_GATE_RERUN"
 
 
@@ -790,15 +791,15 @@ def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str,
 
 # --- GSM8K preparation --------------------------------------------------------------------------------
 # Files the job runs besides NeMo-RL, shipped in the `nemo-rl-scripts` ConfigMap (infra.naming.JOB_SCRIPTS,
-# workloads/scripts.py) and mounted read-only at SCRIPTS_DIR on the Ray head, where the job's driver (the
+# workloads/job_scripts.py) and mounted read-only at SCRIPTS_DIR on the Ray head, where the job's driver (the
 # entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
 SCRIPTS_DIR = IMAGE_PATHS.scripts_dir
-GSM8K_SCRIPT = "prepare_gsm8k.py"
+GSM8K_SCRIPT = pod_programs.GSM8K_PREP.name
 
 
 def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR,
                        prefetch_marker: Optional[str] = None) -> list[str]:
-    """argv of the preparation step (workloads/prepare_gsm8k.py, writing `<mount>/datasets/gsm8k`). Run from
+    """argv of the preparation step (pod_programs/prepare_gsm8k.py, writing `<mount>/datasets/gsm8k`). Run from
     NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
     and the runtime env. With the weights prefetch, `prefetch_marker` makes it load the dataset at the commit the
     prefetch downloaded (core.catalog.NEMO_RL_HUB_KEYS: every artefact the job loads is the pinned one)."""
@@ -808,9 +809,9 @@ def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR,
 
 # --- Interrupted HF -> Megatron conversions --------------------------------------------------------------
 # NeMo-RL takes its one-time conversion as done once `iter_0000000` exists, which Megatron-Bridge creates first
-# (workloads/megatron_import_guard.py has the write order and its sources): a Megatron run first checks for a
+# (pod_programs/megatron_import_guard.py has the write order and its sources): a Megatron run first checks for a
 # partial conversion and removes it, so NeMo-RL converts again instead of loading half a checkpoint.
-MEGATRON_GUARD_SCRIPT = "megatron_import_guard.py"
+MEGATRON_GUARD_SCRIPT = pod_programs.MEGATRON_GUARD.name
 
 
 def megatron_guard_command(model_name: str, scripts_dir: str = SCRIPTS_DIR) -> list[str]:
@@ -821,8 +822,8 @@ def megatron_guard_command(model_name: str, scripts_dir: str = SCRIPTS_DIR) -> l
 # --- Readiness gate ----------------------------------------------------------------------------------
 # The gate program and its decision module, side by side in the same ConfigMap (the program imports the module
 # by name from its own directory). Its options come from core.gate.options().
-GATE_SCRIPT = "readiness_gate.py"
-GATE_MODULE = "gate_checks.py"
+GATE_SCRIPT = pod_programs.READINESS_GATE.name
+GATE_MODULE = pod_programs.GATE_CHECKS.name
 
 
 def gate_command(options: list[str], scripts_dir: str = SCRIPTS_DIR) -> list[str]:

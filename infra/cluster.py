@@ -178,7 +178,7 @@ class GkeCluster(pulumi.ComponentResource):
                 services_secondary_range_name=subnet.secondary_ip_ranges.apply(
                     lambda r: r[1].range_name)),
             datapath_provider="ADVANCED_DATAPATH",
-            # The workload namespace's egress allow-lists by host name (workloads/network_policy.py); GKE Dataplane
+            # The workload namespace's egress allow-lists by host name (workloads/manifests/network_policy.py); GKE Dataplane
             # V2 only. On an existing Standard cluster GKE asks for a restart of the anetd DaemonSet (README).
             enable_fqdn_network_policy=a.fqdn_network_policy,
             enable_multi_networking=True,

@@ -3,7 +3,7 @@
 Each pool holds one model of the stack's capacity list (spot, flex-start, a specific reservation), starts at
 zero nodes (a reservation pool may start warm) and scales up to the nodes the workload asks for. Every pool
 carries the custom ComputeClass's label and NoSchedule taint, so GKE tries them in the class's order
-(workloads/compute_class.py renders the class; the Ray workers select it). Like the tutorial's
+(workloads/manifests/compute_class.py renders the class; the Ray workers select it). Like the tutorial's
 `gcloud container node-pools create … --additional-node-network` ×9: the gVNIC network first, then rdma-0..7,
 in the zone of the RoCE profile.
 

@@ -32,11 +32,11 @@ TUNER_CONFIGS: dict[str, str] = {
     "nvidia-h200-141gb": "/usr/local/gib/configs/tuner_config_a3u.txtpb",
 }
 RDMA_NICS_PER_NODE = 8
-# Variables that carry a token's value (workloads/pod_security.py TOKEN_VALUE_VARIABLES) and the Secrets holding
+# Variables that carry a token's value (workloads/manifests/pod_security.py TOKEN_VALUE_VARIABLES) and the Secrets holding
 # the tokens (core/naming.py HF_SECRET, RAY_AUTH_SECRET): tokens reach pods only as files.
 TOKEN_VALUE_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "RAY_AUTH_TOKEN")
 # RAY_AUTH_TOKEN defined as the empty string carries nothing: it keeps KubeRay (>= 1.6.0) from injecting the token
-# from its Secret, and Ray's loader then reads RAY_AUTH_TOKEN_PATH (workloads/pod_security.py RAY_AUTH_TOKEN_BLOCKER).
+# from its Secret, and Ray's loader then reads RAY_AUTH_TOKEN_PATH (workloads/manifests/pod_security.py RAY_AUTH_TOKEN_BLOCKER).
 TOKEN_SECRETS = ("nemo-rl-secrets", "nemo-rl-ray-auth")
 
 GPU_NODE_LABEL = "cloud.google.com/gke-accelerator"
@@ -447,7 +447,7 @@ def check_gpu_pod_networking(r: Resource) -> list[str]:
         if value is None:
             out.append(f"pod template {where} selects {gpu} nodes but has no {INTERFACES_ANNOTATION} annotation, so "
                        "the pod gets only eth0 and NCCL silently falls back to TCP: add it (attach gvnic-1 and "
-                       "rdma-0..rdma-7, as workloads/rdma.py interfaces_annotation() does) together with "
+                       "rdma-0..rdma-7, as workloads/manifests/rdma.py interfaces_annotation() does) together with "
                        "networking.gke.io/default-interface: eth0.")
         elif not is_unknown(value):
             n = _rdma_interfaces(value)
@@ -590,7 +590,7 @@ def check_node_service_account(r: Resource) -> list[str]:
             continue
         if not sa or sa == "default" or str(sa).endswith(DEFAULT_COMPUTE_SA_SUFFIX):
             now = f"is {sa}" if sa else "is unset, so the nodes use the default compute service account"
-            out.append(f"{path} of {r.label} {now}: set it to the dedicated node service account (infra/identity.py "
+            out.append(f"{path} of {r.label} {now}: set it to the dedicated node service account (infra/node_identity.py "
                        "NodeIdentity: logging, monitoring and Artifact Registry reader roles only).")
     return out
 

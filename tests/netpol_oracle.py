@@ -1,6 +1,6 @@
 """Who may talk to whom under a set of network policies: the semantics of Kubernetes NetworkPolicy
 (networking.k8s.io/v1) and GKE's FQDNNetworkPolicy, written from their documentation, for judging what the
-program renders (not a copy of workloads/network_policy.py).
+program renders (not a copy of workloads/manifests/network_policy.py).
 
 Kubernetes ("Network Policies", kubernetes.io/docs/concepts/services-networking/network-policies):
 - a pod is isolated for ingress (egress) when at least one NetworkPolicy of its namespace selects it and lists

@@ -1,6 +1,6 @@
 """The Pod Security Standards' checks (baseline, restricted) for a pod spec, written from the Kubernetes page
 "Pod Security Standards" (kubernetes.io/docs/concepts/security/pod-security-standards, the policy version the
-namespaces pin: v1.33), for judging what the program renders (not a copy of workloads/pod_security.py).
+namespaces pin: v1.33), for judging what the program renders (not a copy of workloads/manifests/pod_security.py).
 
 `violations(spec, level)` lists every control of `level` the spec breaks; `level_of(spec)` is the strictest level
 it meets. Windows-only controls (hostProcess) and fields the program never renders (sysctls, AppArmor, SELinux

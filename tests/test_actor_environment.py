@@ -27,8 +27,8 @@ from core import recipes
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import load_settings
 from tests.ray_local import base_env, local_cluster
-from workloads import rdma
-from workloads.raycluster_spec import HEAD_CONTAINER, WORKER_CONTAINER, RayPodsConfig, raycluster_manifest
+from workloads.manifests import rdma
+from workloads.manifests.raycluster import HEAD_CONTAINER, WORKER_CONTAINER, RayPodsConfig, raycluster_manifest
 
 WORKER_RESOURCE = "nemo_rl_gke_gpu_worker_pod"
 

@@ -1,4 +1,4 @@
-"""The capacity plan (core/capacity.py) and the ComputeClass it renders (workloads/compute_class.py).
+"""The capacity plan (core/capacity.py) and the ComputeClass it renders (workloads/manifests/compute_class.py).
 
 Oracles: the ComputeClass CRD schemas taken from GKE clusters with their CEL rules (tests/computeclass_validation),
 and the facts in core/catalog.py with their sources. Component-level checks (pools, workers, placement as
@@ -14,7 +14,7 @@ from core import catalog
 from core.capacity import (FLEX_START, POOL_NAMES, RESERVATION, SPOT, CapacityInputs, check_capacity,
                            plan_capacity)
 from tests.computeclass_validation import validate_compute_class
-from workloads.compute_class import compute_class_manifest, worker_scheduling
+from workloads.manifests.compute_class import compute_class_manifest, worker_scheduling
 
 A4 = catalog.accelerator("nvidia-b200")
 H200 = catalog.accelerator("nvidia-h200-141gb")

@@ -1,4 +1,4 @@
-"""workloads/export_checkpoints.py on real local directories: one standing in for the run's checkpoint directory
+"""pod_programs/export_checkpoints.py on real local directories: one standing in for the run's checkpoint directory
 on Lustre, one for the mounted bucket. Which checkpoints are "final" and "best" is asked of NeMo-RL's own
 CheckpointManager (tests/oracles/nemo_rl_checkpoint.py, v0.5.0, unmodified)."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from tests.oracles.nemo_rl_checkpoint import CheckpointManager
 
-PROGRAM = Path(__file__).resolve().parents[1] / "workloads" / "export_checkpoints.py"
+PROGRAM = Path(__file__).resolve().parents[1] / "pod_programs" / "export_checkpoints.py"
 METRIC = "val:accuracy"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core import catalog
-from workloads import gate_checks as gc
+from pod_programs import gate_checks as gc
 
 GiB = 1024 ** 3
 

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 from tests.k8s_validation import validate_any, validate_core
 from tools.checkov_scan import pods_and_policies, ray_pods
-from workloads.network_policy import PeerError, PolicyArgs, dashboard_peer, fqdn_policies, network_policies
-from workloads.pod_security import (HF_TOKEN_FILE, RAY_HEAD_LABELS, TOKEN_VALUE_VARIABLES, WANDB_NETRC_FILE,
+from workloads.manifests.network_policy import PeerError, PolicyArgs, dashboard_peer, fqdn_policies, network_policies
+from workloads.manifests.pod_security import (HF_TOKEN_FILE, RAY_HEAD_LABELS, TOKEN_VALUE_VARIABLES, WANDB_NETRC_FILE,
                                     WORKLOAD_LABELS, carries_token, harden_pod_spec, token_files, wandb_netrc)
 
 DIGEST = "sha256:" + "ab" * 32

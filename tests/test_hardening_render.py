@@ -7,8 +7,8 @@ import pytest
 
 from core import catalog
 from core.naming import HF_SECRET
-from workloads import pod_security as ps
-from workloads.rdma import rdma_pod_mixin
+from workloads.manifests import pod_security as ps
+from workloads.manifests.rdma import rdma_pod_mixin
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"

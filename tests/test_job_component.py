@@ -10,7 +10,7 @@ from core.settings import SettingsError, load_settings
 from synth import render
 from tests.k8s_validation import validate_any
 from core import export, gate, prefetch, recipes
-from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
+from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
@@ -91,7 +91,7 @@ def test_own_cluster_mode_keeps_job_metadata_in_the_ray_job(synth):
 
 def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(synth, stack):
     job = synth(stack).get(RAYJOB, "rayjob")
-    # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads (workloads/job.py).
+    # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads (workloads/nemo_rl_job.py).
     assert job.replace_on_changes == sorted(f"spec.{k}" for k in job.inputs["spec"] if k != "activeDeadlineSeconds")
     assert "spec.entrypoint" in job.replace_on_changes and job.delete_before_replace
     assert job.get("metadata.annotations")["pulumi.com/skipAwait"] == "true"
@@ -159,7 +159,7 @@ def test_outputs_tell_how_to_follow_the_job(synth, stack):
     out = synth(stack).outputs
     assert out["jobLogsCommand"] == f"kubectl -n nemo-rl logs -f job/{out['rayJobName']}"
     assert out["jobStatusCommand"] == f"kubectl -n nemo-rl get rayjob {out['rayJobName']}"
-    assert "python -m workloads.jobs" in out["jobsCliCommand"]
+    assert "python -m cli.ray_jobs" in out["jobsCliCommand"]
 
 
 def test_job_on_a_release_the_recipe_cannot_run_is_rejected(synth):

@@ -9,8 +9,8 @@ from core.naming import JOB_SCRIPTS
 from synth import render
 from tests.k8s_validation import validate_any
 from core import recipes
-from workloads import scripts
-from workloads.raycluster_spec import HEAD_CONTAINER, SCRIPTS_FILE_MODE
+from workloads import job_scripts as scripts
+from workloads.manifests.raycluster import HEAD_CONTAINER, SCRIPTS_FILE_MODE
 
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"

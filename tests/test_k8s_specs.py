@@ -12,8 +12,8 @@ from core import catalog
 from core.naming import GVNIC_NETWORK, HF_SECRET, LUSTRE_PVC, RDMA_NETWORKS
 from core.settings import Settings, load_settings
 from tests.k8s_validation import KUBERAY_VERSIONS, SCHEMAS_ENV, validate_any, validate_core, validate_crd
-from workloads import nccl_installer, rdma
-from workloads.raycluster_spec import (
+from workloads.manifests import nccl_installer, rdma
+from workloads.manifests.raycluster import (
     DASHBOARD_PORT, HEAD_CONTAINER, WORKER_CONTAINER, RayPodsConfig, raycluster_manifest, raycluster_spec,
 )
 
@@ -436,7 +436,7 @@ def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(
     """The HF token on the head (its driver and data preparation call the Hub) and on the workers only when nothing
     was prefetched (with the prefetch they run with HF_HUB_OFFLINE=1); the W&B netrc on the head only, and only
     when the recipe logs to W&B; only paths in env, no token variable at all."""
-    from workloads import pod_security as ps
+    from workloads.manifests import pod_security as ps
 
     s = settings_for(variant, prefetchWeights=prefetch, jobOverrides={"wandb_enabled": wandb})
     for role, template in pods_of(raycluster_for(s)).items():

@@ -98,7 +98,7 @@ def team_prod(tmp_path_factory):
     default prefix `nemo-Team.Prod` is refused naming `prefix`."""
     root = tmp_path_factory.mktemp("team-prod")
     for entry in ROOT.iterdir():
-        if entry.name in ("__main__.py", "Pulumi.yaml", "core", "infra", "workloads", "schemas"):
+        if entry.name in ("__main__.py", "Pulumi.yaml", "core", "infra", "workloads", "pod_programs", "schemas"):
             (root / entry.name).symlink_to(entry)
     cfg = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     cfg["config"]["nemo-rl-gke:prefix"] = "team-prod"

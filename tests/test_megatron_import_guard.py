@@ -9,7 +9,7 @@ ranks write their shards, the save finishes with the global `.metadata`; after a
 `iter_0000000/train_state.pt`, copies it to `latest_train_state.pt`, and writes `iter_0000000/run_config.yaml`.
 
 The conversion is replayed here on a real directory standing in for Lustre, cut after every one of its writes
-(a preemption), then the entrypoint's guard runs (workloads/megatron_import_guard.py, as a subprocess, the way
+(a preemption), then the entrypoint's guard runs (pod_programs/megatron_import_guard.py, as a subprocess, the way
 the job runs it) and NeMo-RL's own test above decides what the next attempt does.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import script_calls
 
-PROGRAM = Path(__file__).resolve().parents[1] / "workloads" / recipes.MEGATRON_GUARD_SCRIPT
+PROGRAM = Path(__file__).resolve().parents[1] / "pod_programs" / recipes.MEGATRON_GUARD_SCRIPT
 
 
 def conversion_steps(path: Path) -> list:

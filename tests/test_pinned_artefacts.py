@@ -94,8 +94,8 @@ def test_without_the_prefetch_the_tokenizer_still_follows_the_model():
 
 
 def test_the_gsm8k_step_loads_the_dataset_at_the_commit_the_prefetch_recorded(tmp_path):
-    # GSM8K is loaded by our own preparation step (workloads/prepare_gsm8k.py), which takes the commit from the
-    # prefetch marker (workloads/prefetch_hf.py writes `commit` per item): `main` may have moved since.
+    # GSM8K is loaded by our own preparation step (pod_programs/prepare_gsm8k.py), which takes the commit from the
+    # prefetch marker (pod_programs/prefetch_hf.py writes `commit` per item): `main` may have moved since.
     from tests.standin import fake_datasets
     from tests.test_recipes import run_prep
 

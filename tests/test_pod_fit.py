@@ -20,7 +20,7 @@ import pytest
 
 from core import catalog, export, node_fit
 from core.settings import PLACEHOLDER_PROJECT, load_settings
-from workloads import pod_fit
+from workloads.manifests import pod_fit
 
 ON = {"gke-gcsfuse/volumes": "true"}
 DEFAULTS = node_fit.gcsfuse_sidecar_requests(ON)

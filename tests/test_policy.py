@@ -278,7 +278,7 @@ def test_policy_catalog_copy_equals_infra_catalog():
     assert P.TUNER_CONFIGS == {g: a.tuner_config for g, a in catalog.ACCELERATORS.items()}
     assert P.RDMA_NICS_PER_NODE == catalog.RDMA_NICS_PER_NODE
     from core import naming
-    from workloads import pod_security
+    from workloads.manifests import pod_security
 
     assert P.TOKEN_VALUE_VARIABLES == pod_security.TOKEN_VALUE_VARIABLES
     assert set(P.TOKEN_SECRETS) == {naming.HF_SECRET, naming.RAY_AUTH_SECRET}

@@ -52,7 +52,7 @@ def test_plan_names_its_marker_after_its_items():
 def _as_local(argv: list[str]) -> list[str]:
     """`uv run python /etc/nemo-rl-gke/<program>` -> this interpreter and the program file in the repository."""
     assert argv[:3] == ["uv", "run", "python"] and argv[3].startswith(SCRIPTS + "/")
-    return [sys.executable, str(ROOT / "workloads" / Path(argv[3]).name), *argv[4:]]
+    return [sys.executable, str(ROOT / "pod_programs" / Path(argv[3]).name), *argv[4:]]
 
 
 def test_rendered_prefetch_commands_download_then_wait_and_the_model_path_is_the_snapshot(tmp_path):

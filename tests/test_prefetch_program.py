@@ -1,4 +1,4 @@
-"""workloads/prefetch_hf.py against the real huggingface_hub client and a Hub on loopback (tests/hub_server.py).
+"""pod_programs/prefetch_hf.py against the real huggingface_hub client and a Hub on loopback (tests/hub_server.py).
 
 The program runs as a subprocess, as the prefetch Job runs it: real files in a temporary HF_HOME, real HTTP
 on 127.0.0.1, the token in a file. huggingface_hub is the version the NeMo-RL images lock (0.34.4).
@@ -16,7 +16,7 @@ import pytest
 
 from tests.hub_server import FakeHub, Repo, sha256
 
-PROGRAM = Path(__file__).resolve().parents[1] / "workloads" / "prefetch_hf.py"
+PROGRAM = Path(__file__).resolve().parents[1] / "pod_programs" / "prefetch_hf.py"
 TOKEN = "hf_loopback_token_0123456789"
 C_MODEL = "1" * 40
 C_MODEL_V2 = "2" * 40

@@ -21,10 +21,10 @@ from packaging.utils import canonicalize_name
 
 from core import catalog, images, prefetch
 from tests.hub_server import FakeHub, Repo
-from workloads import scripts
+from workloads import job_scripts as scripts
 
 JOB = "kubernetes:batch/v1:Job"
-REQUIREMENTS = Path(__file__).resolve().parents[1] / "workloads" / prefetch.REQUIREMENTS
+REQUIREMENTS = Path(__file__).resolve().parents[1] / "pod_programs" / prefetch.REQUIREMENTS
 COMMIT = "5" * 40
 TOKEN = "hf_loopback_token_runtime_0123"
 

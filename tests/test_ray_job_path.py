@@ -18,9 +18,9 @@ from ray.job_submission import JobStatus, JobSubmissionClient
 
 from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core import recipes
-from workloads import scripts as job_scripts_module
-from workloads import jobs
-from workloads.raycluster_spec import SCRIPTS_FILE_MODE
+from workloads import job_scripts as job_scripts_module
+from cli import ray_jobs as jobs
+from workloads.manifests.raycluster import SCRIPTS_FILE_MODE
 from core.settings.job import JobSettings
 from tests.ray_local import base_env, free_port, local_cluster
 from tests.standin import fake_datasets, install_workdir
@@ -313,7 +313,7 @@ def test_companion_cli_reports_an_unreachable_address_in_one_line(ray_head):
              # RAY_ADDRESS wins over --address, as in Ray's SDK: a live --address does not help.
              (["list", "--address", ray_head], {**env, "RAY_ADDRESS": closed})]
     for argv, case_env in cases:
-        result = subprocess.run([sys.executable, "-m", "workloads.jobs", *argv], cwd=root, env=case_env,
+        result = subprocess.run([sys.executable, "-m", "cli.ray_jobs", *argv], cwd=root, env=case_env,
                                 capture_output=True, text=True, timeout=60)
         assert result.returncode == jobs.EXIT_UNREACHABLE
         assert result.stdout == ""

@@ -28,9 +28,9 @@ from tests.ray_local import base_env, local_cluster
 from tests.test_ray_job_path import (HOME_RELEASE, QWEN, STEP_SECONDS, datasets_calls, image_tools,  # noqa: F401
                                      job_scripts_dir, nemo_rl_image, steps_saved)
 from tests.standin.grpo_trainer import STEP_SECONDS_ENV
-from workloads import gate_checks as gc
+from pod_programs import gate_checks as gc
 
-WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
+PROGRAMS = Path(__file__).resolve().parents[1] / "pod_programs"
 PROGRAM_FILES = ("readiness_gate.py", "gate_checks.py")
 NODES, RANKS_PER_NODE = 2, 2
 
@@ -50,7 +50,7 @@ def program(tmp_path_factory) -> Path:
     """The program's files as the ConfigMap ships them: the two files side by side, read-only."""
     d = tmp_path_factory.mktemp("scripts")
     for name in PROGRAM_FILES:
-        shutil.copy(WORKLOADS / name, d / name)
+        shutil.copy(PROGRAMS / name, d / name)
         (d / name).chmod(0o444)
     return d / PROGRAM_FILES[0]
 

@@ -19,7 +19,7 @@ import pytest
 
 from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
 from core import recipes
-from workloads import scripts
+from workloads import job_scripts as scripts
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import parsed_overrides
 from tests.standin import fake_datasets

@@ -156,7 +156,7 @@ def test_every_container_of_a_pod_without_the_rdma_mounts_drops_all_capabilities
     for stack, r in shipped.items():
         dropping, total = f.capability_drops(r)
         assert dropping == total > 0, stack
-        # The exception, with its reason in workloads/pod_security.py: the GPU workers, which mount the libraries.
+        # The exception, with its reason in workloads/manifests/pod_security.py: the GPU workers, which mount the libraries.
         for p in f.workload_pods(r):
             if has_host_paths(p):
                 assert p.labels[f.ROLE] == "ray-worker"

@@ -11,7 +11,7 @@ import pytest
 
 from core import catalog
 from tests.k8s_validation import validate_core
-from workloads import warmup_spec as w
+from workloads.manifests import warmup as w
 
 NEMO = catalog.NEMO_RL_RELEASES["v0.4.0"].image
 

@@ -1,6 +1,6 @@
 """The custom ComputeClass that orders the GPU capacity models, as a Kubernetes object of the cluster.
 
-The manifest comes from workloads/compute_class.py (a pure builder, validated in tests against the CRD schema
+The manifest comes from workloads/manifests/compute_class.py (a pure builder, validated in tests against the CRD schema
 GKE installs). The class is cluster-scoped; the Ray GPU workers select it by name, so the RayCluster and the
 RayJob wait for it.
 """
@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 from core.capacity import CapacityPlan
 from core.settings import Settings
 from core.settings import capacity as capacity_settings
-from workloads.compute_class import compute_class_manifest
+from workloads.manifests.compute_class import compute_class_manifest
 
 
 @dataclass(frozen=True)

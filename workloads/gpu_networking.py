@@ -1,7 +1,7 @@
 """GPU networking inside the cluster: the 9 GKENetworkParamSet + Network pairs and the gIB NCCL installer.
 
-The objects come from `workloads.rdma` (one definition shared with the pod annotations) and
-`workloads.nccl_installer` (the upstream DaemonSet, rendered here with a pinned image, never applied from a URL).
+The objects come from `workloads.manifests.rdma` (one definition shared with the pod annotations) and
+`workloads.manifests.nccl_installer` (the upstream DaemonSet, rendered here with a pinned image, never applied from a URL).
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pulumi_kubernetes as k8s
 
 from core import catalog
 from core.settings import Settings
-from workloads.nccl_installer import installer_daemonset, namespace_manifest
-from workloads.rdma import network_objects
+from workloads.manifests.nccl_installer import installer_daemonset, namespace_manifest
+from workloads.manifests.rdma import network_objects
 
 
 @dataclass(frozen=True)

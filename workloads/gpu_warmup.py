@@ -1,6 +1,6 @@
 """GpuWarmup: GPU nodes and the NeMo-RL image ready while Lustre is still being created.
 
-Applies what workloads/warmup_spec.py builds (reasons and sources there and in docs/research/ttfs.md §1): a
+Applies what workloads/manifests/warmup.py builds (reasons and sources there and in docs/research/ttfs.md §1): a
 PriorityClass at the autoscaler's cutoff priority, the placeholder Job shaped like the Ray workers (taken from
 the rendered worker template, so they cannot drift), and on Standard a DaemonSet pulling the image on the CPU
 system pool. Nothing here mounts Lustre or names a Secret, so it all runs as soon as the pools exist; Pulumi
@@ -16,8 +16,8 @@ import pulumi_kubernetes as k8s
 
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings
-from workloads import warmup_spec
-from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
+from workloads.manifests import warmup
+from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 
 PRIORITY_CLASS = "nemo-rl-gke-gpu-warmup"     # cluster-scoped; one cluster per stack
 
@@ -62,14 +62,14 @@ class GpuWarmup(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("nemo-rl-gke:workloads:GpuWarmup", name, None, opts)
         a = args
-        pc = warmup_spec.priority_class(PRIORITY_CLASS)
+        pc = warmup.priority_class(PRIORITY_CLASS)
         self.priority_class = k8s.scheduling.v1.PriorityClass(
             "priority-class", metadata=_meta(pc["metadata"]), value=pc["value"], global_default=pc["globalDefault"],
             preemption_policy=pc["preemptionPolicy"], description=pc["description"],
             opts=pulumi.ResourceOptions(parent=self, provider=provider))
         self.job = None
         if a.replicas > 0:   # no GPU worker (gpuNodes or workerReplicas 0, a cluster without a job): nothing to warm
-            job = warmup_spec.placeholder_job(name=a.job_name, namespace=a.namespace,
+            job = warmup.placeholder_job(name=a.job_name, namespace=a.namespace,
                                               worker_pod_spec=a.worker_pod_spec, image=a.image, replicas=a.replicas,
                                               priority_class_name=PRIORITY_CLASS, hold_seconds=a.hold_seconds,
                                               worker_annotations=a.worker_annotations)
@@ -81,7 +81,7 @@ class GpuWarmup(pulumi.ComponentResource):
                                             depends_on=[self.priority_class, *gpu_capacity]))
         self.prepull = None
         if a.cpu_node_selector is not None:
-            ds = warmup_spec.cpu_prepull_daemonset(name=a.prepull_name, namespace=a.namespace, image=a.image,
+            ds = warmup.cpu_prepull_daemonset(name=a.prepull_name, namespace=a.namespace, image=a.image,
                                                    node_selector=a.cpu_node_selector)
             self.prepull = k8s.apps.v1.DaemonSet(
                 "cpu-prepull", metadata=dict(ds["metadata"], namespace=namespace), spec=ds["spec"],

@@ -26,7 +26,7 @@ import pulumi_kubernetes as k8s
 
 from core import catalog
 from core.settings import Settings
-from workloads.pod_security import namespace_labels
+from workloads.manifests.pod_security import namespace_labels
 
 # Relative to the project directory, where the Pulumi CLI runs the program (and Helm resolves a local chart).
 CHART_DIR = catalog.KUBERAY_HELM_CHART_DIR

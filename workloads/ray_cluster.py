@@ -1,6 +1,6 @@
 """The standing RayCluster (`ray.io/v1`): CPU head, one GPU worker group with the RDMA pod mixin, Lustre mounted.
 
-The spec comes from `workloads.raycluster_spec` (one function, reused by the RayJob's own-cluster mode).
+The spec comes from `workloads.manifests.raycluster` (one function, reused by the RayJob's own-cluster mode).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings
 from core.settings import job as job_settings
-from workloads.raycluster_spec import DASHBOARD_PORT, RayPodsConfig, raycluster_manifest
+from workloads.manifests.raycluster import DASHBOARD_PORT, RayPodsConfig, raycluster_manifest
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class RayCluster(pulumi.ComponentResource):
                 # with spec.upgradeStrategy.type Recreate, kuberay PR #4185, which the 1.4.2 CRD lacks), so an
                 # updated image, release, env or resources would leave the old pods serving the next job. Any
                 # spec change replaces the cluster instead; the name is fixed, so the old one goes first. The
-                # RayJob is replaced with it (workloads/job.py, replace_with).
+                # RayJob is replaced with it (workloads/nemo_rl_job.py, replace_with).
                 replace_on_changes=["spec"], delete_before_replace=True,
                 # Pods refer to the PVC, Secret and service account by name, and their interface annotations
                 # to the Network objects: those must exist before the pods are admitted and scheduled.

@@ -28,7 +28,7 @@ from core.settings.base import Section
 if TYPE_CHECKING:
     from core.settings import Settings
 
-# Named dashboard peers (workloads/network_policy.py turns them into NetworkPolicy peers).
+# Named dashboard peers (workloads/manifests/network_policy.py turns them into NetworkPolicy peers).
 NAMED_DASHBOARD_PEERS = ("konnectivity", "kube-system", "kuberay-operator")
 OPERATORS = ("gke-addon", "helm")
 

@@ -11,12 +11,12 @@ describe sa` shows what it may access.
 Pod Security Admission (core/catalog.py, PSA): the namespace enforces the level every pod in it meets —
 `privileged`, because the GPU workers mount the host's NVIDIA and gIB libraries (hostPath, which `baseline`
 forbids) — and warns and audits `restricted`, which the submitter, the GPU placeholders and the image pre-pull
-meet; the Ray head and the prefetch run as root (workloads/raycluster_spec.py, workloads/prefetch.py say why).
+meet; the Ray head and the prefetch run as root (workloads/manifests/raycluster.py, workloads/weights_prefetch.py say why).
 
-Token values stay Pulumi secrets end to end and reach pods only as read-only files (workloads/pod_security.py):
+Token values stay Pulumi secrets end to end and reach pods only as read-only files (workloads/manifests/pod_security.py):
 the Secret holds the Hugging Face token as is and the W&B key as the netrc entry wandb reads; the Ray auth token
 (releases with Ray token authentication) has a Secret of its own, under the key KubeRay reads. The network
-policies (workloads/network_policy.py) deny ingress and egress by default and open only each pod's own paths.
+policies (workloads/manifests/network_policy.py) deny ingress and egress by default and open only each pod's own paths.
 """
 from __future__ import annotations
 
@@ -31,9 +31,9 @@ from core.naming import HF_SECRET, HF_TOKEN_KEY, RAY_AUTH_SECRET, RAY_AUTH_TOKEN
 from core.settings import Secrets, Settings
 from core.settings.job import needs_wandb_key
 from core.settings.security import dashboard_peers, token_auth_enabled
-from workloads.network_policy import PolicyArgs, fqdn_policies, network_policies
-from workloads.pod_security import namespace_labels, wandb_netrc
-from workloads.rdma import rdma_pod_mixin
+from workloads.manifests.network_policy import PolicyArgs, fqdn_policies, network_policies
+from workloads.manifests.pod_security import namespace_labels, wandb_netrc
+from workloads.manifests.rdma import rdma_pod_mixin
 
 PRINCIPAL_ANNOTATION = "nemo-rl-gke/workload-identity-principal"
 

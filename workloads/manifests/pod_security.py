@@ -2,7 +2,7 @@
 submitter, the prefetch, the GPU placeholders and the image pre-pull): plain dicts, no Pulumi resources.
 
 - `WORKLOAD_LABELS` / `ROLE_LABEL`: labels our templates carry so the namespace's NetworkPolicies
-  (workloads/network_policy.py) can select the pods by what they are. KubeRay adds its `ray.io/*` labels only
+  (workloads/manifests/network_policy.py) can select the pods by what they are. KubeRay adds its `ray.io/*` labels only
   when it creates the pods, so the policies must not rely on them.
 - `container_security_context()` / `pod_security_context()`: no privilege escalation, the runtime's default
   seccomp profile, every capability dropped. The GPU workers alone keep the default set minus NET_RAW

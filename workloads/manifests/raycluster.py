@@ -4,13 +4,13 @@
 cluster as `rayClusterSpec`; `raycluster_manifest()` wraps it into a full RayCluster object.
 
 Shape: a CPU-only head (Ray GCS, dashboard, job driver) and one fixed-size GPU worker group, one pod per GPU
-node, with the RDMA pod mixin (workloads/rdma.py), Lustre mounted at the same path everywhere and the
+node, with the RDMA pod mixin (workloads/manifests/rdma.py), Lustre mounted at the same path everywhere and the
 Hugging Face cache on Lustre. The head also mounts the job's programs (ConfigMap `nemo-rl-scripts`,
-workloads/scripts.py) read-only at `recipes.SCRIPTS_DIR`. Only fields accepted by both KubeRay 1.4.2 and 1.7.0
+workloads/job_scripts.py) read-only at `recipes.SCRIPTS_DIR`. Only fields accepted by both KubeRay 1.4.2 and 1.7.0
 are rendered (the RayOperator add-on does not publish its KubeRay version; FACTS.md §6); tests validate
 against both CRDs.
 
-Hardening (workloads/pod_security.py): every template carries our workload labels (the NetworkPolicies select
+Hardening (workloads/manifests/pod_security.py): every template carries our workload labels (the NetworkPolicies select
 them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened security contexts (every
 capability dropped on the head; the GPU workers, whose RDMA use is unproven without them, keep the default set
 minus NET_RAW), no service-account token, and each token only where it is read, as a read-only file: the
@@ -39,9 +39,9 @@ from core.settings import Settings
 from core.settings import workload as workload_settings
 from core.settings.job import needs_wandb_key
 from core.settings.security import token_auth_enabled
-from workloads.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
-from workloads.compute_class import worker_scheduling
-from workloads.rdma import library_path_env, rdma_pod_mixin
+from workloads.manifests.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
+from workloads.manifests.compute_class import worker_scheduling
+from workloads.manifests.rdma import library_path_env, rdma_pod_mixin
 
 API_VERSION = "ray.io/v1"
 KIND = "RayCluster"
@@ -193,7 +193,7 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
             {"containerPort": CLIENT_PORT, "name": "client"},
         ],
         "resources": _head_resources(c),
-        # The workers' static LD_LIBRARY_PATH (one definition, workloads/rdma.py): NeMo-RL's driver runs here and
+        # The workers' static LD_LIBRARY_PATH (one definition, workloads/manifests/rdma.py): NeMo-RL's driver runs here and
         # hands its environment to every actor, on the GPU workers too. Only the variable: the head has no gIB
         # mount and must not source the gIB script.
         "env": [library_path_env(c.release)] + _common_env(c) + tokens.env,
@@ -212,7 +212,7 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     return {
         # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on
         # the head even if a GPU were visible. The dashboard listens on all interfaces so the submitter and
-        # the operator's proxied calls reach it; the NetworkPolicies decide who may (workloads/network_policy.py).
+        # the operator's proxied calls reach it; the NetworkPolicies decide who may (workloads/manifests/network_policy.py).
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-gpus": "0"},
         "template": template,
     }

@@ -22,7 +22,7 @@ Two modes (setting `jobMode`):
   is the same.
 
 The entrypoint and runtime env come from `core.recipes`; the runtime env carries no secret (it is shown
-in the Ray dashboard): the tokens are files in the Ray pods (workloads/pod_security.py), only their paths are
+in the Ray dashboard): the tokens are files in the Ray pods (workloads/manifests/pod_security.py), only their paths are
 in any environment.
 
 The submitter pod gets our own template (`submitterPodTemplate`, in both KubeRay CRDs): the workload labels the
@@ -47,9 +47,9 @@ from core.recipes import Recipe
 from core.naming import RAY_AUTH_SECRET
 from core.settings import Settings
 from core.settings.security import token_auth_enabled
-from workloads.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
+from workloads.manifests.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
 from core.settings import job as job_settings
-from workloads.raycluster_spec import HEAD_CONTAINER, RayPodsConfig, raycluster_spec
+from workloads.manifests.raycluster import HEAD_CONTAINER, RayPodsConfig, raycluster_spec
 
 SUBMITTER_CONTAINER = "ray-job-submitter"
 # KubeRay's default submitter resources (ray-operator/controllers/ray/common/job.go GetDefaultSubmitterContainer).

@@ -1,10 +1,10 @@
 """Companion CLI for the Ray Jobs API of the stack's RayCluster: status, logs, stop, list, submit.
 
-    python -m workloads.jobs status  <submission id> [--address http://127.0.0.1:8265]
-    python -m workloads.jobs logs    <submission id> [--follow]
-    python -m workloads.jobs stop    <submission id> [--wait SECONDS]
-    python -m workloads.jobs list
-    python -m workloads.jobs submit  --entrypoint CMD [--runtime-env-json JSON] [--submission-id ID]
+    python -m cli.ray_jobs status  <submission id> [--address http://127.0.0.1:8265]
+    python -m cli.ray_jobs logs    <submission id> [--follow]
+    python -m cli.ray_jobs stop    <submission id> [--wait SECONDS]
+    python -m cli.ray_jobs list
+    python -m cli.ray_jobs submit  --entrypoint CMD [--runtime-env-json JSON] [--submission-id ID]
                                      [--metadata-json JSON]
 
 The address is the dashboard of the head, usually port-forwarded:
@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--address", default=None,
                         help=f"Ray dashboard URL (default {DEFAULT_ADDRESS}; RAY_ADDRESS overrides it)")
-    ap = argparse.ArgumentParser(prog="python -m workloads.jobs", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m cli.ray_jobs", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("status", parents=[common], help="status of one job")
     p.add_argument("job_id")

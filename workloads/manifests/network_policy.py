@@ -29,7 +29,7 @@ filtered, which is why the right to port-forward (or exec, or create pods) in th
 code on the cluster (README). The RDMA and gVNIC NICs of the GPU workers are Device networks, which these
 policies do not cover; only this stack's GPU nodes are on them (infra/networks.py).
 
-Pods are selected by labels our templates carry (workloads/pod_security.py): KubeRay adds its `ray.io/*`
+Pods are selected by labels our templates carry (workloads/manifests/pod_security.py): KubeRay adds its `ray.io/*`
 labels only when it creates the pods.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Sequence
 from core import catalog
 from core.catalog import (GMP_NAMESPACE, KONNECTIVITY_AGENT_LABELS, KUBE_SYSTEM_NAMESPACE, RAY_DASHBOARD_PORT,
                           RAY_METRICS_PORT)
-from workloads.pod_security import (RAY_HEAD_LABELS, RAY_NODE_ROLES, RAY_WORKER_LABELS, ROLE_HEAD, ROLE_LABEL,
+from workloads.manifests.pod_security import (RAY_HEAD_LABELS, RAY_NODE_ROLES, RAY_WORKER_LABELS, ROLE_HEAD, ROLE_LABEL,
                                     ROLE_PREFETCH, ROLE_SUBMITTER, ROLE_WORKER, SUBMITTER_LABELS, WORKLOAD_LABELS)
 
 API_VERSION = "networking.k8s.io/v1"

@@ -4,7 +4,7 @@ resources).
 On every A4 / A3 Ultra node the installer's init container runs the image's `/scripts/container_entry.sh
 install` (the script ships inside the image; the upstream repository does not contain it), then copies
 the image's /var/lib/gib/lib64 into the host's /home/kubernetes/bin/nvidia/lib64 and all of /var/lib/gib into
-/home/kubernetes/bin/gib; the GPU pods mount those two host directories read-only (workloads/rdma.py). A pause
+/home/kubernetes/bin/gib; the GPU pods mount those two host directories read-only (workloads/manifests/rdma.py). A pause
 container keeps the pod, and so the DaemonSet, Ready. The program renders these objects instead of
 `kubectl apply -f <url>`, so the image is pinned and the objects are part of the graph.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Literal
 
 from core.catalog import NCCL_GIB_INSTALLER_IMAGE
-from workloads.pod_security import namespace_labels
+from workloads.manifests.pod_security import namespace_labels
 
 Mode = Literal["standard", "autopilot"]
 

@@ -29,7 +29,7 @@ import copy
 from typing import Optional
 
 from core import catalog
-from workloads.pod_security import ROLE_LABEL, ROLE_PREPULL, ROLE_WARMUP, harden_pod_spec
+from workloads.manifests.pod_security import ROLE_LABEL, ROLE_PREPULL, ROLE_WARMUP, harden_pod_spec
 
 PART_OF = {"app.kubernetes.io/part-of": "nemo-rl-gke"}
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}

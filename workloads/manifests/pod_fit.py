@@ -17,11 +17,11 @@ from typing import Optional
 from core import catalog, node_fit
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings, SettingsError
-from workloads import warmup_spec
+from workloads.manifests import warmup
 from workloads.gpu_warmup import PRIORITY_CLASS, GpuWarmupArgs
-from workloads.job import JobArgs, submitter_template
-from workloads.prefetch import WeightsPrefetchArgs, job_spec
-from workloads.raycluster_spec import RayPodsConfig, raycluster_spec
+from workloads.nemo_rl_job import JobArgs, submitter_template
+from workloads.weights_prefetch import WeightsPrefetchArgs, job_spec
+from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 COMPUTE_CLASS_LABEL = catalog.COMPUTE_CLASS_LABEL
@@ -58,12 +58,12 @@ def rendered_pods(s: Settings) -> list[RenderedPod]:
     if s.startup.warmup:
         w = GpuWarmupArgs.of(s)
         if w.replicas >= 1:
-            job = warmup_spec.placeholder_job(name=w.job_name, namespace=w.namespace, worker_pod_spec=w.worker_pod_spec,
+            job = warmup.placeholder_job(name=w.job_name, namespace=w.namespace, worker_pod_spec=w.worker_pod_spec,
                                               image=w.image, replicas=w.replicas, priority_class_name=PRIORITY_CLASS,
                                               hold_seconds=w.hold_seconds, worker_annotations=w.worker_annotations)
             pods.append(RenderedPod("a GPU placeholder pod", worker_keys, {}, job["spec"]["template"]["spec"]))
         if w.cpu_node_selector is not None:
-            ds = warmup_spec.cpu_prepull_daemonset(name=w.prepull_name, namespace=w.namespace, image=w.image,
+            ds = warmup.cpu_prepull_daemonset(name=w.prepull_name, namespace=w.namespace, image=w.image,
                                                    node_selector=w.cpu_node_selector)
             pods.append(RenderedPod("the image pre-pull pod", cpu_pod, {}, ds["spec"]["template"]["spec"]))
     return pods

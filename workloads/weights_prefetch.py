@@ -1,7 +1,7 @@
 """WeightsPrefetch: a Job on the CPU pool that fills the Hugging Face cache on Lustre with the recipe's model
 (at its pinned revision) and datasets, as soon as the Lustre volume exists.
 
-It runs `workloads/prefetch_hf.py download` (shipped in the job-scripts ConfigMap), whose huggingface_hub
+It runs `pod_programs/prefetch_hf.py download` (shipped in the job-scripts ConfigMap), whose huggingface_hub
 resumes partial files; a completion marker makes a rerun take seconds. The token reaches it as a file (the
 Secret mounted read-only, HF_TOKEN_PATH), never as an environment variable.
 
@@ -29,8 +29,8 @@ import pulumi_kubernetes as k8s
 from core import catalog, images, lustre_paths, prefetch, recipes
 from core.naming import HF_SECRET, HF_TOKEN_KEY, JOB_SCRIPTS, LUSTRE_PVC
 from core.settings import Settings
-from workloads.pod_security import ROLE_LABEL, ROLE_PREFETCH, TOKEN_FILE_MODE, TOKENS_DIR, harden_pod_spec
-from workloads.raycluster_spec import SCRIPTS_FILE_MODE, RayPodsConfig, raycluster_spec
+from workloads.manifests.pod_security import ROLE_LABEL, ROLE_PREFETCH, TOKEN_FILE_MODE, TOKENS_DIR, harden_pod_spec
+from workloads.manifests.raycluster import SCRIPTS_FILE_MODE, RayPodsConfig, raycluster_spec
 
 TOKEN_DIR = TOKENS_DIR
 CONTAINER = "prefetch"
@@ -112,7 +112,7 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
         "containers": [download],
         "volumes": volumes,
     }
-    # The same hardening as the Ray head (workloads/pod_security.py: every capability dropped); root like it, so
+    # The same hardening as the Ray head (workloads/manifests/pod_security.py: every capability dropped); root like it, so
     # the HF cache it writes on Lustre belongs to the user the job runs as (a root head without capabilities
     # could not write into a non-root user's directories). Its role label is what the network policies select:
     # DNS, and Hugging Face (and PyPI for the install) by name.

@@ -1,0 +1,44 @@
+"""JobScripts: the programs the pods run (pod_programs/), as the `nemo-rl-scripts` ConfigMap.
+
+The RayJob entrypoint runs files instead of inlining them: the Ray head mounts the ConfigMap read-only at
+`recipes.SCRIPTS_DIR` (workloads/manifests/raycluster.py), where the job's driver runs, and the weights prefetch
+Job mounts it too. What it ships is `pod_programs.SHIPPED`. Its name is the static `core.naming.JOB_SCRIPTS`
+because the pod specs refer to it by name, and the RayCluster and the RayJob depend on it: a head pod whose
+ConfigMap volume is missing would not start. The content is the same for every stack (paths reach the programs
+through argv and the environment) and holds no secret; the policy pack scans ConfigMap data for credentials all
+the same.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+import pod_programs
+from core import recipes
+from core.naming import JOB_SCRIPTS
+
+
+def job_scripts() -> dict[str, str]:
+    """File name -> content of the files under SCRIPTS_DIR, in `pod_programs.SHIPPED` order. The same for every
+    stack: what differs (the output directory, HF_HOME) reaches the programs through argv and the environment."""
+    return {f.name: (pod_programs.DIR / f.name).read_text(encoding="utf-8") for f in pod_programs.SHIPPED}
+
+
+class JobScripts(pulumi.ComponentResource):
+    config_map: k8s.core.v1.ConfigMap
+
+    def __init__(self, name: str, namespace: pulumi.Input[str], provider: k8s.Provider,
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("nemo-rl-gke:workloads:JobScripts", name, None, opts)
+        files = job_scripts()
+        self.config_map = k8s.core.v1.ConfigMap(
+            "job-scripts",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=JOB_SCRIPTS, namespace=namespace,
+                labels={"app.kubernetes.io/part-of": "nemo-rl-gke"},
+                annotations={"nemo-rl-gke/mount-path": recipes.SCRIPTS_DIR}),
+            data=files,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider))
+        self.register_outputs({"name": self.config_map.metadata.name, "files": sorted(files)})
