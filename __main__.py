@@ -6,7 +6,6 @@ outputs of one to the other.
 """
 import pulumi
 
-from core import export
 from core.settings import SettingsError, load_secrets, load_settings, security
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
@@ -154,8 +153,7 @@ if weights is not None:
     pulumi.export("prefetchMarker", weights.marker)
     pulumi.export("modelPath", weights.model_path)
 if job is not None and s.startup.export_checkpoints:
-    dest, _ = export.parse_destination(s.startup.export_destination, s.bucket_name)
-    pulumi.export("exportUrl", f"{dest.url}/{s.run_name}")
+    pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
 if observability.dashboard_url is not None:
     pulumi.export("dashboardUrl", observability.dashboard_url)
 pulumi.export("driverLogsQuery", observability.logs_query)

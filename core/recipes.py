@@ -751,7 +751,7 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
 
 # The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new
 # value replaces the RayJob (spec.metadata, which would carry it too, is never rendered with a clusterSelector:
-# workloads/nemo_rl_job.py).
+# workloads/manifests/rayjob.py).
 GATE_RERUN_ENV = "NEMO_RL_GKE_GATE_RERUN"
 
 

@@ -30,7 +30,7 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from core import catalog, export
+from core import catalog
 from core.naming import resource_labels, workload_principal
 from core.settings import Settings
 from infra.options import child_options
@@ -54,10 +54,7 @@ class BucketArgs:
     @classmethod
     def of(cls, s: Settings) -> "BucketArgs":
         exporting = s.job.enabled and s.startup.export_checkpoints
-        prefix = None
-        if exporting:
-            dest, _ = export.parse_destination(s.startup.export_destination, s.bucket_name)
-            prefix = dest.prefix
+        prefix = s.export_destination.prefix if exporting else None
         return cls(name=s.bucket_name, region=s.region, labels=resource_labels(s.stack_name),
                    soft_delete_days=s.startup.export_soft_delete_days,
                    workload_pool=s.workload_identity_pool, namespace=s.storage.namespace,

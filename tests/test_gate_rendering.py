@@ -147,7 +147,7 @@ def test_gate_rerun_changes_the_rayjob_so_it_is_submitted_again(synth):
     before = synth("dev").get(RAYJOB, "rayjob")
     after = synth("dev", {"gateRerun": "node-7-replaced"}).get(RAYJOB, "rayjob")
     # In the runtime env, which is part of the spec in both modes (the standing RayJob has no spec.metadata:
-    # KubeRay < 1.5.0 crashes on metadata with a clusterSelector, kuberay PR #4102; workloads/nemo_rl_job.py).
+    # KubeRay < 1.5.0 crashes on metadata with a clusterSelector, kuberay PR #4102; workloads/manifests/rayjob.py).
     renv = json.loads(after.get("spec.runtimeEnvYAML"))["env_vars"]
     assert renv[recipes.GATE_RERUN_ENV] == "node-7-replaced"
     assert after.get("metadata.annotations")["nemo-rl-gke/gateRerun"] == "node-7-replaced"

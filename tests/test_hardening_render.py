@@ -233,3 +233,18 @@ def test_deleted_or_overwritten_exports_stay_restorable_for_the_soft_delete_wind
     assert bucket.inputs["softDeletePolicy"] == {"retentionDurationSeconds": 30 * 24 * 3600}
     off = synth("dev", {"exportSoftDeleteDays": 0}).get("gcp:storage/bucket:Bucket", "bucket")
     assert off.inputs["softDeletePolicy"] == {"retentionDurationSeconds": 0}
+
+
+def test_the_cpu_pods_land_where_the_ray_head_does_and_never_on_gpu_capacity(synth, stack):
+    # The prefetch Job and the image pre-pull take the CPU placement the head takes (one builder,
+    # workloads/manifests/pod_parts.py), so the pre-pulled image is where the head and the prefetch start.
+    res = synth(stack)
+    head = _pod_templates(res)["head"]["spec"]["nodeSelector"]
+    assert "cloud.google.com/gke-accelerator" not in head
+    jobs = {j["metadata"]["name"]: j for j in _objects(res, "Job")}
+    prefetch = [j for n, j in jobs.items() if n.endswith("-prefetch")]
+    assert prefetch, "every shipped stack prefetches the weights"
+    assert all(j["spec"]["template"]["spec"]["nodeSelector"] == head for j in prefetch)
+    for ds in _objects(res, "DaemonSet"):
+        if ds["metadata"]["name"] == "nemo-rl-image-prepull":
+            assert ds["spec"]["template"]["spec"]["nodeSelector"] == head

@@ -91,7 +91,7 @@ def test_own_cluster_mode_keeps_job_metadata_in_the_ray_job(synth):
 
 def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(synth, stack):
     job = synth(stack).get(RAYJOB, "rayjob")
-    # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads (workloads/nemo_rl_job.py).
+    # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads (workloads/manifests/rayjob.py).
     assert job.replace_on_changes == sorted(f"spec.{k}" for k in job.inputs["spec"] if k != "activeDeadlineSeconds")
     assert "spec.entrypoint" in job.replace_on_changes and job.delete_before_replace
     assert job.get("metadata.annotations")["pulumi.com/skipAwait"] == "true"

@@ -10,7 +10,8 @@ from synth import render
 from tests.k8s_validation import validate_any
 from core import recipes
 from workloads import job_scripts as scripts
-from workloads.manifests.raycluster import HEAD_CONTAINER, SCRIPTS_FILE_MODE
+from workloads.manifests.pod_parts import SCRIPTS_FILE_MODE
+from workloads.manifests.raycluster import HEAD_CONTAINER
 
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"

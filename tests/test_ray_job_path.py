@@ -20,7 +20,7 @@ from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core import recipes
 from workloads import job_scripts as job_scripts_module
 from cli import ray_jobs as jobs
-from workloads.manifests.raycluster import SCRIPTS_FILE_MODE
+from workloads.manifests.pod_parts import SCRIPTS_FILE_MODE
 from core.settings.job import JobSettings
 from tests.ray_local import base_env, free_port, local_cluster
 from tests.standin import fake_datasets, install_workdir

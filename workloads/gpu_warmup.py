@@ -1,6 +1,6 @@
 """GpuWarmup: GPU nodes and the NeMo-RL image ready while Lustre is still being created.
 
-Applies what workloads/manifests/warmup.py builds (reasons and sources there and in docs/research/ttfs.md §1): a
+Applies what workloads/manifests/warmup.py builds from GpuWarmupArgs (reasons and sources there and in docs/research/ttfs.md §1): a
 PriorityClass at the autoscaler's cutoff priority, the placeholder Job shaped like the Ray workers (taken from
 the rendered worker template, so they cannot drift), and on Standard a DaemonSet pulling the image on the CPU
 system pool. Nothing here mounts Lustre or names a Secret, so it all runs as soon as the pools exist; Pulumi
@@ -8,43 +8,15 @@ waits for none of it (a stockout may keep placeholders pending).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core.naming import HF_SECRET, LUSTRE_PVC
-from core.settings import Settings
 from workloads.manifests import warmup
-from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
+from workloads.manifests.warmup import PRIORITY_CLASS, GpuWarmupArgs
 
-PRIORITY_CLASS = "nemo-rl-gke-gpu-warmup"     # cluster-scoped; one cluster per stack
-
-
-@dataclass(frozen=True)
-class GpuWarmupArgs:
-    job_name: str
-    prepull_name: str
-    namespace: str
-    image: str
-    replicas: int
-    worker_pod_spec: dict
-    worker_annotations: dict
-    cpu_node_selector: Optional[dict]       # Standard: the head's system pool; Autopilot: None
-    hold_seconds: int
-
-    @classmethod
-    def of(cls, s: Settings) -> "GpuWarmupArgs":
-        spec = raycluster_spec(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
-        head = spec["headGroupSpec"]["template"]["spec"]
-        return cls(job_name=f"{s.prefix}-gpu-warmup", prepull_name="nemo-rl-image-prepull",
-                   namespace=s.storage.namespace, image=s.nemo_rl_image, replicas=s.worker_replicas,
-                   worker_pod_spec=spec["workerGroupSpecs"][0]["template"]["spec"],
-                   worker_annotations=dict(spec["workerGroupSpecs"][0]["template"].get("metadata", {})
-                                           .get("annotations", {})),
-                   cpu_node_selector=None if s.autopilot else dict(head["nodeSelector"]),
-                   hold_seconds=s.startup.warmup_hold_seconds)
+__all__ = ["GpuWarmup", "GpuWarmupArgs"]
 
 
 def _meta(m: dict) -> k8s.meta.v1.ObjectMetaArgs:

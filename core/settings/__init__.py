@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from core import catalog, images, recipes, sdk
+from core import catalog, export, images, recipes, sdk
 from core.keys import PROJECT, key
 from core.naming import Names
 from core.recipes import Recipe
@@ -126,6 +126,14 @@ class Settings(BaseModel):
     @property
     def bucket_name(self) -> str:
         return self.storage.bucket_name or f"{self.prefix}-{self.gcp_project}"
+
+    @property
+    def export_destination(self) -> export.Destination:
+        """Where the checkpoint export writes (exportDestination; the startup rules refuse an invalid one)."""
+        dest, problem = export.parse_destination(self.startup.export_destination, self.bucket_name)
+        if dest is None:
+            raise ValueError(f"exportDestination: {problem}")
+        return dest
 
     @property
     def rdma_network_profile(self) -> str:

@@ -18,10 +18,10 @@ from core import catalog, node_fit
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings, SettingsError
 from workloads.manifests import warmup
-from workloads.gpu_warmup import PRIORITY_CLASS, GpuWarmupArgs
-from workloads.nemo_rl_job import JobArgs, submitter_template
-from workloads.weights_prefetch import WeightsPrefetchArgs, job_spec
+from workloads.manifests.prefetch_job import WeightsPrefetchArgs, job_spec
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
+from workloads.manifests.rayjob import JobArgs, submitter_template
+from workloads.manifests.warmup import PRIORITY_CLASS, GpuWarmupArgs
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 COMPUTE_CLASS_LABEL = catalog.COMPUTE_CLASS_LABEL

@@ -32,8 +32,7 @@ from typing import Optional
 
 from core import export, node_fit
 from core.catalog import Accelerator, NemoRlRelease
-from core.naming import JOB_SCRIPTS, RAY_AUTH_SECRET
-from core.lustre_paths import hf_home
+from core.naming import RAY_AUTH_SECRET
 from core.recipes import SCRIPTS_DIR
 from core.settings import Settings
 from core.settings import workload as workload_settings
@@ -41,6 +40,8 @@ from core.settings.job import needs_wandb_key
 from core.settings.security import token_auth_enabled
 from workloads.manifests.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.manifests.compute_class import worker_scheduling
+from workloads.manifests.pod_parts import (cpu_node_selector, hf_environment, lustre_mount, lustre_volume,
+                                           scripts_mount, scripts_volume)
 from workloads.manifests.rdma import library_path_env, rdma_pod_mixin
 
 API_VERSION = "ray.io/v1"
@@ -57,9 +58,6 @@ DASHBOARD_PORT = 8265
 CLIENT_PORT = 10001
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
-# Autopilot compute class of the head (CPU only; see _head_group).
-HEAD_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
-HEAD_COMPUTE_CLASS = "Balanced"
 
 # Spot VMs get ~30 s notice before preemption; GKE gives Autopilot Spot Pods at most 25 s of it. Ending
 # inside that window lets Ray mark the node dead cleanly instead of being killed mid-shutdown.
@@ -114,8 +112,7 @@ class RayPodsConfig:
         bucket, prefix = None, export.DEFAULT_PREFIX
         if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None:
             bucket = s.bucket_name
-            dest, _ = export.parse_destination(s.startup.export_destination, s.bucket_name)
-            prefix = dest.prefix
+            prefix = s.export_destination.prefix
         return cls(release=w.release, image=s.nemo_rl_image, accelerator=s.gpu.accelerator, zone=s.zone,
                    autopilot=s.autopilot,
                    compute_class=s.capacity.compute_class, spot_capacity="spot" in s.capacity.models,
@@ -128,12 +125,7 @@ class RayPodsConfig:
                    head_ksa_name=s.names.export_ksa if bucket else s.storage.ksa_name, export_prefix=prefix,
                    workers_offline=s.job.enabled and s.startup.prefetch_weights, wandb=needs_wandb_key(s))
 
-_LUSTRE_VOLUME = "lustre"
 _SHM_VOLUME = "dshm"
-_SCRIPTS_VOLUME = "job-scripts"
-# The job's programs are read by `python <file>`, never executed directly, and nothing may change them in the
-# pod: read-only for everyone, no execute bit.
-SCRIPTS_FILE_MODE = 0o444
 
 
 def gpu_worker_resources(accelerator: Accelerator, ephemeral_gib: int) -> dict:
@@ -150,39 +142,10 @@ def _head_resources(c: RayPodsConfig) -> dict:
     return {"limits": dict(amounts), "requests": {**amounts, "ephemeral-storage": f"{c.head_ephemeral_gib}Gi"}}
 
 
-def _common_env(c: RayPodsConfig) -> list[dict]:
-    """Non-secret env of every Ray container; the tokens' *paths* come from `token_files()`."""
-    # On Lustre, so a model downloads once for every node and survives pod restarts.
-    return [{"name": "HF_HOME", "value": hf_home(c.lustre_mount_path)}]
-
-
-def _lustre_volume(pvc_name: str) -> dict:
-    return {"name": _LUSTRE_VOLUME, "persistentVolumeClaim": {"claimName": pvc_name}}
-
-
-def _lustre_mount(c: RayPodsConfig) -> dict:
-    return {"name": _LUSTRE_VOLUME, "mountPath": c.lustre_mount_path}
-
-
-def _scripts_volume() -> dict:
-    return {"name": _SCRIPTS_VOLUME, "configMap": {"name": JOB_SCRIPTS, "defaultMode": SCRIPTS_FILE_MODE}}
-
-
-def _scripts_mount() -> dict:
-    # The whole directory, not subPath files: the kubelet then refreshes the files when the ConfigMap changes.
-    return {"name": _SCRIPTS_VOLUME, "mountPath": SCRIPTS_DIR, "readOnly": True}
-
-
-def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
-    pod_spec: dict = {"serviceAccountName": c.head_ksa_name or c.ksa_name}
-    if c.autopilot:
-        # An explicit CPU compute selection, so the head never lands on (or waits for) GPU capacity. Balanced
-        # is a CPU compute class that needs no machine-family selector (Performance would need one) and
-        # gives the head (GCS, dashboard, job driver) steady CPU; it selects no accelerator.
-        pod_spec["nodeSelector"] = {HEAD_COMPUTE_CLASS_LABEL: HEAD_COMPUTE_CLASS}
-    else:
-        # The CPU system pool; the head never lands on (or waits for) a GPU node.
-        pod_spec["nodeSelector"] = {"cloud.google.com/gke-nodepool": c.system_pool}
+def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
+    """The head group: CPU only (GCS, dashboard, job driver), on the CPU pods' node selector."""
+    pod_spec: dict = {"serviceAccountName": c.head_ksa_name or c.ksa_name,
+                      "nodeSelector": cpu_node_selector(autopilot=c.autopilot, system_pool=c.system_pool)}
     tokens = token_files(secret_name, hugging_face=True, wandb=c.wandb, ray_auth_secret=c.ray_auth_secret)
     pod_spec["containers"] = [{
         "name": HEAD_CONTAINER,
@@ -196,11 +159,11 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # The workers' static LD_LIBRARY_PATH (one definition, workloads/manifests/rdma.py): NeMo-RL's driver runs here and
         # hands its environment to every actor, on the GPU workers too. Only the variable: the head has no gIB
         # mount and must not source the gIB script.
-        "env": [library_path_env(c.release)] + _common_env(c) + tokens.env,
+        "env": [library_path_env(c.release)] + hf_environment(c.lustre_mount_path) + tokens.env,
         # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
-        "volumeMounts": [_lustre_mount(c), _scripts_mount(), *tokens.volume_mounts],
+        "volumeMounts": [lustre_mount(c.lustre_mount_path), scripts_mount(SCRIPTS_DIR), *tokens.volume_mounts],
     }]
-    pod_spec["volumes"] = [_lustre_volume(pvc_name), _scripts_volume(), *tokens.volumes]
+    pod_spec["volumes"] = [lustre_volume(pvc_name), scripts_volume(), *tokens.volumes]
     template: dict = {"metadata": {"labels": dict(RAY_HEAD_LABELS)}}
     if c.export_bucket:
         # The job's entrypoint ends with the checkpoint export on the head (core.export): the bucket is mounted
@@ -218,7 +181,8 @@ def _head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     }
 
 
-def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
+def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
+    """The one GPU worker group: one pod per GPU node, with the RDMA pod mixin."""
     acc = c.accelerator
     mixin = rdma_pod_mixin(acc, c.release)
     node_selector = {
@@ -250,10 +214,10 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
         "args": [mixin.startup_prefix],
         "resources": gpu_worker_resources(acc, c.worker_ephemeral_gib),
-        "env": mixin.env + _common_env(c) + offline + tokens.env,
+        "env": mixin.env + hf_environment(c.lustre_mount_path) + offline + tokens.env,
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
-            _lustre_mount(c),
+            lustre_mount(c.lustre_mount_path),
             *mixin.volume_mounts,
             *tokens.volume_mounts,
         ],
@@ -276,7 +240,7 @@ def _worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
             # small. Memory-backed, counted against the pod's memory limit.
             {"name": _SHM_VOLUME,
              "emptyDir": {"medium": "Memory", "sizeLimit": f"{c.shm_size_gib}Gi"}},
-            _lustre_volume(pvc_name),
+            lustre_volume(pvc_name),
             *mixin.volumes,
             *tokens.volumes,
         ],
@@ -299,8 +263,8 @@ def raycluster_spec(c: RayPodsConfig, *, secret_name: str, pvc_name: str) -> dic
         # Must equal the Ray inside the image (settings validation rejects any other rayVersion).
         "rayVersion": c.release.ray_version,
         "enableInTreeAutoscaling": False,
-        "headGroupSpec": _head_group(c, secret_name, pvc_name),
-        "workerGroupSpecs": [_worker_group(c, secret_name, pvc_name)],
+        "headGroupSpec": head_group(c, secret_name, pvc_name),
+        "workerGroupSpecs": [worker_group(c, secret_name, pvc_name)],
     }
     if c.ray_token_auth:
         # Only with the KubeRay this stack installs (1.7.0; the settings refuse token auth on GKE's add-on): the

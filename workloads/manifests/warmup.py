@@ -26,10 +26,16 @@ capacity; GKE creates nodes for them and evicts them for higher-priority Pods).
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Optional
 
 from core import catalog
-from workloads.manifests.pod_security import ROLE_LABEL, ROLE_PREPULL, ROLE_WARMUP, harden_pod_spec
+from core.naming import HF_SECRET, LUSTRE_PVC
+from core.settings import Settings
+from workloads.manifests.pod_parts import cpu_node_selector
+from workloads.manifests.pod_security import (ROLE_LABEL, ROLE_PREPULL, ROLE_WARMUP, harden_pod_spec,
+                                              restricted_container_context)
+from workloads.manifests.raycluster import RayPodsConfig, worker_group
 
 PART_OF = {"app.kubernetes.io/part-of": "nemo-rl-gke"}
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
@@ -37,14 +43,39 @@ PLACEHOLDER_CONTAINER = "placeholder"
 # Placeholders hold the nodes from their creation until the Ray workers take them; past this the nodes are
 # released even if no worker came (a job never submitted, a stockout that outlasted the wait).
 DEFAULT_HOLD_SECONDS = 2 * 3600
-# An unprivileged user present in every image (nobody); the placeholder only runs the shell and `sleep`.
-_NOBODY = catalog.NOBODY_UID
 
 
-def _hardened(read_only: bool = True) -> dict:
-    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": read_only,
-            "runAsNonRoot": True, "runAsUser": _NOBODY, "runAsGroup": _NOBODY,
-            "seccompProfile": {"type": "RuntimeDefault"}}
+PRIORITY_CLASS = "nemo-rl-gke-gpu-warmup"     # cluster-scoped; one cluster per stack
+
+
+@dataclass(frozen=True)
+class GpuWarmupArgs:
+    job_name: str
+    prepull_name: str
+    namespace: str
+    image: str
+    replicas: int
+    worker_pod_spec: dict
+    worker_annotations: dict
+    cpu_node_selector: Optional[dict]       # Standard: the CPU pods' system pool; Autopilot: None
+    hold_seconds: int
+
+    @classmethod
+    def of(cls, s: Settings) -> "GpuWarmupArgs":
+        # The placeholders take the rendered worker template, so they cannot drift from the workers.
+        worker = worker_group(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)["template"]
+        return cls(job_name=f"{s.prefix}-gpu-warmup", prepull_name="nemo-rl-image-prepull",
+                   namespace=s.storage.namespace, image=s.nemo_rl_image, replicas=s.worker_replicas,
+                   worker_pod_spec=worker["spec"],
+                   worker_annotations=dict(worker.get("metadata", {}).get("annotations", {})),
+                   cpu_node_selector=None if s.autopilot else cpu_node_selector(autopilot=False,
+                                                                                system_pool=s.names.system_pool),
+                   hold_seconds=s.startup.warmup_hold_seconds)
+
+
+def _hardened() -> dict:
+    """Pod Security `restricted` as nobody, and a read-only root filesystem: these pods write nothing."""
+    return {**restricted_container_context(), "readOnlyRootFilesystem": True}
 
 
 def priority_class(name: str) -> dict:

@@ -1,0 +1,58 @@
+"""Pieces several pod templates share, each a small builder the pod calls (plain dicts, no Pulumi resources).
+
+- `cpu_node_selector()`: where CPU pods land: the Ray head, the weights prefetch and the image pre-pull;
+- `hf_environment()`: the Hugging Face cache on Lustre (HF_HOME), for every pod that reads or writes it;
+- `lustre_volume()` / `lustre_mount()`: the Lustre PVC, mounted at the same path everywhere;
+- `scripts_volume()` / `scripts_mount()`: the job-scripts ConfigMap (pod_programs/, workloads/job_scripts.py).
+
+Token files and security contexts, shared the same way, are in pod_security.py.
+"""
+from __future__ import annotations
+
+from core.lustre_paths import hf_home
+from core.naming import JOB_SCRIPTS
+
+# Autopilot compute class of the CPU pods (see cpu_node_selector).
+HEAD_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+HEAD_COMPUTE_CLASS = "Balanced"
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+
+LUSTRE_VOLUME = "lustre"
+SCRIPTS_VOLUME = "job-scripts"
+# The job's programs are read by `python <file>`, never executed directly, and nothing may change them in the
+# pod: read-only for everyone, no execute bit.
+SCRIPTS_FILE_MODE = 0o444
+
+
+def cpu_node_selector(*, autopilot: bool, system_pool: str) -> dict[str, str]:
+    """The CPU pods' node selector, so they never land on (or wait for) GPU capacity."""
+    if autopilot:
+        # An explicit CPU compute selection. Balanced is a CPU compute class that needs no machine-family selector
+        # (Performance would need one) and gives the head (GCS, dashboard, job driver) steady CPU; it selects no
+        # accelerator.
+        return {HEAD_COMPUTE_CLASS_LABEL: HEAD_COMPUTE_CLASS}
+    # Standard: the CPU system pool (GPU pools are tainted).
+    return {NODE_POOL_LABEL: system_pool}
+
+
+def hf_environment(mount_path: str) -> list[dict]:
+    """HF_HOME on Lustre, so a model downloads once for every node and survives pod restarts. Non-secret: the
+    token's *path* comes from the pod's token file (pod_security.py)."""
+    return [{"name": "HF_HOME", "value": hf_home(mount_path)}]
+
+
+def lustre_volume(pvc_name: str) -> dict:
+    return {"name": LUSTRE_VOLUME, "persistentVolumeClaim": {"claimName": pvc_name}}
+
+
+def lustre_mount(mount_path: str) -> dict:
+    return {"name": LUSTRE_VOLUME, "mountPath": mount_path}
+
+
+def scripts_volume() -> dict:
+    return {"name": SCRIPTS_VOLUME, "configMap": {"name": JOB_SCRIPTS, "defaultMode": SCRIPTS_FILE_MODE}}
+
+
+def scripts_mount(scripts_dir: str) -> dict:
+    # The whole directory, not subPath files: the kubelet then refreshes the files when the ConfigMap changes.
+    return {"name": SCRIPTS_VOLUME, "mountPath": scripts_dir, "readOnly": True}

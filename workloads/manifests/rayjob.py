@@ -1,0 +1,188 @@
+"""The NeMo-RL GRPO job as a KubeRay `RayJob` spec (plain dicts, no Pulumi resources; workloads/nemo_rl_job.py
+applies it as the last component of the graph).
+
+Two modes (setting `jobMode`):
+- `standing-cluster` (default, as the seeds do): `clusterSelector` to the standing RayCluster, K8sJobMode (a
+  submitter pod inside the cluster; no laptop port-forward), no `backoffLimit` — KubeRay rejects it together
+  with clusterSelector from 1.6 and before that a retry could delete the external cluster (kuberay #4516) —
+  and no `spec.metadata`: every KubeRay before 1.5.0 dereferences the absent `rayClusterSpec` while building
+  the submitter when a clusterSelector RayJob carries metadata (ray-operator/controllers/ray/common/job.go
+  GetK8sJobCommand at v1.4.2, `GetMetadataJson(metadata, rayJobInstance.Spec.RayClusterSpec.RayVersion)`;
+  nil check added by kuberay PR #4102 in 1.5.0), so the submitter is never created and the job stays in
+  Initializing; GKE's add-on does not say which KubeRay it runs. The same facts go on the RayJob's annotations.
+  Deleting the RayJob (`pulumi destroy`, or a recipe change, which replaces it) stops the Ray job and leaves
+  the cluster. The RayJob is replaced whenever the RayCluster is (`replace_with`), so a new cluster always
+  gets a new job.
+- `own-cluster` (for spot capacity): the RayJob embeds the same head/worker templates and owns its cluster,
+  with `backoffLimit` retries and `shutdownAfterJobFinishes`. KubeRay deletes the RayCluster
+  `ttlSecondsAfterFinished` (`jobTtlSeconds`, default 0) after the job ends and keeps the RayJob object and its
+  submitter Job (rayjob_controller.go: `handleShutdownAfterJobFinishes` at v1.7.0, the Complete/Failed case at
+  v1.4.2; the RayJob itself is deleted only when the operator runs with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES).
+  A preempted run fails, KubeRay deletes the cluster, creates a new one and resubmits the same entrypoint, and
+  NeMo-RL resumes from the newest `step_N` on Lustre because the run name — and so the checkpoint directory —
+  is the same.
+
+The entrypoint and runtime env come from `core.recipes`; the runtime env carries no secret (it is shown
+in the Ray dashboard): the tokens are files in the Ray pods (workloads/manifests/pod_security.py), only their paths are
+in any environment.
+
+The submitter pod gets our own template (`submitterPodTemplate`, in both KubeRay CRDs): the workload labels the
+NetworkPolicies admit to the head's dashboard (and nothing else), Pod Security `restricted` (it only runs the
+`ray` CLI against the dashboard: non-root, no capabilities), the Ray auth token file when token auth is on.
+KubeRay fills in the `ray job submit` command and the RAY_DASHBOARD_ADDRESS / RAY_JOB_SUBMISSION_ID env of the
+first container when the template leaves the command empty (rayjob_controller.go getSubmitterTemplate); a Job's
+pods must not restart in place, hence `restartPolicy: Never` as in KubeRay's default template.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from core import export, gate, prefetch, recipes
+from core.catalog import NemoRlRelease
+from core.naming import HF_SECRET, LUSTRE_PVC, RAY_AUTH_SECRET
+from core.recipes import Recipe
+from core.settings import Settings
+from core.settings import job as job_settings
+from core.settings.security import token_auth_enabled
+from workloads.manifests.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
+from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
+
+SUBMITTER_CONTAINER = "ray-job-submitter"
+# KubeRay's default submitter resources (ray-operator/controllers/ray/common/job.go GetDefaultSubmitterContainer).
+SUBMITTER_RESOURCES = {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m", "memory": "200Mi"}}
+
+
+@dataclass(frozen=True)
+class JobArgs:
+    name: str                     # the RayJob's name (core.naming: at most 47 characters for KubeRay)
+    stack_name: str
+    recipe: Recipe                # resolved once by the settings
+    release: NemoRlRelease
+    image: str                    # the submitter's: the head's image (the Ray CLI must match the cluster's Ray)
+    run_name: str
+    lustre_mount_path: str
+    # own-cluster mode: the pods of the cluster the RayJob creates, its retries and TTL; None in standing mode.
+    own_cluster: Optional[RayPodsConfig]
+    backoff_limit: int
+    ttl_seconds: int
+    namespace: str
+    # The readiness gate the entrypoint runs first (None: off) and the token that forces a resubmission.
+    gate_args: Optional[gate.GateArgs] = None
+    gate_rerun: Optional[str] = None
+    ray_token_auth: bool = False
+    # Runnable but risky job settings (core.settings.job.warnings), shown by `pulumi preview`.
+    warnings: tuple[str, ...] = ()
+    # Weights prefetch (core.prefetch): the job trains from the pinned snapshot's path; in own-cluster mode the
+    # entrypoint first waits for the prefetch Job's marker (a graph edge would hold the RayJob, and with it the
+    # GPU nodes it asks for, until the download ends).
+    model_path: Optional[str] = None
+    prefetch_marker: Optional[str] = None    # the GSM8K step loads the dataset at the commit the marker records
+    before: tuple[tuple[str, ...], ...] = ()
+    # Checkpoint export (core.export), run after a successful training.
+    after: tuple[tuple[str, ...], ...] = ()
+    # spec.activeDeadlineSeconds (core.settings.job.deadline_seconds); None: no deadline.
+    deadline_seconds: Optional[int] = None
+
+    @classmethod
+    def of(cls, s: Settings) -> "JobArgs":
+        own = s.job.mode == "own-cluster"
+        r = s.recipe
+        model_path, marker, before, after = None, None, (), ()
+        if s.startup.prefetch_weights and r.model_revision is not None:
+            plan = prefetch.plan(model_name=r.model_name, revision=r.model_revision, dataset=r.dataset,
+                                 mount_path=s.workload.lustre_mount_path)
+            model_path, marker = plan.model_path, plan.marker
+            if own:
+                before = (tuple(prefetch.wait_argv(plan, recipes.SCRIPTS_DIR,
+                                                   prefetch.job_timeout_seconds(plan.download_bytes))),)
+        if s.startup.export_checkpoints:
+            after = (tuple(export.export_argv(
+                scripts_dir=recipes.SCRIPTS_DIR,
+                checkpoint_dir=recipes.checkpoint_dir(s.workload.lustre_mount_path, s.run_name),
+                prefix=s.export_destination.prefix, run_name=s.run_name, metric_name=r.metric_name,
+                higher_is_better=recipes.higher_is_better(r))),)
+        return cls(name=s.names.ray_job, stack_name=s.stack_name, recipe=r, release=s.workload.release,
+                   image=s.nemo_rl_image,
+                   run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
+                   own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
+                   ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
+                   gate_rerun=s.gate.rerun if s.gate.enabled else None, ray_token_auth=token_auth_enabled(s),
+                   warnings=tuple(job_settings.warnings(s)), model_path=model_path, prefetch_marker=marker,
+                   before=before, after=after, deadline_seconds=job_settings.deadline_seconds(s))
+
+    @property
+    def checkpoint_dir(self) -> str:
+        return recipes.checkpoint_dir(self.lustre_mount_path, self.run_name)
+
+
+def submitter_template(a: JobArgs) -> dict:
+    """The submitter pod: the head's image (the Ray CLI must match the cluster's Ray), nothing but the Ray auth
+    token file (when on); it never calls the Hub or W&B."""
+    tokens = token_files(HF_SECRET, hugging_face=False, ray_auth_secret=RAY_AUTH_SECRET if a.ray_token_auth else None)
+    container = {"name": SUBMITTER_CONTAINER, "image": a.image,
+                 "resources": SUBMITTER_RESOURCES}
+    if tokens.env:
+        container.update(env=tokens.env, volumeMounts=tokens.volume_mounts)
+    spec = {"restartPolicy": "Never", "containers": [container]}
+    if tokens.volumes:
+        spec["volumes"] = tokens.volumes
+    return {"metadata": {"labels": dict(SUBMITTER_LABELS)}, "spec": harden_pod_spec(spec, restricted=True)}
+
+
+def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
+    """The RayJob spec for the stack's recipe: `clusterSelector` to `ray_cluster_name` in standing mode, the
+    embedded cluster in own-cluster mode."""
+    mount = a.lustre_mount_path
+    spec: dict = {
+        "entrypoint": recipes.entrypoint(a.recipe, a.release, mount_path=mount, run_name=a.run_name,
+                                         gate=gate.options(a.gate_args) if a.gate_args else None,
+                                         model_path=a.model_path, before=tuple(list(c) for c in a.before),
+                                         after=tuple(list(c) for c in a.after), prefetch_marker=a.prefetch_marker),
+        # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
+        "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
+        "submissionMode": "K8sJobMode",
+        "submitterPodTemplate": submitter_template(a),
+    }
+    if a.deadline_seconds is not None:
+        # Per attempt, in both modes and both CRDs (KubeRay rayjob_controller.go checkActiveDeadlineAndUpdateStatus-
+        # IfNeeded, v1.4.2 and v1.7.0): past it the RayJob turns Failed with reason DeadlineExceeded, which is never
+        # retried; with shutdownAfterJobFinishes (own-cluster) KubeRay then deletes the GPU cluster. A standing
+        # cluster is left alone ("clusterSelector; skipping resource deletion" at v1.7.0), Ray job included.
+        spec["activeDeadlineSeconds"] = a.deadline_seconds
+    if a.own_cluster is None:
+        # Never `metadata` together with clusterSelector (module docstring: KubeRay < 1.5.0, kuberay PR #4102).
+        spec["clusterSelector"] = {"ray.io/cluster": ray_cluster_name}
+    else:
+        spec.update({
+            "metadata": recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name,
+                                             gate_rerun=a.gate_rerun),
+            "rayClusterSpec": raycluster_spec(a.own_cluster, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
+            "backoffLimit": a.backoff_limit,
+            # The GPU cluster goes when the job ends (after the last retry): KubeRay deletes the RayCluster
+            # ttlSecondsAfterFinished seconds after the end and keeps the RayJob (module docstring).
+            "shutdownAfterJobFinishes": True,
+            "ttlSecondsAfterFinished": a.ttl_seconds,
+        })
+    return spec
+
+
+# Spec fields KubeRay reads again at every reconcile of a running RayJob (the deadline check reads
+# `rayJob.Spec.ActiveDeadlineSeconds` each time, v1.4.2 and v1.7.0; no webhook marks it immutable): a change
+# updates the RayJob in place instead of replacing it, which would restart a multi-hour run.
+IN_PLACE_SPEC_FIELDS = frozenset({"activeDeadlineSeconds"})
+
+
+def replace_paths(a: JobArgs) -> list[str]:
+    """The RayJob spec paths whose change replaces the RayJob: every field it renders but the in-place ones."""
+    return sorted(f"spec.{k}" for k in rayjob_spec(a, ray_cluster_name="-") if k not in IN_PLACE_SPEC_FIELDS)
+
+
+ANNOTATION_PREFIX = "nemo-rl-gke/"
+
+
+def rayjob_annotations(a: JobArgs) -> dict[str, str]:
+    """The job's metadata as RayJob annotations (`kubectl describe rayjob`), in both modes; annotations have no
+    length limit for values, unlike labels (63 characters), which a run name may exceed."""
+    meta = recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name, gate_rerun=a.gate_rerun)
+    return {f"{ANNOTATION_PREFIX}{k}": v for k, v in sorted(meta.items())}
