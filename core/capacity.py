@@ -5,7 +5,7 @@ returns one line per problem, each naming its config key; `plan_capacity()` turn
 `CapacityPlan`, from which the infra component builds one GPU node pool per model (Standard) and
 workloads/manifests/compute_class.py renders the ComputeClass that orders them (Standard and Autopilot).
 
-The models (facts and sources in core/catalog.py):
+The models (facts and sources in core/catalog/capacity.py and the GPU records, gpus.py):
 - `spot`: Spot VMs, cheapest, preemptible at any time with 30 s notice.
 - `flex-start`: Dynamic Workload Scheduler flex-start; GKE waits for capacity, nodes live at most 7 days.
 - `reservation`: a specific Compute Engine reservation (optionally one block of it), in the RoCE zone.

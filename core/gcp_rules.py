@@ -2,7 +2,7 @@
 
 Pure functions over plain values. Each returns problem lines (`nemo-rl-gke:<key>: ...`), empty when the
 value is fine; settings validation (core/settings.py) calls them and raises before anything is registered.
-The facts behind them live in core/catalog.py with their sources; the rule-specific limits below cite theirs.
+The facts behind them live in core/catalog/ with their sources; the rule-specific limits below cite theirs.
 """
 from __future__ import annotations
 

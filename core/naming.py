@@ -25,7 +25,7 @@ HF_SECRET = "nemo-rl-secrets"
 HF_TOKEN_KEY = "hf-token"
 WANDB_NETRC_KEY = "wandb-netrc"          # the W&B key as a netrc entry (wandb reads the file named by NETRC)
 # The Ray auth token (releases whose Ray has token authentication), in a Secret of its own, under the key KubeRay
-# reads when `authOptions.secretName` names the Secret (core/catalog.py KUBERAY_AUTH_TOKEN_SECRET_KEY).
+# reads when `authOptions.secretName` names the Secret (core/catalog/security.py KUBERAY_AUTH_TOKEN_SECRET_KEY).
 RAY_AUTH_SECRET = "nemo-rl-ray-auth"
 RAY_AUTH_TOKEN_KEY = KUBERAY_AUTH_TOKEN_SECRET_KEY
 # The ConfigMap with the job's helper programs (workloads/job_scripts.py), mounted by the Ray head's pod spec.

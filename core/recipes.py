@@ -196,9 +196,8 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (_QWEN_72B, _GEMMA3_27B)}
 OVERRIDABLE = tuple(f for f in Recipe.model_fields if f != "name")
 
 # Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes
-# render (FACTS.md §7). NeMo-RL PR #1649 moved datasets under `data.train` / `data.validation` (the layout of
-# the v0.6.0 tree), so a v0.7.0 run would fail at start on `data.dataset_name=...`.
-FLAT_DATA_RELEASES = frozenset({"v0.4.0", "v0.5.0"})
+# render: the release records' `flat_data` (core/catalog/nemo_rl.py, NeMo-RL PR #1649).
+FLAT_DATA_RELEASES = catalog.FLAT_DATA_RELEASES
 
 
 class RecipeError(ValueError):

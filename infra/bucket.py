@@ -10,7 +10,7 @@ annotation is needed, and distinct per stack, so two stacks of one project canno
   renames its manifest into place and re-copies short files).
 - The bucket grants the same principal object *listing* only (roles/storage.objectViewer under an IAM condition
   that matches the bucket resource, where only list permissions are checked): Cloud Storage FUSE and its CSI
-  driver check access with a bucket-level GetStorageLayout, which needs storage.objects.list (core/catalog.py).
+  driver check access with a bucket-level GetStorageLayout, which needs storage.objects.list (core/catalog/security.py).
 - Nothing else is granted: the GPU workers and every other pod run as a service account without a grant.
 
 The principal lives in the Workload Identity pool `<project>.svc.id.goog`, which only exists once the project's

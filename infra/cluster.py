@@ -11,7 +11,7 @@ endpoint (IAM-authorised) on, and control-plane access limited to `authorizedNet
 is private only together with the DNS endpoint or an authorised network, because the Kubernetes provider must
 reach the API server from wherever `pulumi up` runs (core/settings/security.py); the provider then talks to the
 DNS endpoint. Node upgrades are held back only in a bounded window the user opens for a run. Standard pools get shielded nodes with Secure Boot and integrity monitoring where
-the machine type supports it (core/catalog.py "Hardening"); Autopilot manages shielded nodes itself.
+the machine type supports it (core/catalog/gke.py, supports_secure_boot); Autopilot manages shielded nodes itself.
 """
 from __future__ import annotations
 

@@ -124,7 +124,7 @@ class GpuCapacity(pulumi.ComponentResource):
             ephemeral_storage_local_ssd_config=ephemeral_storage_local_ssd(acc.machine_type),
             service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM],
             workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
-            # Secure Boot + integrity monitoring on the machine types checked for it (core/catalog.py).
+            # Secure Boot + integrity monitoring on the machine types checked for it (core/catalog/gpus.py secure_boot).
             shielded_instance_config=shielded_config(acc.machine_type),
             labels={"nemo-rl-gke/role": "gpu", "nemo-rl-gke/capacity": pool.model,
                     catalog.COMPUTE_CLASS_LABEL: plan.compute_class},

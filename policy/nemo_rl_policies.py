@@ -10,39 +10,38 @@ Values a preview cannot know yet arrive as Pulumi's unknown sentinels; a rule sk
 instead of guessing. Rules match resource types and inputs, never a fixed list of resources, so new objects
 (a RayJob, a data-prep Job) are checked as soon as the program registers them.
 
-The pack is self-contained (it can be published to Pulumi Cloud without the project), so the two catalog
-facts it needs are copied below; tests/test_policy.py keeps them equal to core/catalog.py.
+The pack is self-contained (it can be published to Pulumi Cloud without the project), so the catalog facts it
+needs come from catalog_facts.json beside it, which `python -m synth.policy_facts` derives from the project's
+catalog (tests/test_policy.py keeps the two equal).
 """
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import yaml
 
-# --- facts copied from core/catalog.py (a test keeps them equal) ------------------------------------------
-NEMO_RL_IMAGE_REPO = "nvcr.io/nvidia/nemo-rl"
+# --- facts from the project's catalog: policy/catalog_facts.json (`python -m synth.policy_facts` writes it) ------
+_FACTS: dict[str, Any] = json.loads((Path(__file__).resolve().parent / "catalog_facts.json").read_text(encoding="utf-8"))
+NEMO_RL_IMAGE_REPO: str = _FACTS["nemo_rl_image_repo"]
 # NeMo-RL image tag -> the Ray inside it (= the RayCluster's rayVersion).
-NEMO_RL_RAY_VERSIONS: dict[str, str] = {"v0.4.0": "2.46.0", "v0.5.0": "2.49.2", "v0.7.0": "2.55.1"}
+NEMO_RL_RAY_VERSIONS: dict[str, str] = dict(_FACTS["nemo_rl_ray_versions"])
 # A4 / A3 Ultra node label value (cloud.google.com/gke-accelerator) -> gIB tuner config of that GPU type.
-TUNER_CONFIGS: dict[str, str] = {
-    "nvidia-b200": "/usr/local/gib/configs/tuner_config_a4.txtpb",
-    "nvidia-h200-141gb": "/usr/local/gib/configs/tuner_config_a3u.txtpb",
-}
-RDMA_NICS_PER_NODE = 8
-# Variables that carry a token's value (workloads/manifests/pod_security.py TOKEN_VALUE_VARIABLES) and the Secrets holding
-# the tokens (core/naming.py HF_SECRET, RAY_AUTH_SECRET): tokens reach pods only as files.
-TOKEN_VALUE_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "RAY_AUTH_TOKEN")
+TUNER_CONFIGS: dict[str, str] = dict(_FACTS["tuner_configs"])
+RDMA_NICS_PER_NODE: int = _FACTS["rdma_nics_per_node"]
+# Variables that carry a token's value and the Secrets holding the tokens: tokens reach pods only as files.
 # RAY_AUTH_TOKEN defined as the empty string carries nothing: it keeps KubeRay (>= 1.6.0) from injecting the token
-# from its Secret, and Ray's loader then reads RAY_AUTH_TOKEN_PATH (workloads/manifests/pod_security.py RAY_AUTH_TOKEN_BLOCKER).
-TOKEN_SECRETS = ("nemo-rl-secrets", "nemo-rl-ray-auth")
+# from its Secret, and Ray's loader then reads RAY_AUTH_TOKEN_PATH (workloads/manifests/pod_security.py).
+TOKEN_VALUE_VARIABLES: tuple[str, ...] = tuple(_FACTS["token_value_variables"])
+TOKEN_SECRETS: tuple[str, ...] = tuple(_FACTS["token_secrets"])
 
 GPU_NODE_LABEL = "cloud.google.com/gke-accelerator"
 INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
 DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
-DEV_STACK = "dev"  # the one stack allowed to be torn down freely (core/settings.py Settings.is_dev)
+DEV_STACK = "dev"  # the scratch stack (Pulumi.dev.yaml): the advisory rules let it run unprotected
 
 LUSTRE_TYPE = "gcp:lustre/instance:Instance"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
@@ -397,9 +396,8 @@ def check_ray_version(r: Resource) -> list[str]:
                 at = f"{spec_path}.{tpl_path}.spec.{c_path}"
                 if ray is None:
                     out.append(f"image {c['image']} at {at} is a NeMo-RL release this policy does not know: use one "
-                               f"of {', '.join(sorted(NEMO_RL_RAY_VERSIONS))}, or add the release and its Ray "
-                               "version to core/catalog.py NEMO_RL_RELEASES and policy/nemo_rl_policies.py "
-                               "NEMO_RL_RAY_VERSIONS.")
+                               f"of {', '.join(sorted(NEMO_RL_RAY_VERSIONS))}, or add the release's record to "
+                               "core/catalog/nemo_rl.py and run `python -m synth.policy_facts`.")
                 elif have != ray:
                     now = f"is {have}" if have else "is not set"
                     out.append(f"{spec_path}.rayVersion {now} but image {c['image']} (at {at}) ships Ray {ray}: set "

@@ -1,7 +1,7 @@
 """The capacity plan (core/capacity.py) and the ComputeClass it renders (workloads/manifests/compute_class.py).
 
 Oracles: the ComputeClass CRD schemas taken from GKE clusters with their CEL rules (tests/computeclass_validation),
-and the facts in core/catalog.py with their sources. Component-level checks (pools, workers, placement as
+and the facts in core/catalog/ (capacity.py, gpus.py) with their sources. Component-level checks (pools, workers, placement as
 registered resources) live in tests/test_gpu_capacity.py.
 """
 from __future__ import annotations
@@ -223,7 +223,7 @@ def test_valid_inputs_have_no_problems():
 
 
 def test_flex_start_is_offered_on_a3_ultra_and_refused_on_machines_google_excludes(synth):
-    # Issue 18 item 16, checked against Google's current pages (core/catalog.py FLEX_START_MACHINES): Compute Engine
+    # Issue 18 item 16, checked against Google's current pages (core/catalog/gpus.py flex_start): Compute Engine
     # "About Flex-start VMs" supports "all accelerator-optimized machine types (except A4X and G4)", AI
     # Hypercomputer's consumption options list flex-start for "Any GPU machine except A4X"; the "except A3 Ultra"
     # line came from an older copy of that page. So dev (a3-ultragpu-8g) keeps its [spot, flex-start] chain...

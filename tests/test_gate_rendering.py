@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core import catalog, recipes
+import pod_programs
 from workloads import job_scripts as scripts
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
@@ -114,7 +115,7 @@ def test_every_stack_runs_the_gate_first_with_its_gpu_types_figures(synth, stack
 
 def test_config_map_ships_the_gate_program_and_its_decisions(synth, stack):
     data = synth(stack).get(CONFIG_MAP, "job-scripts").get("data")
-    here = Path(scripts.__file__).parent
+    here = pod_programs.DIR
     for name in (recipes.GATE_SCRIPT, recipes.GATE_MODULE):
         assert data[name] == (here / name).read_text()
 

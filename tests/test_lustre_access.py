@@ -1,6 +1,6 @@
 """Managed Lustre root squash (issue 18 item 15): every client outside the cluster's nodes mounts squashed.
 
-Rules and sources (core/catalog.py, LUSTRE_NO_SQUASH_RULE): pulumi-gcp 10.2.0 `access_rules_options`
+Rules and sources (core/catalog/lustre.py, LUSTRE_NO_SQUASH_RULE): pulumi-gcp 10.2.0 `access_rules_options`
 (ROOT_SQUASH / NO_SQUASH, rule names of at most 16 alphanumerics or '_', a squash uid/gid of 0 squashing nothing);
 magic-modules mmv1/products/lustre/Instance.yaml @055860ea: accessRulesOptions is updatable (no `immutable`), so
 the setting changes a deployed instance in place; the NeMo-RL image runs as root (NVIDIA-NeMo/RL docker/Dockerfile

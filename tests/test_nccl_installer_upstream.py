@@ -97,6 +97,17 @@ def test_catalog_pins_the_image_tag_upstream_uses():
         assert init["image"] == catalog.NCCL_GIB_INSTALLER_IMAGE
 
 
+def test_every_catalog_gpu_type_is_one_googles_installer_runs_on():
+    # The installer's node affinity is upstream's list, not ours: a GPU type added to the catalog that upstream's
+    # installer does not cover would get no gIB plugin (its NCCL would fall back to TCP).
+    for mode in UPSTREAM_FILES:
+        terms = _upstream(mode)["DaemonSet"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        covered = {v for term in terms for e in term["matchExpressions"]
+                   if e["key"] == "cloud.google.com/gke-accelerator" for v in e["values"]}
+        assert set(catalog.ACCELERATORS) <= covered, mode
+
+
 def test_install_nccl_flag_follows_upstream_per_variant():
     # container-engine-accelerators 2da1c92f (2026-05-06): "Removed --install-nccl from default and a4x
     # installers"; the Autopilot installer still passes it at 992db812.

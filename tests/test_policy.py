@@ -182,11 +182,11 @@ BROKEN: list[tuple[str, str, Callable, str, str]] = [
     ("unknown-nemo-rl-release", "dev",
      lambda rs: changed(rs, RAYCLUSTER, "raycluster",
                         lambda p: _worker(p)["spec"]["containers"][0].update(image="nvcr.io/nvidia/nemo-rl:v9.9.9")),
-     "ray-version-matches-image", "NEMO_RL_RAY_VERSIONS"),
+     "ray-version-matches-image", "python -m synth.policy_facts"),
     ("unknown-nemo-rl-release-in-a-registry-copy", "dev",
      lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _worker(p)["spec"]["containers"][0].update(
          image="us-central1-docker.pkg.dev/your-gcp-project-id/nemo/nemo-rl:v9.9.9")),
-     "ray-version-matches-image", "NEMO_RL_RAY_VERSIONS"),
+     "ray-version-matches-image", "python -m synth.policy_facts"),
     ("worker-without-interfaces-annotation", "dev",
      lambda rs: changed(rs, RAYCLUSTER, "raycluster",
                         lambda p: _worker(p)["metadata"]["annotations"].pop("networking.gke.io/interfaces")),
@@ -273,6 +273,10 @@ def _broken(stacks, case):
 
 # --- the rules on the engine's records ------------------------------------------------------------------------
 def test_policy_catalog_copy_equals_infra_catalog():
+    from synth import policy_facts
+
+    assert policy_facts.PATH.read_text(encoding="utf-8") == policy_facts.render(), (
+        "policy/catalog_facts.json is stale: run `python -m synth.policy_facts`")
     assert P.NEMO_RL_RAY_VERSIONS == {t: r.ray_version for t, r in catalog.NEMO_RL_RELEASES.items()}
     assert P.NEMO_RL_IMAGE_REPO == catalog.NEMO_RL_IMAGE_REPO
     assert P.TUNER_CONFIGS == {g: a.tuner_config for g, a in catalog.ACCELERATORS.items()}

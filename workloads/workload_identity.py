@@ -8,7 +8,7 @@ names the Kubernetes service account directly as a Workload Identity principal, 
 `iam.gke.io/gcp-service-account` annotation is involved; the principal is recorded as an annotation so `kubectl
 describe sa` shows what it may access.
 
-Pod Security Admission (core/catalog.py, PSA): the namespace enforces the level every pod in it meets —
+Pod Security Admission (core/catalog/security.py, PSA): the namespace enforces the level every pod in it meets —
 `privileged`, because the GPU workers mount the host's NVIDIA and gIB libraries (hostPath, which `baseline`
 forbids) — and warns and audits `restricted`, which the submitter, the GPU placeholders and the image pre-pull
 meet; the Ray head and the prefetch run as root (workloads/manifests/raycluster.py, workloads/weights_prefetch.py say why).

@@ -18,7 +18,8 @@ class CapacitySettings(Section):
 
     models: list[str] = Field(["spot", "flex-start"], alias="capacity", description=(
         "GPU capacity models in the order GKE tries them: spot, flex-start, reservation (JSON list, e.g. "
-        "[\"reservation\", \"spot\", \"flex-start\"]). A4 and A3 Ultra have no plain on-demand capacity."))
+        "[\"reservation\", \"spot\", \"flex-start\"]). "
+        f"{catalog.one_of(catalog.families(lambda a: not a.on_demand), 'and')} have no plain on-demand capacity."))
     reservation: Optional[str] = Field(None, alias="reservation", description=(
         "The specific reservation the 'reservation' model consumes (in `zone`): <name>, "
         "<name>/reservationBlocks/<block>, or projects/<project>/reservations/<name>[/reservationBlocks/<block>] "

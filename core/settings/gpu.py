@@ -19,7 +19,7 @@ class GpuSettings(Section):
     standard_only: ClassVar[frozenset[str]] = frozenset({"gpuNodes", "gpuDriverVersion"})
 
     gpu_type: str = Field("nvidia-b200", alias="gpuType",
-                          description="GPU type: nvidia-b200 (A4) or nvidia-h200-141gb (A3 Ultra).")
+                          description=f"GPU type: {catalog.one_of([f'{a.gpu_type} ({a.family})' for a in catalog.ACCELERATORS.values()])}.")
     machine_type: Optional[str] = Field(None, alias="machineType",
                                         description="Machine type; default and only valid value: the GPU type's.")
     # Every GPU pool starts at zero nodes (capacity that has to be obtained; a pool created with N spot nodes

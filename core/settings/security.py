@@ -11,7 +11,7 @@ Rules (each problem names its key):
   own path (`konnectivity` for GKE's hosted add-on, `kuberay-operator` for the KubeRay this program installs).
 - `rayTokenAuth`: `on` needs a release whose Ray has token auth (Ray >= 2.52) and an operator that can send the
   token (`kubeRayOperator: helm`, KubeRay 1.7.0): GKE does not publish its add-on's KubeRay, which may be 1.4.2,
-  and without the token the operator cannot read a job's status or stop it (core/catalog.py, issue 18 item 3).
+  and without the token the operator cannot read a job's status or stop it (core/catalog/security.py).
 """
 from __future__ import annotations
 

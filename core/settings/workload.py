@@ -19,7 +19,7 @@ class WorkloadSettings(Section):
     """The RayCluster: NeMo-RL release, worker group, mounts."""
 
     nemo_rl_release: str = Field("v0.5.0", alias="nemoRlRelease",
-                                 description="NeMo-RL container release (v0.4.0, v0.5.0 or v0.7.0).")
+                                 description=f"NeMo-RL container release ({catalog.one_of(list(catalog.NEMO_RL_RELEASES))}).")
     ray_version: Optional[str] = Field(None, alias="rayVersion", description=(
         "Ray version of the RayCluster; default and only valid value: the Ray inside the NeMo-RL image."))
     worker_replicas: Optional[int] = Field(None, alias="workerReplicas", description=(

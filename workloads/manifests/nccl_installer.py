@@ -37,7 +37,8 @@ Mode = Literal["standard", "autopilot"]
 NAME = "nccl-rdma-installer"
 NAMESPACES: dict[str, str] = {"standard": "kube-system", "autopilot": "rdma-system"}
 
-# GPU types whose nodes carry MRDMA NICs and need the plugin (upstream's node affinity).
+# GPU types whose nodes carry MRDMA NICs and need the plugin: upstream's node affinity, kept as upstream writes it
+# (tests/test_nccl_installer_upstream.py checks that it covers every catalog GPU type).
 RDMA_GPU_TYPES = ("nvidia-h200-141gb", "nvidia-b200")
 
 # Upstream's pause container, pinned by digest upstream.

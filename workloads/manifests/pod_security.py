@@ -10,14 +10,14 @@ submitter, the prefetch, the GPU placeholders and the image pre-pull): plain dic
   GKE) still works without it needs a GPU run, and Google's own NCCL test pods set no security context.
 - `restricted_*_context()`: Pod Security Standards `restricted` (non-root as nobody, that user's group as
   fsGroup so token files mounted 0440 stay readable) for pods that write nothing root must own later.
-- `namespace_labels()`: the Pod Security Admission labels of a namespace (core/catalog.py, PSA).
+- `namespace_labels()`: the Pod Security Admission labels of a namespace (core/catalog/security.py, PSA).
 - `token_files()`: the token Secret as read-only files (a Secret volume), never as environment variables.
   Hugging Face reads `HF_TOKEN_PATH` (huggingface_hub >= 0.23.0; `HF_TOKEN` would win, so it is never set);
   W&B reads the netrc file named by `NETRC`, mounted on the pod that runs the driver only (NeMo-RL calls
   `wandb.init` itself, after it copied the driver's environment into every actor's runtime env, so only a
   path ever travels); Ray token auth reads `RAY_AUTH_TOKEN_PATH` (Ray >= 2.52), and the container defines
   `RAY_AUTH_TOKEN` as the empty string: KubeRay injects the token from its Secret only into containers that do
-  not define the variable, and Ray's token loader skips an empty one for the file (core/catalog.py).
+  not define the variable, and Ray's token loader skips an empty one for the file (core/catalog/security.py).
 """
 from __future__ import annotations
 

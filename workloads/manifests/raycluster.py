@@ -269,7 +269,7 @@ def raycluster_spec(c: RayPodsConfig, *, secret_name: str, pvc_name: str) -> dic
     if c.ray_token_auth:
         # Only with the KubeRay this stack installs (1.7.0; the settings refuse token auth on GKE's add-on): the
         # operator reads the token from our Secret for its own dashboard calls and, since every Ray container
-        # defines RAY_AUTH_TOKEN (empty), injects it into no environment (core/catalog.py, KubeRay 1.6.0+).
+        # defines RAY_AUTH_TOKEN (empty), injects it into no environment (core/catalog/security.py, KubeRay 1.6.0+).
         spec["authOptions"] = {"mode": "token", "secretName": RAY_AUTH_SECRET}
     return spec
 

@@ -1,0 +1,127 @@
+"""NeMo-RL releases: one `NemoRlRelease` record per release holds every fact about it, with its sources.
+
+A new release is one record in `_RECORDS` plus what the tests read from it, kept in the repository with its source:
+the release's configs and config loader (tests/nemo_rl_reference/<tag>/, SOURCES.md there) and its environment
+(tests/oracles/nemo_rl_environment/<tag>.txt, from its uv.lock). Every table the program reads (NEMO_RL_RELEASES,
+NEMO_RL_IMAGE_PINS, BASE_VAL_PERIOD, the flat-data releases) is derived from the records; the policy pack's copy is
+generated from them (`python -m synth.policy_facts`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from core.catalog.pins import ImagePin
+
+NEMO_RL_IMAGE_REPO = "nvcr.io/nvidia/nemo-rl"
+NEMO_RL_WORKDIR = "/opt/nemo-rl"
+_REPO = "NVIDIA-NeMo/RL (https://github.com/NVIDIA-NeMo/RL)"
+
+_GRPO_70B = "examples/configs/grpo_math_70B_megatron.yaml"
+_GEMMA3_27B = "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml"
+_GRPO_1B = "examples/configs/grpo_math_1B.yaml"
+
+# Searched (code index: `nemo-rl:v0.X.0@sha256`, `nvidia/nemo-rl@sha256`; docs/pages corpora for the NGC catalog):
+# no public source states the digests of the NeMo-RL images, so none is recorded.
+_NO_NEMO_RL_DIGEST = "no public source found for this tag's digest (searched 2026-11; see docs/research/harden.md §5)"
+# How the image's `ray job submit` joins the entrypoint words back into one string (core/shell.py):
+# `entrypoint=list2cmdline(entrypoint)` in ray python/ray/dashboard/modules/job/cli.py at 2.46.0, 2.49.2 and 2.55.1
+# (read from the PyPI wheels); ray PR #63797 switched POSIX to shlex.join in Ray 2.60.
+_RAY_CLI_JOIN = "ray python/ray/dashboard/modules/job/cli.py at the release's Ray (PyPI wheel)"
+# NeMo-RL PR #1649 moved datasets under `data.train` / `data.validation` (the layout of the v0.6.0 tree), so a
+# release after it fails at start on the `data.dataset_name=...` the recipes render.
+_DATA_LAYOUT = f"{_REPO} examples/configs/grpo_math_1B.yaml at the tag; PR #1649"
+# grpo.val_period every listed config resolves to through NeMo-RL's `defaults:` chain: grpo_math_1B.yaml and
+# grpo_math_1B_megatron.yaml set 10; grpo_math_70B_megatron.yaml and the Gemma 3 recipes inherit it
+# (tests/test_checkpoint_runs.py loads the real configs).
+_VAL_PERIOD = f"{_REPO} examples/configs at the tag"
+
+
+@dataclass(frozen=True)
+class NemoRlRelease:
+    """One NeMo-RL release (its image `nvcr.io/nvidia/nemo-rl:<tag>`): every fact the program uses about it."""
+
+    tag: str
+    commit: str              # the tag's commit in NVIDIA-NeMo/RL
+    ray_version: str         # the Ray inside the image: a RayCluster's rayVersion must equal it
+    grpo_entry: str          # GRPO entry script, relative to /opt/nemo-rl
+    configs: frozenset       # example configs (relative to /opt/nemo-rl) the recipes may name
+    # The data layout the recipes render (data.dataset_name, data.train_data_path, ...): releases before NeMo-RL
+    # PR #1649 keep it flat.
+    flat_data: bool
+    val_period: int = 10     # grpo.val_period every config above resolves to (a recipe without one validates there)
+    ray_cli_join: str = "list2cmdline"
+    # LD_LIBRARY_PATH entries the release's own Dockerfile puts in the image, in its order. A pod's `env` value
+    # replaces the image's variable (Kubernetes expands `$(VAR)` only from the container's own env), so the Ray
+    # pods' value (workloads/manifests/rdma.py library_path) must carry these after the gIB and driver directories.
+    image_library_path: tuple[str, ...] = ()
+    image_digest: str = ""   # "sha256:<64 hex>" when a public source states it
+    image_digest_source: str = _NO_NEMO_RL_DIGEST
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)   # fact (field names) -> its source
+
+    @property
+    def image(self) -> str:
+        return f"{NEMO_RL_IMAGE_REPO}:{self.tag}"
+
+
+def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
+    return MappingProxyType({
+        "commit": f"{_REPO} tag {tag}",
+        "ray_version": f"uv.lock of {_REPO} at {commit[:8]} (tests/oracles/nemo_rl_environment/{tag}.txt)",
+        "grpo_entry, configs": f"{_REPO} tree at {commit[:8]} (tests/nemo_rl_reference/{tag})",
+        "flat_data": _DATA_LAYOUT,
+        "val_period": _VAL_PERIOD,
+        "ray_cli_join": _RAY_CLI_JOIN,
+        "image_digest": _NO_NEMO_RL_DIGEST,
+        **extra,
+    })
+
+
+# v0.7.0's image adds, in this order of the final value, `/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib` (release
+# stage, AWS EFA plugin discovery) before `/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib`
+# (hermetic stage: "Point TE at the pip-installed cuDNN ... TE prioritizes system libraries by default, causing a
+# version mismatch crash"); v0.4.0 and v0.5.0 add none. Each also keeps `${LD_LIBRARY_PATH}` of its base image
+# nvcr.io/nvidia/cuda-dl-base, whose Dockerfile NVIDIA does not publish: those entries are unknown here, and the GKE
+# tutorial replaces them on v0.5.0 (worker env LD_LIBRARY_PATH=/usr/local/nvidia/lib64) without harm.
+_LIBRARY_PATH = f"{_REPO} docker/Dockerfile at the tag"
+
+_RECORDS: tuple[NemoRlRelease, ...] = (
+    NemoRlRelease("v0.4.0", "c751f811217db7df0d4c94abdeaada6626cfc150", "2.46.0", "examples/run_grpo_math.py",
+                  frozenset({_GRPO_70B, _GRPO_1B}), flat_data=True,
+                  sources=_sources("v0.4.0", "c751f811217db7df0d4c94abdeaada6626cfc150",
+                                   image_library_path=_LIBRARY_PATH)),
+    NemoRlRelease("v0.5.0", "6c7089300fded94abfa49bb9cbf9eb357d862461", "2.49.2", "examples/run_grpo_math.py",
+                  frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}), flat_data=True,
+                  sources=_sources("v0.5.0", "6c7089300fded94abfa49bb9cbf9eb357d862461",
+                                   image_library_path=_LIBRARY_PATH)),
+    NemoRlRelease("v0.7.0", "81aa43dda4765b0429cf31dab44441e4e4383911", "2.55.1", "examples/run_grpo.py",
+                  frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}), flat_data=False,
+                  image_library_path=("/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib",
+                                      "/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib"),
+                  sources=_sources("v0.7.0", "81aa43dda4765b0429cf31dab44441e4e4383911",
+                                   image_library_path=_LIBRARY_PATH)),
+)
+
+NEMO_RL_RELEASES: dict[str, NemoRlRelease] = {r.tag: r for r in _RECORDS}
+
+NEMO_RL_IMAGE_PINS: dict[str, ImagePin] = {
+    r.tag: ImagePin(NEMO_RL_IMAGE_REPO, r.tag, r.image_digest, r.image_digest_source) for r in _RECORDS}
+
+# grpo.val_period per (release, config): a recipe that does not set val_period validates at this period
+# (core.recipes.megatron_save_without_validation).
+BASE_VAL_PERIOD: dict[tuple[str, str], int] = {
+    (r.tag, config): r.val_period for r in _RECORDS for config in r.configs}
+
+# Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes render.
+FLAT_DATA_RELEASES: frozenset[str] = frozenset(r.tag for r in _RECORDS if r.flat_data)
+
+
+# Checkpoint ranking metrics whose direction is known. NeMo-RL's `checkpointing.metric_name` is "val:<key>" or
+# "train:<key>" (nemo_rl/algorithms/grpo.py asserts the prefix at the first save: v0.4.0 L1246, v0.5.0 L1497,
+# v0.7.0 L2901) and CheckpointManager ranks by it with `higher_is_better` (nemo_rl/utils/checkpoint.py, read from
+# the config at v0.4.0, v0.5.0 and v0.7.0) for keep_top_k pruning and the best checkpoint. Keys from grpo.py at
+# v0.4.0: validate() returns "accuracy" (the base configs pair val:accuracy with higher_is_better: true); the
+# training metrics hold "reward" and "loss". Any other metric needs its direction stated.
+METRIC_HIGHER_IS_BETTER: dict[str, bool] = {"val:accuracy": True, "train:reward": True, "train:loss": False}
+METRIC_PREFIXES: tuple[str, ...] = ("val:", "train:")

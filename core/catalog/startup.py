@@ -1,0 +1,148 @@
+"""Time to the first training step: the GPU warmup, image streaming, the prefetch runtime, Cloud Storage FUSE
+writes, and the nominal durations of the critical-path report (figures marked "nominal estimate" have no
+published source; the report prints them as such).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.catalog.pins import ImagePin
+
+# --- GPU warmup ---------------------------------------------------------------------------------------
+# Pods with a priority below the cluster autoscaler's --expendable-pods-priority-cutoff (default -10) "don't
+# cause scale up" (kubernetes/autoscaler cluster-autoscaler/main.go, flag help). The placeholders must bring
+# GPU nodes up, so their priority is exactly the cutoff: the lowest value that still scales. Ray pods run at
+# the default priority 0 and preempt them (GKE "Provision extra compute capacity for rapid Pod scaling").
+AUTOSCALER_EXPENDABLE_PRIORITY_CUTOFF = -10
+WARMUP_PRIORITY = AUTOSCALER_EXPENDABLE_PRIORITY_CUTOFF
+# Pinned pause image for the CPU pre-pull DaemonSet's long-running container (Kubernetes' own pause image), by
+# digest: the multi-arch index as pinned by Cilium's curl test image Dockerfile and several other public manifests
+# (`registry.k8s.io/pause:3.10@sha256:ee6521f2...`, exact-string search of the code index, 2026-12).
+PAUSE_IMAGE_PIN = ImagePin(
+    "registry.k8s.io/pause", "3.10", "sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
+    "Cilium's curl test image Dockerfile and other public manifests pin this index digest")
+PAUSE_IMAGE = f"{PAUSE_IMAGE_PIN.repo}:{PAUSE_IMAGE_PIN.tag}@{PAUSE_IMAGE_PIN.digest}"
+
+# --- Image streaming (`imagePath: streaming`) ------------------------------------------------------------
+# GKE "Use Image streaming to pull container images" (cloud.google.com/kubernetes-engine/docs/how-to/
+# image-streaming; EN and zh-cn copies, 2026-11; docs/research/ttfs.md §6): the Container File System API; the
+# Container-Optimized OS with containerd node image ("Autopilot nodes always use this node image"); images in an
+# Artifact Registry standard or remote repository (nvcr.io itself is not eligible); Private Google Access for
+# private nodes (the primary subnet has it); a node service account other than the default needs
+# roles/serviceusage.serviceUsageConsumer in the project hosting the image. Version floors from the same page:
+# "New and existing GKE Standard clusters must run version 1.18.6-gke.4801 or later"; Autopilot clusters from
+# 1.25.5-gke.1000 "automatically use Image streaming to pull eligible images" (no setting).
+IMAGE_STREAMING_API = "containerfilesystem.googleapis.com"
+IMAGE_STREAMING_NODE_IMAGE = "COS_CONTAINERD"
+IMAGE_STREAMING_MIN_GKE_STANDARD = "1.18.6-gke.4801"
+IMAGE_STREAMING_MIN_GKE_AUTOPILOT = "1.25.5-gke.1000"
+IMAGE_STREAMING_NODE_ROLE = "roles/serviceusage.serviceUsageConsumer"
+# Artifact Registry Docker repository paths: LOCATION-docker.pkg.dev/PROJECT-ID/REPOSITORY/IMAGE (Artifact
+# Registry "Integrate with GKE": `--image=LOCATION-docker.pkg.dev/PROJECT-ID/REPOSITORY/IMAGE`). Project IDs:
+# 6-30 lowercase letters, digits or hyphens, starting with a letter, not ending with a hyphen (Resource Manager
+# "Creating and managing projects"); repository IDs: lowercase letters, digits and hyphens, starting with a
+# letter and ending with a letter or digit (the rule Terraform modules for Artifact Registry validate; Google's
+# own wording was not found).
+ARTIFACT_REGISTRY_REPO_RE = (r"(?P<location>[a-z]+(?:-[a-z]+[0-9]*)?)-docker\.pkg\.dev/"
+                             r"(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/(?P<repository>[a-z](?:[a-z0-9-]*[a-z0-9])?)")
+# Artifact Registry's multi-regions: "a large geographic area, such as Asia or the United States"
+# (cloud.google.com/artifact-registry/docs/repositories/repo-locations; location IDs us, europe, asia).
+ARTIFACT_REGISTRY_MULTI_REGIONS = frozenset({"us", "europe", "asia"})
+NEMO_RL_IMAGE_NAME = "nemo-rl"      # the image's name under a repository copy: <repository>/nemo-rl:<tag>
+
+# --- Weights prefetch runtime -------------------------------------------------------------------------
+# `prefetchImage: python`: the prefetch Job runs in a small Python image and installs huggingface_hub from PyPI
+# (pod_programs/prefetch-requirements.txt, hash-pinned) instead of waiting for the 20-30 GB NeMo-RL image on the CPU
+# node. Python 3.11 like the tests; digest of the multi-arch index as pinned by amilworks/ultra's
+# deploy/docker Dockerfile ("Multi-architecture index pinned to the published Python 3.11.13 slim-bookworm
+# image"), found by exact-string search of the code index (2026-11).
+PREFETCH_PYTHON_PIN = ImagePin(
+    "python", "3.11.13-slim-bookworm",
+    "sha256:86adf8dbadc3d6e82ee5dd2c74bec2e1c2467cdad47886280501df722372d2e1",
+    "amilworks/ultra deploy/docker Dockerfile: the multi-arch index of python:3.11.13-slim-bookworm")
+# That image's interpreter and platform as PEP 508 marker values (the CPU nodes are x86_64), which decide the
+# dependency closure and the wheels pod_programs/prefetch-requirements.txt pins.
+PREFETCH_PYTHON_MARKERS = {
+    "python_version": "3.11", "python_full_version": "3.11.13", "sys_platform": "linux", "platform_system": "Linux",
+    "platform_machine": "x86_64", "implementation_name": "cpython", "platform_python_implementation": "CPython",
+    "os_name": "posix", "extra": ""}
+
+# --- Cloud Storage FUSE writes (the checkpoint export's sidecar) -------------------------------------------
+# Streaming writes upload new, sequentially written files straight to Cloud Storage instead of staging each whole
+# file on local disk first (GoogleCloudPlatform/gcsfuse docs/semantics.md at v3.11.2: the default write path from
+# gcsfuse v3.0.0; "approximately 96MiB of RAM" per file open for streaming; modifying an existing file, out-of-order
+# or concurrent writes to one file, and more files at once than `write:global-max-blocks` fall back to staging).
+# GKE's sidecar has them from 1.32.1-gke.1753001 and on by default from 1.33.2-gke.4655000 (gcs-fuse-csi-driver
+# docs/releases.md at v1.24.4, "Streaming writes"). The export relies on them: the sidecar is sized for streaming,
+# and the mount says so explicitly.
+GCSFUSE_STREAMING_WRITES_DEFAULT_MIN_GKE = "1.33.2-gke.4655000"
+GCSFUSE_STREAMING_WRITES_OPTION = "write:enable-streaming-writes:true"
+GCSFUSE_STREAMING_FILE_MIB = 96
+# `write.global-max-blocks` default (gcsfuse cfg/params.yaml at v3.11.2): 4 blocks, one per file, on machines
+# outside gcsfuse's "high-performance" group (the CPU system node); past that, files fall back to staging.
+GCSFUSE_STREAMING_MAX_FILES = 4
+
+
+# --- Nominal durations for the critical-path report ---------------------------------------------------
+@dataclass(frozen=True)
+class Nominal:
+    seconds: float
+    source: str
+
+
+NOMINAL_ESTIMATE = "nominal estimate (no published figure)"
+
+# Seconds Pulumi waits for a resource of this type (create + await), by type token.
+NOMINAL_RESOURCE_SECONDS: dict[str, Nominal] = {
+    "gcp:lustre/instance:Instance": Nominal(900, "codelab (seed 000): 'Lustre ... 10~15분'; FACTS §5 10-15 min; upper bound"),
+    "gcp:container/cluster:Cluster": Nominal(600, NOMINAL_ESTIMATE + "; seed 000 says 'several minutes'"),
+    "gcp:container/nodePool:NodePool": Nominal(120, NOMINAL_ESTIMATE + " (pool without nodes; nodes are added below)"),
+    "gcp:servicenetworking/connection:Connection": Nominal(90, NOMINAL_ESTIMATE),
+    "gcp:projects/service:Service": Nominal(60, NOMINAL_ESTIMATE),
+    "gcp:compute/network:Network": Nominal(30, NOMINAL_ESTIMATE),
+    "gcp:compute/subnetwork:Subnetwork": Nominal(20, NOMINAL_ESTIMATE),
+    "gcp:compute/router:Router": Nominal(15, NOMINAL_ESTIMATE),
+    "gcp:compute/routerNat:RouterNat": Nominal(30, NOMINAL_ESTIMATE),
+    "gcp:compute/firewall:Firewall": Nominal(15, NOMINAL_ESTIMATE),
+    "gcp:compute/globalAddress:GlobalAddress": Nominal(15, NOMINAL_ESTIMATE),
+    "gcp:serviceaccount/account:Account": Nominal(5, NOMINAL_ESTIMATE),
+    "gcp:projects/iAMMember:IAMMember": Nominal(10, NOMINAL_ESTIMATE),
+    "gcp:storage/bucket:Bucket": Nominal(5, NOMINAL_ESTIMATE),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": Nominal(10, NOMINAL_ESTIMATE),
+    "gcp:monitoring/dashboard:Dashboard": Nominal(5, NOMINAL_ESTIMATE),
+}
+# Any other resource (Kubernetes objects the provider applies without a long wait, providers, ...).
+NOMINAL_DEFAULT_RESOURCE = Nominal(2, NOMINAL_ESTIMATE + " (one API call)")
+
+# What happens outside Pulumi's waits.
+NOMINAL_CPU_NODE_SECONDS = Nominal(
+    120, "GKE 'Provision extra compute capacity': 'Each new node takes approximately 80 to 120 seconds to boot'")
+NOMINAL_GPU_NODE_SECONDS = Nominal(
+    300, NOMINAL_ESTIMATE + ": node boot 80-120 s (GKE capacity-provisioning page) plus GPU driver and 9 NICs")
+NOMINAL_IMAGE_BYTES = Nominal(25e9, "issue 13: the NeMo-RL image is 20-30 GB (midpoint)")
+NOMINAL_IMAGE_PULL_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (registry download + gzip unpack)")
+NOMINAL_HF_DOWNLOAD_BYTES_PER_S = Nominal(500e6, NOMINAL_ESTIMATE + " (Hub to one CPU node, parallel files)")
+# The prefetch's own runtime in `prefetchImage: python` mode: the slim image (~45 MB compressed) and ~15 MB of
+# hash-pinned wheels from PyPI.
+NOMINAL_PREFETCH_RUNTIME_SECONDS = Nominal(
+    30, NOMINAL_ESTIMATE + " (python slim image ~45 MB + pip install of ~15 MB of wheels)")
+NOMINAL_RAY_START_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (container start + `ray start`)")
+NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submitter pod + `ray job submit`)")
+# The RayJob's deadline (spec.activeDeadlineSeconds, core.recipes.job_deadline_seconds): KubeRay counts it from the
+# attempt's start (Status.StartTime, set when the RayJob enters Initializing and again for each retry:
+# rayjob_controller.go initRayJobStatusIfNeed at v1.4.2 34ea80e0 and v1.7.0 59d663ae), so the allowance covers what
+# comes before the first step: GPU capacity (flex-start may queue), image pulls, the HF->Megatron conversion, the
+# readiness gate, and the export after the last step.
+NOMINAL_JOB_STARTUP_SECONDS = Nominal(
+    4 * 3600, NOMINAL_ESTIMATE + " (capacity wait, image pulls, weight conversion, readiness gate, export)")
+# activeDeadlineSeconds is `format: int32` in both CRDs (K8S_INT32_MAX above), and KubeRay refuses a value <= 0
+# (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a positive integer", v1.4.2 and
+# v1.7.0).
+# The entrypoint's steps before NeMo-RL starts (core/recipes.py job_script), timed by the critical-path report.
+NOMINAL_GATE_SECONDS = Nominal(
+    150, "README 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, Lustre ~45 s, the "
+         "collectives ~1 min); the tests measured ~20 s on CPU")
+NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, the ~5 MB dataset, two JSONL files)")
+NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")
+# The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
+DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"
