@@ -13,7 +13,7 @@ reaches it through the argv built here, from the settings and the catalog:
   `gateLustreFraction`, from which the program states its expected figure;
 - the network plugin NCCL must use (catalog.NCCL_NET_PLUGIN, the pods' NCCL_NET) and NICs per node.
 
-The entrypoint (core/recipes.py, `gate_command`) runs it first, with `set -e`: in `on` mode a failed check exits 1
+The entrypoint (core/recipes/commands.py, `gate_command`) runs it first, with `set -e`: in `on` mode a failed check exits 1
 and the RayJob fails before NeMo-RL starts; `advisory` exits 0 after printing the failures.
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ allow:
   Ray is up, and reaches its first step once the weights are on Lustre: from the prefetch Job when there is one
   (its run, whether the RayJob waits for it in the graph or the entrypoint waits for its marker), otherwise
   downloaded by the job itself after it started (the model of the RayJob's `spec.metadata.model`);
-- the job's entrypoint (`spec.entrypoint`, core/recipes.py `job_script`) runs its steps one after the other
+- the job's entrypoint (`spec.entrypoint`, core/recipes/commands.py `job_script`) runs its steps one after the other
   before NeMo-RL starts, each an activity after the previous one: the readiness gate, the wait for the prefetch
   marker (own-cluster mode: it ends when the prefetch Job's run does), the GSM8K preparation, the check for an
   interrupted Megatron weight conversion; the first step comes after the last of them.
@@ -194,7 +194,7 @@ class EntrypointStep:
     waits_for_weights: bool = False
 
 
-# The entrypoint's programs before training, by script file name (core/recipes.py job_script renders them).
+# The entrypoint's programs before training, by script file name (core/recipes/commands.py job_script renders them).
 _ENTRYPOINT_STEPS: dict[str, tuple[str, c.Nominal]] = {
     recipes.GATE_SCRIPT: ("readiness gate (GPU health, Lustre, NCCL over RDMA)", c.NOMINAL_GATE_SECONDS),
     recipes.GSM8K_SCRIPT: ("GSM8K prepared as JSONL on Lustre", c.NOMINAL_GSM8K_PREP_SECONDS),

@@ -89,7 +89,7 @@ def test_another_release_starts_a_fresh_run():
 def test_run_names_are_directory_names_within_the_limit():
     long_stack = "s" * 120
     name = run_name(GEMMA, {}, stack=long_stack)
-    assert len(name) == 100 and recipes._run_name_problem(name) is None
+    assert len(name) == 100 and recipes.run_name_problem(name) is None
     assert name.endswith("-" + recipes.checkpoint_fingerprint(recipes.RECIPES[GEMMA], V050))
 
 

@@ -179,7 +179,7 @@ def test_own_cluster_mode_deletes_the_gpu_cluster_when_the_job_ends(synth):
 
 
 def test_megatron_saves_without_validation_warn_at_preview(synth):
-    # NVIDIA-NeMo/RL #1137 (OOM) and #834 (segfault, fixed in v0.4.0): core/recipes.py job_warnings.
+    # NVIDIA-NeMo/RL #1137 (OOM) and #834 (segfault, fixed in v0.4.0): core/recipes/resolve.py job_warnings.
     r = synth("codelab", {"jobOverrides": {"save_period": 2}})
     assert r.error is None
     [warning] = [w for w in r.warnings if "#1137" in w]

@@ -138,7 +138,7 @@ NOMINAL_JOB_STARTUP_SECONDS = Nominal(
 # activeDeadlineSeconds is `format: int32` in both CRDs (K8S_INT32_MAX above), and KubeRay refuses a value <= 0
 # (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a positive integer", v1.4.2 and
 # v1.7.0).
-# The entrypoint's steps before NeMo-RL starts (core/recipes.py job_script), timed by the critical-path report.
+# The entrypoint's steps before NeMo-RL starts (core/recipes/commands.py job_script), timed by the critical-path report.
 NOMINAL_GATE_SECONDS = Nominal(
     150, "README 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, Lustre ~45 s, the "
          "collectives ~1 min); the tests measured ~20 s on CPU")

@@ -1,0 +1,167 @@
+"""What the RayJob runs: the entrypoint script (gate, prefetch wait, GSM8K preparation, the Megatron check, then
+NeMo-RL), the job's runtime env (non-secret variables only) and its metadata, and the commands of the programs the
+job-scripts ConfigMap ships (pod_programs/).
+
+Pure code. Secrets never appear here: the tokens reach the driver and the workers as files in the Ray pods
+(workloads/manifests/pod_security.py token_files); a Ray runtime env is shown in the Ray dashboard.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pod_programs
+from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
+from core.lustre_paths import hf_home
+from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
+from core.recipes.model import Recipe
+
+
+@dataclass(frozen=True)
+class ImagePaths:
+    """Where the image keeps NeMo-RL and where the head mounts the job's programs. Fixed in a real pod; tests
+    run the entrypoint against directories of their own, as an ordinary user."""
+
+    workdir: str = NEMO_RL_WORKDIR
+    scripts_dir: str = "/etc/nemo-rl-gke"
+
+
+IMAGE_PATHS = ImagePaths()
+
+
+def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
+               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None,
+               model_path: Optional[str] = None, before: tuple[list[str], ...] = (),
+               after: tuple[list[str], ...] = (), prefetch_marker: Optional[str] = None) -> str:
+    """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint()).
+
+    `model_path`: the prefetched, pinned model directory (policy.model_name); `before`: commands run before
+    training (own-cluster mode waits there for the weights prefetch's marker); `after`: commands run once
+    training succeeded (the checkpoint export). With nothing after, NeMo-RL is exec'd; otherwise `set -e` runs
+    the export only after a successful training. A Megatron run first removes an interrupted weight conversion
+    (megatron_guard_command)."""
+    script = [
+        "set -eu",
+        shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
+        shlex.join(["cd", paths.workdir]),
+    ]
+    if gate:
+        script.append(shlex.join(gate_command(gate, paths.scripts_dir)))
+    script.extend(shlex.join(cmd) for cmd in before)
+    if recipe.dataset == "gsm8k":
+        script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker)))
+    if recipe.train_backend == "megatron":
+        script.append(shlex.join(megatron_guard_command(model_path or recipe.model_name, paths.scripts_dir)))
+    train = shlex.join(["uv", "run", "python", *render_args(recipe, release, mount_path=mount_path,
+                                                             run_name=run_name, model_path=model_path)])
+    script.append(train if after else "exec " + train)
+    script.extend(shlex.join(cmd) for cmd in after)
+    return "\n".join(script)
+
+
+def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
+               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None,
+               model_path: Optional[str] = None, before: tuple[list[str], ...] = (),
+               after: tuple[list[str], ...] = (), prefetch_marker: Optional[str] = None) -> str:
+    """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
+
+    KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`, so a
+    top-level `;` or `&&` would end the submit command instead of running in the job; the image's Ray CLI
+    re-joins the words with `subprocess.list2cmdline` and the job supervisor runs that with /bin/sh, which
+    expands `$` and backticks and eats backslashes inside list2cmdline's double quotes (core/shell.py has the
+    chain with its sources). Settings refuse such characters in every input the script carries (overrides,
+    run name, mount path); tests/test_entrypoint_shells.py runs the chain with real shells. The script creates
+    the checkpoint directory on Lustre, runs the readiness gate when `gate` gives its options (core.gate: under
+    `set -e` a failed gate ends the job before training), prepares GSM8K when the recipe needs it (the programs
+    are files under SCRIPTS_DIR, not inlined), then runs NeMo-RL from its working directory. One command per
+    line, and with bare Hydra strings the built-in recipes need no quote inside the script, so `pulumi preview`
+    shows every override as plain `key=value`.
+    """
+    return shlex.join(["sh", "-c", job_script(recipe, release, mount_path=mount_path, run_name=run_name,
+                                              paths=paths, gate=gate, model_path=model_path, before=before,
+                                              after=after, prefetch_marker=prefetch_marker)])
+
+
+# The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new
+# value replaces the RayJob (spec.metadata, which would carry it too, is never rendered with a clusterSelector:
+# workloads/manifests/rayjob.py).
+GATE_RERUN_ENV = "NEMO_RL_GKE_GATE_RERUN"
+
+
+def runtime_env(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> dict[str, Any]:
+    """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard)."""
+    env = {
+        # Model and dataset downloads land on Lustre once for every node (core/lustre_paths.py hf_home).
+        "HF_HOME": hf_home(mount_path),
+        # NeMo-RL starts its actors with the driver's whole environment as their runtime env; without this
+        # Ray rejects it as conflicting with the job's runtime env (the codelab sets it for that reason).
+        "RAY_OVERRIDE_JOB_RUNTIME_ENV": "1",
+        # Both seeds pin NCCL's and Gloo's bootstrap sockets to the pod's primary interface.
+        "NCCL_SOCKET_IFNAME": "eth0",
+        "GLOO_SOCKET_IFNAME": "eth0",
+    }
+    if gate_rerun:
+        env[GATE_RERUN_ENV] = gate_rerun
+    return {"env_vars": env}
+
+
+def runtime_env_yaml(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> str:
+    """runtime_env() as the RayJob's runtimeEnvYAML (JSON is YAML; stable key order)."""
+    return json.dumps(runtime_env(recipe, mount_path=mount_path, gate_rerun=gate_rerun), sort_keys=True, indent=2)
+
+
+def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str,
+                 gate_rerun: Optional[str] = None) -> dict[str, str]:
+    """Ray job metadata (string map, shown by `ray job list`): which recipe and run a submission belongs to.
+
+    `gate_rerun` (setting gateRerun) is listed here too; what makes a new value replace the RayJob (and so run
+    the job and its readiness gate again) is the runtime env (GATE_RERUN_ENV), present in both job modes."""
+    meta = {"recipe": recipe.name, "run": run_name, "stack": stack_name, "model": recipe.model_name}
+    if gate_rerun:
+        meta["gateRerun"] = gate_rerun
+    return meta
+
+
+# --- GSM8K preparation --------------------------------------------------------------------------------
+# Files the job runs besides NeMo-RL, shipped in the `nemo-rl-scripts` ConfigMap (infra.naming.JOB_SCRIPTS,
+# workloads/job_scripts.py) and mounted read-only at SCRIPTS_DIR on the Ray head, where the job's driver (the
+# entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
+SCRIPTS_DIR = IMAGE_PATHS.scripts_dir
+GSM8K_SCRIPT = pod_programs.GSM8K_PREP.name
+
+
+def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR,
+                       prefetch_marker: Optional[str] = None) -> list[str]:
+    """argv of the preparation step (pod_programs/prepare_gsm8k.py, writing `<mount>/datasets/gsm8k`). Run from
+    NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
+    and the runtime env. With the weights prefetch, `prefetch_marker` makes it load the dataset at the commit the
+    prefetch downloaded (core.catalog.NEMO_RL_HUB_KEYS: every artefact the job loads is the pinned one)."""
+    pinned = ["--pinned-by", prefetch_marker] if prefetch_marker else []
+    return ["uv", "run", "python", f"{scripts_dir}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"], *pinned]
+
+
+# --- Interrupted HF -> Megatron conversions --------------------------------------------------------------
+# NeMo-RL takes its one-time conversion as done once `iter_0000000` exists, which Megatron-Bridge creates first
+# (pod_programs/megatron_import_guard.py has the write order and its sources): a Megatron run first checks for a
+# partial conversion and removes it, so NeMo-RL converts again instead of loading half a checkpoint.
+MEGATRON_GUARD_SCRIPT = pod_programs.MEGATRON_GUARD.name
+
+
+def megatron_guard_command(model_name: str, scripts_dir: str = SCRIPTS_DIR) -> list[str]:
+    """argv of the check, with the policy.model_name NeMo-RL receives (HF_HOME comes from the pod)."""
+    return ["uv", "run", "python", f"{scripts_dir}/{MEGATRON_GUARD_SCRIPT}", "--model-name", model_name]
+
+
+# --- Readiness gate ----------------------------------------------------------------------------------
+# The gate program and its decision module, side by side in the same ConfigMap (the program imports the module
+# by name from its own directory). Its options come from core.gate.options().
+GATE_SCRIPT = pod_programs.READINESS_GATE.name
+GATE_MODULE = pod_programs.GATE_CHECKS.name
+
+
+def gate_command(options: list[str], scripts_dir: str = SCRIPTS_DIR) -> list[str]:
+    """argv of the readiness gate, run from the NeMo-RL work directory with its `uv run python` like the GSM8K
+    step: NeMo-RL's environment has Ray, torch and NVML's binding, all the gate imports."""
+    return ["uv", "run", "python", f"{scripts_dir}/{GATE_SCRIPT}", *options]

@@ -1,0 +1,193 @@
+"""The training command's arguments: entry script, `--config` and the Hydra overrides, in Hydra's own grammar.
+
+Pure code. `hydra_overrides()` maps the recipe to NeMo-RL config keys (sorted), `hydra_value()` writes each value so
+Hydra reads back exactly it, with its type, `render_overrides()` puts `+` exactly on the keys the base config lacks,
+and `render_args()` is the training program's argv after `python`.
+
+GSM8K without patching NeMo-RL
+------------------------------
+The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main branch on the head pod and
+`sed`-patching two source files, because NeMo-RL v0.4.0/v0.5.0 cannot pass the dataset's config name
+(`main`) to `load_dataset`. This project leaves the image untouched instead:
+
+1. A preparation step runs in the same image, before training, from the same RayJob entrypoint:
+   `pod_programs/prepare_gsm8k.py`, mounted on the head from a ConfigMap so the entrypoint runs it in one short
+   line. It calls `datasets.load_dataset("openai/gsm8k", "main")` (HF_HOME on Lustre, so the download
+   happens once) and writes `<mount>/datasets/gsm8k/train.jsonl` and `test.jsonl`, one
+   `{"question", "answer"}` object per line, each file written to a temporary name and renamed, then a
+   `_SUCCESS` marker. With the marker present it does nothing, so every resubmission after a preemption skips
+   it; the training starts only after it succeeded (`set -e`).
+2. Training uses NeMo-RL's generic `ResponseDataset` on those files:
+   `data.dataset_name=ResponseDataset +data.train_data_path=... +data.val_data_path=... +data.input_key=question
+   +data.output_key=answer +data.train_split=train +data.val_split=train`. In v0.4.0/v0.5.0 `ResponseDataset`
+   takes exactly `train_data_path, val_data_path, input_key, output_key, train_split, val_split`, and
+   `load_dataset_from_path` loads a `.jsonl` path with `load_dataset("json", data_files=path)`, which puts
+   every row in a split named `train`; hence both split keys are `train` (the validation file is a file of
+   its own). The keys are absent from the base configs, hence the `+`.
+3. `answer` holds GSM8K's final answer (the number after `####`, thousands separators removed), not the
+   worked solution: NeMo-RL's math environment wraps the ground truth in `\\boxed{...}` and compares it with
+   the model's boxed answer, so a whole solution as ground truth would score almost every response as wrong.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from core.catalog import NemoRlRelease
+from core.lustre_paths import mount_root
+from core.recipes.model import Recipe
+from core.recipes.resolve import higher_is_better, run_name_problem
+
+GSM8K_DIR = "datasets/gsm8k"          # under the Lustre mount
+CHECKPOINTS_DIR = "checkpoints"       # under the Lustre mount
+LOGS_DIR = "logs"                     # under the Lustre mount
+
+# Override keys the GRPO base configs of v0.4.0/v0.5.0 do not define: their `data` section names a built-in
+# dataset and lists ResponseDataset's keys only in a comment (examples/configs/grpo_math_1B.yaml). Hydra refuses
+# to set a missing key without `+` and refuses `+` on a key that exists, so this set must be exact.
+KEYS_ABSENT_FROM_BASE = frozenset({
+    "data.train_data_path", "data.val_data_path", "data.input_key", "data.output_key",
+    "data.train_split", "data.val_split",
+})
+
+
+def checkpoint_dir(mount_path: str, run_name: str) -> str:
+    return f"{mount_root(mount_path)}/{CHECKPOINTS_DIR}/{run_name}"
+
+
+def gsm8k_paths(mount_path: str) -> dict[str, str]:
+    d = f"{mount_root(mount_path)}/{GSM8K_DIR}"
+    return {"dir": d, "train": f"{d}/train.jsonl", "validation": f"{d}/test.jsonl", "marker": f"{d}/_SUCCESS"}
+
+
+def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
+                    model_path: Optional[str] = None) -> dict[str, Any]:
+    """Config key -> value, in a stable (sorted) order; None renders as null. `model_path`: the local
+    directory of the prefetched, pinned model (NeMo-RL accepts a path as policy.model_name)."""
+    problem = run_name_problem(run_name)
+    if problem:
+        raise ValueError(problem)
+    o: dict[str, Any] = {
+        "policy.model_name": model_path or recipe.model_name,
+        # The tokenizer and chat template come from the same snapshot (core.catalog.NEMO_RL_HUB_KEYS): the Gemma 3
+        # recipes set this key literally, so overriding policy.model_name alone would leave it on the Hub at main.
+        "policy.tokenizer.name": model_path or recipe.model_name,
+        "cluster.num_nodes": recipe.num_nodes,
+        "cluster.gpus_per_node": recipe.gpus_per_node,
+        "grpo.max_num_steps": recipe.max_num_steps,
+        "grpo.num_prompts_per_step": recipe.num_prompts_per_step,
+        "grpo.num_generations_per_prompt": recipe.num_generations_per_prompt,
+        "checkpointing.enabled": True,
+        "checkpointing.checkpoint_dir": checkpoint_dir(mount_path, run_name),
+        "checkpointing.save_period": recipe.save_period,
+        "checkpointing.keep_top_k": recipe.keep_top_k,
+        "checkpointing.metric_name": recipe.metric_name,
+        "logger.log_dir": f"{mount_root(mount_path)}/{LOGS_DIR}/{run_name}",
+        "logger.wandb_enabled": recipe.wandb_enabled,
+        "logger.wandb.name": recipe.wandb_name or run_name,
+    }
+    optional = {
+        "policy.megatron_cfg.converter_type": recipe.converter_type,
+        "policy.train_global_batch_size": recipe.train_global_batch_size,
+        "policy.dtensor_cfg.tensor_parallel_size": recipe.dtensor_tensor_parallel_size,
+        "policy.generation.vllm_cfg.tensor_parallel_size": recipe.vllm_tensor_parallel_size,
+        "policy.generation.vllm_cfg.gpu_memory_utilization": recipe.vllm_gpu_memory_utilization,
+        "logger.tensorboard_enabled": recipe.tensorboard_enabled,
+        "grpo.val_period": recipe.val_period,
+    }
+    o.update({k: v for k, v in optional.items() if v is not None})
+    if recipe.metric_name is not None:
+        # The same direction the export ranks the best checkpoint by (core.export export_argv).
+        o["checkpointing.higher_is_better"] = higher_is_better(recipe)
+    if not recipe.colocated_generation:
+        o["policy.generation.colocated.enabled"] = False
+        o["policy.generation.colocated.resources.num_nodes"] = recipe.generation_nodes
+        o["policy.generation.colocated.resources.gpus_per_node"] = (recipe.generation_gpus_per_node
+                                                                   or recipe.gpus_per_node)
+    if recipe.dataset == "DeepScaler":
+        o["data.dataset_name"] = "DeepScaler"
+    else:
+        paths = gsm8k_paths(mount_path)
+        o.update({
+            "data.dataset_name": "ResponseDataset",
+            "data.train_data_path": paths["train"],
+            "data.val_data_path": paths["validation"],
+            "data.input_key": "question",
+            "data.output_key": "answer",
+            # A local .jsonl loads as a single split named "train" (see the module docstring).
+            "data.train_split": "train",
+            "data.val_split": "train",
+        })
+    return dict(sorted(o.items()))
+
+
+# Strings Hydra's override grammar reads back unchanged without quotes (hydra/grammar/OverrideLexer.g4 of Hydra
+# 1.1-1.3, which NeMo-RL's parse_hydra_overrides uses): a run of ID tokens (letters, digits, `_`, `-`) and the
+# unquoted characters `/ . @ + -`, joined as written. The first character is a letter, `_` or `/`, so no word
+# starts like a number or a sign. Not bare: `:` `=` `,` spaces, quotes, brackets and parentheses (lists, dicts,
+# sweeps, functions), `$` (interpolation), `\` (escapes), `~`, `*`, `?`, `|`, `%`, non-ASCII.
+_BARE_STRING = re.compile(r"[A-Za-z_/][A-Za-z0-9_./@+-]*")   # fullmatch: `$` would accept a final "\n"
+# Single tokens Hydra converts instead of keeping a string: NULL, BOOL and the FLOAT spellings inf / nan (any
+# case). Anything Python reads as a number is quoted too (float() accepts "infinity"), whatever Hydra does.
+_HYDRA_KEYWORDS = frozenset({"null", "true", "false", "inf", "nan"})
+
+
+def _is_bare_string(value: str) -> bool:
+    if not _BARE_STRING.fullmatch(value) or value.lower() in _HYDRA_KEYWORDS:
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
+
+
+def hydra_value(value: Any) -> str:
+    """A value in Hydra's override grammar that Hydra reads back as exactly `value`, with its type.
+
+    Strings stay strings: bare when the grammar keeps them unchanged (`ResponseDataset`, `/lustre/x`,
+    `google/gemma-3-27b-it`), so the entrypoint stays readable; quoted otherwise (`'123'`, `'null'`,
+    `'two words'`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        if "${" in value:
+            raise ValueError(f"{value!r}: '${{' would be resolved as an OmegaConf interpolation")
+        if _is_bare_string(value):
+            return value
+        # Hydra quoted strings: \' is a quote; backslashes are escaped only where they precede a quote or
+        # the closing quote; all other backslashes are literal.
+        out, i = [], 0
+        while i < len(value):
+            j = i
+            while j < len(value) and value[j] == "\\":
+                j += 1
+            if j > i:
+                run = j - i
+                out.append("\\" * (2 * run if j == len(value) or value[j] == "'" else run))
+                i = j
+                continue
+            out.append("\\'" if value[i] == "'" else value[i])
+            i += 1
+        return "'" + "".join(out) + "'"
+    raise TypeError(f"cannot render {type(value).__name__} as a Hydra value")
+
+
+def render_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
+                     model_path: Optional[str] = None) -> list[str]:
+    """Hydra overrides as command-line words, `+` exactly on the keys the base config lacks."""
+    return [("+" if k in KEYS_ABSENT_FROM_BASE else "") + f"{k}={hydra_value(v)}"
+            for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name,
+                                        model_path=model_path).items()]
+
+
+def render_args(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
+                model_path: Optional[str] = None) -> list[str]:
+    """The training program's argv after `python`: entry script, --config, Hydra overrides."""
+    return [release.grpo_entry, "--config", recipe.config_path,
+            *render_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path)]
+

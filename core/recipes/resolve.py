@@ -1,0 +1,358 @@
+"""Resolving the job's recipe: the built-in recipe plus `jobOverrides`, and every rule it must meet.
+
+Pure code. `resolve()` (called once by the settings) returns the recipe and every problem of the job settings by
+themselves; `check_job()` adds what the recipe asks of the cluster; each problem is one line naming its config key.
+The run name (`default_run_name()`) is stable across resubmissions and changes with what makes a checkpoint
+incompatible, so resubmitting the same recipe resumes from the newest `step_N` on Lustre and a changed model or
+layout starts fresh (NeMo-RL resumes from the highest `step_N` in `checkpointing.checkpoint_dir`: nemo_rl/utils/
+checkpoint.py CheckpointManager.get_latest_checkpoint_path, tests/oracles/nemo_rl_checkpoint.py).
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from typing import Optional
+
+from pydantic import ValidationError
+
+from core import catalog, prefetch, shell
+from core.catalog import BASE_VAL_PERIOD, NEMO_RL_RELEASES, NemoRlRelease
+from core.keys import key as _key
+from core.recipes.model import DEFAULT_RECIPE, OVERRIDABLE, RECIPES, JobSpec, Recipe
+
+
+# Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes
+# render: the release records' `flat_data` (core/catalog/nemo_rl.py, NeMo-RL PR #1649).
+FLAT_DATA_RELEASES = catalog.FLAT_DATA_RELEASES
+
+
+class RecipeError(ValueError):
+    """The job settings do not resolve to a runnable recipe; one line per problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def recipe_name(job: JobSpec) -> str:
+    return job.recipe or DEFAULT_RECIPE
+
+
+def _origin(job: JobSpec, *fields: str) -> str:
+    """The config key a problem about these recipe fields is reported against: the first one overridden."""
+    for field in fields:
+        if field in job.overrides:
+            return _key(f"jobOverrides.{field}")
+    return _key("jobRecipe")
+
+
+def _suggest(word: str, known) -> str:
+    m = difflib.get_close_matches(word, list(known), n=1)
+    return f"; did you mean {m[0]!r}?" if m else ""
+
+
+def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
+    name = recipe_name(job)
+    base = RECIPES.get(name)
+    if base is None:
+        return None, [f"{_key('jobRecipe')}: unknown recipe {name!r}; valid: {', '.join(sorted(RECIPES))}"
+                      f"{_suggest(name, RECIPES)}"]
+    problems = []
+    values = base.model_dump()
+    for field, value in sorted(job.overrides.items()):
+        if field == "name":
+            problems.append(f"{_key('jobOverrides.name')}: the recipe is chosen with {_key('jobRecipe')}, "
+                            "not overridden")
+        elif field not in Recipe.model_fields:
+            problems.append(f"{_key(f'jobOverrides.{field}')}: is not a recipe field{_suggest(field, OVERRIDABLE)}"
+                            f"; fields: {', '.join(OVERRIDABLE)}")
+        elif isinstance(value, str) and shell.unsafe_characters(value):
+            # The value reaches NeMo-RL through KubeRay's bash, the image's Ray CLI (list2cmdline) and /bin/sh
+            # (core/shell.py); tests/test_entrypoint_shells.py runs that chain.
+            chars = " ".join(shell.unsafe_characters(value))
+            problems.append(f"{_key(f'jobOverrides.{field}')}: {value!r} contains {chars}, which the job's shells "
+                            "(KubeRay's bash, the image's ray job submit, /bin/sh) would change or run; "
+                            "remove $ ` \\ \" and ' from the value")
+        else:
+            values[field] = value
+    if "model_name" in job.overrides and "model_revision" not in job.overrides:
+        # The base recipe's pin belongs to its own model: another model takes the catalog's pin or none.
+        values["model_revision"] = prefetch.default_revision(values["model_name"])
+    if problems:
+        return None, problems
+    try:
+        return Recipe.model_validate(values), []
+    except ValidationError as e:
+        out = []
+        for err in e.errors():
+            field = str(err["loc"][0]) if err["loc"] else "name"
+            out.append(f"{_origin(job, field)}: {field}: {err['msg']} (got {err.get('input')!r})")
+        return None, out
+
+
+def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
+    """Contradictions inside one recipe, as (fields involved, message)."""
+    p: list[tuple[tuple[str, ...], str]] = []
+    if r.converter_type is not None and r.train_backend != "megatron":
+        p.append((("converter_type", "train_backend"),
+                  f"converter_type applies to the Megatron backend, not {r.train_backend}"))
+    if r.dtensor_tensor_parallel_size is not None and r.train_backend != "dtensor":
+        p.append((("dtensor_tensor_parallel_size", "train_backend"),
+                  f"dtensor_tensor_parallel_size applies to the DTensor backend, not {r.train_backend}"))
+    train_gpus = r.num_nodes * r.gpus_per_node
+    if r.colocated_generation:
+        for f in ("generation_nodes", "generation_gpus_per_node"):
+            if getattr(r, f) is not None:
+                p.append(((f, "colocated_generation"),
+                          f"{f} only applies to non-colocated generation (colocated_generation is true)"))
+    else:
+        if r.generation_nodes is None:
+            p.append((("generation_nodes", "colocated_generation"),
+                      "non-colocated generation needs generation_nodes (nodes dedicated to vLLM)"))
+        elif r.generation_nodes >= r.num_nodes:
+            p.append((("generation_nodes", "num_nodes", "colocated_generation"),
+                      f"non-colocated generation on {r.generation_nodes} of num_nodes={r.num_nodes} node(s) leaves "
+                      "no node for training; lower generation_nodes or raise num_nodes"))
+            train_gpus = 0
+        else:
+            train_gpus = (r.num_nodes - r.generation_nodes) * r.gpus_per_node
+        if r.generation_gpus_per_node is not None and r.generation_gpus_per_node != r.gpus_per_node:
+            p.append((("generation_gpus_per_node", "gpus_per_node"),
+                      f"generation_gpus_per_node={r.generation_gpus_per_node} differs from gpus_per_node="
+                      f"{r.gpus_per_node}; dedicated generation nodes use all their GPUs"))
+    tp = r.vllm_tensor_parallel_size
+    if tp is not None and r.gpus_per_node % tp:
+        p.append((("vllm_tensor_parallel_size", "gpus_per_node"),
+                  f"vLLM tensor parallelism {tp} does not divide the {r.gpus_per_node} GPUs of a node"))
+    dtp = r.dtensor_tensor_parallel_size
+    if dtp is not None and train_gpus and train_gpus % dtp:
+        p.append((("dtensor_tensor_parallel_size", "num_nodes", "generation_nodes"),
+                  f"DTensor tensor parallelism {dtp} does not divide the {train_gpus} training GPUs"))
+    if not r.save_optimizer:
+        p.append((("save_optimizer",), "the rendered run always checkpoints the optimizer state "
+                                       "(policy/optimizer/), which resuming after a preemption needs"))
+    p.extend(_metric_problems(r))
+    if r.model_revision is not None and prefetch.revision_problem(r.model_revision):
+        p.append((("model_revision",), f"model_revision {prefetch.revision_problem(r.model_revision)}"))
+    return p
+
+
+def _metric_problems(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
+    """metric_name in NeMo-RL's form and a ranking direction that matches it (catalog METRIC_HIGHER_IS_BETTER)."""
+    if r.metric_name is None:
+        if r.higher_is_better is not None:
+            return [(("higher_is_better", "metric_name"),
+                     "higher_is_better only applies when metric_name ranks the checkpoints (metric_name is null)")]
+        return []
+    if not r.metric_name.startswith(catalog.METRIC_PREFIXES) or r.metric_name.endswith(":"):
+        return [(("metric_name",), f"metric_name {r.metric_name!r} must be 'val:<key>' or 'train:<key>' (NeMo-RL "
+                                   "asserts it at the first checkpoint save), e.g. 'val:accuracy'")]
+    known = catalog.METRIC_HIGHER_IS_BETTER.get(r.metric_name)
+    if r.higher_is_better is None and known is None:
+        return [(("higher_is_better", "metric_name"),
+                 f"metric_name {r.metric_name!r} has no known direction; set higher_is_better (true when a higher "
+                 "value is better), or NeMo-RL's keep_top_k and the exported best checkpoint may keep the worst")]
+    if r.higher_is_better is not None and known is not None and r.higher_is_better != known:
+        return [(("higher_is_better", "metric_name"),
+                 f"higher_is_better {str(r.higher_is_better).lower()} contradicts {r.metric_name!r}, for which "
+                 f"{'higher' if known else 'lower'} is better; remove higher_is_better or set it to "
+                 f"{str(known).lower()}")]
+    return []
+
+
+def higher_is_better(r: Recipe) -> bool:
+    """The direction the run ranks checkpoints in: the recipe's, else the metric's known one (true without a
+    metric, NeMo-RL's base default)."""
+    if r.higher_is_better is not None:
+        return r.higher_is_better
+    return catalog.METRIC_HIGHER_IS_BETTER.get(r.metric_name or "", True)
+
+
+def _consistency_problems(r: Recipe, job: JobSpec) -> list[str]:
+    return [f"{_origin(job, *fields)}: {msg}" for fields, msg in _consistency(r)]
+
+
+def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[str]:
+    p = []
+    if r.config_path not in release.configs:
+        p.append(f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
+                 f"NeMo-RL {release.tag} ({_key('nemoRlRelease')}); releases with it: "
+                 f"{', '.join(_releases_with(r.config_path)) or 'none known'}")
+    if release.tag not in FLAT_DATA_RELEASES:
+        p.append(f"{_key('nemoRlRelease')}: NeMo-RL {release.tag} keeps datasets under data.train/data.validation; "
+                 f"the recipes render the data.* layout of {', '.join(sorted(FLAT_DATA_RELEASES))}; use one of "
+                 f"those or set {_key('jobEnabled')} to false")
+    return p
+
+
+def _releases_with(config_path: str) -> list[str]:
+    return sorted(t for t, rel in NEMO_RL_RELEASES.items() if config_path in rel.configs)
+
+
+RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def run_name_problem(name: str) -> Optional[str]:
+    if RUN_NAME_RE.fullmatch(name) and ".." not in name:   # fullmatch: `$` alone accepts a final "\n"
+        return None
+    return (f"{_key('runName')}: {name!r} is not usable as a directory name under <lustreMountPath>/checkpoints "
+            "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')")
+
+
+# What makes a checkpoint the wrong one to resume from, besides the NeMo-RL release that wrote it (checkpoint
+# layout, Megatron-Core and PyTorch DCP versions change between releases, and NeMo-RL promises no compatibility
+# across them):
+# - the weights and their architecture: model_name, config_path (which also fixes the Megatron parallel layout and
+#   the optimizer), converter_type, precision;
+# - the checkpoint format: train_backend (Megatron torch_dist vs DTensor DCP under policy/weights);
+# - how the weights and the distributed optimizer state are sharded: the training world size (num_nodes,
+#   gpus_per_node, minus the nodes given to non-colocated generation) and dtensor_tensor_parallel_size;
+# - dataset: train_dataloader.pt holds the position in this dataset.
+# Everything else resumes: steps, periods, keep_top_k, logging, batch shape and the vLLM settings (generation
+# weights are refreshed from the policy at every refit).
+CHECKPOINT_IDENTITY = ("model_name", "config_path", "converter_type", "precision", "train_backend", "num_nodes",
+                       "gpus_per_node", "colocated_generation", "generation_nodes", "generation_gpus_per_node",
+                       "dtensor_tensor_parallel_size", "dataset")
+
+
+def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease) -> str:
+    """8 hex digits naming what the recipe's checkpoints are compatible with (CHECKPOINT_IDENTITY + release)."""
+    identity = {"nemo_rl": release.tag, **{f: getattr(recipe, f) for f in CHECKPOINT_IDENTITY}}
+    if not recipe.colocated_generation:
+        # Rendered as gpus_per_node when unset (hydra_overrides), so both spellings are one layout.
+        identity["generation_gpus_per_node"] = recipe.generation_gpus_per_node or recipe.gpus_per_node
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> str:
+    """The run name: `runName`, else `<recipe>-<stack>-<fingerprint>`.
+
+    NeMo-RL resumes from the newest `step_N` under `<mount>/checkpoints/<run name>`. The fingerprint changes with
+    what makes those checkpoints incompatible (CHECKPOINT_IDENTITY, the release), so resubmitting the same recipe
+    (or one with more steps, other periods, other logging) resumes, and a changed model, layout, backend or
+    release starts fresh in a directory of its own. An explicit `runName` is used as given."""
+    if job.run_name is not None:
+        return job.run_name
+    recipe, _ = _apply_overrides(job)
+    base = f"{recipe_name(job)}-{stack_name}"
+    slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
+    if recipe is None:
+        return slug[:100] or "run"
+    fingerprint = checkpoint_fingerprint(recipe, release)
+    return f"{slug[:91]}-{fingerprint}" if slug else f"run-{fingerprint}"
+
+
+def effective_val_period(recipe: Recipe, release: NemoRlRelease) -> Optional[int]:
+    """grpo.val_period the run validates at: the recipe's, else its base config's (None if not known)."""
+    if recipe.val_period is not None:
+        return recipe.val_period
+    return BASE_VAL_PERIOD.get((release.tag, recipe.config_path))
+
+
+def megatron_save_without_validation(recipe: Recipe, release: NemoRlRelease) -> list[int]:
+    """Steps at which a Megatron run saves a checkpoint without having validated first (empty when safe).
+
+    NeMo-RL's GRPO loop (nemo_rl/algorithms/grpo.py `grpo_train` at v0.4.0 and v0.5.0) validates when
+    `val_period > 0 and (step + 1) % val_period == 0` and saves when `is_last_step or (step + 1) % save_period ==
+    0` (1-based steps here; the last step is max_num_steps, or the end of the data, which is not known here).
+    Megatron runs that save at a step without validation hit NVIDIA-NeMo/RL #1137 (CUDA OOM at the step after
+    the next validated save; reported 2025-09-16 against main between v0.3.1 and v0.4.0, still open, no fix in
+    NeMo-RL's history through 2026-08) and, before v0.4.0, #834 (segfault after such a save; fixed by PR #844,
+    in v0.4.0 and later)."""
+    val_period = effective_val_period(recipe, release)
+    if recipe.train_backend != "megatron" or val_period is None:
+        return []
+    saves = set(range(recipe.save_period, recipe.max_num_steps + 1, recipe.save_period)) | {recipe.max_num_steps}
+    return sorted(s for s in saves if val_period == 0 or s % val_period)
+
+
+def job_warnings(job: JobSpec, release: NemoRlRelease) -> list[str]:
+    """Runnable but risky job settings, one line each naming the config key (shown by preview, not refused)."""
+    if not job.enabled:
+        return []
+    try:
+        recipe = resolve_recipe(job, release)
+    except RecipeError:
+        return []   # reported as problems by check_job()
+    steps = megatron_save_without_validation(recipe, release)
+    if not steps:
+        return []
+    val_period = effective_val_period(recipe, release)
+    shown = ", ".join(str(s) for s in steps[:6]) + (", ..." if len(steps) > 6 else "")
+    return [f"{_origin(job, 'save_period', 'val_period', 'max_num_steps')}: the Megatron run saves checkpoints "
+            f"at steps without validation ({shown}; save_period {recipe.save_period}, val_period "
+            f"{val_period}, max_num_steps {recipe.max_num_steps}); such runs can run out of GPU memory "
+            f"after the save (NVIDIA-NeMo/RL #1137, reported before v0.4.0, open; #834, a segfault, fixed in "
+            f"v0.4.0); make save_period and max_num_steps multiples of val_period"]
+
+
+def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Optional[Recipe], list[str]]:
+    """The recipe the job runs (built-in recipe + jobOverrides) and every problem of the job settings by
+    themselves: unknown fields, contradictions, the run name and, for an enabled job, what `release` lacks.
+    The recipe is None only when it cannot be built at all (unknown recipe or field, invalid value); with other
+    problems it is returned too, so the cluster-fit rules can report theirs in the same run. The settings
+    resolve it once per run (core.settings) and refuse to go on while any problem remains."""
+    recipe, problems = _apply_overrides(job)
+    run_problem = run_name_problem(default_run_name(job, stack_name, release))
+    if run_problem:
+        problems.append(run_problem)
+    if recipe is not None:
+        problems.extend(_consistency_problems(recipe, job))
+        if job.enabled:
+            problems.extend(_release_problems(recipe, job, release))
+    return recipe, problems
+
+
+def fit_problems(recipe: Recipe, job: JobSpec, *, worker_replicas: int, gpus_per_node: int) -> list[str]:
+    """What the recipe asks of the cluster that the cluster does not have."""
+    problems = []
+    if recipe.num_nodes > worker_replicas:
+        problems.append(f"{_origin(job, 'num_nodes')}: {recipe.num_nodes} nodes (recipe {recipe.name!r}) but only "
+                        f"{worker_replicas} GPU workers ({_key('workerReplicas')})")
+    if recipe.gpus_per_node != gpus_per_node:
+        problems.append(f"{_origin(job, 'gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
+                        f"has {gpus_per_node} ({_key('gpuType')})")
+    return problems
+
+
+def job_deadline_seconds(recipe: Recipe) -> int:
+    """The RayJob's activeDeadlineSeconds the recipe asks for: startup allowance + max_num_steps x step budget."""
+    return int(catalog.NOMINAL_JOB_STARTUP_SECONDS.seconds) + recipe.max_num_steps * recipe.step_budget_seconds
+
+
+def deadline_problems(recipe: Recipe, job: JobSpec) -> list[str]:
+    """The recipe's deadline must fit KubeRay's int32 activeDeadlineSeconds (catalog K8S_INT32_MAX)."""
+    seconds = job_deadline_seconds(recipe)
+    if seconds <= catalog.K8S_INT32_MAX:
+        return []
+    return [f"{_origin(job, 'max_num_steps', 'step_budget_seconds')}: the RayJob deadline of {seconds} s "
+            f"(startup allowance + {recipe.max_num_steps} steps x {recipe.step_budget_seconds} s) exceeds KubeRay's "
+            f"int32 activeDeadlineSeconds ({catalog.K8S_INT32_MAX}); lower them or set {_key('jobDeadlineSeconds')} "
+            "(0: no deadline)"]
+
+
+def check_job(job: JobSpec, *, release: NemoRlRelease, worker_replicas: int, gpus_per_node: int,
+              stack_name: str) -> list[str]:
+    """Every problem of the job settings, one line each, naming the config key. Empty when runnable.
+
+    A disabled job (jobEnabled false) is only checked for its own shape, not against the cluster or release.
+    """
+    recipe, problems = resolve(job, release, stack_name)
+    if recipe is not None and job.enabled:
+        problems.extend(fit_problems(recipe, job, worker_replicas=worker_replicas, gpus_per_node=gpus_per_node))
+    return problems
+
+
+def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
+    """The recipe the job runs on `release`, or RecipeError with every problem (for callers outside the
+    settings, which have already resolved it: tests and tools)."""
+    recipe, problems = _apply_overrides(job)
+    if recipe is not None:
+        problems.extend(_consistency_problems(recipe, job))
+        problems.extend(_release_problems(recipe, job, release))
+    if problems:
+        raise RecipeError(problems)
+    return recipe
+
