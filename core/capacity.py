@@ -87,7 +87,7 @@ class PoolPlan:
     reservation: Optional[ReservationTarget]
     auto_repair: bool
     compact: bool                            # COMPACT group placement (spot)
-    workload_policy: bool                    # HIGH_THROUGHPUT workload policy (flex-start on A4 / A3 Ultra)
+    workload_policy: bool                    # HIGH_THROUGHPUT workload policy (flex-start, where supported)
 
     @property
     def reservation_affinity(self) -> tuple[str, Optional[str], Optional[list[str]]]:
@@ -159,23 +159,38 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional
     """Every problem with the capacity settings, one line each, naming the config key. `gke_version` is the
     pinned minimum GKE version (None: the channel's default) and must already be parseable; `machine_type`
     None (an unknown GPU type, reported elsewhere) skips the machine-dependent rules."""
+    return [*_chain_problems(c.models),
+            *_reservation_problems(c, autopilot=autopilot, nodes=nodes),
+            *_flex_start_problems(c, autopilot=autopilot, machine_type=machine_type, gke_version=gke_version),
+            *_placement_problems(c, autopilot=autopilot, machine_type=machine_type),
+            *_compute_class_problems(c.compute_class, gke_version)]
+
+
+def _chain_problems(chain: Sequence[str]) -> list[str]:
+    """The fallback chain: at least one model, each known, none twice."""
     p: list[str] = []
     valid = ", ".join(catalog.CAPACITY_MODELS)
-    models = list(c.models)
+    models = list(chain)
     if not models:
         p.append(f"{_key('capacity')}: list at least one model ({valid}), in the order GKE should try them")
     for m in models:
         if m not in catalog.CAPACITY_MODELS:
-            hint = (" (A4 and A3 Ultra have no plain on-demand capacity)" if m.replace("-", "").lower() in
+            # The GPU types here have no plain on-demand capacity (their records' `on_demand`, core/catalog/gpus.py).
+            no_on_demand = catalog.one_of(catalog.families(lambda a: not a.on_demand), "and")
+            hint = (f" ({no_on_demand} have no plain on-demand capacity)" if m.replace("-", "").lower() in
                     ("ondemand", "standard") else "")
             p.append(f"{_key('capacity')}: unknown model {m!r}; valid: {valid}{hint}")
     dups = sorted({m for m in models if models.count(m) > 1})
     if dups:
         p.append(f"{_key('capacity')}: {', '.join(repr(d) for d in dups)} listed more than once; each model is one "
                  "step of the fallback chain")
+    return p
 
-    # Reservation.
-    wants_reservation = RESERVATION in models
+
+def _reservation_problems(c: CapacityInputs, *, autopilot: bool, nodes: int) -> list[str]:
+    """A reservation is named exactly when the chain has one; its start nodes fit the workload (Standard)."""
+    p: list[str] = []
+    wants_reservation = RESERVATION in c.models
     if wants_reservation and not c.reservation:
         p.append(f"{_key('reservation')}: the capacity list has 'reservation' but no reservation name is set; set "
                  f"{_key('reservation')} to the specific reservation (<name>, optionally "
@@ -193,8 +208,14 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional
         elif not 0 <= c.reservation_start_nodes <= nodes:
             p.append(f"{_key('reservationStartNodes')}: must be between 0 and the workload's {nodes} nodes "
                      f"(got {c.reservation_start_nodes})")
+    return p
 
-    # Flex-start.
+
+def _flex_start_problems(c: CapacityInputs, *, autopilot: bool, machine_type: Optional[str],
+                         gke_version: Optional[str]) -> list[str]:
+    """Flex-start's run-time bound, machine types and GKE floor, and the ComputeClass wait (Autopilot only)."""
+    p: list[str] = []
+    models = list(c.models)
     max_hours = catalog.FLEX_START_MAX_RUN_SECONDS // 3600
     if not 1 <= c.flex_start_max_run_hours <= max_hours:
         p.append(f"{_key('flexStartMaxRunHours')}: {c.flex_start_max_run_hours} h is outside 1..{max_hours}: "
@@ -206,43 +227,53 @@ def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional
         if not _version_at_least(gke_version, catalog.FLEX_START_GPU_MIN_GKE):
             p.append(f"{_key('capacity')}: flex-start for GPUs needs GKE {catalog.FLEX_START_GPU_MIN_GKE} or later; "
                      f"{_key('gkeVersion')} is {gke_version}")
-    if c.flex_start_wait_minutes is not None:
-        lo, hi = catalog.COMPUTE_CLASS_WAIT_RANGE_SECONDS
-        if not autopilot:
-            p.append(f"{_key('flexStartWaitMinutes')}: only applies to Autopilot; a Standard ComputeClass orders "
-                     "pools by name and such a priority cannot carry a wait (GKE's own default applies)")
-        elif FLEX_START not in models:
-            p.append(f"{_key('flexStartWaitMinutes')}: needs 'flex-start' in {_key('capacity')}")
-        elif models[-1] == FLEX_START:
-            p.append(f"{_key('flexStartWaitMinutes')}: flex-start is the last model, so there is nothing to fall "
-                     "back to after the wait; unset it or list a model after flex-start")
-        elif not lo <= c.flex_start_wait_minutes * 60 <= hi:
-            p.append(f"{_key('flexStartWaitMinutes')}: must be between 1 and {hi // 60} minutes (got "
-                     f"{c.flex_start_wait_minutes})")
-        elif not _version_at_least(gke_version, catalog.COMPUTE_CLASS_WAIT_MIN_GKE):
-            p.append(f"{_key('flexStartWaitMinutes')}: the ComputeClass wait field needs GKE "
-                     f"{catalog.COMPUTE_CLASS_WAIT_MIN_GKE} or later; {_key('gkeVersion')} is {gke_version}")
+    if c.flex_start_wait_minutes is None:
+        return p
+    lo, hi = catalog.COMPUTE_CLASS_WAIT_RANGE_SECONDS
+    if not autopilot:
+        p.append(f"{_key('flexStartWaitMinutes')}: only applies to Autopilot; a Standard ComputeClass orders "
+                 "pools by name and such a priority cannot carry a wait (GKE's own default applies)")
+    elif FLEX_START not in models:
+        p.append(f"{_key('flexStartWaitMinutes')}: needs 'flex-start' in {_key('capacity')}")
+    elif models[-1] == FLEX_START:
+        p.append(f"{_key('flexStartWaitMinutes')}: flex-start is the last model, so there is nothing to fall "
+                 "back to after the wait; unset it or list a model after flex-start")
+    elif not lo <= c.flex_start_wait_minutes * 60 <= hi:
+        p.append(f"{_key('flexStartWaitMinutes')}: must be between 1 and {hi // 60} minutes (got "
+                 f"{c.flex_start_wait_minutes})")
+    elif not _version_at_least(gke_version, catalog.COMPUTE_CLASS_WAIT_MIN_GKE):
+        p.append(f"{_key('flexStartWaitMinutes')}: the ComputeClass wait field needs GKE "
+                 f"{catalog.COMPUTE_CLASS_WAIT_MIN_GKE} or later; {_key('gkeVersion')} is {gke_version}")
+    return p
 
-    # Placement.
+
+def _placement_problems(c: CapacityInputs, *, autopilot: bool, machine_type: Optional[str]) -> list[str]:
+    """Compact placement only where a model of the chain can have it; a known topology distance."""
+    p: list[str] = []
     if c.placement not in PLACEMENTS:
         p.append(f"{_key('gpuPlacement')}: must be one of {', '.join(PLACEMENTS)} (got {c.placement!r})")
     elif c.placement == "compact":
         if autopilot:
-            p.append(f"{_key('gpuPlacement')}: compact placement is not available for A4 / A3 Ultra on Autopilot "
+            p.append(f"{_key('gpuPlacement')}: compact placement is not available for "
+                     f"{' / '.join(catalog.families())} on Autopilot "
                      "(Autopilot compact placement supports A100, L4 and H100 GPUs only); use auto or none")
         elif machine_type is not None:
-            can = [m for m in models if m == SPOT or (m == FLEX_START and machine_type in
-                                                      catalog.FLEX_START_WORKLOAD_POLICY_MACHINES)]
+            can = [m for m in c.models if m == SPOT or (m == FLEX_START and machine_type in
+                                                        catalog.FLEX_START_WORKLOAD_POLICY_MACHINES)]
             if not can:
-                p.append(f"{_key('gpuPlacement')}: none of {', '.join(models) or 'the listed models'} can have "
+                supported = catalog.one_of(catalog.families(lambda a: a.flex_start_workload_policy), "and")
+                p.append(f"{_key('gpuPlacement')}: none of {', '.join(c.models) or 'the listed models'} can have "
                          "compact placement (a reservation brings its own block placement; flex-start needs a "
-                         "workload policy, supported on A4 and A3 Ultra); use auto or none")
+                         f"workload policy, supported on {supported}); use auto or none")
     if c.placement_distance not in catalog.WORKLOAD_POLICY_TOPOLOGY_DISTANCES:
         p.append(f"{_key('gpuPlacementDistance')}: must be one of "
                  f"{', '.join(catalog.WORKLOAD_POLICY_TOPOLOGY_DISTANCES)} (got {c.placement_distance!r})")
+    return p
 
-    # ComputeClass.
-    name = c.compute_class
+
+def _compute_class_problems(name: str, gke_version: Optional[str]) -> list[str]:
+    """The class name is an object name and a node label value, outside GKE's reserved prefixes."""
+    p: list[str] = []
     if not _K8S_LABEL_NAME.match(name):
         p.append(f"{_key('computeClass')}: {name!r} must be a lowercase RFC 1123 label (letters, digits, hyphens; "
                  "at most 63): it is both the object's name and a node label value")

@@ -225,162 +225,210 @@ def entrypoint_steps(rayjob) -> list[EntrypointStep]:
 
 
 # --- building the activities ---------------------------------------------------------------------------------
-def build(records: Iterable[Any]) -> dict[str, Activity]:
-    records = list(records)
-    by_urn = {r.urn: r for r in records}
-    customs = [r for r in records if r.custom]
-    children: dict[str, list[str]] = {}
-    for r in records:
-        if r.parent:
-            children.setdefault(r.parent, []).append(r.urn)
+RAY_TYPES = ("kubernetes:ray.io/v1:RayCluster", "kubernetes:ray.io/v1:RayJob")
 
-    def custom_descendants(urn: str) -> list[str]:
-        out, todo = [], list(children.get(urn, []))
+
+class _Graph:
+    """The engine's records as a dependency graph: what a resource waits for, by activity key."""
+
+    def __init__(self, records: list[Any]):
+        self.by_urn = {r.urn: r for r in records}
+        self.customs = [r for r in records if r.custom]
+        self.children: dict[str, list[str]] = {}
+        for r in records:
+            if r.parent:
+                self.children.setdefault(r.parent, []).append(r.urn)
+
+    def custom_descendants(self, urn: str) -> list[str]:
+        out, todo = [], list(self.children.get(urn, []))
         while todo:
             u = todo.pop()
-            if u in by_urn and by_urn[u].custom:
+            if u in self.by_urn and self.by_urn[u].custom:
                 out.append(u)
-            todo.extend(children.get(u, []))
+            todo.extend(self.children.get(u, []))
         return out
 
-    def done_key(urn: str) -> str:
+    def done_key(self, urn: str) -> str:
         """The activity a dependent waits for: an awaited Job's run, else the resource itself."""
-        r = by_urn[urn]
-        return f"{urn}#ran" if _awaited_job(r) else urn
+        return f"{urn}#ran" if _awaited_job(self.by_urn[urn]) else urn
 
-    def resource_deps(r) -> tuple[str, ...]:
+    def resource_deps(self, r) -> tuple[str, ...]:
+        """Declared and per-property dependencies and the explicit provider; a component stands for all of its
+        resources."""
         urns = set(r.dependencies) | {u for v in r.property_dependencies.values() for u in v}
         if r.provider_urn:
             urns.add(r.provider_urn)
         out = set()
         for u in urns:
-            if u not in by_urn or u == r.urn:
+            if u not in self.by_urn or u == r.urn:
                 continue
-            if by_urn[u].custom:
-                out.add(done_key(u))
+            if self.by_urn[u].custom:
+                out.add(self.done_key(u))
             else:
-                out.update(done_key(d) for d in custom_descendants(u) if d != r.urn)
+                out.update(self.done_key(d) for d in self.custom_descendants(u) if d != r.urn)
         return tuple(sorted(out))
 
-    acts: dict[str, Activity] = {}
+
+@dataclass
+class _Demand:
+    """What the rendered objects ask Kubernetes for, by the URNs that ask."""
+
+    gpu_pools: list[str] = field(default_factory=list)
+    cpu_pools: list[str] = field(default_factory=list)
+    gpu_creators: list[str] = field(default_factory=list)       # objects whose pods request GPUs
+    gpu_image_users: list[str] = field(default_factory=list)    # ... and run the NeMo-RL image
+    cpu_image_users: list[str] = field(default_factory=list)    # CPU pods running the NeMo-RL image
+    ray_workers_from: list[str] = field(default_factory=list)
+    ray_head_from: list[str] = field(default_factory=list)
+    prefetch_runs: list[str] = field(default_factory=list)      # the runs of awaited Jobs that download
+    small_image_jobs: list[str] = field(default_factory=list)   # awaited Jobs in their own small image
+    rayjobs: list[Any] = field(default_factory=list)
+
+    def note_pods(self, r) -> None:
+        for pod in _pod_specs(r):
+            if _requests_gpu(pod):
+                self.gpu_creators.append(r.urn)
+                if _uses_nemo_rl_image(pod):
+                    self.gpu_image_users.append(r.urn)
+                if r.type in RAY_TYPES:
+                    self.ray_workers_from.append(r.urn)
+            elif _uses_nemo_rl_image(pod):
+                self.cpu_image_users.append(r.urn)
+                if r.type in RAY_TYPES:
+                    self.ray_head_from.append(r.urn)
+        if r.type == "kubernetes:ray.io/v1:RayJob":
+            self.rayjobs.append(r)
+
+
+def _any_of(*groups: list[str]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(sorted(set(g))) for g in groups if g)
+
+
+def _resource_activity(r, deps: tuple[str, ...], demand: _Demand) -> Activity:
+    """What Pulumi waits for: the type's nominal duration (a Sleep's own), plus the nodes a pool is created with."""
+    nominal = c.NOMINAL_RESOURCE_SECONDS.get(r.type, c.NOMINAL_DEFAULT_RESOURCE)
+    seconds, source = nominal.seconds, nominal.source
+    if r.type == SLEEP and _duration(r.inputs.get("createDuration")) is not None:
+        seconds, source = _duration(r.inputs["createDuration"]), "its createDuration"
+    if r.type == "gcp:container/nodePool:NodePool":
+        (demand.gpu_pools if _is_gpu_pool(r) else demand.cpu_pools).append(r.urn)
+        if _pool_nodes(r):
+            node = c.NOMINAL_GPU_NODE_SECONDS if _is_gpu_pool(r) else c.NOMINAL_CPU_NODE_SECONDS
+            seconds += node.seconds
+            source = f"{source}; + {_pool_nodes(r)} node(s) created with the pool: {node.source}"
+    return Activity(r.urn, _label(r), seconds, source, needs_all=deps,
+                    sequential_step=API_STEP if r.type == SERVICE else None)
+
+
+def _job_run_activity(r, demand: _Demand) -> Activity:
+    """An awaited Job's run: its download at the nominal Hub rate, once its image is on a CPU node (the NeMo-RL
+    image, shared with the pre-pull and the Ray head, or its own small image and packages)."""
+    size = _download_bytes(r)
+    rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+    if any(_uses_nemo_rl_image(p) for p in _pod_specs(r)):
+        runtime = "image on CPU nodes"
+    else:
+        runtime = f"{r.urn}#runtime"
+        demand.small_image_jobs.append(r.urn)
+    if size:
+        demand.prefetch_runs.append(f"{r.urn}#ran")
+    return Activity(f"{r.urn}#ran", f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub", size / rate.seconds,
+                    f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})", needs_all=(r.urn, runtime))
+
+
+def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[str, Any]) -> None:
+    """GPU and CPU nodes, the NeMo-RL image on them, and the small image of a Job that runs in its own."""
     image_pull = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
     pull_source = (f"{c.NOMINAL_IMAGE_BYTES.seconds / 1e9:.0f} GB ({c.NOMINAL_IMAGE_BYTES.source}) at "
                    f"{c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds / 1e6:.0f} MB/s ({c.NOMINAL_IMAGE_PULL_BYTES_PER_S.source})")
-
-    gpu_pools, cpu_pools = [], []
-    gpu_creators, gpu_image_users, cpu_image_users = [], [], []
-    ray_workers_from, ray_head_from = [], []
-    prefetch_runs, rayjobs, small_image_jobs = [], [], []
-    for r in customs:
-        deps = resource_deps(r)
-        nominal = c.NOMINAL_RESOURCE_SECONDS.get(r.type, c.NOMINAL_DEFAULT_RESOURCE)
-        seconds, source = nominal.seconds, nominal.source
-        if r.type == SLEEP and _duration(r.inputs.get("createDuration")) is not None:
-            seconds, source = _duration(r.inputs["createDuration"]), "its createDuration"
-        if r.type == "gcp:container/nodePool:NodePool":
-            (gpu_pools if _is_gpu_pool(r) else cpu_pools).append(r.urn)
-            if _pool_nodes(r):
-                node = c.NOMINAL_GPU_NODE_SECONDS if _is_gpu_pool(r) else c.NOMINAL_CPU_NODE_SECONDS
-                seconds += node.seconds
-                source = f"{source}; + {_pool_nodes(r)} node(s) created with the pool: {node.source}"
-        acts[r.urn] = Activity(r.urn, _label(r), seconds, source, needs_all=deps,
-                               sequential_step=API_STEP if r.type == SERVICE else None)
-        if _awaited_job(r):
-            size = _download_bytes(r)
-            rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
-            # Its pod starts once its image is on a CPU node: the NeMo-RL image (shared with the pre-pull and
-            # the Ray head), or its own small image and packages.
-            if any(_uses_nemo_rl_image(p) for p in _pod_specs(r)):
-                runtime = "image on CPU nodes"
-            else:
-                runtime = f"{r.urn}#runtime"
-                small_image_jobs.append(r.urn)
-            acts[f"{r.urn}#ran"] = Activity(
-                f"{r.urn}#ran", f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub", size / rate.seconds,
-                f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
-                needs_all=(r.urn, runtime))
-            if size:
-                prefetch_runs.append(f"{r.urn}#ran")
-        for pod in _pod_specs(r):
-            if _requests_gpu(pod):
-                gpu_creators.append(r.urn)
-                if _uses_nemo_rl_image(pod):
-                    gpu_image_users.append(r.urn)
-                if r.type in ("kubernetes:ray.io/v1:RayCluster", "kubernetes:ray.io/v1:RayJob"):
-                    ray_workers_from.append(r.urn)
-            elif _uses_nemo_rl_image(pod):
-                cpu_image_users.append(r.urn)
-                if r.type in ("kubernetes:ray.io/v1:RayCluster", "kubernetes:ray.io/v1:RayJob"):
-                    ray_head_from.append(r.urn)
-        if r.type == "kubernetes:ray.io/v1:RayJob":
-            rayjobs.append(r)
-
-    def any_of(*groups: list[str]) -> tuple[tuple[str, ...], ...]:
-        return tuple(tuple(sorted(set(g))) for g in groups if g)
-
     # GPU nodes: a pool created with nodes already waited for them; otherwise the autoscaler (or Autopilot)
     # adds them once a GPU pod can be scheduled.
-    pools_with_nodes = [u for u in gpu_pools if _pool_nodes(by_urn[u])]
+    pools_with_nodes = [u for u in d.gpu_pools if _pool_nodes(by_urn[u])]
     if pools_with_nodes:
         acts["GPU nodes"] = Activity("GPU nodes", "GPU nodes up (created with the pool)", 0, "included in the pool",
-                                     needs_any=any_of(pools_with_nodes))
-    elif gpu_creators:
+                                     needs_any=_any_of(pools_with_nodes))
+    elif d.gpu_creators:
         acts["GPU nodes"] = Activity("GPU nodes", "GPU nodes provisioned for the first GPU pod",
                                      c.NOMINAL_GPU_NODE_SECONDS.seconds, c.NOMINAL_GPU_NODE_SECONDS.source,
-                                     needs_any=any_of(gpu_pools, gpu_creators))
-    if "GPU nodes" in acts and gpu_image_users:
+                                     needs_any=_any_of(d.gpu_pools, d.gpu_creators))
+    if "GPU nodes" in acts and d.gpu_image_users:
         acts["image on GPU nodes"] = Activity("image on GPU nodes", "NeMo-RL image pulled on the GPU nodes",
                                               image_pull, pull_source,
-                                              needs_all=("GPU nodes",), needs_any=any_of(gpu_image_users))
+                                              needs_all=("GPU nodes",), needs_any=_any_of(d.gpu_image_users))
     # CPU nodes: the system pool's nodes exist with the pool; without a CPU pool (Autopilot) they are created
     # for the first CPU pod.
-    if cpu_pools:
-        cpu_nodes_from = any_of(cpu_pools)
-        cpu_nodes_need = ()
+    cpu_nodes_from: tuple[tuple[str, ...], ...]
+    cpu_nodes_need: tuple[str, ...]
+    if d.cpu_pools:
+        cpu_nodes_from, cpu_nodes_need = _any_of(d.cpu_pools), ()
     else:
         acts["CPU nodes"] = Activity("CPU nodes", "CPU node provisioned for the first CPU pod",
                                      c.NOMINAL_CPU_NODE_SECONDS.seconds, c.NOMINAL_CPU_NODE_SECONDS.source,
-                                     needs_any=any_of(cpu_image_users + small_image_jobs))
+                                     needs_any=_any_of(d.cpu_image_users + d.small_image_jobs))
         cpu_nodes_from, cpu_nodes_need = (), ("CPU nodes",)
     runtime = c.NOMINAL_PREFETCH_RUNTIME_SECONDS
-    for urn in small_image_jobs:
+    for urn in d.small_image_jobs:
         acts[f"{urn}#runtime"] = Activity(f"{urn}#runtime", f"{_label(by_urn[urn])}: its image and packages on a "
                                           "CPU node", runtime.seconds, runtime.source,
                                           needs_all=(urn, *cpu_nodes_need), needs_any=cpu_nodes_from)
-    if cpu_image_users:
+    if d.cpu_image_users:
         acts["image on CPU nodes"] = Activity("image on CPU nodes", "NeMo-RL image pulled on a CPU node",
                                               image_pull, pull_source, needs_all=cpu_nodes_need,
-                                              needs_any=cpu_nodes_from + any_of(cpu_image_users))
-    ray = c.NOMINAL_RAY_START_SECONDS
-    if ray_workers_from and "image on GPU nodes" in acts:
-        acts["Ray workers"] = Activity("Ray workers", "Ray workers started", ray.seconds, ray.source,
-                                       needs_all=("image on GPU nodes",), needs_any=any_of(ray_workers_from))
-    if ray_head_from and "image on CPU nodes" in acts:
-        acts["Ray head"] = Activity("Ray head", "Ray head started", ray.seconds, ray.source,
-                                    needs_all=("image on CPU nodes",), needs_any=any_of(ray_head_from))
+                                              needs_any=cpu_nodes_from + _any_of(d.cpu_image_users))
 
-    if rayjobs and "Ray workers" in acts and "Ray head" in acts:
-        job = rayjobs[0]
-        submit = c.NOMINAL_JOB_SUBMIT_SECONDS
-        acts["job started"] = Activity("job started", "RayJob submitted, driver running", submit.seconds,
-                                       submit.source, needs_all=(done_key(job.urn), "Ray head", "Ray workers"))
-        last = "job started"
-        for step in entrypoint_steps(job):
-            waits = tuple(sorted(prefetch_runs)) if step.waits_for_weights else ()
-            acts[step.key] = Activity(step.key, step.label, step.nominal.seconds, step.nominal.source,
-                                      needs_all=(last, *waits))
-            last = step.key
-        if prefetch_runs:
-            acts[FIRST_STEP] = Activity(FIRST_STEP, "weights on Lustre and job running: first step", 0,
-                                        "end of the estimate", needs_all=(last, *sorted(prefetch_runs)))
-        else:
-            model = ((job.inputs.get("spec") or {}).get("metadata") or {}).get("model") or _model_in(job)
-            size = c.MODELS[model].weight_bytes if model in c.MODELS else 0
-            rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
-            acts[FIRST_STEP] = Activity(
-                FIRST_STEP, f"the job downloads {size / 1e9:.0f} GB of weights, then the first step",
-                size / rate.seconds, f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
-                needs_all=(last,))
+
+def _add_ray(acts: dict[str, Activity], d: _Demand) -> None:
+    """Ray head and workers start when their image is on their nodes and an object asks for their pods."""
+    ray = c.NOMINAL_RAY_START_SECONDS
+    if d.ray_workers_from and "image on GPU nodes" in acts:
+        acts["Ray workers"] = Activity("Ray workers", "Ray workers started", ray.seconds, ray.source,
+                                       needs_all=("image on GPU nodes",), needs_any=_any_of(d.ray_workers_from))
+    if d.ray_head_from and "image on CPU nodes" in acts:
+        acts["Ray head"] = Activity("Ray head", "Ray head started", ray.seconds, ray.source,
+                                    needs_all=("image on CPU nodes",), needs_any=_any_of(d.ray_head_from))
+
+
+def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph) -> None:
+    """The job starts when the RayJob exists and Ray is up, runs its entrypoint's steps in order, and reaches its
+    first step once the weights are on Lustre (the prefetch's run, or its own download)."""
+    if not (d.rayjobs and "Ray workers" in acts and "Ray head" in acts):
+        return
+    job = d.rayjobs[0]
+    submit = c.NOMINAL_JOB_SUBMIT_SECONDS
+    acts["job started"] = Activity("job started", "RayJob submitted, driver running", submit.seconds,
+                                   submit.source, needs_all=(graph.done_key(job.urn), "Ray head", "Ray workers"))
+    last = "job started"
+    for step in entrypoint_steps(job):
+        waits = tuple(sorted(d.prefetch_runs)) if step.waits_for_weights else ()
+        acts[step.key] = Activity(step.key, step.label, step.nominal.seconds, step.nominal.source,
+                                  needs_all=(last, *waits))
+        last = step.key
+    if d.prefetch_runs:
+        acts[FIRST_STEP] = Activity(FIRST_STEP, "weights on Lustre and job running: first step", 0,
+                                    "end of the estimate", needs_all=(last, *sorted(d.prefetch_runs)))
+        return
+    model = ((job.inputs.get("spec") or {}).get("metadata") or {}).get("model") or _model_in(job)
+    size = c.MODELS[model].weight_bytes if model in c.MODELS else 0
+    rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+    acts[FIRST_STEP] = Activity(
+        FIRST_STEP, f"the job downloads {size / 1e9:.0f} GB of weights, then the first step",
+        size / rate.seconds, f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+        needs_all=(last,))
+
+
+def build(records: Iterable[Any]) -> dict[str, Activity]:
+    """Every activity of the run, keyed: the resources Pulumi waits for, then what Kubernetes does for them."""
+    graph = _Graph(list(records))
+    acts: dict[str, Activity] = {}
+    demand = _Demand()
+    for r in graph.customs:
+        acts[r.urn] = _resource_activity(r, graph.resource_deps(r), demand)
+        if _awaited_job(r):
+            acts[f"{r.urn}#ran"] = _job_run_activity(r, demand)
+        demand.note_pods(r)
+    _add_nodes_and_images(acts, demand, graph.by_urn)
+    _add_ray(acts, demand)
+    _add_job(acts, demand, graph)
     return acts
 
 
