@@ -1,5 +1,6 @@
 # Two commands on a fresh machine:  make synth STACK=dev   and   make test
-# Both create .venv from requirements.txt on first use (PyPI only).
+# Both create .venv on first use (PyPI only): `make synth` from requirements.txt (what `pulumi up` installs), `make
+# test` adds requirements-test.txt (the tests' packages, ruff and mypy).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -7,11 +8,15 @@ STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
 
-.PHONY: synth test synth-all project-file sizing-report checkov clean
+.PHONY: synth test lint synth-all project-file policy-facts sizing-report checkov clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
 $(POLICY_VENV)/.installed: policy/requirements.txt
@@ -26,8 +31,14 @@ synth-all: $(VENV)/.installed
 	for s in $$($(PY) -c "from synth.engine import available_stacks; print(' '.join(available_stacks()))"); do \
 		$(PY) -m synth $$s || exit 1; done
 
-test: $(VENV)/.installed $(POLICY_VENV)/.installed
+# Lint, format and types first (pyproject.toml), then the suite; CI runs exactly this (.ci/run).
+test: lint $(POLICY_VENV)/.installed
 	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # checkov has heavy dependencies of its own: a venv of its own, created on first use.
 CHECKOV_VENV ?= .venv-checkov
@@ -44,6 +55,9 @@ sizing-report: $(VENV)/.installed
 
 project-file: $(VENV)/.installed
 	$(PY) -m synth.project_file
+
+policy-facts: $(VENV)/.installed
+	$(PY) -m synth.policy_facts
 
 clean:
 	rm -rf build

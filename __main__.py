@@ -10,23 +10,23 @@ from core.settings import SettingsError, load_secrets, load_settings, security
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
-from infra.node_identity import NodeIdentity, NodeIdentityArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
+from infra.node_identity import NodeIdentity, NodeIdentityArgs
 from infra.observability import Observability, ObservabilityArgs
 from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
-from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
-from workloads.nemo_rl_job import JobArgs, NemoRlJob
-from workloads.manifests import pod_fit
-from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
-from workloads.weights_prefetch import WeightsPrefetch, WeightsPrefetchArgs
-from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.job_scripts import JobScripts
+from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
 from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
+from workloads.manifests import pod_fit
+from workloads.nemo_rl_job import JobArgs, NemoRlJob
+from workloads.ray_cluster import RayCluster, RayClusterArgs
+from workloads.weights_prefetch import WeightsPrefetch, WeightsPrefetchArgs
+from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
 
 try:
     settings = load_settings()

@@ -58,7 +58,7 @@ def _client(address: str):
         return JobSubmissionClient(address)
     except (ConnectionError, requests.exceptions.RequestException) as e:
         raise Unreachable(f"cannot reach the Ray Jobs API at {address} ({e.__class__.__name__}); is the head "
-                          "dashboard port-forwarded (kubectl port-forward svc/<raycluster>-head-svc 8265:8265)?")
+                          "dashboard port-forwarded (kubectl port-forward svc/<raycluster>-head-svc 8265:8265)?") from e
 
 
 def _when(ms: Optional[int]) -> str:
@@ -123,7 +123,7 @@ def _json_arg(text: Optional[str], what: str) -> Optional[dict]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
-        raise Refused(f"{what} is not valid JSON: {e}")
+        raise Refused(f"{what} is not valid JSON: {e}") from e
     if not isinstance(value, dict):
         raise Refused(f"{what} must be a JSON object")
     return value

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from core import catalog
-from core.recipes import GATE_MODULE, GATE_SCRIPT   # noqa: F401  (re-exported: the files the ConfigMap ships)
+from core.recipes import GATE_MODULE, GATE_SCRIPT  # noqa: F401  (re-exported: the files the ConfigMap ships)
 
 if TYPE_CHECKING:
     from core.settings import Settings

@@ -15,8 +15,6 @@ from typing import Iterable, Optional
 from core import catalog, export
 from core.keys import key as _key
 
-
-
 # --- Cloud Storage bucket names ---------------------------------------------------------------------------
 # https://cloud.google.com/storage/docs/buckets#naming (read 2026-11-30): lowercase letters, digits, `-`, `_`
 # and `.`; start and end with a letter or digit; 3-63 characters (dotted names up to 222, but dots need domain

@@ -8,8 +8,14 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from core.catalog import (NCCL_GIB_INSTALLER_PIN, NEMO_RL_IMAGE_NAME, NEMO_RL_IMAGE_PINS, NEMO_RL_IMAGE_REPO,
-                          PREFETCH_PYTHON_PIN, ImagePin)
+from core.catalog import (
+    NCCL_GIB_INSTALLER_PIN,
+    NEMO_RL_IMAGE_NAME,
+    NEMO_RL_IMAGE_PINS,
+    NEMO_RL_IMAGE_REPO,
+    PREFETCH_PYTHON_PIN,
+    ImagePin,
+)
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 # A tag per the OCI distribution spec: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
@@ -63,7 +69,7 @@ def nemo_rl_image(release_tag: str, repository: str = "") -> str:
     return pinned_ref(pin)
 
 
-def is_nemo_rl_image(ref: str) -> bool:
+def is_nemo_rl_image(ref: object) -> bool:
     """A NeMo-RL image reference, from NGC or from a repository copy (`.../nemo-rl:<tag>`)."""
     if not isinstance(ref, str):
         return False

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from core.catalog import KUBERAY_AUTH_TOKEN_SECRET_KEY, RDMA_NICS_PER_NODE
 from core.keys import PROJECT

@@ -305,8 +305,10 @@ class Room:
 def standard_node_room(machine_type: str, ephemeral_disk_gib: float, gpu: bool) -> Optional[Room]:
     """A Standard node's allocatable less GKE's own pods; None for a machine type that cannot be decoded."""
     shape = machine_shape(machine_type)
-    if shape is None:
-        return None
+    return None if shape is None else _node_room(machine_type, shape, ephemeral_disk_gib, gpu=gpu)
+
+
+def _node_room(machine_type: str, shape: Resources, ephemeral_disk_gib: float, *, gpu: bool) -> Room:
     overhead = GPU_NODE_GKE_OVERHEAD if gpu else SYSTEM_NODE_GKE_OVERHEAD
     a = allocatable(shape.cpu, shape.memory_gib)
     return Room(f"one {machine_type} node", a.cpu - overhead.cpu, a.memory_gib - overhead.memory_gib,
@@ -316,7 +318,7 @@ def standard_node_room(machine_type: str, ephemeral_disk_gib: float, gpu: bool) 
 def autopilot_room(compute_class: str, accelerator: Optional[catalog.Accelerator] = None) -> Room:
     """An Autopilot pod's ceiling: the ephemeral-storage maximum; a GPU pod's machine for CPU and memory."""
     if accelerator is not None:
-        node = standard_node_room(accelerator.machine_type, 0, gpu=True)
+        node = _node_room(accelerator.machine_type, Resources(accelerator.vcpus, accelerator.memory_gib), 0, gpu=True)
         return Room(f"an Autopilot {accelerator.gpu_type} pod", node.cpu, node.memory_gib,
                     AUTOPILOT_MAX_EPHEMERAL_GIB, "Autopilot refuses the pod")
     return Room(f"an Autopilot {compute_class}-class pod", None, None, AUTOPILOT_MAX_EPHEMERAL_GIB,

@@ -106,12 +106,12 @@ class CheckpointSizing:
         line = (f"{self.model_name}: {fmt_bytes(self.checkpoint_bytes)} per checkpoint ({what}, {per_param} B/param); "
                 f">= {fmt_seconds(self.min_write_seconds)} s at {fmt_bytes(self.throughput_bytes_per_s)}/s "
                 f"({self.capacity_gib} GiB @ {self.tier} MB/s/TiB)")
-        if self.keep_top_k is None:
+        on_disk, fraction = self.on_disk_bytes, self.capacity_fraction
+        if on_disk is None or fraction is None:
             line += "; keep_top_k unset: checkpoints accumulate"
         else:
             line += (f"; keep_top_k={self.keep_top_k} -> {self.checkpoints_on_disk} on disk = "
-                     f"{fmt_bytes(self.on_disk_bytes)} ({fmt_fraction(self.capacity_fraction)} of "
-                     f"{fmt_bytes(self.capacity_bytes)})")
+                     f"{fmt_bytes(on_disk)} ({fmt_fraction(fraction)} of {fmt_bytes(self.capacity_bytes)})")
         if self.budget_seconds is not None:
             verdict = "within" if self.within_budget else "OVER"
             line += f"; {verdict} the {self.budget_seconds:g} s budget"
@@ -134,7 +134,7 @@ def size_checkpoints(model_name: str, *, save_optimizer: bool, capacity_gib: int
         problems.append(f"checkpointing.keep_top_k: must be >= 1 or unset (got {keep_top_k})")
     if budget_seconds is not None and budget_seconds <= 0:
         problems.append(f"{KEY_BUDGET}: must be > 0 seconds (got {budget_seconds:g})")
-    if problems:
+    if problems or params is None:   # an unknown model is one of the problems
         raise SizingError(problems)
 
     nbytes = checkpoint_bytes(params, save_optimizer=save_optimizer)
@@ -171,12 +171,13 @@ def warnings(model_name: str, *, save_optimizer: bool, capacity_gib: int, tier: 
 
 
 def budget_problems(s: CheckpointSizing) -> list[str]:
-    if s.within_budget:
+    budget = s.budget_seconds
+    if budget is None or s.within_budget:
         return []
     head = (f"{KEY_BUDGET}: a {fmt_bytes(s.checkpoint_bytes)} checkpoint needs >= {fmt_seconds(s.min_write_seconds)} s "
-            f"at {s.capacity_gib} GiB @ {s.tier} MB/s/TiB, over the {s.budget_seconds:g} s budget")
-    bigger = smallest_capacity_within(s.checkpoint_bytes, s.tier, s.budget_seconds)
-    faster = slowest_faster_tier_within(s.checkpoint_bytes, s.capacity_gib, s.tier, s.budget_seconds)
+            f"at {s.capacity_gib} GiB @ {s.tier} MB/s/TiB, over the {budget:g} s budget")
+    bigger = smallest_capacity_within(s.checkpoint_bytes, s.tier, budget)
+    faster = slowest_faster_tier_within(s.checkpoint_bytes, s.capacity_gib, s.tier, budget)
 
     parts = [head]
     if bigger is None:
@@ -198,16 +199,17 @@ def budget_problems(s: CheckpointSizing) -> list[str]:
 
 
 def capacity_warnings(s: CheckpointSizing) -> list[str]:
-    if s.keep_top_k is None:
+    on_disk, fraction = s.on_disk_bytes, s.capacity_fraction
+    if on_disk is None or fraction is None:   # keep_top_k unset
         fit = int(CAPACITY_WARN_FRACTION * s.capacity_bytes // s.checkpoint_bytes) - 1
         return [f"checkpointing.keep_top_k: unset, so NeMo-RL keeps every {fmt_bytes(s.checkpoint_bytes)} "
                 f"checkpoint until the {s.capacity_gib} GiB instance is full; set it to at most {max(fit, 1)} "
                 f"to stay under {CAPACITY_WARN_FRACTION:.0%} of the instance"]
-    if s.capacity_fraction <= CAPACITY_WARN_FRACTION:
+    if fraction <= CAPACITY_WARN_FRACTION:
         return []
-    verdict = "do not fit in" if s.capacity_fraction > 1 else "would fill"
+    verdict = "do not fit in" if fraction > 1 else "would fill"
     max_k = int(CAPACITY_WARN_FRACTION * s.capacity_bytes // s.checkpoint_bytes) - 1
-    need_gib = math.ceil(s.on_disk_bytes / CAPACITY_WARN_FRACTION / GIB)
+    need_gib = math.ceil(on_disk / CAPACITY_WARN_FRACTION / GIB)
     cap = _tier(s.tier).next_valid_capacity(need_gib)
     fixes = []
     if max_k >= 1:
@@ -217,7 +219,7 @@ def capacity_warnings(s: CheckpointSizing) -> list[str]:
     fix = "; " + " or ".join(fixes) if fixes else ""
     return [f"{KEY_CAPACITY}: keep_top_k={s.keep_top_k} keeps {s.checkpoints_on_disk} checkpoints on disk while "
             f"the next one is written ({s.checkpoints_on_disk} x {fmt_bytes(s.checkpoint_bytes)} = "
-            f"{fmt_bytes(s.on_disk_bytes)}), which {verdict} {fmt_fraction(s.capacity_fraction)} of the "
+            f"{fmt_bytes(on_disk)}), which {verdict} {fmt_fraction(fraction)} of the "
             f"{s.capacity_gib} GiB ({fmt_bytes(s.capacity_bytes)}) instance that also holds HF_HOME and the "
             f"data{fix}"]
 

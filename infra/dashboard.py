@@ -271,7 +271,7 @@ def build_dashboard(*, display_name: str, project: str, cluster_name: str, clust
     lustre = _lustre(lustre_instance, lustre_zone)
     per_instance = ("resource.label.instance_id",)
     rate = Aggregation(TREND_ALIGNMENT_S, "ALIGN_RATE", "REDUCE_SUM", per_instance)
-    ceiling = ()
+    ceiling: tuple[Threshold, ...] = ()
     if lustre_throughput_bytes_per_s:
         ceiling = (Threshold(lustre_throughput_bytes_per_s,
                              f"provisioned {lustre_throughput_bytes_per_s / 1e9:.3g} GB/s"),)
@@ -288,7 +288,7 @@ def build_dashboard(*, display_name: str, project: str, cluster_name: str, clust
     # Checkpoint bursts: a DELTA metric under ALIGN_MAX keeps the busiest 60 s sample of each OST in a window,
     # so when the console widens the alignment for a long time range the burst stays visible (ALIGN_RATE would
     # average it away). Summed over OSTs it reads as bytes written in the peak minute.
-    bursts_threshold = ()
+    bursts_threshold: tuple[Threshold, ...] = ()
     if lustre_throughput_bytes_per_s:
         bursts_threshold = (Threshold(lustre_throughput_bytes_per_s * LUSTRE_SAMPLE_S,
                                       f"provisioned x {LUSTRE_SAMPLE_S} s"),)
@@ -330,7 +330,7 @@ def build_dashboard(*, display_name: str, project: str, cluster_name: str, clust
                   "${metric.labels.State}")
 
     rows = [(read, write), (bursts,), (capacity, gpu_util), (gpu_mem, actors), (tasks,)]
-    tiles = []
+    tiles: list[Tile] = []
     for r, row in enumerate(rows):
         width = _FULL // len(row)
         tiles.extend(Tile(i * width, r * _HEIGHT, width, _HEIGHT, w) for i, w in enumerate(row))

@@ -17,11 +17,11 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from infra.options import child_options
 from core import catalog
 from core.naming import Names
 from core.settings import Settings
 from core.settings.network import NetworkSettings
+from infra.options import child_options
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from infra.options import child_options
 from core import sizing
 from core.settings import Settings, monitoring
 from infra.dashboard import dashboard_json, dashboard_url, driver_logs_query
+from infra.options import child_options
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,17 @@ from typing import Optional
 import pulumi
 
 
-def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Resource]:
+def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Input[pulumi.Resource]]:
     """The component's own explicit dependencies, for its children."""
     d = opts.depends_on if opts is not None else None
     if d is None:
         return []
-    return list(d) if isinstance(d, (list, tuple)) else [d]
+    if isinstance(d, pulumi.Resource):
+        return [d]
+    if isinstance(d, (list, tuple)):
+        return list(d)
+    # pulumi.Input also allows an Output or awaitable of the list, which no caller here passes.
+    raise TypeError(f"depends_on must be a resource or a list of resources, got {type(d).__name__}")
 
 
 def child_options(parent: pulumi.Resource, opts: Optional[pulumi.ResourceOptions], **extra) -> pulumi.ResourceOptions:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import nemo_rl_policies as rules
 from pulumi_policy import (
     EnforcementLevel,
     ResourceValidationArgs,
@@ -19,8 +20,6 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import _DictProxy, _ListProxy
 from pulumi_policy.secret import Secret, _DictSecretsProxy, _ListSecretsProxy
-
-import nemo_rl_policies as rules
 
 PACK_NAME = "nemo-rl-gke"
 _LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}

@@ -23,10 +23,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pulumi_policy.policy as pulumi_policy_impl
 from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
-
-import pulumi_policy.policy as pulumi_policy_impl
 
 HERE = Path(__file__).resolve().parent
 _SIG = "4dabf18193072939515e22adb298388d"

@@ -31,10 +31,9 @@ up); model loading and the first rollout are the same whatever the graph.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
-
-import shlex
 
 from core import catalog as c
 from core import images, prefetch, recipes
@@ -308,8 +307,9 @@ def _resource_activity(r, deps: tuple[str, ...], demand: _Demand) -> Activity:
     """What Pulumi waits for: the type's nominal duration (a Sleep's own), plus the nodes a pool is created with."""
     nominal = c.NOMINAL_RESOURCE_SECONDS.get(r.type, c.NOMINAL_DEFAULT_RESOURCE)
     seconds, source = nominal.seconds, nominal.source
-    if r.type == SLEEP and _duration(r.inputs.get("createDuration")) is not None:
-        seconds, source = _duration(r.inputs["createDuration"]), "its createDuration"
+    sleep = _duration(r.inputs.get("createDuration")) if r.type == SLEEP else None
+    if sleep is not None:
+        seconds, source = sleep, "its createDuration"
     if r.type == "gcp:container/nodePool:NodePool":
         (demand.gpu_pools if _is_gpu_pool(r) else demand.cpu_pools).append(r.urn)
         if _pool_nodes(r):
@@ -461,10 +461,10 @@ def schedule(acts: dict[str, Activity]) -> Estimate:
         visit(k)
     est = Estimate(acts, start, finish)
     if FIRST_STEP in acts:
-        k: Optional[str] = FIRST_STEP
-        while k is not None:
-            est.path.append(k)
-            k = binding[k]
+        step: Optional[str] = FIRST_STEP
+        while step is not None:
+            est.path.append(step)
+            step = binding[step]
         est.path.reverse()
     return est
 

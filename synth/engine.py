@@ -21,14 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+import pulumi
 import yaml
 from google.protobuf import struct_pb2
-
-import pulumi
 from pulumi.runtime import mocks as pm
 from pulumi.runtime import settings as ps
 from pulumi.runtime.config import set_all_config
-from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from core.dotted import get_path
@@ -429,9 +427,11 @@ def run(stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optiona
             engine=pm.MockEngine(logger), project=project, stack=stack,
             dry_run=False, organization="organization", callbacks=None, root_directory=str(root)))
         set_all_config(config, secret_keys)
+        def program() -> None:
+            runpy.run_path(str(root / "__main__.py"), run_name="__main__")
+
         try:
-            loop.run_until_complete(run_in_stack(lambda: runpy.run_path(str(root / "__main__.py"),
-                                                                        run_name="__main__")))
+            loop.run_until_complete(run_in_stack(program))
         except pulumi.RunError as err:
             result.error = str(err)
         finally:

@@ -116,7 +116,7 @@ def inventory_markdown(result: SynthResult) -> str:
 def manifest_of(r: Registration) -> dict:
     """The Kubernetes object as it would be applied (secret values redacted)."""
     inputs = r.redacted_inputs()
-    obj = {k: inputs[k] for k in ("apiVersion", "kind", "metadata") if k in inputs}
+    obj: dict[str, Any] = {k: inputs[k] for k in ("apiVersion", "kind", "metadata") if k in inputs}
     obj.update({k: v for k, v in inputs.items() if k not in obj})
     return obj
 

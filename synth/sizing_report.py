@@ -54,7 +54,10 @@ def configured_budget(s: Settings) -> Optional[float]:
 def size_stack(stack: str, budget_override: Optional[float] = None, root: Path = ROOT) -> StackSizing:
     s = stack_settings(stack, root)
     budget = budget_override if budget_override is not None else configured_budget(s)
-    sz = dataclasses.replace(checkpoint_sizing(s), budget_seconds=budget)
+    sizing = checkpoint_sizing(s)
+    if sizing is None:
+        raise ValueError(f"stack {stack!r} has no checkpoint sizing (no job, or a model whose size is not known)")
+    sz = dataclasses.replace(sizing, budget_seconds=budget)
     return StackSizing(stack=stack, recipe=recipes.recipe_name(s.job), sizing=sz)
 
 
@@ -78,7 +81,10 @@ def row(r: StackSizing) -> tuple[str, ...]:
 def table(results: list[StackSizing]) -> str:
     body = [row(r) for r in results]
     widths = [max(len(cells[i]) for cells in (HEADER, *body)) for i in range(len(HEADER))]
-    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    def fmt(cells) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
     return "\n".join([fmt(HEADER), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
 
 

@@ -164,7 +164,7 @@ def _list_map_keys(validator, keys, instance, schema) -> Iterator[jsonschema.Val
         key = tuple(item.get(k, item_props.get(k, {}).get("default")) for k in keys)
         if key in seen:
             yield jsonschema.ValidationError(
-                f"items [{seen[key]}] and [{i}] have the same map key {dict(zip(keys, key))}")
+                f"items [{seen[key]}] and [{i}] have the same map key {dict(zip(keys, key, strict=True))}")
         seen[key] = i
 
 

@@ -24,8 +24,7 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig
 
 from tests.standin import release_tree
-from tests.standin.grpo_trainer import (apply_nemo_rl_overrides, import_nemo_rl_loader, load_nemo_rl_base,
-                                        lookup)
+from tests.standin.grpo_trainer import apply_nemo_rl_overrides, import_nemo_rl_loader, load_nemo_rl_base, lookup
 
 __all__ = ["loader", "nemo_rl_config", "training_argv", "parsed_overrides", "lookup"]
 

@@ -106,7 +106,7 @@ def _host_matches(match: Mapping, host: Optional[str]) -> bool:
         return True
     # `*` matches DNS characters except '.': compare label by label.
     hp, pp = host.rstrip(".").split("."), pattern.split(".")
-    return len(hp) == len(pp) and all(fnmatch.fnmatchcase(h, p) for h, p in zip(hp, pp))
+    return len(hp) == len(pp) and all(fnmatch.fnmatchcase(h, p) for h, p in zip(hp, pp, strict=True))
 
 
 class Policies:

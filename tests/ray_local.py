@@ -111,7 +111,7 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
     per_node = len(_NODE_PORT_FLAGS)
     ports = free_ports(3 + per_node * (1 + len(worker_cpus)))
     gcs_port, dashboard_port, client_port = ports[:3]
-    node_ports = [dict(zip(_NODE_PORT_FLAGS, ports[3 + i * per_node:3 + (i + 1) * per_node]))
+    node_ports = [dict(zip(_NODE_PORT_FLAGS, ports[3 + i * per_node:3 + (i + 1) * per_node], strict=True))
                   for i in range(1 + len(worker_cpus))]
     head = [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
             "--include-dashboard=true", f"--num-cpus={head_cpus}", "--object-store-memory=100000000",

@@ -11,8 +11,7 @@ import copy
 import pytest
 
 from core import catalog
-from core.capacity import (FLEX_START, POOL_NAMES, RESERVATION, SPOT, CapacityInputs, check_capacity,
-                           plan_capacity)
+from core.capacity import FLEX_START, POOL_NAMES, RESERVATION, SPOT, CapacityInputs, check_capacity, plan_capacity
 from tests.computeclass_validation import validate_compute_class
 from workloads.manifests.compute_class import compute_class_manifest, worker_scheduling
 

@@ -7,6 +7,8 @@ by exactly what those parts saved. The shipped stacks are run through the engine
 """
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from core import catalog as c
@@ -200,7 +202,7 @@ def test_every_shipped_stack_has_a_report_whose_path_ends_at_the_first_step(synt
     assert est.path and est.path[-1] == cp.FIRST_STEP
     assert 0 < est.first_step_seconds < est.sequential_seconds
     # Consecutive steps on the path touch: each starts when the one before it finished.
-    for before, after in zip(est.path, est.path[1:]):
+    for before, after in itertools.pairwise(est.path):
         assert est.start[after] == pytest.approx(est.finish[before])
     text = est.format(stack_name)
     assert "ratio:" in text and "nominal estimate" in text

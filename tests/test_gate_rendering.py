@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core import catalog, recipes
 import pod_programs
+from core import catalog, recipes
 from workloads import job_scripts as scripts
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"

@@ -10,8 +10,16 @@ import pytest
 
 from core import catalog
 from core.gcp_rules import (
-    AddressRange, address_plan_problems, bucket_name_problems, capacity_problems, lustre_growth_problems,
-    monitoring_components, mount_path_problems, namespace_problems, protected_paths, reservation_problems,
+    AddressRange,
+    address_plan_problems,
+    bucket_name_problems,
+    capacity_problems,
+    lustre_growth_problems,
+    monitoring_components,
+    mount_path_problems,
+    namespace_problems,
+    protected_paths,
+    reservation_problems,
 )
 from core.recipes import SCRIPTS_DIR
 

@@ -2,18 +2,27 @@
 strictly valid Kubernetes, select what they claim, and refuse what they must."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from core import catalog
 from core.catalog import ImagePin
 from core.images import ImageRefError, nccl_gib_installer_image, nemo_rl_image, parse_ref, pinned_ref
-from dataclasses import replace
-
 from tests.k8s_validation import validate_any, validate_core
 from tools.checkov_scan import pods_and_policies, ray_pods
 from workloads.manifests.network_policy import PeerError, PolicyArgs, dashboard_peer, fqdn_policies, network_policies
-from workloads.manifests.pod_security import (HF_TOKEN_FILE, RAY_HEAD_LABELS, TOKEN_VALUE_VARIABLES, WANDB_NETRC_FILE,
-                                    WORKLOAD_LABELS, carries_token, harden_pod_spec, token_files, wandb_netrc)
+from workloads.manifests.pod_security import (
+    HF_TOKEN_FILE,
+    RAY_HEAD_LABELS,
+    TOKEN_VALUE_VARIABLES,
+    WANDB_NETRC_FILE,
+    WORKLOAD_LABELS,
+    carries_token,
+    harden_pod_spec,
+    token_files,
+    wandb_netrc,
+)
 
 DIGEST = "sha256:" + "ab" * 32
 

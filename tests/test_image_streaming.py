@@ -92,7 +92,10 @@ def test_the_node_service_account_may_use_the_image_projects_services_before_nod
 
 def test_switching_streaming_on_adds_the_api_and_the_grant_and_changes_nothing_else(pair):
     base, r, _ = pair
-    keys = lambda res: {(x.type, x.name) for x in res.resources}
+
+    def keys(res):
+        return {(x.type, x.name) for x in res.resources}
+
     added = keys(r) - keys(base)
     assert keys(base) - keys(r) == set()
     assert {t for t, _ in added} == {SERVICE, IAM, REPO_IAM} and len(added) == 3

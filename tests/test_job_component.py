@@ -6,10 +6,10 @@ import dataclasses
 import pytest
 import yaml
 
+from core import export, gate, prefetch, recipes
 from core.settings import SettingsError, load_settings
 from synth import render
 from tests.k8s_validation import validate_any
-from core import export, gate, prefetch, recipes
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"

@@ -5,10 +5,10 @@ import re
 
 import pytest
 
+from core import recipes
 from core.naming import JOB_SCRIPTS
 from synth import render
 from tests.k8s_validation import validate_any
-from core import recipes
 from workloads import job_scripts as scripts
 from workloads.manifests.pod_parts import SCRIPTS_FILE_MODE
 from workloads.manifests.raycluster import HEAD_CONTAINER

@@ -14,7 +14,12 @@ from core.settings import Settings, load_settings
 from tests.k8s_validation import KUBERAY_VERSIONS, SCHEMAS_ENV, validate_any, validate_core, validate_crd
 from workloads.manifests import nccl_installer, rdma
 from workloads.manifests.raycluster import (
-    DASHBOARD_PORT, HEAD_CONTAINER, WORKER_CONTAINER, RayPodsConfig, raycluster_manifest, raycluster_spec,
+    DASHBOARD_PORT,
+    HEAD_CONTAINER,
+    WORKER_CONTAINER,
+    RayPodsConfig,
+    raycluster_manifest,
+    raycluster_spec,
 )
 
 CLUSTER_NAME = "nemo-rl"

@@ -8,11 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
-from core import catalog
-from core.naming import GVNIC_NETWORK, RDMA_NETWORKS
 from synth import engine, render
 from tests.k8s_validation import validate_any
 

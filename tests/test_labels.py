@@ -62,7 +62,7 @@ def _walk_k8s_labels(node, path=""):
                 yield f"{path}.{k}", v
             yield from _walk_k8s_labels(v, f"{path}.{k}" if path else k)
     elif isinstance(node, list):
-        for i, v in enumerate(node):
+        for v in node:
             yield from _walk_k8s_labels(v, path)
 
 

@@ -38,7 +38,7 @@ def test_authorized_networks_stay_within_gkes_50_public_and_100_private(synth):
     public = {"privateEndpoint": "false"}
     assert synth("dev", {"authorizedNetworks": _cidrs(50), **public}).error is None
     r = synth("dev", {"authorizedNetworks": _cidrs(51), **public})
-    assert _lines(r.error) == [f"nemo-rl-gke:authorizedNetworks: 51 CIDRs exceed GKE's 50 for a cluster whose IP "
+    assert _lines(r.error) == ["nemo-rl-gke:authorizedNetworks: 51 CIDRs exceed GKE's 50 for a cluster whose IP "
                                "endpoint is public (nemo-rl-gke:privateEndpoint); merge ranges into larger ones"]
     assert synth("dev", {"authorizedNetworks": _cidrs(100), "privateEndpoint": "true"}).error is None
     r = synth("dev", {"authorizedNetworks": _cidrs(101), "privateEndpoint": "true"})

@@ -60,7 +60,7 @@ def _differences(ours: Any, theirs: Any, path: str = "") -> dict[str, tuple[Any,
         if len(ours) != len(theirs):
             return {path: (ours, theirs)}
         out = {}
-        for i, (a, b) in enumerate(zip(ours, theirs)):
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
             out.update(_differences(a, b, f"{path}[{i}]"))
         return out
     return {} if ours == theirs and type(ours) is type(theirs) else {path: (ours, theirs)}

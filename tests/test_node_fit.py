@@ -5,8 +5,15 @@ import pytest
 
 from core import catalog
 from core.node_fit import (
-    Resources, allocatable, gpu_worker_request, head_problems, machine_shape, reserved_cpu, reserved_memory_gib,
-    shm_problems, worker_problems,
+    Resources,
+    allocatable,
+    gpu_worker_request,
+    head_problems,
+    machine_shape,
+    reserved_cpu,
+    reserved_memory_gib,
+    shm_problems,
+    worker_problems,
 )
 
 

@@ -129,9 +129,9 @@ def test_every_pod_of_every_shipped_stack_fits_where_it_lands(synth, stack, over
     s = settings_of(r)
     pods = pod_templates(r)
     assert pods
-    for what, annotations, spec in pods:
+    for what, annots, spec in pods:
         room = pod_fit.room_for(s, spec)
-        request = node_fit.pod_request(spec, annotations, autopilot=s.autopilot)
+        request = node_fit.pod_request(spec, annots, autopilot=s.autopilot)
         assert room is not None and node_fit.pod_fit_problems(what, request, room, {
             "cpu": "-", "memory_gib": "-", "ephemeral_gib": "-"}) == [], (what, request, room)
 
@@ -152,13 +152,13 @@ def test_the_check_sees_every_pod_the_stack_renders(synth, stack):
 def test_ray_containers_on_autopilot_ask_for_their_ephemeral_storage_within_the_class_maximum(synth):
     r = synth("autopilot")
     s = settings_of(r)
-    for what, annotations, spec in pod_templates(r):
+    for what, annots, spec in pod_templates(r):
         if not what.startswith("RayCluster"):
             continue
         [ray] = [c for c in spec["containers"] if c["name"].startswith("ray-")]
         asked = node_fit.quantity(ray["resources"]["requests"]["ephemeral-storage"]) / 2 ** 30
         assert asked > node_fit.AUTOPILOT_DEFAULT_EPHEMERAL_GIB        # more than Autopilot's 1 GiB default
-        total = node_fit.pod_request(spec, annotations, autopilot=True).total.ephemeral_gib
+        total = node_fit.pod_request(spec, annots, autopilot=True).total.ephemeral_gib
         assert total <= node_fit.AUTOPILOT_MAX_EPHEMERAL_GIB, what     # the head's export sidecar included
     assert s.autopilot
 

@@ -18,9 +18,8 @@ from typing import Callable
 
 import pytest
 
-from core.dotted import get_path
-
 from core import catalog
+from core.dotted import get_path
 from synth import engine
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 hash-pinned requirements file alone is enough to run the download.
 
 Oracles: the installed distributions' own metadata (importlib.metadata; huggingface_hub and hf-xet are the
-versions requirements.txt pins, those NeMo-RL's images lock), a bare interpreter that sees nothing but the
+versions requirements-test.txt pins, those NeMo-RL's images lock), a bare interpreter that sees nothing but the
 packages the file lists, and the loopback Hub (tests/hub_server.py) with the real client.
 """
 from __future__ import annotations

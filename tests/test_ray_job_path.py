@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 from ray.job_submission import JobStatus, JobSubmissionClient
 
-from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
-from core import recipes
-from workloads import job_scripts as job_scripts_module
 from cli import ray_jobs as jobs
-from workloads.manifests.pod_parts import SCRIPTS_FILE_MODE
+from core import recipes
+from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core.settings.job import JobSettings
 from tests.ray_local import base_env, free_port, local_cluster
 from tests.standin import fake_datasets, install_workdir
 from tests.standin.grpo_trainer import STEP_SECONDS_ENV
 from tests.standin.grpo_trainer import main as standin_main
+from workloads import job_scripts as job_scripts_module
+from workloads.manifests.pod_parts import SCRIPTS_FILE_MODE
 
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
 # The release each seed ran; /opt/nemo-rl holds one release at a time, as an image does.

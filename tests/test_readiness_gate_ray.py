@@ -22,13 +22,22 @@ from ray.job_submission import JobStatus
 
 from core import catalog, gate, recipes
 from core.settings.job import JobSettings
+from pod_programs import gate_checks as gc
 from tests.ray_local import base_env, local_cluster
+from tests.standin.grpo_trainer import STEP_SECONDS_ENV
+
 # The job path's stand-ins (NeMo-RL's working directory with the stand-in trainer, the scripts directory as the
 # head mounts the ConfigMap, `uv`): shared with tests/test_ray_job_path.py, not copied.
-from tests.test_ray_job_path import (HOME_RELEASE, QWEN, STEP_SECONDS, datasets_calls, image_tools,  # noqa: F401
-                                     job_scripts_dir, nemo_rl_image, steps_saved)
-from tests.standin.grpo_trainer import STEP_SECONDS_ENV
-from pod_programs import gate_checks as gc
+from tests.test_ray_job_path import (  # noqa: F401
+    HOME_RELEASE,
+    QWEN,
+    STEP_SECONDS,
+    datasets_calls,
+    image_tools,
+    job_scripts_dir,
+    nemo_rl_image,
+    steps_saved,
+)
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "pod_programs"
 PROGRAM_FILES = ("readiness_gate.py", "gate_checks.py")
@@ -156,7 +165,7 @@ def rendered_job(lustre: Path, image, gate_over: dict, mode: str = "on"):
         mount_path=str(lustre), run_name=run, min_allreduce_busbw=catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS,
         min_allgather_busbw=catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS, lustre_aggregate_gbps=1e-6,
         lustre_fraction=0.5))
-    opts = dict(zip(opts[0::2], opts[1::2]))
+    opts = dict(zip(opts[0::2], opts[1::2], strict=True))
     opts.update({"--backend": "gloo", "--lustre-fstype": fstype_of(lustre), "--sweep-max-bytes": str(1024 ** 2),
                  "--warmup": "1", "--iters": "3", "--lustre-seconds": "1", "--lustre-threads": "2",
                  "--lustre-block-bytes": str(1024 ** 2), "--lustre-max-bytes-per-node": str(64 * 1024 ** 2),

@@ -5,8 +5,6 @@ What NeMo-RL makes of the rendered overrides (real configs, real loader, real hy
 test_nemo_rl_configs.py; here the rendered words are read with hydra-core's own override parser."""
 from __future__ import annotations
 
-from typing import Optional
-
 import json
 import os
 import re
@@ -14,15 +12,16 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
-from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
 from core import recipes
-from workloads import job_scripts as scripts
+from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import parsed_overrides
 from tests.standin import fake_datasets
+from workloads import job_scripts as scripts
 
 V040, V050, V070 = (NEMO_RL_RELEASES[t] for t in ("v0.4.0", "v0.5.0", "v0.7.0"))
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
@@ -183,7 +182,10 @@ def test_rendering_is_deterministic_whatever_the_override_order():
     a = job(jobOverrides={"max_num_steps": 5, "save_period": 1, "wandb_name": "w"})
     b = job(jobOverrides={"wandb_name": "w", "save_period": 1, "max_num_steps": 5})
     ra, rb = recipes.resolve_recipe(a, V050), recipes.resolve_recipe(b, V050)
-    ep = lambda r: recipes.entrypoint(r, V050, mount_path=MOUNT, run_name="r")
+
+    def ep(r):
+        return recipes.entrypoint(r, V050, mount_path=MOUNT, run_name="r")
+
     assert ep(ra) == ep(rb) == ep(recipes.resolve_recipe(a, V050))
     keys = list(recipes.hydra_overrides(ra, mount_path=MOUNT, run_name="r"))
     assert keys == sorted(keys)
@@ -433,7 +435,10 @@ def test_gsm8k_prep_writes_response_dataset_jsonl_once(tmp_path):
     first = run_prep(tmp_path, mount, fake, calls)
     assert first.returncode == 0, first.stderr
     paths = recipes.gsm8k_paths(str(mount))
-    read = lambda p: [json.loads(line) for line in Path(p).read_text(encoding="utf-8").splitlines()]
+
+    def read(p):
+        return [json.loads(line) for line in Path(p).read_text(encoding="utf-8").splitlines()]
+
     train, test = read(paths["train"]), read(paths["validation"])
     assert [(r["answer"], set(r)) for r in train] == [("72", {"question", "answer"}), ("10", {"question", "answer"}),
                                                       ("3000", {"question", "answer"})]

@@ -10,7 +10,6 @@ dev's IP endpoint open).
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest

@@ -41,7 +41,7 @@ def run_bench(capsys, *argv: str, root: Path = ROOT) -> tuple[int, dict[str, dic
             break
         cells = re.split(r"\s{2,}", line.strip())
         assert len(cells) == len(header), line
-        rows[cells[0]] = dict(zip(header, cells))
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
     return code, rows, out
 
 

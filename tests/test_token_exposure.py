@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -22,7 +21,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
 import yaml
 from ray.job_submission import JobStatus, JobSubmissionClient
 

@@ -118,7 +118,7 @@ def test_no_job_hands_real_secrets_to_unreviewed_code():
 
 
 def test_checkouts_do_not_leave_the_github_token_in_the_workspace():
-    for name, job in load(PR_WORKFLOW)["jobs"].items():
+    for name in load(PR_WORKFLOW)["jobs"]:
         for s in step_using(load(PR_WORKFLOW), name, "actions/checkout"):
             assert s["with"]["persist-credentials"] is False, name
 

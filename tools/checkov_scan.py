@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -99,8 +98,8 @@ def run_checkov(checkov: str, directory: Path) -> dict:
     # checkov exits 1 when a check fails; anything else with no JSON is a real failure.
     try:
         report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise SystemExit(f"checkov exited {proc.returncode} without a JSON report:\n{proc.stderr[-3000:]}")
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"checkov exited {proc.returncode} without a JSON report:\n{proc.stderr[-3000:]}") from e
     if isinstance(report, list):   # one entry per framework
         report = next(r for r in report if r.get("check_type") == "kubernetes")
     return report

@@ -5,7 +5,7 @@
 The prefetch Job (workloads/manifests/prefetch_job.py, `prefetchImage: python`) runs in a small pinned Python image and
 installs huggingface_hub there with `pip install --require-hashes --no-deps`, so the file must list the whole
 dependency closure for the image's platform (CPython 3.11, Linux x86_64, glibc), each with the sha256 of every
-wheel pip could pick there. Versions: huggingface_hub and hf-xet exactly as requirements.txt pins them (the
+wheel pip could pick there. Versions: huggingface_hub and hf-xet exactly as requirements-test.txt pins them (the
 versions NeMo-RL's images lock and the tests run); their dependencies at the versions installed in this venv,
 so the tests exercise the same set. Hashes: PyPI's simple JSON API (PEP 691), which pip itself checks against.
 """

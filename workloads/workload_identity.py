@@ -26,7 +26,6 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import catalog
 from core.naming import HF_SECRET, HF_TOKEN_KEY, RAY_AUTH_SECRET, RAY_AUTH_TOKEN_KEY, WANDB_NETRC_KEY
 from core.settings import Secrets, Settings
 from core.settings.job import needs_wandb_key
@@ -97,7 +96,8 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 name=a.export_ksa, namespace=ns, annotations={PRINCIPAL_ANNOTATION: export_principal}), opts=child)
         data = {HF_TOKEN_KEY: secrets.hf_token}
         if secrets.wandb_api_key is not None:
-            data[WANDB_NETRC_KEY] = pulumi.Output.secret(secrets.wandb_api_key).apply(wandb_netrc)
+            wandb_key: pulumi.Input[str] = secrets.wandb_api_key
+            data[WANDB_NETRC_KEY] = pulumi.Output.secret(wandb_key).apply(wandb_netrc)
         self.secret = k8s.core.v1.Secret("tokens", metadata=k8s.meta.v1.ObjectMetaArgs(
             name=HF_SECRET, namespace=ns), type="Opaque", string_data=data, opts=child)
         self.ray_auth_secret = None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-
 # The capacity models a stack may list; the list's order is the order GKE tries them in.
 CAPACITY_MODELS: tuple[str, ...] = ("spot", "flex-start", "reservation")
 

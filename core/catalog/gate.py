@@ -3,7 +3,6 @@ settings, rendered into the gate program's argv). Each figure names its source.
 """
 from __future__ import annotations
 
-
 # Read by the gate's settings (defaults and bounds) and rendered into the gate program's argv; the program
 # itself (pod_programs/readiness_gate.py) imports nothing from here because it ships as a ConfigMap.
 #

@@ -7,7 +7,6 @@ from typing import Optional
 
 from core.catalog.gpus import SECURE_BOOT_MACHINE_TYPES
 
-
 # MTU used on every VPC: the maximum, and the RoCE profile's default. Managed Lustre performs up to ~10 % better with
 # 8,896 than with the default 1,460 (Managed Lustre "Performance considerations", "VPC network maximum transmission
 # unit (MTU)", https://cloud.google.com/managed-lustre/docs/performance); the codelab's xpk primary VPC uses it too.

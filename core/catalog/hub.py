@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 # Revisions: a 40-hex commit id, or a version-like tag. Branch names (`main`) are refused for models because
 # they move; a tag cannot be told from a branch offline, so only version-shaped names are accepted as tags.
 HF_COMMIT_RE = r"[0-9a-f]{40}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-
 @dataclass(frozen=True)
 class ImagePin:
     """A pinned image: `repo:tag`, plus `@sha256:<digest>` when a digest is known from a citable source.

@@ -15,8 +15,8 @@ from typing import Any, Optional
 import pod_programs
 from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
 from core.lustre_paths import hf_home
-from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
 from core.recipes.model import Recipe
+from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
 
 
 @dataclass(frozen=True)

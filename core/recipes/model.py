@@ -15,12 +15,16 @@ DEFAULT_RECIPE = "gemma3-27b-gsm8k"
 
 
 class JobSpec(Protocol):
-    """What the recipe functions read of the job settings (core.settings.job.JobSpec)."""
+    """What the recipe functions read of the job settings (core.settings.job.JobSettings), read-only."""
 
-    enabled: bool
-    recipe: Optional[str]
-    overrides: dict[str, Any]
-    run_name: Optional[str]
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def recipe(self) -> Optional[str]: ...
+    @property
+    def overrides(self) -> dict[str, Any]: ...
+    @property
+    def run_name(self) -> Optional[str]: ...
 
 
 # --- recipes ------------------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from core.catalog import BASE_VAL_PERIOD, NEMO_RL_RELEASES, NemoRlRelease
 from core.keys import key as _key
 from core.recipes.model import DEFAULT_RECIPE, OVERRIDABLE, RECIPES, JobSpec, Recipe
 
-
 # Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes
 # render: the release records' `flat_data` (core/catalog/nemo_rl.py, NeMo-RL PR #1649).
 FLAT_DATA_RELEASES = catalog.FLAT_DATA_RELEASES
@@ -349,9 +348,10 @@ def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
     """The recipe the job runs on `release`, or RecipeError with every problem (for callers outside the
     settings, which have already resolved it: tests and tools)."""
     recipe, problems = _apply_overrides(job)
-    if recipe is not None:
-        problems.extend(_consistency_problems(recipe, job))
-        problems.extend(_release_problems(recipe, job, release))
+    if recipe is None:   # no recipe comes without a problem saying why
+        raise RecipeError(problems)
+    problems.extend(_consistency_problems(recipe, job))
+    problems.extend(_release_problems(recipe, job, release))
     if problems:
         raise RecipeError(problems)
     return recipe

@@ -17,13 +17,27 @@ from typing import Any, Callable, Optional
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import ErrorDetails
 
 from core import catalog, export, images, recipes, sdk
 from core.keys import PROJECT, key
 from core.naming import Names
 from core.recipes import Recipe
-from core.settings import (capacity, cluster, gate, gpu, job, lustre, monitoring, network, security, stack, startup,
-                           storage, workload)
+from core.settings import (
+    capacity,
+    cluster,
+    gate,
+    gpu,
+    job,
+    lustre,
+    monitoring,
+    network,
+    security,
+    stack,
+    startup,
+    storage,
+    workload,
+)
 from core.settings.base import Section, SettingsError
 from core.settings.capacity import CapacitySettings
 from core.settings.cluster import ClusterSettings
@@ -39,8 +53,8 @@ from core.settings.startup import StartupSettings
 from core.settings.storage import StorageSettings
 from core.settings.workload import WorkloadSettings
 
-__all__ = ["PLACEHOLDER_PROJECT", "PROJECT", "SECRET_KEYS", "Secrets", "Settings", "SettingsError", "config_fields",
-           "load_secrets", "load_settings"]
+__all__ = ["PLACEHOLDER_PROJECT", "PROJECT", "SECRET_KEYS", "Secrets", "Settings", "SettingsError", "UncheckedSettings",
+           "config_fields", "load_secrets", "load_settings"]
 
 # Stack files ship with this project id; the offline synth accepts it, a real deployment refuses it.
 PLACEHOLDER_PROJECT = "your-gcp-project-id"
@@ -68,14 +82,15 @@ SECTIONS: dict[str, type[Section]] = {
 }
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
-RULES: tuple[Callable[["Settings"], list[str]], ...] = (
+RULES: tuple[Callable[["UncheckedSettings"], list[str]], ...] = (
     stack.check, network.check, cluster.check, gpu.check, capacity.check, lustre.check, storage.check,
     workload.check, job.check, monitoring.check, gate.check, security.check, startup.check,
 )
 
 
-class Settings(BaseModel):
-    """The validated settings of one stack, and the recipe its job runs (resolved once)."""
+class UncheckedSettings(BaseModel):
+    """One stack's settings as parsed, before the section rules have passed: what the rules check. The job's recipe
+    is None when the job settings do not resolve to one (the problems saying why stop `load_settings`)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -96,7 +111,7 @@ class Settings(BaseModel):
     gate: GateSettings
     security: SecuritySettings
     startup: StartupSettings
-    # The job's recipe (built-in + jobOverrides) and run name; None when the job settings have problems.
+    # The job's recipe (built-in + jobOverrides), resolved once; None when the job settings have problems.
     recipe: Optional[Recipe] = None
 
     @property
@@ -166,6 +181,13 @@ class Settings(BaseModel):
                                     self.startup.image_repository if self.image_streaming else "")
 
 
+class Settings(UncheckedSettings):
+    """The validated settings of one stack, the only kind `load_settings` returns: every rule passed, so the job's
+    recipe exists (a disabled job's too: its shape is checked all the same)."""
+
+    recipe: Recipe
+
+
 # Keys that only one cluster mode supports.
 STANDARD_ONLY = frozenset({"controlPlane", "systemMachineType", "systemNodes"}) | GpuSettings.standard_only
 AUTOPILOT_ONLY: frozenset[str] = frozenset()
@@ -177,6 +199,8 @@ def config_fields() -> dict[str, tuple[str, str, Any]]:
     out: dict[str, tuple[str, str, Any]] = {}
     for section, model in SECTIONS.items():
         for fname, info in model.model_fields.items():
+            if info.alias is None:
+                raise TypeError(f"{model.__name__}.{fname} has no config key (Field alias)")
             out[info.alias] = (section, fname, info)
     return out
 
@@ -207,7 +231,7 @@ def _secret_state() -> dict[str, str]:
     return out
 
 
-def _field_problem(section: str, err: dict) -> str:
+def _field_problem(section: str, err: ErrorDetails) -> str:
     loc = [str(p) for p in err["loc"]]
     k = loc[0] if loc else section
     msg = err["msg"]
@@ -281,26 +305,27 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
     if len(sections) < len(SECTIONS):
         raise SettingsError(problems)  # the rules need every section parsed
 
+    unchecked = UncheckedSettings(gcp_project=gcp_project, gcp_region=gcp_region or None, stack_name=stack_name,
+                                  **sections)
     recipe = None
-    release = catalog.NEMO_RL_RELEASES.get(sections["workload"].nemo_rl_release)
+    release = catalog.NEMO_RL_RELEASES.get(unchecked.workload.nemo_rl_release)
     if release is not None:  # an unknown release is reported by the workload rules
-        recipe, recipe_problems = recipes.resolve(sections["job"], release, stack_name)
+        recipe, recipe_problems = recipes.resolve(unchecked.job, release, stack_name)
         problems.extend(recipe_problems)
-    settings = Settings(gcp_project=gcp_project, gcp_region=gcp_region or None, stack_name=stack_name,
-                        recipe=recipe, **sections)
-    if "wandbApiKey" not in secret_state and job.needs_wandb_key(settings):
+        unchecked = unchecked.model_copy(update={"recipe": recipe})
+    if "wandbApiKey" not in secret_state and job.needs_wandb_key(unchecked):
         problems.append(job.WANDB_KEY_MISSING)
-    if "rayAuthToken" not in secret_state and security.token_auth_enabled(settings):
+    if "rayAuthToken" not in secret_state and security.token_auth_enabled(unchecked):
         problems.append(security.RAY_AUTH_TOKEN_MISSING)
     for rule in RULES:
-        problems.extend(rule(settings))
-    problems.extend(_mode_problems(settings))
-    if problems:
+        problems.extend(rule(unchecked))
+    problems.extend(_mode_problems(unchecked))
+    if problems or recipe is None:   # no recipe comes without a problem saying why (recipes.resolve, workload)
         raise SettingsError(problems)
-    return settings
+    return Settings(**{**dict(unchecked), "recipe": recipe})
 
 
-def _mode_problems(s: Settings) -> list[str]:
+def _mode_problems(s: UncheckedSettings) -> list[str]:
     """Keys set for the other cluster mode. Compared with the defaults, not with "was it set": the CLI passes
     Pulumi.yaml's defaults for every key."""
     keys, mode, value = (STANDARD_ONLY, "Standard", "standard") if s.autopilot else (AUTOPILOT_ONLY, "Autopilot",
@@ -318,8 +343,8 @@ def _mode_problems(s: Settings) -> list[str]:
 class Secrets:
     """Secret config as Pulumi secret Outputs; never plaintext in the settings model."""
 
-    def __init__(self, hf_token: pulumi.Output, wandb_api_key: Optional[pulumi.Output],
-                 ray_auth_token: Optional[pulumi.Output] = None):
+    def __init__(self, hf_token: pulumi.Output[str], wandb_api_key: Optional[pulumi.Output[str]],
+                 ray_auth_token: Optional[pulumi.Output[str]] = None):
         self.hf_token = hf_token
         self.wandb_api_key = wandb_api_key
         self.ray_auth_token = ray_auth_token

@@ -10,7 +10,7 @@ from core import capacity, catalog
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 
 class CapacitySettings(Section):
@@ -49,19 +49,19 @@ class CapacitySettings(Section):
             placement_distance=self.placement_distance, compute_class=self.compute_class)
 
 
-def nodes_requested(s: "Settings") -> int:
+def nodes_requested(s: "UncheckedSettings") -> int:
     """The GPU nodes the workload asks for: every pool's autoscaling maximum (Standard: gpuNodes)."""
     return s.worker_replicas if s.autopilot else s.gpu.nodes
 
 
-def plan(s: "Settings") -> capacity.CapacityPlan:
+def plan(s: "UncheckedSettings") -> capacity.CapacityPlan:
     acc = s.gpu.accelerator
     return capacity.plan_capacity(s.capacity.inputs(), autopilot=s.autopilot, machine_type=acc.machine_type,
                                   gpu_type=acc.gpu_type, zone=s.zone, nodes=nodes_requested(s),
                                   project=s.gcp_project)
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)  # None: the GPU rules report the unknown type
     version = s.cluster.gke_version
     try:

@@ -12,7 +12,7 @@ from core.keys import key
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 _HHMM = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
 # Compute Engine machine type names: lowercase series, then hyphen-separated words and numbers
@@ -45,7 +45,7 @@ class ClusterSettings(Section):
                               description="Standard only: nodes of the CPU system pool (in `zone`).")
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     c = s.cluster
     if c.gke_version is not None:
@@ -89,7 +89,7 @@ def check(s: "Settings") -> list[str]:
     return p
 
 
-def system_nodes_valid(s: "Settings") -> bool:
+def system_nodes_valid(s: "UncheckedSettings") -> bool:
     return s.autopilot or s.cluster.system_nodes <= catalog.GKE_MAX_NODES_PER_POOL_ZONE
 
 

@@ -16,7 +16,7 @@ from core.keys import key
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 
 class GateSettings(Section):
@@ -56,7 +56,7 @@ class GateSettings(Section):
             else self.min_allgather_busbw
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     g = s.gate
     facts = catalog.GATE_GPU_FACTS.get(s.gpu.gpu_type)   # an unknown GPU type is reported by the gpu rules

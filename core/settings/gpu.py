@@ -10,7 +10,7 @@ from core.keys import key
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 
 class GpuSettings(Section):
@@ -34,7 +34,7 @@ class GpuSettings(Section):
         return catalog.accelerator(self.gpu_type)
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     g = s.gpu
     acc = catalog.ACCELERATORS.get(g.gpu_type)
@@ -54,6 +54,6 @@ def check(s: "Settings") -> list[str]:
     return p
 
 
-def nodes_valid(s: "Settings") -> bool:
+def nodes_valid(s: "UncheckedSettings") -> bool:
     """gpuNodes passed its rules (the node-count rules elsewhere only run on a value that did)."""
     return s.autopilot or 0 <= s.gpu.nodes <= catalog.GKE_MAX_NODES_PER_POOL_ZONE

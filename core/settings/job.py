@@ -16,7 +16,7 @@ from core.settings import workload
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import Settings, UncheckedSettings
 
 
 class JobSettings(Section):
@@ -52,7 +52,7 @@ class JobSettings(Section):
         return v
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     """Where the RayJob runs and, for the resolved recipe, its cluster fit (the recipe's own problems come from
     core.recipes.resolve)."""
     p = _mode_problems(s)
@@ -75,7 +75,7 @@ def deadline_seconds(s: "Settings") -> Optional[int]:
     return recipes.job_deadline_seconds(s.recipe)
 
 
-def _mode_problems(s: "Settings") -> list[str]:
+def _mode_problems(s: "UncheckedSettings") -> list[str]:
     """Own-cluster keys with a standing cluster. KubeRay refuses a RayJob with `ttlSecondsAfterFinished` > 0 and
     `shutdownAfterJobFinishes` false (ray-operator/controllers/ray/utils/validation.go at v1.4.2,
     ValidateRayJobSpec: "a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished";
@@ -95,7 +95,7 @@ def _mode_problems(s: "Settings") -> list[str]:
     return p
 
 
-def warnings(s: "Settings") -> list[str]:
+def warnings(s: "UncheckedSettings") -> list[str]:
     """Runnable but risky job settings, one line each naming the key (pulumi preview shows them): Megatron
     checkpoints at steps without validation (core.recipes.job_warnings; NVIDIA-NeMo/RL #1137, #834), GPU workers
     the job does not use."""
@@ -104,12 +104,12 @@ def warnings(s: "Settings") -> list[str]:
     return recipes.job_warnings(s.job, s.workload.release) + idle_gpu_warnings(s)
 
 
-def _workers_key(s: "Settings") -> str:
+def _workers_key(s: "UncheckedSettings") -> str:
     """The key that decides how many GPU workers the cluster has: workerReplicas, else its default's source."""
     return key("gpuNodes" if s.workload.worker_replicas is None and not s.autopilot else "workerReplicas")
 
 
-def idle_gpu_warnings(s: "Settings") -> list[str]:
+def idle_gpu_warnings(s: "UncheckedSettings") -> list[str]:
     """GPU workers no job uses hold (and bill) a GPU node each: the RayCluster keeps every replica up, while the
     job places cluster.num_nodes nodes' worth of work (its placement groups may land on any of the workers, so the
     readiness gate tests all of them: core.gate)."""
@@ -127,7 +127,7 @@ def idle_gpu_warnings(s: "Settings") -> list[str]:
             f"{key('jobOverrides')}.num_nodes to use them"]
 
 
-def needs_wandb_key(s: "Settings") -> bool:
+def needs_wandb_key(s: "UncheckedSettings") -> bool:
     """True when the job logs to Weights & Biases, so the wandbApiKey secret must be set."""
     return bool(s.job.enabled and s.recipe is not None and s.recipe.wandb_enabled)
 

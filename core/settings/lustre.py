@@ -11,7 +11,7 @@ from core.keys import key
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 # Managed Lustre filesystem names: 1-8 letters or digits (FACTS.md §5).
 _FILESYSTEM = re.compile(r"^[A-Za-z0-9]{1,8}$")
@@ -48,7 +48,7 @@ class LustreSettings(Section):
         return self.tier_info.throughput_bytes_per_s(self.capacity_gib)
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     lu = s.lustre
     tier = catalog.LUSTRE_TIERS.get(lu.tier)
@@ -66,7 +66,7 @@ def check(s: "Settings") -> list[str]:
     return p
 
 
-def valid(s: "Settings") -> bool:
+def valid(s: "UncheckedSettings") -> bool:
     """True when the tier exists and the capacity is valid for it (rules that use the throughput need it)."""
     tier = catalog.LUSTRE_TIERS.get(s.lustre.tier)
     return tier is not None and tier.is_valid_capacity(s.lustre.capacity_gib)

@@ -10,7 +10,7 @@ from core.settings import lustre
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 
 class MonitoringSettings(Section):
@@ -26,7 +26,7 @@ class MonitoringSettings(Section):
         return float(self.checkpoint_budget_seconds) if self.checkpoint_budget_seconds > 0 else None
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     # Checked here so preview fails before anything is registered.
     if s.recipe is None or not s.job.enabled or not lustre.valid(s):
         return []
@@ -35,7 +35,7 @@ def check(s: "Settings") -> list[str]:
         tier=s.lustre.tier, keep_top_k=s.recipe.keep_top_k, budget_seconds=s.monitoring.budget)
 
 
-def checkpoint_sizing(s: "Settings") -> Optional[sizing.CheckpointSizing]:
+def checkpoint_sizing(s: "UncheckedSettings") -> Optional[sizing.CheckpointSizing]:
     """The sizing report of the stack's job (None without a job, or for a model whose size is not known)."""
     if s.recipe is None or not s.job.enabled or s.recipe.model_name not in catalog.MODEL_PARAMS:
         return None

@@ -6,14 +6,19 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from core import catalog
+from core.gcp_rules import (
+    POD_SLICE_PREFIX_AUTOPILOT,
+    POD_SLICE_PREFIX_STANDARD,
+    AddressRange,
+    address_plan_problems,
+    capacity_problems,
+)
 from core.keys import key
-from core.gcp_rules import (POD_SLICE_PREFIX_AUTOPILOT, POD_SLICE_PREFIX_STANDARD, AddressRange,
-                            address_plan_problems, capacity_problems)
 from core.settings import cluster, workload
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 
 class NetworkSettings(Section):
@@ -44,7 +49,7 @@ def address_ranges(n: NetworkSettings) -> list[AddressRange]:
     return ranges
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     n = s.network
     p: list[str] = []
     if len(n.rdma_subnet_cidrs) != catalog.RDMA_NICS_PER_NODE:

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from core import catalog
-from core.keys import key
 from core.gcp_rules import parse_cidr
+from core.keys import key
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 # Named dashboard peers (workloads/manifests/network_policy.py turns them into NetworkPolicy peers).
 NAMED_DASHBOARD_PEERS = ("konnectivity", "kube-system", "kuberay-operator")
@@ -68,12 +68,12 @@ RAY_AUTH_TOKEN_MISSING = (
     f"{key('rayTokenAuth')} to off")
 
 
-def own_operator(s: "Settings") -> bool:
+def own_operator(s: "UncheckedSettings") -> bool:
     """The stack installs KubeRay itself (a known version that can send the Ray token)."""
     return s.security.kuberay_operator == "helm"
 
 
-def token_auth_enabled(s: "Settings") -> bool:
+def token_auth_enabled(s: "UncheckedSettings") -> bool:
     release = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)
     if release is None:
         return False   # the workload rules report the unknown release; nothing here may look it up
@@ -82,7 +82,7 @@ def token_auth_enabled(s: "Settings") -> bool:
     return s.security.ray_token_auth in ("on", "auto") and supported
 
 
-def credentials_flag(s: "Settings") -> str:
+def credentials_flag(s: "UncheckedSettings") -> str:
     """What `getCredentialsCommand` adds to `gcloud container clusters get-credentials`. A private IP endpoint is
     reached through the DNS-based endpoint when that takes outside traffic (`--dns-endpoint`); with the DNS
     endpoint closed to outside traffic, only from inside the VPC on the private IP (`--internal-ip`: "the private
@@ -93,13 +93,13 @@ def credentials_flag(s: "Settings") -> str:
     return " --dns-endpoint" if s.security.dns_endpoint else " --internal-ip"
 
 
-def authorized_networks_limit(s: "Settings") -> int:
+def authorized_networks_limit(s: "UncheckedSettings") -> int:
     """How many authorized networks GKE takes (core.catalog: the authorized-networks page's Limitations)."""
     return (catalog.GKE_MAX_AUTHORIZED_NETWORKS_PRIVATE if s.security.private_endpoint
             else catalog.GKE_MAX_AUTHORIZED_NETWORKS_PUBLIC)
 
 
-def warnings(s: "Settings") -> list[str]:
+def warnings(s: "UncheckedSettings") -> list[str]:
     """Runnable but suspicious access settings, one line each naming the key (shown by `pulumi preview`).
 
     A private IP endpoint does not take public IPs over the internet (GKE "Add authorized networks for control
@@ -125,14 +125,14 @@ def warnings(s: "Settings") -> list[str]:
     return out
 
 
-def dashboard_peers(s: "Settings") -> tuple[str, ...]:
+def dashboard_peers(s: "UncheckedSettings") -> tuple[str, ...]:
     """The dashboard's peers besides the workload: the setting, or the operator's own path."""
     if s.security.ray_dashboard_peers:
         return tuple(s.security.ray_dashboard_peers)
     return ("kuberay-operator",) if own_operator(s) else ("konnectivity",)
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     sec = s.security
     nets = [parse_cidr("authorizedNetworks", c, p) for c in sec.authorized_networks]

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import Field
 
-from core.keys import key
 from core.gcp_rules import bucket_name_problems
+from core.keys import key
 from core.naming import is_gcp_name
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 _GCP_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
@@ -46,7 +46,7 @@ class TeardownSettings(Section):
         "GKE deletion protection: destroy fails until it is turned off."))
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     if s.gcp_project and not _PROJECT_ID.match(s.gcp_project):
         p.append(f"gcp:project: {s.gcp_project!r} is not a valid project id (6-30 lowercase letters, digits, "

@@ -21,7 +21,7 @@ from core.keys import key
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 
 class StartupSettings(Section):
@@ -59,7 +59,7 @@ class StartupSettings(Section):
         return self.image_path != "pull"
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     st = s.startup
     p.extend(_streaming_problems(s))
@@ -78,7 +78,7 @@ def check(s: "Settings") -> list[str]:
     return p
 
 
-def _streaming_problems(s: "Settings") -> list[str]:
+def _streaming_problems(s: "UncheckedSettings") -> list[str]:
     """GKE streams only from Artifact Registry (core.catalog, image streaming): the copy must be a repository
     path in the stack's project, so the node service account's grants there cover it, and in the nodes' region
     or the multi-region containing it (GKE states no location rule; where Google does, for Cloud Batch's image

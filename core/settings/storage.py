@@ -11,7 +11,7 @@ from core.keys import key
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 # Kubernetes object names that are DNS labels (RFC 1123), at most 63 characters.
 _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -28,7 +28,7 @@ class StorageSettings(Section):
         "head as the stack's own <prefix>-export service account)."))
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     # The program creates the namespace and deletes it on destroy: never a Kubernetes or GKE system namespace.
     p.extend(namespace_problems(s.storage.namespace))

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Optional
 from pydantic import Field
 
 from core import catalog, node_fit, recipes, shell
-from core.settings import gpu
 from core.gcp_rules import mount_path_problems, protected_paths
 from core.keys import key
+from core.settings import gpu
 from core.settings.base import Section
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.settings import UncheckedSettings
 
 
 class WorkloadSettings(Section):
@@ -41,21 +41,21 @@ class WorkloadSettings(Section):
         return catalog.NEMO_RL_RELEASES[self.nemo_rl_release]
 
 
-def _mode(s: "Settings") -> str:
+def _mode(s: "UncheckedSettings") -> str:
     return "autopilot" if s.autopilot else "standard"
 
 
-def head_ephemeral_gib(s: "Settings") -> int:
+def head_ephemeral_gib(s: "UncheckedSettings") -> int:
     w = s.workload
     return w.head_ephemeral_gib if w.head_ephemeral_gib is not None else node_fit.HEAD_EPHEMERAL_GIB[_mode(s)]
 
 
-def worker_ephemeral_gib(s: "Settings") -> int:
+def worker_ephemeral_gib(s: "UncheckedSettings") -> int:
     w = s.workload
     return w.worker_ephemeral_gib if w.worker_ephemeral_gib is not None else node_fit.WORKER_EPHEMERAL_GIB[_mode(s)]
 
 
-def check(s: "Settings") -> list[str]:
+def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     w = s.workload
     rel = catalog.NEMO_RL_RELEASES.get(w.nemo_rl_release)
@@ -82,7 +82,7 @@ def check(s: "Settings") -> list[str]:
     return p
 
 
-def worker_problems(s: "Settings") -> list[str]:
+def worker_problems(s: "UncheckedSettings") -> list[str]:
     """workerReplicas: set, it is checked itself; unset, it is gpuNodes (Standard), whose own rule reports it."""
     w = s.workload.worker_replicas
     if w is None:
@@ -99,7 +99,7 @@ def worker_problems(s: "Settings") -> list[str]:
     return []
 
 
-def workers_valid(s: "Settings") -> bool:
+def workers_valid(s: "UncheckedSettings") -> bool:
     """The GPU worker count passed its rules (gpuNodes included when it is derived from it)."""
     if s.workload.worker_replicas is None:
         return s.autopilot or gpu.nodes_valid(s)

@@ -36,13 +36,28 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from core import catalog
-from core.catalog import (GMP_NAMESPACE, KONNECTIVITY_AGENT_LABELS, KUBE_SYSTEM_NAMESPACE, RAY_DASHBOARD_PORT,
-                          RAY_METRICS_PORT)
-from workloads.manifests.pod_security import (RAY_HEAD_LABELS, RAY_NODE_ROLES, RAY_WORKER_LABELS, ROLE_HEAD, ROLE_LABEL,
-                                    ROLE_PREFETCH, ROLE_SUBMITTER, ROLE_WORKER, SUBMITTER_LABELS, WORKLOAD_LABELS)
+from core.catalog import (
+    GMP_NAMESPACE,
+    KONNECTIVITY_AGENT_LABELS,
+    KUBE_SYSTEM_NAMESPACE,
+    RAY_DASHBOARD_PORT,
+    RAY_METRICS_PORT,
+)
+from workloads.manifests.pod_security import (
+    RAY_HEAD_LABELS,
+    RAY_NODE_ROLES,
+    RAY_WORKER_LABELS,
+    ROLE_HEAD,
+    ROLE_LABEL,
+    ROLE_PREFETCH,
+    ROLE_SUBMITTER,
+    ROLE_WORKER,
+    SUBMITTER_LABELS,
+    WORKLOAD_LABELS,
+)
 
 API_VERSION = "networking.k8s.io/v1"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"   # set by the API server on every namespace (>= 1.22)
@@ -138,7 +153,8 @@ class PolicyArgs:
 
 def _policy(name: str, a: PolicyArgs, pod_selector: dict, *, ingress: list[dict] | None = None,
             egress: list[dict] | None = None) -> dict:
-    types, spec = [], {"podSelector": pod_selector}
+    types: list[str] = []
+    spec: dict[str, Any] = {"podSelector": pod_selector}
     if ingress is not None:
         types.append("Ingress")
         spec["ingress"] = ingress

@@ -131,8 +131,10 @@ def token_files(secret_name: str, *, hugging_face: bool, wandb: bool = False,
     (the Ray head), when the recipe logs to W&B.
     `ray_auth_secret`: the Secret holding the Ray auth token (releases whose Ray supports token auth).
     """
-    volumes, mounts, env = [], [], []
-    sources = []
+    volumes: list[dict] = []
+    mounts: list[dict] = []
+    env: list[dict] = []
+    sources: list[dict] = []
     if hugging_face:
         sources.append({"secret": {"name": secret_name, "items": [{"key": HF_TOKEN_KEY, "path": HF_TOKEN_KEY}]}})
         env.append({"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE})

@@ -14,14 +14,27 @@ access. It lands on the CPU nodes the Ray head uses (pod_parts.cpu_node_selector
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core import catalog, images, prefetch, recipes
 from core.naming import HF_SECRET, HF_TOKEN_KEY, LUSTRE_PVC
 from core.settings import Settings
-from workloads.manifests.pod_parts import (cpu_node_selector, hf_environment, lustre_mount, lustre_volume,
-                                           scripts_mount, scripts_volume)
-from workloads.manifests.pod_security import (HF_TOKEN_FILE, ROLE_LABEL, ROLE_PREFETCH, TOKEN_FILE_MODE, TOKENS_DIR,
-                                              harden_pod_spec)
+from workloads.manifests.pod_parts import (
+    cpu_node_selector,
+    hf_environment,
+    lustre_mount,
+    lustre_volume,
+    scripts_mount,
+    scripts_volume,
+)
+from workloads.manifests.pod_security import (
+    HF_TOKEN_FILE,
+    ROLE_LABEL,
+    ROLE_PREFETCH,
+    TOKEN_FILE_MODE,
+    TOKENS_DIR,
+    harden_pod_spec,
+)
 
 CONTAINER = "prefetch"
 TOKEN_VOLUME = "hf-token"
@@ -45,6 +58,8 @@ class WeightsPrefetchArgs:
     @classmethod
     def of(cls, s: Settings) -> "WeightsPrefetchArgs":
         r = s.recipe
+        if r.model_revision is None:   # the startup rules refuse prefetchWeights without a pinned revision
+            raise ValueError(f"prefetchWeights: model {r.model_name!r} has no pinned revision")
         in_nemo_rl_image = s.startup.prefetch_image == "nemo-rl"
         return cls(name=f"{s.prefix}-prefetch", namespace=s.storage.namespace,
                    image=s.nemo_rl_image if in_nemo_rl_image else images.prefetch_python_image(),
@@ -62,7 +77,7 @@ class WeightsPrefetchArgs:
 def job_spec(a: WeightsPrefetchArgs) -> dict:
     mount = a.lustre_mount_path.rstrip("/")
     scripts = scripts_mount(a.scripts_dir)
-    download = {
+    download: dict[str, Any] = {
         "name": CONTAINER,
         "image": a.image,
         "command": prefetch.download_argv(a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image),

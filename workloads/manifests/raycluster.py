@@ -38,10 +38,16 @@ from core.settings import Settings
 from core.settings import workload as workload_settings
 from core.settings.job import needs_wandb_key
 from core.settings.security import token_auth_enabled
-from workloads.manifests.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.manifests.compute_class import worker_scheduling
-from workloads.manifests.pod_parts import (cpu_node_selector, hf_environment, lustre_mount, lustre_volume,
-                                           scripts_mount, scripts_volume)
+from workloads.manifests.pod_parts import (
+    cpu_node_selector,
+    hf_environment,
+    lustre_mount,
+    lustre_volume,
+    scripts_mount,
+    scripts_volume,
+)
+from workloads.manifests.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.manifests.rdma import library_path_env, rdma_pod_mixin
 
 API_VERSION = "ray.io/v1"

@@ -36,7 +36,7 @@ pods must not restart in place, hence `restartPolicy: Never` as in KubeRay's def
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from core import export, gate, prefetch, recipes
 from core.catalog import NemoRlRelease
@@ -88,7 +88,9 @@ class JobArgs:
     def of(cls, s: Settings) -> "JobArgs":
         own = s.job.mode == "own-cluster"
         r = s.recipe
-        model_path, marker, before, after = None, None, (), ()
+        model_path, marker = None, None
+        before: tuple[tuple[str, ...], ...] = ()
+        after: tuple[tuple[str, ...], ...] = ()
         if s.startup.prefetch_weights and r.model_revision is not None:
             plan = prefetch.plan(model_name=r.model_name, revision=r.model_revision, dataset=r.dataset,
                                  mount_path=s.workload.lustre_mount_path)
@@ -120,8 +122,7 @@ def submitter_template(a: JobArgs) -> dict:
     """The submitter pod: the head's image (the Ray CLI must match the cluster's Ray), nothing but the Ray auth
     token file (when on); it never calls the Hub or W&B."""
     tokens = token_files(HF_SECRET, hugging_face=False, ray_auth_secret=RAY_AUTH_SECRET if a.ray_token_auth else None)
-    container = {"name": SUBMITTER_CONTAINER, "image": a.image,
-                 "resources": SUBMITTER_RESOURCES}
+    container: dict[str, Any] = {"name": SUBMITTER_CONTAINER, "image": a.image, "resources": SUBMITTER_RESOURCES}
     if tokens.env:
         container.update(env=tokens.env, volumeMounts=tokens.volume_mounts)
     spec = {"restartPolicy": "Never", "containers": [container]}

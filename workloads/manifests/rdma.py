@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 from core.catalog import NCCL_NET_PLUGIN, Accelerator, NemoRlRelease
 from core.naming import GVNIC_NETWORK, RDMA_NETWORKS
@@ -59,7 +60,13 @@ def pod_networks() -> list[tuple[str, str]]:
     return [(DEFAULT_INTERFACE, DEFAULT_NETWORK)] + [(f"eth{i + 1}", net) for i, net in enumerate(extra)]
 
 
-def network_objects(gvnic_vpc: str, gvnic_subnet: str, rdma_vpc: str, rdma_subnets: list[str]) -> list[dict]:
+# A VPC's or subnet's name: a string, or a value the engine resolves to one (the component passes the networks'
+# name outputs, so the objects wait for the VPCs).
+NameLike = Any
+
+
+def network_objects(gvnic_vpc: NameLike, gvnic_subnet: NameLike, rdma_vpc: NameLike,
+                    rdma_subnets: Sequence[NameLike]) -> list[dict]:
     """GKENetworkParamSet + Network for gvnic-1 and rdma-0..7, in that order (18 objects, cluster-scoped).
 
     `rdma_subnets[i]` backs `rdma-i`; the node pool attaches the subnets in the same order, so the i-th RDMA
@@ -68,7 +75,7 @@ def network_objects(gvnic_vpc: str, gvnic_subnet: str, rdma_vpc: str, rdma_subne
     if len(rdma_subnets) != len(RDMA_NETWORKS):
         raise ValueError(f"need {len(RDMA_NETWORKS)} RDMA subnets, one per GPU NIC (got {len(rdma_subnets)})")
     backing = [(GVNIC_NETWORK, gvnic_vpc, gvnic_subnet, "NetDevice")]
-    backing += [(net, rdma_vpc, subnet, "RDMA") for net, subnet in zip(RDMA_NETWORKS, rdma_subnets)]
+    backing += [(net, rdma_vpc, subnet, "RDMA") for net, subnet in zip(RDMA_NETWORKS, rdma_subnets, strict=True)]
     objects: list[dict] = []
     for name, vpc, subnet, device_mode in backing:
         objects.append({

@@ -33,8 +33,13 @@ from core import catalog
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings
 from workloads.manifests.pod_parts import cpu_node_selector
-from workloads.manifests.pod_security import (ROLE_LABEL, ROLE_PREPULL, ROLE_WARMUP, harden_pod_spec,
-                                              restricted_container_context)
+from workloads.manifests.pod_security import (
+    ROLE_LABEL,
+    ROLE_PREPULL,
+    ROLE_WARMUP,
+    harden_pod_spec,
+    restricted_container_context,
+)
 from workloads.manifests.raycluster import RayPodsConfig, worker_group
 
 PART_OF = {"app.kubernetes.io/part-of": "nemo-rl-gke"}
