@@ -4,6 +4,7 @@ Thin on purpose: load the settings once, build the components in dependency orde
 This is the only module that sees both infra/ (Google Cloud) and workloads/ (Kubernetes): it hands the
 outputs of one to the other.
 """
+
 import pulumi
 
 from core.settings import SettingsError, load_secrets, load_settings, security
@@ -46,13 +47,15 @@ networks = Networks("networks", NetworksArgs.of(s), opts=apis_ready)
 psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
 lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
 identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
-gke = GkeCluster("gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account,
-                 identity.bindings)
+gke = GkeCluster(
+    "gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account, identity.bindings
+)
 if not s.autopilot:
     # One GPU pool per capacity model, each at zero nodes; Autopilot creates nodes from the ComputeClass. The
     # flex-start workload policy is the first Compute Engine resource of its kind: it waits for the APIs.
-    gpu_capacity = GpuCapacity("gpu-capacity", GpuCapacityArgs.of(s), gke.cluster, networks, identity.account,
-                               opts=apis_ready)
+    gpu_capacity = GpuCapacity(
+        "gpu-capacity", GpuCapacityArgs.of(s), gke.cluster, networks, identity.account, opts=apis_ready
+    )
 # The bucket grant names the Workload Identity pool, which the cluster creates: it waits for the cluster.
 bucket = TrainingBucket("bucket", BucketArgs.of(s), apis.project_number, pool_owner=gke.cluster, opts=apis_ready)
 
@@ -62,37 +65,64 @@ workload = WorkloadIdentity("workload-identity", WorkloadIdentityArgs.of(s), sec
 namespace = workload.namespace.metadata.name
 # Ray token auth needs an operator that sends the token: with `kubeRayOperator: helm` the stack installs a known
 # KubeRay instead of GKE's add-on (workloads/kuberay_operator.py); the Ray objects wait for its CRDs.
-kuberay = (KubeRayOperator("kuberay-operator", KubeRayOperatorArgs.of(s), workload.namespace, k8s_provider)
-           if s.security.kuberay_operator == "helm" else None)
+kuberay = (
+    KubeRayOperator("kuberay-operator", KubeRayOperatorArgs.of(s), workload.namespace, k8s_provider)
+    if s.security.kuberay_operator == "helm"
+    else None
+)
 job_scripts = JobScripts("job-scripts", namespace, k8s_provider)
 gpu_networking = GpuNetworking(
-    "gpu-networking", GpuNetworkingArgs.of(s),
-    GpuVpcNames(gvnic_network=networks.gvnic.name, gvnic_subnet=networks.gvnic_subnet.name,
-                rdma_network=networks.rdma.name, rdma_subnets=[sn.name for sn in networks.rdma_subnets]),
-    k8s_provider)
+    "gpu-networking",
+    GpuNetworkingArgs.of(s),
+    GpuVpcNames(
+        gvnic_network=networks.gvnic.name,
+        gvnic_subnet=networks.gvnic_subnet.name,
+        rdma_network=networks.rdma.name,
+        rdma_subnets=[sn.name for sn in networks.rdma_subnets],
+    ),
+    k8s_provider,
+)
 # The ComputeClass that orders the capacity models; the GPU workers select it.
 compute_class = GpuComputeClass("gpu-compute-class", GpuComputeClassArgs.of(s), k8s_provider)
 volume = LustreVolume(
-    "lustre-volume", LustreVolumeArgs.of(s),
+    "lustre-volume",
+    LustreVolumeArgs.of(s),
     LustreInstanceRef(volume_handle=lustre.volume_handle, ip=lustre.ip, filesystem=lustre.instance.filesystem),
-    namespace, k8s_provider)
+    namespace,
+    k8s_provider,
+)
 # GPU nodes and the NeMo-RL image while Lustre is still being created: placeholders ask for GPU nodes as soon
 # as the pool exists (they need neither Lustre nor a Secret), a DaemonSet pulls the image on the CPU pool.
 warmup = None
 if s.startup.warmup:
-    warmup = GpuWarmup("gpu-warmup", GpuWarmupArgs.of(s), namespace, k8s_provider,
-                       gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values()))
-                       + [gpu_networking, compute_class],
-                       cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [])
+    warmup = GpuWarmup(
+        "gpu-warmup",
+        GpuWarmupArgs.of(s),
+        namespace,
+        k8s_provider,
+        gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
+        cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
+    )
 # The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods).
 weights = None
 if s.job.enabled and s.startup.prefetch_weights:
-    weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), namespace, k8s_provider,
-                              needs=[volume.pvc, workload.secret, job_scripts.config_map])
+    weights = WeightsPrefetch(
+        "weights-prefetch",
+        WeightsPrefetchArgs.of(s),
+        namespace,
+        k8s_provider,
+        needs=[volume.pvc, workload.secret, job_scripts.config_map],
+    )
 # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it. With the export,
 # the head mounts the bucket as the workload's identity: the grant must exist before the sidecar mounts it.
-pod_needs = [volume.pvc, workload.secret, workload.service_account, job_scripts.config_map, gpu_networking,
-             compute_class]
+pod_needs = [
+    volume.pvc,
+    workload.secret,
+    workload.service_account,
+    job_scripts.config_map,
+    gpu_networking,
+    compute_class,
+]
 if workload.export_service_account is not None:
     pod_needs += [workload.export_service_account, bucket.binding, bucket.list_binding]
 if workload.ray_auth_secret is not None:
@@ -107,14 +137,19 @@ if s.job.enabled:
     # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
     # entrypoint waits for the prefetch marker instead (JobArgs.before).
     job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
-    job = NemoRlJob("grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None,
-                    needs=job_needs)
+    job = NemoRlJob(
+        "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
+    )
 
 observability = Observability(
     "observability",
-    ObservabilityArgs.of(s, ray_cluster_name=s.names.ray_cluster if ray else s.names.ray_job,
-                         cluster_owned_by_job=ray is None),
-    gke.cluster, lustre.instance, opts=apis_ready)
+    ObservabilityArgs.of(
+        s, ray_cluster_name=s.names.ray_cluster if ray else s.names.ray_job, cluster_owned_by_job=ray is None
+    ),
+    gke.cluster,
+    lustre.instance,
+    opts=apis_ready,
+)
 
 location = s.cluster_location
 pulumi.export("clusterName", gke.cluster.name)
@@ -122,9 +157,14 @@ pulumi.export("clusterLocation", location)
 # A private IP endpoint is reached through GKE's DNS-based endpoint when it is open, else from inside the VPC
 # on the private IP (core/settings/security.py credentials_flag).
 dns_flag = security.credentials_flag(s)
-pulumi.export("getCredentialsCommand", gke.cluster.name.apply(
-    lambda c: f"gcloud container clusters get-credentials {c} --location {location} --project {s.gcp_project}"
-              f"{dns_flag}"))
+pulumi.export(
+    "getCredentialsCommand",
+    gke.cluster.name.apply(
+        lambda c: (
+            f"gcloud container clusters get-credentials {c} --location {location} --project {s.gcp_project}{dns_flag}"
+        )
+    ),
+)
 pulumi.export("lustreInstance", lustre.instance.instance_id)
 pulumi.export("lustreIp", lustre.ip)
 pulumi.export("lustreOnDestroy", s.teardown.lustre_on_destroy)
@@ -147,8 +187,10 @@ if job is not None:
         pulumi.export("gateSummaryCommand", job.gate_summary_command)
     if ray is None:
         pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
-    pulumi.export("jobsCliCommand", "python -m cli.ray_jobs list --address http://127.0.0.1:8265  "
-                                    "# after the dashboard command above")
+    pulumi.export(
+        "jobsCliCommand",
+        "python -m cli.ray_jobs list --address http://127.0.0.1:8265  # after the dashboard command above",
+    )
 if weights is not None:
     pulumi.export("prefetchMarker", weights.marker)
     pulumi.export("modelPath", weights.model_path)
@@ -159,7 +201,13 @@ if observability.dashboard_url is not None:
 pulumi.export("driverLogsQuery", observability.logs_query)
 if observability.sizing is not None:
     sz = observability.sizing
-    pulumi.export("checkpointSizing", {
-        "summary": sz.summary(), "checkpointBytes": sz.checkpoint_bytes,
-        "minWriteSeconds": round(sz.min_write_seconds, 1), "budgetSeconds": sz.budget_seconds,
-        "lustreThroughputBytesPerSecond": round(sz.throughput_bytes_per_s)})
+    pulumi.export(
+        "checkpointSizing",
+        {
+            "summary": sz.summary(),
+            "checkpointBytes": sz.checkpoint_bytes,
+            "minWriteSeconds": round(sz.min_write_seconds, 1),
+            "budgetSeconds": sz.budget_seconds,
+            "lustreThroughputBytesPerSecond": round(sz.throughput_bytes_per_s),
+        },
+    )

@@ -13,6 +13,7 @@ The address is the dashboard of the head, usually port-forwarded:
 Exit codes: 0 done; 1 the request was refused (unknown job, duplicate submission id, bad JSON, not a
 dashboard URL); 2 the Jobs API cannot be reached. Errors are one line on stderr, never a traceback.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,7 @@ class Refused(Exception):
 def effective_address(flag: Optional[str]) -> str:
     """The dashboard URL to use. Ray's JobSubmissionClient lets these variables win over its address
     argument, so the same order applies here and errors name the address actually used."""
-    address = (os.environ.get("RAY_API_SERVER_ADDRESS") or os.environ.get("RAY_ADDRESS") or flag
-               or DEFAULT_ADDRESS)
+    address = os.environ.get("RAY_API_SERVER_ADDRESS") or os.environ.get("RAY_ADDRESS") or flag or DEFAULT_ADDRESS
     # Without a scheme the SDK takes the address for a GCS one and blocks trying to reach the GCS.
     if "://" not in address:
         address = f"http://{address}"
@@ -57,8 +57,10 @@ def _client(address: str):
     try:
         return JobSubmissionClient(address)
     except (ConnectionError, requests.exceptions.RequestException) as e:
-        raise Unreachable(f"cannot reach the Ray Jobs API at {address} ({e.__class__.__name__}); is the head "
-                          "dashboard port-forwarded (kubectl port-forward svc/<raycluster>-head-svc 8265:8265)?") from e
+        raise Unreachable(
+            f"cannot reach the Ray Jobs API at {address} ({e.__class__.__name__}); is the head "
+            "dashboard port-forwarded (kubectl port-forward svc/<raycluster>-head-svc 8265:8265)?"
+        ) from e
 
 
 def _when(ms: Optional[int]) -> str:
@@ -110,8 +112,10 @@ def _list(client) -> int:
     jobs = sorted(client.list_jobs(), key=lambda j: j.start_time or 0)
     for j in jobs:
         ep = " ".join(j.entrypoint.split())
-        print(f"{j.submission_id or j.job_id}\t{j.status.value}\t{_when(j.start_time)}\t"
-              f"{ep[:80] + ('...' if len(ep) > 80 else '')}")
+        print(
+            f"{j.submission_id or j.job_id}\t{j.status.value}\t{_when(j.start_time)}\t"
+            f"{ep[:80] + ('...' if len(ep) > 80 else '')}"
+        )
     if not jobs:
         print("no jobs")
     return 0
@@ -129,18 +133,24 @@ def _json_arg(text: Optional[str], what: str) -> Optional[dict]:
     return value
 
 
-def _submit(client, entrypoint: str, runtime_env: Optional[str], submission_id: Optional[str],
-            metadata: Optional[str]) -> int:
-    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=_json_arg(runtime_env, "--runtime-env-json"),
-                               submission_id=submission_id, metadata=_json_arg(metadata, "--metadata-json"))
+def _submit(
+    client, entrypoint: str, runtime_env: Optional[str], submission_id: Optional[str], metadata: Optional[str]
+) -> int:
+    job_id = client.submit_job(
+        entrypoint=entrypoint,
+        runtime_env=_json_arg(runtime_env, "--runtime-env-json"),
+        submission_id=submission_id,
+        metadata=_json_arg(metadata, "--metadata-json"),
+    )
     print(job_id)
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--address", default=None,
-                        help=f"Ray dashboard URL (default {DEFAULT_ADDRESS}; RAY_ADDRESS overrides it)")
+    common.add_argument(
+        "--address", default=None, help=f"Ray dashboard URL (default {DEFAULT_ADDRESS}; RAY_ADDRESS overrides it)"
+    )
     ap = argparse.ArgumentParser(prog="python -m cli.ray_jobs", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("status", parents=[common], help="status of one job")
@@ -184,8 +194,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"error: lost the Ray Jobs API at {address}: {e.__class__.__name__}", file=sys.stderr)
         return EXIT_UNREACHABLE
     except (Refused, RuntimeError, ValueError) as e:
-        print(f"error: {str(e).strip().splitlines()[0] if str(e).strip() else e.__class__.__name__}",
-              file=sys.stderr)
+        print(f"error: {str(e).strip().splitlines()[0] if str(e).strip() else e.__class__.__name__}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return 130

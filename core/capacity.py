@@ -11,6 +11,7 @@ The models (facts and sources in core/catalog/capacity.py and the GPU records, g
 - `reservation`: a specific Compute Engine reservation (optionally one block of it), in the RoCE zone.
 A4 and A3 Ultra have no plain on-demand capacity, so there is no on-demand model.
 """
+
 from __future__ import annotations
 
 import re
@@ -66,7 +67,7 @@ class ReservationTarget:
     project: str
     name: str
     block: Optional[str]
-    shared: bool                             # owned by another project (a shared reservation)
+    shared: bool  # owned by another project (a shared reservation)
 
     @property
     def path(self) -> str:
@@ -83,11 +84,11 @@ class PoolPlan:
     initial_nodes: int
     spot: bool
     flex_start: bool
-    max_run_duration: Optional[str]          # "<seconds>s", flex-start only
+    max_run_duration: Optional[str]  # "<seconds>s", flex-start only
     reservation: Optional[ReservationTarget]
     auto_repair: bool
-    compact: bool                            # COMPACT group placement (spot)
-    workload_policy: bool                    # HIGH_THROUGHPUT workload policy (flex-start, where supported)
+    compact: bool  # COMPACT group placement (spot)
+    workload_policy: bool  # HIGH_THROUGHPUT workload policy (flex-start, where supported)
 
     @property
     def reservation_affinity(self) -> tuple[str, Optional[str], Optional[list[str]]]:
@@ -103,7 +104,7 @@ class CapacityPlan:
     """A validated capacity plan: the ordered models and what each needs."""
 
     models: tuple[str, ...]
-    nodes: int                               # the workload's request: every pool's autoscaling maximum
+    nodes: int  # the workload's request: every pool's autoscaling maximum
     machine_type: str
     gpu_type: str
     zone: str
@@ -137,16 +138,22 @@ class CapacityPlan:
         for model in self.models:
             flex = model == FLEX_START
             reserved = model == RESERVATION
-            out.append(PoolPlan(
-                model=model, name=POOL_NAMES[model], max_nodes=self.nodes,
-                initial_nodes=self.reservation_start_nodes if reserved else 0,
-                spot=model == SPOT, flex_start=flex,
-                max_run_duration=f"{self.max_run_seconds}s" if flex else None,
-                reservation=self.reservation if reserved else None,
-                # Flex-start pools need node auto-repair off (Cluster Toolkit precondition).
-                auto_repair=not flex,
-                compact=model == SPOT and self.compact(SPOT),
-                workload_policy=flex and self.compact(FLEX_START)))
+            out.append(
+                PoolPlan(
+                    model=model,
+                    name=POOL_NAMES[model],
+                    max_nodes=self.nodes,
+                    initial_nodes=self.reservation_start_nodes if reserved else 0,
+                    spot=model == SPOT,
+                    flex_start=flex,
+                    max_run_duration=f"{self.max_run_seconds}s" if flex else None,
+                    reservation=self.reservation if reserved else None,
+                    # Flex-start pools need node auto-repair off (Cluster Toolkit precondition).
+                    auto_repair=not flex,
+                    compact=model == SPOT and self.compact(SPOT),
+                    workload_policy=flex and self.compact(FLEX_START),
+                )
+            )
         return out
 
 
@@ -154,16 +161,19 @@ def _version_at_least(version: Optional[str], floor: str) -> bool:
     return version is None or catalog.version_at_least(version, floor)
 
 
-def check_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: Optional[str], nodes: int,
-                   gke_version: Optional[str]) -> list[str]:
+def check_capacity(
+    c: CapacityInputs, *, autopilot: bool, machine_type: Optional[str], nodes: int, gke_version: Optional[str]
+) -> list[str]:
     """Every problem with the capacity settings, one line each, naming the config key. `gke_version` is the
     pinned minimum GKE version (None: the channel's default) and must already be parseable; `machine_type`
     None (an unknown GPU type, reported elsewhere) skips the machine-dependent rules."""
-    return [*_chain_problems(c.models),
-            *_reservation_problems(c, autopilot=autopilot, nodes=nodes),
-            *_flex_start_problems(c, autopilot=autopilot, machine_type=machine_type, gke_version=gke_version),
-            *_placement_problems(c, autopilot=autopilot, machine_type=machine_type),
-            *_compute_class_problems(c.compute_class, gke_version)]
+    return [
+        *_chain_problems(c.models),
+        *_reservation_problems(c, autopilot=autopilot, nodes=nodes),
+        *_flex_start_problems(c, autopilot=autopilot, machine_type=machine_type, gke_version=gke_version),
+        *_placement_problems(c, autopilot=autopilot, machine_type=machine_type),
+        *_compute_class_problems(c.compute_class, gke_version),
+    ]
 
 
 def _chain_problems(chain: Sequence[str]) -> list[str]:
@@ -177,13 +187,18 @@ def _chain_problems(chain: Sequence[str]) -> list[str]:
         if m not in catalog.CAPACITY_MODELS:
             # The GPU types here have no plain on-demand capacity (their records' `on_demand`, core/catalog/gpus.py).
             no_on_demand = catalog.one_of(catalog.families(lambda a: not a.on_demand), "and")
-            hint = (f" ({no_on_demand} have no plain on-demand capacity)" if m.replace("-", "").lower() in
-                    ("ondemand", "standard") else "")
+            hint = (
+                f" ({no_on_demand} have no plain on-demand capacity)"
+                if m.replace("-", "").lower() in ("ondemand", "standard")
+                else ""
+            )
             p.append(f"{_key('capacity')}: unknown model {m!r}; valid: {valid}{hint}")
     dups = sorted({m for m in models if models.count(m) > 1})
     if dups:
-        p.append(f"{_key('capacity')}: {', '.join(repr(d) for d in dups)} listed more than once; each model is one "
-                 "step of the fallback chain")
+        p.append(
+            f"{_key('capacity')}: {', '.join(repr(d) for d in dups)} listed more than once; each model is one "
+            "step of the fallback chain"
+        )
     return p
 
 
@@ -192,13 +207,17 @@ def _reservation_problems(c: CapacityInputs, *, autopilot: bool, nodes: int) -> 
     p: list[str] = []
     wants_reservation = RESERVATION in c.models
     if wants_reservation and not c.reservation:
-        p.append(f"{_key('reservation')}: the capacity list has 'reservation' but no reservation name is set; set "
-                 f"{_key('reservation')} to the specific reservation (<name>, optionally "
-                 "<name>/reservationBlocks/<block>)")
+        p.append(
+            f"{_key('reservation')}: the capacity list has 'reservation' but no reservation name is set; set "
+            f"{_key('reservation')} to the specific reservation (<name>, optionally "
+            "<name>/reservationBlocks/<block>)"
+        )
     if c.reservation and not wants_reservation:
-        p.append(f"{_key('reservation')}: {c.reservation!r} is set but {_key('capacity')} does not list "
-                 "'reservation'; add it where GKE should try it, or unset the reservation")
-    elif c.reservation:   # a reservation refused as unused is not checked further
+        p.append(
+            f"{_key('reservation')}: {c.reservation!r} is set but {_key('capacity')} does not list "
+            "'reservation'; add it where GKE should try it, or unset the reservation"
+        )
+    elif c.reservation:  # a reservation refused as unused is not checked further
         p.extend(reservation_problems(c.reservation))
     if c.reservation_start_nodes:
         if autopilot:
@@ -206,44 +225,61 @@ def _reservation_problems(c: CapacityInputs, *, autopilot: bool, nodes: int) -> 
         elif not wants_reservation:
             p.append(f"{_key('reservationStartNodes')}: needs 'reservation' in {_key('capacity')}")
         elif not 0 <= c.reservation_start_nodes <= nodes:
-            p.append(f"{_key('reservationStartNodes')}: must be between 0 and the workload's {nodes} nodes "
-                     f"(got {c.reservation_start_nodes})")
+            p.append(
+                f"{_key('reservationStartNodes')}: must be between 0 and the workload's {nodes} nodes "
+                f"(got {c.reservation_start_nodes})"
+            )
     return p
 
 
-def _flex_start_problems(c: CapacityInputs, *, autopilot: bool, machine_type: Optional[str],
-                         gke_version: Optional[str]) -> list[str]:
+def _flex_start_problems(
+    c: CapacityInputs, *, autopilot: bool, machine_type: Optional[str], gke_version: Optional[str]
+) -> list[str]:
     """Flex-start's run-time bound, machine types and GKE floor, and the ComputeClass wait (Autopilot only)."""
     p: list[str] = []
     models = list(c.models)
     max_hours = catalog.FLEX_START_MAX_RUN_SECONDS // 3600
     if not 1 <= c.flex_start_max_run_hours <= max_hours:
-        p.append(f"{_key('flexStartMaxRunHours')}: {c.flex_start_max_run_hours} h is outside 1..{max_hours}: "
-                 "flex-start nodes run at most 7 days")
+        p.append(
+            f"{_key('flexStartMaxRunHours')}: {c.flex_start_max_run_hours} h is outside 1..{max_hours}: "
+            "flex-start nodes run at most 7 days"
+        )
     if FLEX_START in models:
         if machine_type is not None and machine_type not in catalog.FLEX_START_MACHINES:
-            p.append(f"{_key('capacity')}: flex-start does not support machine type {machine_type} (supported: "
-                     f"{', '.join(sorted(catalog.FLEX_START_MACHINES))})")
+            p.append(
+                f"{_key('capacity')}: flex-start does not support machine type {machine_type} (supported: "
+                f"{', '.join(sorted(catalog.FLEX_START_MACHINES))})"
+            )
         if not _version_at_least(gke_version, catalog.FLEX_START_GPU_MIN_GKE):
-            p.append(f"{_key('capacity')}: flex-start for GPUs needs GKE {catalog.FLEX_START_GPU_MIN_GKE} or later; "
-                     f"{_key('gkeVersion')} is {gke_version}")
+            p.append(
+                f"{_key('capacity')}: flex-start for GPUs needs GKE {catalog.FLEX_START_GPU_MIN_GKE} or later; "
+                f"{_key('gkeVersion')} is {gke_version}"
+            )
     if c.flex_start_wait_minutes is None:
         return p
     lo, hi = catalog.COMPUTE_CLASS_WAIT_RANGE_SECONDS
     if not autopilot:
-        p.append(f"{_key('flexStartWaitMinutes')}: only applies to Autopilot; a Standard ComputeClass orders "
-                 "pools by name and such a priority cannot carry a wait (GKE's own default applies)")
+        p.append(
+            f"{_key('flexStartWaitMinutes')}: only applies to Autopilot; a Standard ComputeClass orders "
+            "pools by name and such a priority cannot carry a wait (GKE's own default applies)"
+        )
     elif FLEX_START not in models:
         p.append(f"{_key('flexStartWaitMinutes')}: needs 'flex-start' in {_key('capacity')}")
     elif models[-1] == FLEX_START:
-        p.append(f"{_key('flexStartWaitMinutes')}: flex-start is the last model, so there is nothing to fall "
-                 "back to after the wait; unset it or list a model after flex-start")
+        p.append(
+            f"{_key('flexStartWaitMinutes')}: flex-start is the last model, so there is nothing to fall "
+            "back to after the wait; unset it or list a model after flex-start"
+        )
     elif not lo <= c.flex_start_wait_minutes * 60 <= hi:
-        p.append(f"{_key('flexStartWaitMinutes')}: must be between 1 and {hi // 60} minutes (got "
-                 f"{c.flex_start_wait_minutes})")
+        p.append(
+            f"{_key('flexStartWaitMinutes')}: must be between 1 and {hi // 60} minutes (got "
+            f"{c.flex_start_wait_minutes})"
+        )
     elif not _version_at_least(gke_version, catalog.COMPUTE_CLASS_WAIT_MIN_GKE):
-        p.append(f"{_key('flexStartWaitMinutes')}: the ComputeClass wait field needs GKE "
-                 f"{catalog.COMPUTE_CLASS_WAIT_MIN_GKE} or later; {_key('gkeVersion')} is {gke_version}")
+        p.append(
+            f"{_key('flexStartWaitMinutes')}: the ComputeClass wait field needs GKE "
+            f"{catalog.COMPUTE_CLASS_WAIT_MIN_GKE} or later; {_key('gkeVersion')} is {gke_version}"
+        )
     return p
 
 
@@ -254,20 +290,29 @@ def _placement_problems(c: CapacityInputs, *, autopilot: bool, machine_type: Opt
         p.append(f"{_key('gpuPlacement')}: must be one of {', '.join(PLACEMENTS)} (got {c.placement!r})")
     elif c.placement == "compact":
         if autopilot:
-            p.append(f"{_key('gpuPlacement')}: compact placement is not available for "
-                     f"{' / '.join(catalog.families())} on Autopilot "
-                     "(Autopilot compact placement supports A100, L4 and H100 GPUs only); use auto or none")
+            p.append(
+                f"{_key('gpuPlacement')}: compact placement is not available for "
+                f"{' / '.join(catalog.families())} on Autopilot "
+                "(Autopilot compact placement supports A100, L4 and H100 GPUs only); use auto or none"
+            )
         elif machine_type is not None:
-            can = [m for m in c.models if m == SPOT or (m == FLEX_START and machine_type in
-                                                        catalog.FLEX_START_WORKLOAD_POLICY_MACHINES)]
+            can = [
+                m
+                for m in c.models
+                if m == SPOT or (m == FLEX_START and machine_type in catalog.FLEX_START_WORKLOAD_POLICY_MACHINES)
+            ]
             if not can:
                 supported = catalog.one_of(catalog.families(lambda a: a.flex_start_workload_policy), "and")
-                p.append(f"{_key('gpuPlacement')}: none of {', '.join(c.models) or 'the listed models'} can have "
-                         "compact placement (a reservation brings its own block placement; flex-start needs a "
-                         f"workload policy, supported on {supported}); use auto or none")
+                p.append(
+                    f"{_key('gpuPlacement')}: none of {', '.join(c.models) or 'the listed models'} can have "
+                    "compact placement (a reservation brings its own block placement; flex-start needs a "
+                    f"workload policy, supported on {supported}); use auto or none"
+                )
     if c.placement_distance not in catalog.WORKLOAD_POLICY_TOPOLOGY_DISTANCES:
-        p.append(f"{_key('gpuPlacementDistance')}: must be one of "
-                 f"{', '.join(catalog.WORKLOAD_POLICY_TOPOLOGY_DISTANCES)} (got {c.placement_distance!r})")
+        p.append(
+            f"{_key('gpuPlacementDistance')}: must be one of "
+            f"{', '.join(catalog.WORKLOAD_POLICY_TOPOLOGY_DISTANCES)} (got {c.placement_distance!r})"
+        )
     return p
 
 
@@ -275,28 +320,44 @@ def _compute_class_problems(name: str, gke_version: Optional[str]) -> list[str]:
     """The class name is an object name and a node label value, outside GKE's reserved prefixes."""
     p: list[str] = []
     if not _K8S_LABEL_NAME.match(name):
-        p.append(f"{_key('computeClass')}: {name!r} must be a lowercase RFC 1123 label (letters, digits, hyphens; "
-                 "at most 63): it is both the object's name and a node label value")
+        p.append(
+            f"{_key('computeClass')}: {name!r} must be a lowercase RFC 1123 label (letters, digits, hyphens; "
+            "at most 63): it is both the object's name and a node label value"
+        )
     elif name.startswith(catalog.COMPUTE_CLASS_RESERVED_PREFIXES):
-        p.append(f"{_key('computeClass')}: {name!r} starts with "
-                 f"{' or '.join(repr(x) for x in catalog.COMPUTE_CLASS_RESERVED_PREFIXES)}, which GKE reserves "
-                 "for its own classes")
+        p.append(
+            f"{_key('computeClass')}: {name!r} starts with "
+            f"{' or '.join(repr(x) for x in catalog.COMPUTE_CLASS_RESERVED_PREFIXES)}, which GKE reserves "
+            "for its own classes"
+        )
     if not _version_at_least(gke_version, catalog.COMPUTE_CLASS_MIN_GKE):
-        p.append(f"{_key('gkeVersion')}: {gke_version} is older than {catalog.COMPUTE_CLASS_MIN_GKE}, needed by the "
-                 "custom ComputeClass that orders the GPU capacity")
+        p.append(
+            f"{_key('gkeVersion')}: {gke_version} is older than {catalog.COMPUTE_CLASS_MIN_GKE}, needed by the "
+            "custom ComputeClass that orders the GPU capacity"
+        )
     return p
 
 
-def plan_capacity(c: CapacityInputs, *, autopilot: bool, machine_type: str, gpu_type: str, zone: str, nodes: int,
-                  project: str) -> CapacityPlan:
+def plan_capacity(
+    c: CapacityInputs, *, autopilot: bool, machine_type: str, gpu_type: str, zone: str, nodes: int, project: str
+) -> CapacityPlan:
     """The plan for valid inputs (call check_capacity first)."""
     reservation = parse_reservation(c.reservation, project) if c.reservation else None
     return CapacityPlan(
-        models=tuple(c.models), nodes=nodes, machine_type=machine_type, gpu_type=gpu_type, zone=zone,
-        autopilot=autopilot, compute_class=c.compute_class, reservation=reservation,
-        reservation_start_nodes=c.reservation_start_nodes, max_run_seconds=c.flex_start_max_run_hours * 3600,
+        models=tuple(c.models),
+        nodes=nodes,
+        machine_type=machine_type,
+        gpu_type=gpu_type,
+        zone=zone,
+        autopilot=autopilot,
+        compute_class=c.compute_class,
+        reservation=reservation,
+        reservation_start_nodes=c.reservation_start_nodes,
+        max_run_seconds=c.flex_start_max_run_hours * 3600,
         wait_seconds=c.flex_start_wait_minutes * 60 if c.flex_start_wait_minutes is not None else None,
-        placement=c.placement, placement_distance=c.placement_distance)
+        placement=c.placement,
+        placement_distance=c.placement_distance,
+    )
 
 
 def parse_reservation(value: str, project: str) -> ReservationTarget:

@@ -1,6 +1,7 @@
 """Reading a value at a dotted path (`spec.headGroupSpec.template.spec`, list indexes as numbers): defined once
 for the engine's records and the tests. (The policy pack and the stand-in trainer keep their own: the pack is
 deployed alone in its own venv, the stand-in runs as a script inside a Ray job.)"""
+
 from __future__ import annotations
 
 from typing import Any

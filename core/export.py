@@ -25,6 +25,7 @@ written sequentially, COPY_WORKERS at a time (at most the 4 files gcsfuse stream
 sidecar asks for a little memory and 1 GiB of disk, not room for the largest checkpoint file; its disk use is not
 capped (a limit of "0"), so an unforeseen staging fallback slows the copy instead of evicting the Ray head.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,7 +45,7 @@ COPY_WORKERS = 2
 SIDECAR_REQUESTS = {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"}
 SIDECAR_LIMITS = {"cpu": "2", "memory": "4Gi", "ephemeral-storage": "0"}
 MOUNT_OPTIONS = ("implicit-dirs", catalog.GCSFUSE_STREAMING_WRITES_OPTION)
-GIB = 1024 ** 3
+GIB = 1024**3
 
 _PREFIX = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
 
@@ -66,25 +67,48 @@ def parse_destination(value: str, stack_bucket: str) -> tuple[Optional[Destinati
     if not text:
         return Destination(stack_bucket, DEFAULT_PREFIX), None
     if text.startswith("gs://"):
-        bucket, _, prefix = text[len("gs://"):].partition("/")
+        bucket, _, prefix = text[len("gs://") :].partition("/")
         if bucket != stack_bucket:
-            return None, (f"{text!r} is outside the stack's bucket gs://{stack_bucket}; exports go to "
-                          f"gs://{stack_bucket}/<prefix> (or give just the prefix)")
+            return None, (
+                f"{text!r} is outside the stack's bucket gs://{stack_bucket}; exports go to "
+                f"gs://{stack_bucket}/<prefix> (or give just the prefix)"
+            )
     else:
         prefix = text
     prefix = prefix.strip("/")
     if not prefix or not _PREFIX.fullmatch(prefix) or any(part in (".", "..") for part in prefix.split("/")):
-        return None, (f"{text!r} needs a prefix inside gs://{stack_bucket} made of letters, digits, '.', '_', "
-                      "'-' and '/' (no '.' or '..' parts), e.g. gs://" + stack_bucket + "/exports")
+        return None, (
+            f"{text!r} needs a prefix inside gs://{stack_bucket} made of letters, digits, '.', '_', "
+            "'-' and '/' (no '.' or '..' parts), e.g. gs://" + stack_bucket + "/exports"
+        )
     return Destination(stack_bucket, prefix), None
 
 
-def export_argv(*, scripts_dir: str, checkpoint_dir: str, prefix: str, run_name: str, metric_name: Optional[str],
-                higher_is_better: bool = True, exclude: tuple[str, ...] = ()) -> list[str]:
+def export_argv(
+    *,
+    scripts_dir: str,
+    checkpoint_dir: str,
+    prefix: str,
+    run_name: str,
+    metric_name: Optional[str],
+    higher_is_better: bool = True,
+    exclude: tuple[str, ...] = (),
+) -> list[str]:
     # The mount's root is the export prefix (`only-dir`, volume()): the run's directory sits right under it.
-    argv = ["uv", "run", "python", f"{scripts_dir}/{SCRIPT}", "--checkpoints", checkpoint_dir,
-            "--root", EXPORT_MOUNT, "--destination", f"{EXPORT_MOUNT}/{run_name}",
-            "--workers", str(COPY_WORKERS)]
+    argv = [
+        "uv",
+        "run",
+        "python",
+        f"{scripts_dir}/{SCRIPT}",
+        "--checkpoints",
+        checkpoint_dir,
+        "--root",
+        EXPORT_MOUNT,
+        "--destination",
+        f"{EXPORT_MOUNT}/{run_name}",
+        "--workers",
+        str(COPY_WORKERS),
+    ]
     if metric_name:
         argv += ["--metric", metric_name] + ([] if higher_is_better else ["--lower-is-better"])
     for pattern in exclude:
@@ -105,8 +129,16 @@ def volume(dest: Destination) -> dict:
     """CSI ephemeral volume of the export prefix of the stack's bucket (`only-dir`): the head's identity may
     write there and nowhere else, and the folder exists before any pod mounts it (infra/bucket.py creates it and
     its managed folder with the bucket)."""
-    return {"name": EXPORT_VOLUME, "csi": {"driver": GCSFUSE_DRIVER, "volumeAttributes": {
-        "bucketName": dest.bucket, "mountOptions": ",".join([*MOUNT_OPTIONS, f"only-dir={dest.prefix}"])}}}
+    return {
+        "name": EXPORT_VOLUME,
+        "csi": {
+            "driver": GCSFUSE_DRIVER,
+            "volumeAttributes": {
+                "bucketName": dest.bucket,
+                "mountOptions": ",".join([*MOUNT_OPTIONS, f"only-dir={dest.prefix}"]),
+            },
+        },
+    }
 
 
 def volume_mount() -> dict:

@@ -13,9 +13,10 @@ reaches it through the argv built here, from the settings and the catalog:
   `gateLustreFraction`, from which the program states its expected figure;
 - the network plugin NCCL must use (catalog.NCCL_NET_PLUGIN, the pods' NCCL_NET) and NICs per node.
 
-The entrypoint (core/recipes/commands.py, `gate_command`) runs it first, with `set -e`: in `on` mode a failed check exits 1
-and the RayJob fails before NeMo-RL starts; `advisory` exits 0 after printing the failures.
+The entrypoint (core/recipes/commands.py, `gate_command`) runs it first, with `set -e`: in `on` mode a failed check
+exits 1 and the RayJob fails before NeMo-RL starts; `advisory` exits 0 after printing the failures.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from core.recipes import GATE_MODULE, GATE_SCRIPT  # noqa: F401  (re-exported: t
 if TYPE_CHECKING:
     from core.settings import Settings
 
-GATE_DIR = "gate"   # under the Lustre mount: gate/<run name>/summary.json and attempts/<id>.json
+GATE_DIR = "gate"  # under the Lustre mount: gate/<run name>/summary.json and attempts/<id>.json
 
 
 def summary_dir(mount_path: str, run_name: str) -> str:
@@ -42,15 +43,15 @@ def summary_path(mount_path: str, run_name: str) -> str:
 class GateArgs:
     """Exactly what the gate's command line is made of."""
 
-    mode: str                     # on | advisory
+    mode: str  # on | advisory
     nodes: int
     gpus_per_node: int
     gpu_type: str
     machine_type: str
     mount_path: str
     run_name: str
-    min_allreduce_busbw: float    # GB/s at the largest all-reduce message
-    min_allgather_busbw: float    # GB/s, all-gather sweep average
+    min_allreduce_busbw: float  # GB/s at the largest all-reduce message
+    min_allgather_busbw: float  # GB/s, all-gather sweep average
     lustre_aggregate_gbps: float  # instance capacity x tier, GB/s
     lustre_fraction: float
 
@@ -60,11 +61,19 @@ class GateArgs:
         if not s.gate.enabled or not s.job.enabled or s.recipe is None:
             return None
         acc = s.gpu.accelerator
-        return cls(mode=s.gate.mode, nodes=s.worker_replicas, gpus_per_node=s.recipe.gpus_per_node,
-                   gpu_type=acc.gpu_type, machine_type=acc.machine_type, mount_path=s.workload.lustre_mount_path,
-                   run_name=s.run_name, min_allreduce_busbw=s.gate.allreduce_busbw,
-                   min_allgather_busbw=s.gate.allgather_busbw,
-                   lustre_aggregate_gbps=s.lustre.throughput_bytes_per_s / 1e9, lustre_fraction=s.gate.lustre_fraction)
+        return cls(
+            mode=s.gate.mode,
+            nodes=s.worker_replicas,
+            gpus_per_node=s.recipe.gpus_per_node,
+            gpu_type=acc.gpu_type,
+            machine_type=acc.machine_type,
+            mount_path=s.workload.lustre_mount_path,
+            run_name=s.run_name,
+            min_allreduce_busbw=s.gate.allreduce_busbw,
+            min_allgather_busbw=s.gate.allgather_busbw,
+            lustre_aggregate_gbps=s.lustre.throughput_bytes_per_s / 1e9,
+            lustre_fraction=s.gate.lustre_fraction,
+        )
 
 
 def _num(x: float) -> str:

@@ -4,6 +4,7 @@ Pure functions over plain values. Each returns problem lines (`nemo-rl-gke:<key>
 value is fine; settings validation (core/settings.py) calls them and raises before anything is registered.
 The facts behind them live in core/catalog/ with their sources; the rule-specific limits below cite theirs.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -65,8 +66,10 @@ _PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 
 def reservation_problems(value: str, key: str = "reservation") -> list[str]:
     parts = value.split("/")
-    shape = ("a reservation name (lowercase letter first, then lowercase letters, digits or '-', at most 63), "
-             "optionally '<name>/reservationBlocks/<block>' or 'projects/<project>/reservations/<name>'")
+    shape = (
+        "a reservation name (lowercase letter first, then lowercase letters, digits or '-', at most 63), "
+        "optionally '<name>/reservationBlocks/<block>' or 'projects/<project>/reservations/<name>'"
+    )
     if parts[:1] == ["projects"]:
         if len(parts) not in (4, 6) or parts[2] != "reservations" or not _PROJECT_ID.match(parts[1]):
             return [f"{_key(key)}: {value!r} is not {shape}"]
@@ -90,8 +93,10 @@ def namespace_problems(ns: str, key: str = "namespace") -> list[str]:
     if len(ns) > 63 or not _RFC1123_LABEL.match(ns):
         return [f"{_key(key)}: {ns!r} is not a valid namespace name (lowercase RFC 1123 label, at most 63)"]
     if ns in catalog.SYSTEM_NAMESPACES or ns.startswith(catalog.SYSTEM_NAMESPACE_PREFIXES):
-        return [f"{_key(key)}: {ns!r} is a system namespace (Kubernetes or GKE owns it; the program creates "
-                f"and deletes its namespace), choose another such as nemo-rl"]
+        return [
+            f"{_key(key)}: {ns!r} is a system namespace (Kubernetes or GKE owns it; the program creates "
+            f"and deletes its namespace), choose another such as nemo-rl"
+        ]
     return []
 
 
@@ -104,8 +109,9 @@ def namespace_problems(ns: str, key: str = "namespace") -> list[str]:
 SUBNET_LARGEST_PREFIX = 4
 SUBNET_SMALLEST_PREFIX = 29
 RESERVED_ADDRESSES_PER_SUBNET = 4
-PROHIBITED_RANGES = tuple(ipaddress.ip_network(n) for n in (
-    "0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "255.255.255.255/32"))
+PROHIBITED_RANGES = tuple(
+    ipaddress.ip_network(n) for n in ("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "255.255.255.255/32")
+)
 POD_SLICE_PREFIX_STANDARD = 24
 POD_SLICE_PREFIX_AUTOPILOT = 26
 # Managed Lustre's private-service-access range (FACTS.md §5): at least a /24.
@@ -119,7 +125,7 @@ class AddressRange:
     key: str
     label: str
     cidr: str
-    role: str          # "subnet" (primary range), "pods", "services" (secondary ranges), "psa"
+    role: str  # "subnet" (primary range), "pods", "services" (secondary ranges), "psa"
 
 
 def parse_cidr(k: str, value: str, p: list[str], label: str = "") -> Optional[ipaddress.IPv4Network]:
@@ -158,16 +164,21 @@ def address_plan_problems(ranges: Iterable[AddressRange]) -> list[str]:
             p.append(f"{_key(r.key)}: {r.label} {net} overlaps {bad}, which GCP does not allow in a subnet")
         if r.role == "psa":
             if net.prefixlen > PSA_SMALLEST_PREFIX:
-                p.append(f"{_key(r.key)}: {r.label} {net} is smaller than the /{PSA_SMALLEST_PREFIX} Managed "
-                         "Lustre needs")
+                p.append(
+                    f"{_key(r.key)}: {r.label} {net} is smaller than the /{PSA_SMALLEST_PREFIX} Managed Lustre needs"
+                )
         elif not SUBNET_LARGEST_PREFIX <= net.prefixlen <= SUBNET_SMALLEST_PREFIX:
-            p.append(f"{_key(r.key)}: {r.label} {net} is outside GCP's subnet sizes "
-                     f"(/{SUBNET_LARGEST_PREFIX} to /{SUBNET_SMALLEST_PREFIX})")
+            p.append(
+                f"{_key(r.key)}: {r.label} {net} is outside GCP's subnet sizes "
+                f"(/{SUBNET_LARGEST_PREFIX} to /{SUBNET_SMALLEST_PREFIX})"
+            )
     for i, (ra, a) in enumerate(parsed):
-        for rb, b in parsed[i + 1:]:
+        for rb, b in parsed[i + 1 :]:
             if a.overlaps(b):
-                p.append(f"{_key(rb.key)}: {rb.label} {b} overlaps {ra.label} {a} ({_key(ra.key)}); every range "
-                         "of the plan must be disjoint")
+                p.append(
+                    f"{_key(rb.key)}: {rb.label} {b} overlaps {ra.label} {a} ({_key(ra.key)}); every range "
+                    "of the plan must be disjoint"
+                )
     return p
 
 
@@ -184,11 +195,15 @@ def capacity_problems(r: AddressRange, nodes: int, *, pod_slice_prefix: Optional
     if pod_slice_prefix is not None:
         slices = 2 ** (pod_slice_prefix - net.prefixlen) if net.prefixlen <= pod_slice_prefix else 0
         if slices < nodes:
-            p.append(f"{_key(r.key)}: {r.label} {net} holds pod ranges for {slices} node(s) (a "
-                     f"/{pod_slice_prefix} each) but up to {nodes} nodes need one; use a larger range")
+            p.append(
+                f"{_key(r.key)}: {r.label} {net} holds pod ranges for {slices} node(s) (a "
+                f"/{pod_slice_prefix} each) but up to {nodes} nodes need one; use a larger range"
+            )
     elif usable_addresses(net) < nodes:
-        p.append(f"{_key(r.key)}: {r.label} {net} has {usable_addresses(net)} usable addresses (GCP keeps "
-                 f"{RESERVED_ADDRESSES_PER_SUBNET}) but up to {nodes} nodes need one each; use a larger range")
+        p.append(
+            f"{_key(r.key)}: {r.label} {net} has {usable_addresses(net)} usable addresses (GCP keeps "
+            f"{RESERVED_ADDRESSES_PER_SUBNET}) but up to {nodes} nodes need one each; use a larger range"
+        )
     return p
 
 
@@ -218,12 +233,15 @@ def mount_path_problems(path: str, protected: dict[str, str], key: str = "lustre
     if not path.startswith("/") or path == "/":
         return [f"{_key(key)}: {path!r} must be an absolute path below / such as /lustre"]
     if posixpath.normpath(path) != path or "//" in path:
-        return [f"{_key(key)}: {path!r} must be written plainly (no trailing '/', '//', '.' or '..'); e.g. "
-                f"{posixpath.normpath(path)!r}"]
+        return [
+            f"{_key(key)}: {path!r} must be written plainly (no trailing '/', '//', '.' or '..'); e.g. "
+            f"{posixpath.normpath(path)!r}"
+        ]
     hidden = [f"{other} ({what})" for other, what in sorted(protected.items()) if _inside(other, path)]
     if hidden:
-        return [f"{_key(key)}: mounting Lustre at {path!r} would hide {', '.join(hidden)}; choose a path such as "
-                "/lustre"]
+        return [
+            f"{_key(key)}: mounting Lustre at {path!r} would hide {', '.join(hidden)}; choose a path such as /lustre"
+        ]
     around = [other for other in protected if _inside(path, other)]
     if around:
         inner = max(around, key=len)
@@ -232,18 +250,23 @@ def mount_path_problems(path: str, protected: dict[str, str], key: str = "lustre
 
 
 # --- Managed Lustre capacity ----------------------------------------------------------------------------------------
-def lustre_growth_problems(tier: catalog.LustreTier, old_gib: int, new_gib: int,
-                           key: str = "lustreCapacityGib") -> list[str]:
+def lustre_growth_problems(
+    tier: catalog.LustreTier, old_gib: int, new_gib: int, key: str = "lustreCapacityGib"
+) -> list[str]:
     """Can an existing instance of `old_gib` be resized to `new_gib`? (Managed Lustre "Increase capacity":
     never smaller; created at or below the step threshold, never above it.)"""
     if new_gib == old_gib:
         return []
     if new_gib < old_gib:
-        return [f"{_key(key)}: {new_gib} GiB is below the instance's {old_gib} GiB; Managed Lustre capacity "
-                "cannot be decreased (replace the instance to shrink it)"]
+        return [
+            f"{_key(key)}: {new_gib} GiB is below the instance's {old_gib} GiB; Managed Lustre capacity "
+            "cannot be decreased (replace the instance to shrink it)"
+        ]
     if tier.large_step_gib != tier.step_gib and old_gib <= tier.step_until_gib < new_gib:
-        return [f"{_key(key)}: an instance created at {old_gib} GiB (at or below the {tier.step_until_gib} GiB "
-                f"threshold) can only grow up to {tier.step_until_gib} GiB"]
+        return [
+            f"{_key(key)}: an instance created at {old_gib} GiB (at or below the {tier.step_until_gib} GiB "
+            f"threshold) can only grow up to {tier.step_until_gib} GiB"
+        ]
     return []
 
 
@@ -253,6 +276,8 @@ def monitoring_components(gke_version: Optional[str]) -> list[str]:
     as its lowest patch). Unpinned, the channel's default version applies; the newest floor here (JOBSET,
     1.32.1-gke.1357001) is older than the default of every channel when this was written (2026-11), and the
     default `modern` Lustre port already needs 1.33.2."""
-    return [c for c, floor in catalog.MONITORING_COMPONENTS.items()
-            if floor is None or gke_version is None or catalog.version_at_least(gke_version, floor)]
-
+    return [
+        c
+        for c, floor in catalog.MONITORING_COMPONENTS.items()
+        if floor is None or gke_version is None or catalog.version_at_least(gke_version, floor)
+    ]

@@ -3,6 +3,7 @@
 
 Pure functions over `core.catalog.ImagePin`; nothing here reads settings or builds resources.
 """
+
 from __future__ import annotations
 
 import re
@@ -49,9 +50,9 @@ def parse_ref(ref: str) -> ImagePin:
     rest, _, digest = ref.partition("@")
     slash = rest.rfind("/")
     colon = rest.rfind(":")
-    if colon <= slash:   # no tag after the last path component (a ':' before it is a registry port)
+    if colon <= slash:  # no tag after the last path component (a ':' before it is a registry port)
         raise ImageRefError(f"{ref!r} has no tag; pin a released tag (and its digest when known)")
-    pin = ImagePin(rest[:colon], rest[colon + 1:], digest)
+    pin = ImagePin(rest[:colon], rest[colon + 1 :], digest)
     pinned_ref(pin)
     return pin
 
@@ -62,8 +63,9 @@ def nemo_rl_image(release_tag: str, repository: str = "") -> str:
     try:
         pin = NEMO_RL_IMAGE_PINS[release_tag]
     except KeyError:
-        raise ImageRefError(f"no image pin for NeMo-RL release {release_tag!r}; known: "
-                            f"{', '.join(sorted(NEMO_RL_IMAGE_PINS))}") from None
+        raise ImageRefError(
+            f"no image pin for NeMo-RL release {release_tag!r}; known: {', '.join(sorted(NEMO_RL_IMAGE_PINS))}"
+        ) from None
     if repository:
         pin = replace(pin, repo=f"{repository.rstrip('/')}/{NEMO_RL_IMAGE_NAME}")
     return pinned_ref(pin)

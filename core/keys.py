@@ -1,4 +1,5 @@
 """The project's config namespace and how a config key is written in messages: defined once."""
+
 from __future__ import annotations
 
 # Pulumi project name = config namespace (`nemo-rl-gke:<key>`); Pulumi.yaml's `name`.

@@ -1,4 +1,5 @@
 """Where things live on the Lustre mount, for every program that reads or writes there: defined once."""
+
 from __future__ import annotations
 
 HF_CACHE_DIR = "huggingface_cache"

@@ -3,6 +3,7 @@
 Pure functions: no resources. Settings validation checks these names against GCP limits once, so the
 components can use them without further checks.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,9 +21,10 @@ GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORKS = tuple(f"rdma-{i}" for i in range(RDMA_NICS_PER_NODE))
 LUSTRE_PVC = "lustre-pvc"
 HF_SECRET = "nemo-rl-secrets"
-# Keys of that Secret: written by workloads/workload_identity.py, mounted as files in the pods (workloads/manifests/pod_security.py).
+# Keys of that Secret: written by workloads/workload_identity.py, mounted as files in the pods
+# (workloads/manifests/pod_security.py).
 HF_TOKEN_KEY = "hf-token"
-WANDB_NETRC_KEY = "wandb-netrc"          # the W&B key as a netrc entry (wandb reads the file named by NETRC)
+WANDB_NETRC_KEY = "wandb-netrc"  # the W&B key as a netrc entry (wandb reads the file named by NETRC)
 # The Ray auth token (releases whose Ray has token authentication), in a Secret of its own, under the key KubeRay
 # reads when `authOptions.secretName` names the Secret (core/catalog/security.py KUBERAY_AUTH_TOKEN_SECRET_KEY).
 RAY_AUTH_SECRET = "nemo-rl-ray-auth"
@@ -53,7 +55,7 @@ def gcp_label_value(text: str) -> str:
         return text
     readable = re.sub(r"[^a-z0-9_-]", "-", text.lower())
     digest = hashlib.sha256(text.encode()).hexdigest()[:8]
-    return f"{readable[:GCP_LABEL_VALUE_MAX - len(digest) - 1]}-{digest}"
+    return f"{readable[: GCP_LABEL_VALUE_MAX - len(digest) - 1]}-{digest}"
 
 
 def resource_labels(stack_name: str) -> dict[str, str]:
@@ -64,14 +66,14 @@ def resource_labels(stack_name: str) -> dict[str, str]:
 def workload_principal(project_number: str, workload_pool: str, namespace: str, ksa_name: str) -> str:
     """The IAM principal of a Kubernetes service account under Workload Identity Federation for GKE
     (https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#authenticating_to)."""
-    return (f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
-            f"{workload_pool}/subject/ns/{namespace}/sa/{ksa_name}")
+    return (
+        f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
+        f"{workload_pool}/subject/ns/{namespace}/sa/{ksa_name}"
+    )
 
 
 def is_gcp_name(name: str, max_len: int = 63) -> bool:
     return len(name) <= max_len and bool(_RFC1035.match(name))
-
-
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ The last part sizes whole rendered pods (every container, init containers at the
 injects) for CPU, memory and ephemeral storage against a Standard node or an Autopilot class (`pod_request`,
 `pod_fit_problems`); workloads/manifests/pod_fit.py runs it on every pod the stack renders.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,6 @@ from core import catalog
 from core.keys import key as _key
 
 GIB_PER_MIB = 1 / 1024
-
 
 
 # --- GKE allocatable resources -----------------------------------------------------------------------------
@@ -53,23 +53,24 @@ def reserved_cpu(vcpus: float) -> float:
 
 @dataclass(frozen=True)
 class Resources:
-    cpu: float         # cores
+    cpu: float  # cores
     memory_gib: float
-    ephemeral_gib: float = 0.0   # local ephemeral storage (writable layers, logs, emptyDirs on disk)
+    ephemeral_gib: float = 0.0  # local ephemeral storage (writable layers, logs, emptyDirs on disk)
 
     def minus(self, other: "Resources") -> "Resources":
-        return Resources(self.cpu - other.cpu, self.memory_gib - other.memory_gib,
-                         self.ephemeral_gib - other.ephemeral_gib)
+        return Resources(
+            self.cpu - other.cpu, self.memory_gib - other.memory_gib, self.ephemeral_gib - other.ephemeral_gib
+        )
 
     def plus(self, other: "Resources") -> "Resources":
-        return Resources(self.cpu + other.cpu, self.memory_gib + other.memory_gib,
-                         self.ephemeral_gib + other.ephemeral_gib)
+        return Resources(
+            self.cpu + other.cpu, self.memory_gib + other.memory_gib, self.ephemeral_gib + other.ephemeral_gib
+        )
 
 
 def allocatable(vcpus: float, memory_gib: float) -> Resources:
     """What the kubelet offers pods on a GKE node of this shape (before any DaemonSet)."""
-    return Resources(vcpus - reserved_cpu(vcpus),
-                     memory_gib - reserved_memory_gib(memory_gib) - EVICTION_THRESHOLD_GIB)
+    return Resources(vcpus - reserved_cpu(vcpus), memory_gib - reserved_memory_gib(memory_gib) - EVICTION_THRESHOLD_GIB)
 
 
 # Ephemeral storage (same page, "Local ephemeral storage reservation", as issue 18 quotes it): of the disk backing
@@ -156,13 +157,21 @@ def shm_problems(shm_gib: int, worker_memory_limit_gib: float, key: str = "shmSi
     volumes/#emptydir: "files you write count against your container's memory limit"): /dev/shm must leave the
     worker processes room. We ask for strictly less than the limit."""
     if shm_gib >= worker_memory_limit_gib:
-        return [f"{_key(key)}: /dev/shm of {shm_gib} GiB does not fit in the worker's memory limit of "
-                f"{worker_memory_limit_gib:g} GiB (a memory-backed volume counts against it)"]
+        return [
+            f"{_key(key)}: /dev/shm of {shm_gib} GiB does not fit in the worker's memory limit of "
+            f"{worker_memory_limit_gib:g} GiB (a memory-backed volume counts against it)"
+        ]
     return []
 
 
-def head_problems(head: Resources, machine_type: str, *, cpu_key: str = "headCpu",
-                  memory_key: str = "headMemoryGib", machine_key: str = "systemMachineType") -> list[str]:
+def head_problems(
+    head: Resources,
+    machine_type: str,
+    *,
+    cpu_key: str = "headCpu",
+    memory_key: str = "headMemoryGib",
+    machine_key: str = "systemMachineType",
+) -> list[str]:
     """The Ray head's requests within one system node's allocatable less GKE's own pods (Standard)."""
     shape = machine_shape(machine_type)
     if shape is None:
@@ -170,29 +179,38 @@ def head_problems(head: Resources, machine_type: str, *, cpu_key: str = "headCpu
     room = allocatable(shape.cpu, shape.memory_gib).minus(SYSTEM_NODE_GKE_OVERHEAD)
     p = []
     if head.cpu > room.cpu:
-        p.append(f"{_key(cpu_key)}: {head.cpu:g} CPUs do not fit on a {machine_type} system node, which "
-                 f"offers about {room.cpu:.1f} after GKE's reservation and system pods; lower it or choose a "
-                 f"larger {_key(machine_key)}")
+        p.append(
+            f"{_key(cpu_key)}: {head.cpu:g} CPUs do not fit on a {machine_type} system node, which "
+            f"offers about {room.cpu:.1f} after GKE's reservation and system pods; lower it or choose a "
+            f"larger {_key(machine_key)}"
+        )
     if head.memory_gib > room.memory_gib:
-        p.append(f"{_key(memory_key)}: {head.memory_gib:g} GiB do not fit on a {machine_type} system node, which "
-                 f"offers about {room.memory_gib:.1f} GiB after GKE's reservation and system pods; lower it or "
-                 f"choose a larger {_key(machine_key)}")
+        p.append(
+            f"{_key(memory_key)}: {head.memory_gib:g} GiB do not fit on a {machine_type} system node, which "
+            f"offers about {room.memory_gib:.1f} GiB after GKE's reservation and system pods; lower it or "
+            f"choose a larger {_key(machine_key)}"
+        )
     return p
 
 
-def worker_problems(acc: catalog.Accelerator, request: Resources, *, autopilot: bool,
-                    key: str = "gpuType") -> list[str]:
+def worker_problems(
+    acc: catalog.Accelerator, request: Resources, *, autopilot: bool, key: str = "gpuType"
+) -> list[str]:
     """The GPU worker's requests within what one GPU node offers. On Autopilot Google publishes no maximum for
     these GPU types; the machine's allocatable less GKE's pods is used instead (unverified bound)."""
     room = allocatable(acc.vcpus, acc.memory_gib).minus(GPU_NODE_GKE_OVERHEAD)
     where = "an Autopilot node (bound unverified: Google publishes no maximum)" if autopilot else "a node"
     p = []
     if request.cpu > room.cpu:
-        p.append(f"{_key(key)}: a worker requesting {request.cpu:g} CPUs does not fit on {where} of "
-                 f"{acc.machine_type} (about {room.cpu:.1f} available)")
+        p.append(
+            f"{_key(key)}: a worker requesting {request.cpu:g} CPUs does not fit on {where} of "
+            f"{acc.machine_type} (about {room.cpu:.1f} available)"
+        )
     if request.memory_gib > room.memory_gib:
-        p.append(f"{_key(key)}: a worker requesting {request.memory_gib:g} GiB does not fit on {where} of "
-                 f"{acc.machine_type} (about {room.memory_gib:.1f} GiB available)")
+        p.append(
+            f"{_key(key)}: a worker requesting {request.memory_gib:g} GiB does not fit on {where} of "
+            f"{acc.machine_type} (about {room.memory_gib:.1f} GiB available)"
+        )
     return p
 
 
@@ -225,8 +243,18 @@ AUTOPILOT_DEFAULT_EPHEMERAL_GIB = 1.0
 AUTOPILOT_MAX_EPHEMERAL_GIB = 10.0
 
 _QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
-_SCALE = {None: 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30,
-          "Ti": 2 ** 40}
+_SCALE = {
+    None: 1,
+    "m": 1e-3,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+}
 
 
 def quantity(text) -> float:
@@ -240,10 +268,13 @@ def quantity(text) -> float:
 def _requests(resources: Optional[dict], *, autopilot: bool) -> Resources:
     req = dict((resources or {}).get("requests") or {})
     for k, v in ((resources or {}).get("limits") or {}).items():
-        req.setdefault(k, v)          # a limit without a request is also the request (Kubernetes defaulting)
-    eph = quantity(req["ephemeral-storage"]) / 2 ** 30 if "ephemeral-storage" in req else (
-        AUTOPILOT_DEFAULT_EPHEMERAL_GIB if autopilot else 0.0)
-    return Resources(quantity(req.get("cpu", 0)), quantity(req.get("memory", 0)) / 2 ** 30, eph)
+        req.setdefault(k, v)  # a limit without a request is also the request (Kubernetes defaulting)
+    eph = (
+        quantity(req["ephemeral-storage"]) / 2**30
+        if "ephemeral-storage" in req
+        else (AUTOPILOT_DEFAULT_EPHEMERAL_GIB if autopilot else 0.0)
+    )
+    return Resources(quantity(req.get("cpu", 0)), quantity(req.get("memory", 0)) / 2**30, eph)
 
 
 def gcsfuse_sidecar_requests(annotations: dict, *, autopilot: bool = False) -> Optional[Resources]:
@@ -265,7 +296,7 @@ def gcsfuse_sidecar_requests(annotations: dict, *, autopilot: bool = False) -> O
 @dataclass(frozen=True)
 class PodRequest:
     total: Resources
-    parts: tuple[tuple[str, Resources], ...]     # (container, its requests), the injected sidecar included
+    parts: tuple[tuple[str, Resources], ...]  # (container, its requests), the injected sidecar included
 
 
 def pod_request(spec: dict, annotations: Optional[dict] = None, *, autopilot: bool = False) -> PodRequest:
@@ -277,8 +308,11 @@ def pod_request(spec: dict, annotations: Optional[dict] = None, *, autopilot: bo
         if c.get("restartPolicy") == "Always":
             running = running.plus(r)
         else:
-            init_peak = Resources(max(init_peak.cpu, r.cpu), max(init_peak.memory_gib, r.memory_gib),
-                                  max(init_peak.ephemeral_gib, r.ephemeral_gib))
+            init_peak = Resources(
+                max(init_peak.cpu, r.cpu),
+                max(init_peak.memory_gib, r.memory_gib),
+                max(init_peak.ephemeral_gib, r.ephemeral_gib),
+            )
     sidecar = gcsfuse_sidecar_requests(annotations or {}, autopilot=autopilot)
     if sidecar is not None:
         parts.append((GCSFUSE_SIDECAR, sidecar))
@@ -287,14 +321,18 @@ def pod_request(spec: dict, annotations: Optional[dict] = None, *, autopilot: bo
         r = _requests(c.get("resources"), autopilot=autopilot)
         parts.append((c["name"], r))
         running = running.plus(r)
-    total = Resources(max(running.cpu, init_peak.cpu), max(running.memory_gib, init_peak.memory_gib),
-                      max(running.ephemeral_gib, init_peak.ephemeral_gib))
+    total = Resources(
+        max(running.cpu, init_peak.cpu),
+        max(running.memory_gib, init_peak.memory_gib),
+        max(running.ephemeral_gib, init_peak.ephemeral_gib),
+    )
     return PodRequest(total, tuple(parts))
 
 
 @dataclass(frozen=True)
 class Room:
     """What one pod can have where it lands: `limits` per resource (None: not checked) and where that is."""
+
     where: str
     cpu: Optional[float]
     memory_gib: Optional[float]
@@ -311,26 +349,38 @@ def standard_node_room(machine_type: str, ephemeral_disk_gib: float, gpu: bool) 
 def _node_room(machine_type: str, shape: Resources, ephemeral_disk_gib: float, *, gpu: bool) -> Room:
     overhead = GPU_NODE_GKE_OVERHEAD if gpu else SYSTEM_NODE_GKE_OVERHEAD
     a = allocatable(shape.cpu, shape.memory_gib)
-    return Room(f"one {machine_type} node", a.cpu - overhead.cpu, a.memory_gib - overhead.memory_gib,
-                ephemeral_allocatable_gib(ephemeral_disk_gib) - overhead.ephemeral_gib)
+    return Room(
+        f"one {machine_type} node",
+        a.cpu - overhead.cpu,
+        a.memory_gib - overhead.memory_gib,
+        ephemeral_allocatable_gib(ephemeral_disk_gib) - overhead.ephemeral_gib,
+    )
 
 
 def autopilot_room(compute_class: str, accelerator: Optional[catalog.Accelerator] = None) -> Room:
     """An Autopilot pod's ceiling: the ephemeral-storage maximum; a GPU pod's machine for CPU and memory."""
     if accelerator is not None:
         node = _node_room(accelerator.machine_type, Resources(accelerator.vcpus, accelerator.memory_gib), 0, gpu=True)
-        return Room(f"an Autopilot {accelerator.gpu_type} pod", node.cpu, node.memory_gib,
-                    AUTOPILOT_MAX_EPHEMERAL_GIB, "Autopilot refuses the pod")
-    return Room(f"an Autopilot {compute_class}-class pod", None, None, AUTOPILOT_MAX_EPHEMERAL_GIB,
-                "Autopilot refuses the pod")
+        return Room(
+            f"an Autopilot {accelerator.gpu_type} pod",
+            node.cpu,
+            node.memory_gib,
+            AUTOPILOT_MAX_EPHEMERAL_GIB,
+            "Autopilot refuses the pod",
+        )
+    return Room(
+        f"an Autopilot {compute_class}-class pod", None, None, AUTOPILOT_MAX_EPHEMERAL_GIB, "Autopilot refuses the pod"
+    )
 
 
-_UNITS = {"cpu": ("CPUs", ""), "memory_gib": ("GiB of memory", " GiB"),
-          "ephemeral_gib": ("GiB of ephemeral storage", " GiB")}
+_UNITS = {
+    "cpu": ("CPUs", ""),
+    "memory_gib": ("GiB of memory", " GiB"),
+    "ephemeral_gib": ("GiB of ephemeral storage", " GiB"),
+}
 
 
-def pod_fit_problems(what: str, request: PodRequest, room: Room,
-                     keys: dict[str, str]) -> list[tuple[str, str, str]]:
+def pod_fit_problems(what: str, request: PodRequest, room: Room, keys: dict[str, str]) -> list[tuple[str, str, str]]:
     """(resource, key, line) per resource the pod asks more of than `room` gives; the line names the key."""
     p = []
     for field, (unit, short) in _UNITS.items():
@@ -338,6 +388,12 @@ def pod_fit_problems(what: str, request: PodRequest, room: Room,
         if limit is None or asked <= limit + 1e-9:
             continue
         parts = ", ".join(f"{name} {getattr(r, field):g}" for name, r in request.parts if getattr(r, field))
-        p.append((field, keys[field], f"{_key(keys[field])}: {what} asks for {asked:g} {unit} ({parts}), more than the "
-                               f"{limit:.1f}{short} {room.where} can give; {room.outcome}"))
+        p.append(
+            (
+                field,
+                keys[field],
+                f"{_key(keys[field])}: {what} asks for {asked:g} {unit} ({parts}), more than the "
+                f"{limit:.1f}{short} {room.where} can give; {room.outcome}",
+            )
+        )
     return p

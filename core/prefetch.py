@@ -14,6 +14,7 @@ Pure code. `plan()` turns a recipe's model (at its pinned revision) and dataset 
   10 minutes unless customTimeouts says otherwise (FACTS §11); for a model outside the catalog, whose size is
   known only in the pod, a ceiling, while the download sizes its own deadline from the Hub's file list.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,9 +37,9 @@ SLOWEST_DOWNLOAD_BYTES_PER_S = 50e6
 TIMEOUT_MARGIN_SECONDS = 30 * 60
 # A model the catalog does not know has no size offline (the program has no network): the Job, Pulumi's wait and an
 # own-cluster job's wait get the deadline of this many bytes, and the download itself, which reads the repository's
-# real file list with sizes from the Hub API in the pod, stops at its own, tighter deadline (pod_programs/prefetch_hf.py)
-# and refuses at once what would not fit in this one. 2 TB: well above the largest open checkpoints NeMo-RL's
-# recipes train (a 405B model in bf16 is ~810 GB).
+# real file list with sizes from the Hub API in the pod, stops at its own, tighter deadline
+# (pod_programs/prefetch_hf.py) and refuses at once what would not fit in this one. 2 TB: well above the largest open
+# checkpoints NeMo-RL's recipes train (a 405B model in bf16 is ~810 GB).
 UNKNOWN_MODEL_CEILING_BYTES = 2_000_000_000_000
 
 
@@ -46,8 +47,10 @@ def revision_problem(revision: str) -> Optional[str]:
     """None when `revision` pins content: a 40-hex commit id or a version-like tag (never a moving branch)."""
     if re.fullmatch(catalog.HF_COMMIT_RE, revision) or re.fullmatch(catalog.HF_TAG_RE, revision):
         return None
-    return (f"{revision!r} is not a commit hash (40 lowercase hex digits) or a version tag (e.g. v1.0); "
-            "branches such as 'main' move and are refused")
+    return (
+        f"{revision!r} is not a commit hash (40 lowercase hex digits) or a version tag (e.g. v1.0); "
+        "branches such as 'main' move and are refused"
+    )
 
 
 def default_revision(model_name: str) -> Optional[str]:
@@ -71,39 +74,79 @@ def plan(*, model_name: str, revision: str, dataset: str, mount_path: str) -> Pr
     if problem:
         raise ValueError(problem)
     items = (f"model:{model_name}@{revision}",) + tuple(
-        f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS.get(dataset, ()))
+        f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS.get(dataset, ())
+    )
     digest = hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()[:16]
     m = mount_root(mount_path)
     facts = catalog.MODELS.get(model_name)
     return PrefetchPlan(
-        model_name=model_name, revision=revision, items=items,
+        model_name=model_name,
+        revision=revision,
+        items=items,
         marker=f"{m}/{MARKERS_DIR}/{digest}.json",
         links_dir=f"{m}/{MODELS_DIR}",
         model_path=f"{m}/{MODELS_DIR}/{model_name}@{revision}",
-        download_bytes=facts.weight_bytes if facts else 0)
+        download_bytes=facts.weight_bytes if facts else 0,
+    )
 
 
 def download_argv(p: PrefetchPlan, scripts_dir: str, *, in_nemo_rl_image: bool = True) -> list[str]:
     """The download command: through `uv run` in the NeMo-RL image (its environment has huggingface_hub),
     with the image's own `python` in the small Python image (the packages come from install_argv)."""
     python = ["uv", "run", "python"] if in_nemo_rl_image else ["python"]
-    return [*python, f"{scripts_dir}/{SCRIPT}", "download", "--marker", p.marker, "--links", p.links_dir,
-            "--rate", f"{SLOWEST_DOWNLOAD_BYTES_PER_S:.0f}", "--margin", str(TIMEOUT_MARGIN_SECONDS),
-            "--job-deadline", str(job_timeout_seconds(p.download_bytes)), *p.items]
+    return [
+        *python,
+        f"{scripts_dir}/{SCRIPT}",
+        "download",
+        "--marker",
+        p.marker,
+        "--links",
+        p.links_dir,
+        "--rate",
+        f"{SLOWEST_DOWNLOAD_BYTES_PER_S:.0f}",
+        "--margin",
+        str(TIMEOUT_MARGIN_SECONDS),
+        "--job-deadline",
+        str(job_timeout_seconds(p.download_bytes)),
+        *p.items,
+    ]
 
 
 def install_argv(scripts_dir: str, target: str) -> list[str]:
     """Install the download's dependencies into `target` in the small Python image: exactly the hash-pinned
     wheels of REQUIREMENTS (--require-hashes refuses anything else, --no-deps keeps pip from resolving more,
     --only-binary never builds), nothing cached, and no warning for running as root (the image's user)."""
-    return ["python", "-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check",
-            "--root-user-action=ignore", "--require-hashes", "--no-deps", "--only-binary=:all:",
-            "--target", target, "-r", f"{scripts_dir}/{REQUIREMENTS}"]
+    return [
+        "python",
+        "-m",
+        "pip",
+        "install",
+        "--no-cache-dir",
+        "--disable-pip-version-check",
+        "--root-user-action=ignore",
+        "--require-hashes",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--target",
+        target,
+        "-r",
+        f"{scripts_dir}/{REQUIREMENTS}",
+    ]
 
 
 def wait_argv(p: PrefetchPlan, scripts_dir: str, timeout_seconds: int) -> list[str]:
-    return ["uv", "run", "python", f"{scripts_dir}/{SCRIPT}", "wait", "--marker", p.marker,
-            "--timeout", str(int(timeout_seconds)), *p.items]
+    return [
+        "uv",
+        "run",
+        "python",
+        f"{scripts_dir}/{SCRIPT}",
+        "wait",
+        "--marker",
+        p.marker,
+        "--timeout",
+        str(int(timeout_seconds)),
+        *p.items,
+    ]
 
 
 def job_timeout_seconds(download_bytes: int) -> int:

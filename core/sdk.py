@@ -5,6 +5,7 @@ config keys the CLI marked secret (to refuse a token stored in plain text), and 
 engine's mock monitor (to accept the placeholder project offline only). The public `pulumi.Config` API answers
 none of these. tests/test_sdk_internals.py fails loudly when an SDK upgrade moves them.
 """
+
 from __future__ import annotations
 
 from typing import Any

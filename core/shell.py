@@ -22,6 +22,7 @@ three quoting rules, and the next rule change (Ray 2.60's shlex.join) shifts it.
 settings refuse override values containing any of it (core.recipes), and tests/test_entrypoint_shells.py runs
 the whole chain with real bash and /bin/sh.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,10 @@ KUBERAY_SUBMITTERS = ("1.4.2", "1.7.0")
 
 # ray-operator/controllers/ray/utils/constant.go @ v1.7.0 (BasePythonHealthCommand, RayDashboardGCSHealthPath,
 # RayDashboardGCSHealthCheckTimeoutSeconds).
-_V17_HEALTH = ("python -c \"import urllib.request; r=urllib.request.urlopen('%s', timeout=%d); "
-               "exit(0 if b'success' in r.read() else 1)\"")
+_V17_HEALTH = (
+    "python -c \"import urllib.request; r=urllib.request.urlopen('%s', timeout=%d); "
+    "exit(0 if b'success' in r.read() else 1)\""
+)
 _V17_HEALTH_PATH = "api/gcs_healthz"
 _V17_HEALTH_TIMEOUT = 10
 
@@ -58,8 +61,17 @@ def go_quote(s: str) -> str:
     """Go's `strconv.Quote(s)` (a double-quoted Go literal), which KubeRay applies to the runtime env and metadata
     JSON before pasting them into the bash command. Exact for ASCII; other characters are kept when Python
     considers them printable (Go's unicode.IsPrint agrees on the characters JSON from this program carries)."""
-    named = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-             "\\": "\\\\", '"': '\\"'}
+    named = {
+        "\a": "\\a",
+        "\b": "\\b",
+        "\f": "\\f",
+        "\n": "\\n",
+        "\r": "\\r",
+        "\t": "\\t",
+        "\v": "\\v",
+        "\\": "\\\\",
+        '"': '\\"',
+    }
     out = []
     for ch in s:
         if ch in named:
@@ -79,13 +91,24 @@ def kuberay_runtime_env_json(runtime_env_yaml: str) -> str:
     """The JSON KubeRay derives from `spec.runtimeEnvYAML` (sigs.k8s.io/yaml YAMLToJSON, then Go's json.Marshal:
     compact, map keys sorted, `<`, `>`, `&` escaped). For the string maps this program renders."""
     text = json.dumps(yaml.safe_load(runtime_env_yaml), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
-def submitter_command(entrypoint: str, *, kuberay: str, address: str, submission_id: str,
-                      runtime_env_yaml: Optional[str] = None,
-                      metadata: Optional[dict[str, str]] = None) -> list[str]:
+def submitter_command(
+    entrypoint: str,
+    *,
+    kuberay: str,
+    address: str,
+    submission_id: str,
+    runtime_env_yaml: Optional[str] = None,
+    metadata: Optional[dict[str, str]] = None,
+) -> list[str]:
     """The default K8sJobMode submitter container's command + args, as KubeRay `kuberay` builds them.
 
     v1.4.2: common/job.go GetK8sJobCommand; rayjob_controller.go: Command = GetContainerCommand(["e"]) =
@@ -96,15 +119,28 @@ def submitter_command(entrypoint: str, *, kuberay: str, address: str, submission
         raise ValueError(f"kuberay must be one of {KUBERAY_SUBMITTERS} (got {kuberay!r})")
     if not address.startswith("http://"):
         address = "http://" + address
-    entry = entrypoint.strip()   # strings.TrimSpace
+    entry = entrypoint.strip()  # strings.TrimSpace
     status = ["ray", "job", "status", "--address", address, submission_id, ">/dev/null", "2>&1"]
     follow = ["ray", "job", "logs", "--address", address, "--follow", submission_id]
     cmd: list[str] = []
     if kuberay == "1.7.0":
         health = _V17_HEALTH % (f"{address}/{_V17_HEALTH_PATH}", _V17_HEALTH_TIMEOUT)
-        cmd += ["until", health, ">/dev/null", "2>&1", ";",
-                "do", "echo", go_quote(f"Waiting for Ray Dashboard GCS to become healthy at {address} ..."), ";",
-                "sleep", "2", ";", "done", ";"]
+        cmd += [
+            "until",
+            health,
+            ">/dev/null",
+            "2>&1",
+            ";",
+            "do",
+            "echo",
+            go_quote(f"Waiting for Ray Dashboard GCS to become healthy at {address} ..."),
+            ";",
+            "sleep",
+            "2",
+            ";",
+            "done",
+            ";",
+        ]
     cmd += ["if", "!", *status, ";", "then", "ray", "job", "submit", "--address", address, "--no-wait"]
     if runtime_env_yaml:
         cmd += ["--runtime-env-json", go_quote(kuberay_runtime_env_json(runtime_env_yaml))]
@@ -130,4 +166,3 @@ def ray_cli_join(argv: list[str], rule: JoinRule) -> str:
 def supervisor_argv(entrypoint: str) -> list[str]:
     """What the job supervisor's `subprocess.Popen(entrypoint, shell=True)` executes on POSIX."""
     return ["/bin/sh", "-c", entrypoint]
-

@@ -22,6 +22,7 @@ slower still (metadata, stragglers, serialisation), so the figure is a lower bou
 Disk: NeMo-RL writes `tmp_step_N` and only then removes the oldest of the `keep_top_k` it keeps, so
 `keep_top_k + 1` checkpoints sit on the instance at the peak, next to HF_HOME and the datasets.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,13 +37,13 @@ KEY_CAPACITY = key("lustreCapacityGib")
 KEY_TIER = key("lustreTier")
 KEY_MODEL = key("jobOverrides.model_name")
 
-WEIGHT_DTYPE_BYTES = 2                 # bf16
+WEIGHT_DTYPE_BYTES = 2  # bf16
 OPTIMIZER_BYTES_PER_PARAM = 4 + 4 + 4  # fp32 master weights + Adam exp_avg + exp_avg_sq
 
 # Above this share of the instance the checkpoints crowd out HF_HOME, datasets and Lustre's own headroom.
 CAPACITY_WARN_FRACTION = 0.90
 
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 class SizingError(ValueError):
@@ -74,7 +75,7 @@ class CheckpointSizing:
     tier: int
     throughput_bytes_per_s: float
     min_write_seconds: float
-    keep_top_k: Optional[int]          # None: NeMo-RL keeps every checkpoint
+    keep_top_k: Optional[int]  # None: NeMo-RL keeps every checkpoint
     budget_seconds: Optional[float]
 
     @property
@@ -103,68 +104,117 @@ class CheckpointSizing:
     def summary(self) -> str:
         what = "weights + optimizer" if self.save_optimizer else "weights only"
         per_param = self.checkpoint_bytes // self.params
-        line = (f"{self.model_name}: {fmt_bytes(self.checkpoint_bytes)} per checkpoint ({what}, {per_param} B/param); "
-                f">= {fmt_seconds(self.min_write_seconds)} s at {fmt_bytes(self.throughput_bytes_per_s)}/s "
-                f"({self.capacity_gib} GiB @ {self.tier} MB/s/TiB)")
+        line = (
+            f"{self.model_name}: {fmt_bytes(self.checkpoint_bytes)} per checkpoint ({what}, {per_param} B/param); "
+            f">= {fmt_seconds(self.min_write_seconds)} s at {fmt_bytes(self.throughput_bytes_per_s)}/s "
+            f"({self.capacity_gib} GiB @ {self.tier} MB/s/TiB)"
+        )
         on_disk, fraction = self.on_disk_bytes, self.capacity_fraction
         if on_disk is None or fraction is None:
             line += "; keep_top_k unset: checkpoints accumulate"
         else:
-            line += (f"; keep_top_k={self.keep_top_k} -> {self.checkpoints_on_disk} on disk = "
-                     f"{fmt_bytes(on_disk)} ({fmt_fraction(fraction)} of {fmt_bytes(self.capacity_bytes)})")
+            line += (
+                f"; keep_top_k={self.keep_top_k} -> {self.checkpoints_on_disk} on disk = "
+                f"{fmt_bytes(on_disk)} ({fmt_fraction(fraction)} of {fmt_bytes(self.capacity_bytes)})"
+            )
         if self.budget_seconds is not None:
             verdict = "within" if self.within_budget else "OVER"
             line += f"; {verdict} the {self.budget_seconds:g} s budget"
         return line
 
 
-def size_checkpoints(model_name: str, *, save_optimizer: bool, capacity_gib: int, tier: int,
-                     keep_top_k: Optional[int], budget_seconds: Optional[float]) -> CheckpointSizing:
+def size_checkpoints(
+    model_name: str,
+    *,
+    save_optimizer: bool,
+    capacity_gib: int,
+    tier: int,
+    keep_top_k: Optional[int],
+    budget_seconds: Optional[float],
+) -> CheckpointSizing:
     """Size one recipe's checkpoints on one Lustre instance. Raises SizingError for unknown inputs."""
     problems = []
     params = catalog.MODEL_PARAMS.get(model_name)
     if params is None:
-        problems.append(f"{KEY_MODEL}: no parameter count for model {model_name!r}, so its checkpoints cannot "
-                        f"be sized against checkpointBudgetSeconds; known models: "
-                        f"{', '.join(sorted(catalog.MODEL_PARAMS))} (or set checkpointBudgetSeconds to 0)")
+        problems.append(
+            f"{KEY_MODEL}: no parameter count for model {model_name!r}, so its checkpoints cannot "
+            f"be sized against checkpointBudgetSeconds; known models: "
+            f"{', '.join(sorted(catalog.MODEL_PARAMS))} (or set checkpointBudgetSeconds to 0)"
+        )
     if tier not in catalog.LUSTRE_TIERS:
-        problems.append(f"{KEY_TIER}: {tier} is not a tier; valid: "
-                        f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)")
+        problems.append(
+            f"{KEY_TIER}: {tier} is not a tier; valid: "
+            f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)"
+        )
     if keep_top_k is not None and keep_top_k < 1:
         problems.append(f"checkpointing.keep_top_k: must be >= 1 or unset (got {keep_top_k})")
     if budget_seconds is not None and budget_seconds <= 0:
         problems.append(f"{KEY_BUDGET}: must be > 0 seconds (got {budget_seconds:g})")
-    if problems or params is None:   # an unknown model is one of the problems
+    if problems or params is None:  # an unknown model is one of the problems
         raise SizingError(problems)
 
     nbytes = checkpoint_bytes(params, save_optimizer=save_optimizer)
     throughput = _tier(tier).throughput_bytes_per_s(capacity_gib)
     return CheckpointSizing(
-        model_name=model_name, params=params, save_optimizer=save_optimizer, checkpoint_bytes=nbytes,
-        capacity_gib=capacity_gib, tier=tier, throughput_bytes_per_s=throughput,
-        min_write_seconds=nbytes / throughput, keep_top_k=keep_top_k, budget_seconds=budget_seconds)
+        model_name=model_name,
+        params=params,
+        save_optimizer=save_optimizer,
+        checkpoint_bytes=nbytes,
+        capacity_gib=capacity_gib,
+        tier=tier,
+        throughput_bytes_per_s=throughput,
+        min_write_seconds=nbytes / throughput,
+        keep_top_k=keep_top_k,
+        budget_seconds=budget_seconds,
+    )
 
 
-def check_budget(model_name: str, *, save_optimizer: bool, capacity_gib: int, tier: int,
-                 keep_top_k: Optional[int], budget_seconds: Optional[float]) -> list[str]:
+def check_budget(
+    model_name: str,
+    *,
+    save_optimizer: bool,
+    capacity_gib: int,
+    tier: int,
+    keep_top_k: Optional[int],
+    budget_seconds: Optional[float],
+) -> list[str]:
     """Problems (errors): unknown inputs, or a checkpoint that cannot be written within the budget. Without a
     budget, a model whose size is not known has nothing to be checked against (a user's own model)."""
     if budget_seconds is None and model_name not in catalog.MODEL_PARAMS:
         return []
     try:
-        s = size_checkpoints(model_name, save_optimizer=save_optimizer, capacity_gib=capacity_gib, tier=tier,
-                             keep_top_k=keep_top_k, budget_seconds=budget_seconds)
+        s = size_checkpoints(
+            model_name,
+            save_optimizer=save_optimizer,
+            capacity_gib=capacity_gib,
+            tier=tier,
+            keep_top_k=keep_top_k,
+            budget_seconds=budget_seconds,
+        )
     except SizingError as e:
         return list(e.problems)
     return budget_problems(s)
 
 
-def warnings(model_name: str, *, save_optimizer: bool, capacity_gib: int, tier: int,
-             keep_top_k: Optional[int], budget_seconds: Optional[float]) -> list[str]:
+def warnings(
+    model_name: str,
+    *,
+    save_optimizer: bool,
+    capacity_gib: int,
+    tier: int,
+    keep_top_k: Optional[int],
+    budget_seconds: Optional[float],
+) -> list[str]:
     """Warnings (not errors): the kept checkpoints would fill or overflow the instance."""
     try:
-        s = size_checkpoints(model_name, save_optimizer=save_optimizer, capacity_gib=capacity_gib, tier=tier,
-                             keep_top_k=keep_top_k, budget_seconds=budget_seconds)
+        s = size_checkpoints(
+            model_name,
+            save_optimizer=save_optimizer,
+            capacity_gib=capacity_gib,
+            tier=tier,
+            keep_top_k=keep_top_k,
+            budget_seconds=budget_seconds,
+        )
     except SizingError:
         return []  # check_budget() reports these as problems
     return capacity_warnings(s)
@@ -174,16 +224,20 @@ def budget_problems(s: CheckpointSizing) -> list[str]:
     budget = s.budget_seconds
     if budget is None or s.within_budget:
         return []
-    head = (f"{KEY_BUDGET}: a {fmt_bytes(s.checkpoint_bytes)} checkpoint needs >= {fmt_seconds(s.min_write_seconds)} s "
-            f"at {s.capacity_gib} GiB @ {s.tier} MB/s/TiB, over the {budget:g} s budget")
+    head = (
+        f"{KEY_BUDGET}: a {fmt_bytes(s.checkpoint_bytes)} checkpoint needs >= {fmt_seconds(s.min_write_seconds)} s "
+        f"at {s.capacity_gib} GiB @ {s.tier} MB/s/TiB, over the {budget:g} s budget"
+    )
     bigger = smallest_capacity_within(s.checkpoint_bytes, s.tier, budget)
     faster = slowest_faster_tier_within(s.checkpoint_bytes, s.capacity_gib, s.tier, budget)
 
     parts = [head]
     if bigger is None:
         top = _tier(s.tier).max_gib
-        parts.append(f"no capacity in tier {s.tier} meets it (its maximum, {top} GiB, needs "
-                     f">= {fmt_seconds(min_write_seconds(s.checkpoint_bytes, top, s.tier))} s)")
+        parts.append(
+            f"no capacity in tier {s.tier} meets it (its maximum, {top} GiB, needs "
+            f">= {fmt_seconds(min_write_seconds(s.checkpoint_bytes, top, s.tier))} s)"
+        )
     fixes = []
     if bigger is not None:
         fixes.append(f"{KEY_CAPACITY} to {bigger} (tier {s.tier})")
@@ -192,19 +246,22 @@ def budget_problems(s: CheckpointSizing) -> list[str]:
     if fixes:
         parts.append("set " + " or ".join(fixes))
     else:
-        parts.append(f"no faster tier does at {s.capacity_gib} GiB either; raise {KEY_BUDGET} or checkpoint "
-                     "fewer bytes")
+        parts.append(
+            f"no faster tier does at {s.capacity_gib} GiB either; raise {KEY_BUDGET} or checkpoint fewer bytes"
+        )
     head = "; ".join(parts)
     return [head]
 
 
 def capacity_warnings(s: CheckpointSizing) -> list[str]:
     on_disk, fraction = s.on_disk_bytes, s.capacity_fraction
-    if on_disk is None or fraction is None:   # keep_top_k unset
+    if on_disk is None or fraction is None:  # keep_top_k unset
         fit = int(CAPACITY_WARN_FRACTION * s.capacity_bytes // s.checkpoint_bytes) - 1
-        return [f"checkpointing.keep_top_k: unset, so NeMo-RL keeps every {fmt_bytes(s.checkpoint_bytes)} "
-                f"checkpoint until the {s.capacity_gib} GiB instance is full; set it to at most {max(fit, 1)} "
-                f"to stay under {CAPACITY_WARN_FRACTION:.0%} of the instance"]
+        return [
+            f"checkpointing.keep_top_k: unset, so NeMo-RL keeps every {fmt_bytes(s.checkpoint_bytes)} "
+            f"checkpoint until the {s.capacity_gib} GiB instance is full; set it to at most {max(fit, 1)} "
+            f"to stay under {CAPACITY_WARN_FRACTION:.0%} of the instance"
+        ]
     if fraction <= CAPACITY_WARN_FRACTION:
         return []
     verdict = "do not fit in" if fraction > 1 else "would fill"
@@ -217,11 +274,13 @@ def capacity_warnings(s: CheckpointSizing) -> list[str]:
     if cap is not None:
         fixes.append(f"set {KEY_CAPACITY} to {cap}")
     fix = "; " + " or ".join(fixes) if fixes else ""
-    return [f"{KEY_CAPACITY}: keep_top_k={s.keep_top_k} keeps {s.checkpoints_on_disk} checkpoints on disk while "
-            f"the next one is written ({s.checkpoints_on_disk} x {fmt_bytes(s.checkpoint_bytes)} = "
-            f"{fmt_bytes(on_disk)}), which {verdict} {fmt_fraction(fraction)} of the "
-            f"{s.capacity_gib} GiB ({fmt_bytes(s.capacity_bytes)}) instance that also holds HF_HOME and the "
-            f"data{fix}"]
+    return [
+        f"{KEY_CAPACITY}: keep_top_k={s.keep_top_k} keeps {s.checkpoints_on_disk} checkpoints on disk while "
+        f"the next one is written ({s.checkpoints_on_disk} x {fmt_bytes(s.checkpoint_bytes)} = "
+        f"{fmt_bytes(on_disk)}), which {verdict} {fmt_fraction(fraction)} of the "
+        f"{s.capacity_gib} GiB ({fmt_bytes(s.capacity_bytes)}) instance that also holds HF_HOME and the "
+        f"data{fix}"
+    ]
 
 
 def smallest_capacity_within(nbytes: int, tier: int, budget_seconds: float) -> Optional[int]:
@@ -235,8 +294,9 @@ def smallest_capacity_within(nbytes: int, tier: int, budget_seconds: float) -> O
     return cap
 
 
-def slowest_faster_tier_within(nbytes: int, capacity_gib: int, tier: int,
-                               budget_seconds: float) -> Optional[tuple[int, int]]:
+def slowest_faster_tier_within(
+    nbytes: int, capacity_gib: int, tier: int, budget_seconds: float
+) -> Optional[tuple[int, int]]:
     """(tier, capacity) of the slowest tier above `tier` that meets the budget at the current capacity,
     rounded up to that tier's min/step table; None if no faster tier does."""
     for other in sorted(t for t in catalog.LUSTRE_TIERS if t > tier):
@@ -270,5 +330,9 @@ def _tier(tier: int) -> catalog.LustreTier:
     try:
         return catalog.LUSTRE_TIERS[tier]
     except KeyError:
-        raise SizingError([f"{KEY_TIER}: {tier} is not a tier; valid: "
-                           f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)"]) from None
+        raise SizingError(
+            [
+                f"{KEY_TIER}: {tier} is not a tier; valid: "
+                f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)"
+            ]
+        ) from None

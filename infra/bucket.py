@@ -22,6 +22,7 @@ one cluster has been created ... isn't provisioned until cluster creation"). So 
 Destroy never loses exports silently: the bucket is never force-deleted and the folders are not either, so a
 non-empty export prefix stops `pulumi destroy` with the data in place (README, "What pulumi destroy keeps").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,49 +56,70 @@ class BucketArgs:
     def of(cls, s: Settings) -> "BucketArgs":
         exporting = s.job.enabled and s.startup.export_checkpoints
         prefix = s.export_destination.prefix if exporting else None
-        return cls(name=s.bucket_name, region=s.region, labels=resource_labels(s.stack_name),
-                   soft_delete_days=s.startup.export_soft_delete_days,
-                   workload_pool=s.workload_identity_pool, namespace=s.storage.namespace,
-                   export_ksa=s.names.export_ksa if exporting else None, export_prefix=prefix)
+        return cls(
+            name=s.bucket_name,
+            region=s.region,
+            labels=resource_labels(s.stack_name),
+            soft_delete_days=s.startup.export_soft_delete_days,
+            workload_pool=s.workload_identity_pool,
+            namespace=s.storage.namespace,
+            export_ksa=s.names.export_ksa if exporting else None,
+            export_prefix=prefix,
+        )
 
 
 def list_only_condition() -> gcp.storage.BucketIAMMemberConditionArgs:
     return gcp.storage.BucketIAMMemberConditionArgs(
         title="bucket-level listing only",
         description="Cloud Storage FUSE's access check lists the bucket; object reads and writes are granted on "
-                    "the export's managed folder only",
-        expression=f'resource.type == "{catalog.BUCKET_RESOURCE_TYPE}"')
+        "the export's managed folder only",
+        expression=f'resource.type == "{catalog.BUCKET_RESOURCE_TYPE}"',
+    )
 
 
 class TrainingBucket(pulumi.ComponentResource):
     bucket: gcp.storage.Bucket
     url: pulumi.Output[str]
-    principal: Optional[pulumi.Output[str]]   # the export's Kubernetes service account as an IAM principal
-    binding: Optional[pulumi.Resource]        # the export's write grant; the Ray head waits for it
+    principal: Optional[pulumi.Output[str]]  # the export's Kubernetes service account as an IAM principal
+    binding: Optional[pulumi.Resource]  # the export's write grant; the Ray head waits for it
 
-    def __init__(self, name: str, args: BucketArgs, project_number: pulumi.Input[str], pool_owner: pulumi.Resource,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: BucketArgs,
+        project_number: pulumi.Input[str],
+        pool_owner: pulumi.Resource,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:infra:TrainingBucket", name, None, opts)
         a = args
-        child = child_options(self, opts)   # the Storage API: wait for what the component waits for
-        self.bucket = gcp.storage.Bucket("bucket", gcp.storage.BucketArgs(
-            name=a.name, location=a.region.upper(),
-            uniform_bucket_level_access=True,  # hierarchical namespace requires it
-            hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True),
-            public_access_prevention="enforced",
-            # Deleted or overwritten exports stay restorable this long (Cloud Storage's default is 7 days).
-            soft_delete_policy=gcp.storage.BucketSoftDeletePolicyArgs(
-                retention_duration_seconds=a.soft_delete_days * DAY_SECONDS),
-            # A non-empty bucket makes `pulumi destroy` fail instead of deleting data silently.
-            force_destroy=False,
-            labels=dict(a.labels)), opts=child)
+        child = child_options(self, opts)  # the Storage API: wait for what the component waits for
+        self.bucket = gcp.storage.Bucket(
+            "bucket",
+            gcp.storage.BucketArgs(
+                name=a.name,
+                location=a.region.upper(),
+                uniform_bucket_level_access=True,  # hierarchical namespace requires it
+                hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True),
+                public_access_prevention="enforced",
+                # Deleted or overwritten exports stay restorable this long (Cloud Storage's default is 7 days).
+                soft_delete_policy=gcp.storage.BucketSoftDeletePolicyArgs(
+                    retention_duration_seconds=a.soft_delete_days * DAY_SECONDS
+                ),
+                # A non-empty bucket makes `pulumi destroy` fail instead of deleting data silently.
+                force_destroy=False,
+                labels=dict(a.labels),
+            ),
+            opts=child,
+        )
         self.url = self.bucket.name.apply(lambda b: f"gs://{b}")
         self.principal = None
         self.binding = None
         if a.export_ksa is not None and a.export_prefix is not None:
             ksa, prefix = a.export_ksa, a.export_prefix
             self.principal = pulumi.Output.from_input(project_number).apply(
-                lambda num: workload_principal(num, a.workload_pool, a.namespace, ksa))
+                lambda num: workload_principal(num, a.workload_pool, a.namespace, ksa)
+            )
             folder_name = f"{prefix}/"
             # The folders first, parent before child (a hierarchical-namespace folder needs its parent, and
             # `only-dir` mounts an existing folder), then the managed folder of the same name that carries the
@@ -105,19 +127,37 @@ class TrainingBucket(pulumi.ComponentResource):
             folder: Optional[gcp.storage.Folder] = None
             parts = prefix.split("/")
             for i in range(len(parts)):
-                folder = gcp.storage.Folder(f"export-folder-{i}", gcp.storage.FolderArgs(
-                    bucket=self.bucket.name, name="/".join(parts[:i + 1]) + "/", force_destroy=False),
-                    opts=child_options(self, opts, depends_on=[folder] if folder is not None else []))
-            managed = gcp.storage.ManagedFolder("export-managed-folder", gcp.storage.ManagedFolderArgs(
-                bucket=self.bucket.name, name=folder_name, force_destroy=False),
-                opts=child_options(self, opts, depends_on=[folder]))
+                folder = gcp.storage.Folder(
+                    f"export-folder-{i}",
+                    gcp.storage.FolderArgs(
+                        bucket=self.bucket.name, name="/".join(parts[: i + 1]) + "/", force_destroy=False
+                    ),
+                    opts=child_options(self, opts, depends_on=[folder] if folder is not None else []),
+                )
+            managed = gcp.storage.ManagedFolder(
+                "export-managed-folder",
+                gcp.storage.ManagedFolderArgs(bucket=self.bucket.name, name=folder_name, force_destroy=False),
+                opts=child_options(self, opts, depends_on=[folder]),
+            )
             after_pool = child_options(self, opts, depends_on=[pool_owner])
             self.binding = gcp.storage.ManagedFolderIamMember(
-                "export-object-user", gcp.storage.ManagedFolderIamMemberArgs(
-                    bucket=self.bucket.name, managed_folder=managed.name, role=catalog.EXPORT_ROLE,
-                    member=self.principal), opts=after_pool)
+                "export-object-user",
+                gcp.storage.ManagedFolderIamMemberArgs(
+                    bucket=self.bucket.name,
+                    managed_folder=managed.name,
+                    role=catalog.EXPORT_ROLE,
+                    member=self.principal,
+                ),
+                opts=after_pool,
+            )
             self.list_binding = gcp.storage.BucketIAMMember(
-                "export-bucket-list", gcp.storage.BucketIAMMemberArgs(
-                    bucket=self.bucket.name, role=catalog.BUCKET_LIST_ROLE, member=self.principal,
-                    condition=list_only_condition()), opts=after_pool)
+                "export-bucket-list",
+                gcp.storage.BucketIAMMemberArgs(
+                    bucket=self.bucket.name,
+                    role=catalog.BUCKET_LIST_ROLE,
+                    member=self.principal,
+                    condition=list_only_condition(),
+                ),
+                opts=after_pool,
+            )
         self.register_outputs({"url": self.url})

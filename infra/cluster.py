@@ -10,9 +10,11 @@ NAT, for the pods the namespace's egress policies allow); the IP endpoint privat
 endpoint (IAM-authorised) on, and control-plane access limited to `authorizedNetworks` when given; the IP endpoint
 is private only together with the DNS endpoint or an authorised network, because the Kubernetes provider must
 reach the API server from wherever `pulumi up` runs (core/settings/security.py); the provider then talks to the
-DNS endpoint. Node upgrades are held back only in a bounded window the user opens for a run. Standard pools get shielded nodes with Secure Boot and integrity monitoring where
-the machine type supports it (core/catalog/gke.py, supports_secure_boot); Autopilot manages shielded nodes itself.
+DNS endpoint. Node upgrades are held back only in a bounded window the user opens for a run. Standard pools get shielded
+nodes with Secure Boot and integrity monitoring where the machine type supports it (core/catalog/gke.py,
+supports_secure_boot); Autopilot manages shielded nodes itself.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,13 +39,13 @@ CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 @dataclass(frozen=True)
 class ClusterArgs:
     name: str
-    location: str                 # region, or the zone for a zonal Standard control plane
-    zone: str                     # where the system pool lives (the GPU zone)
+    location: str  # region, or the zone for a zonal Standard control plane
+    zone: str  # where the system pool lives (the GPU zone)
     autopilot: bool
-    workload_pool: str            # <project>.svc.id.goog
+    workload_pool: str  # <project>.svc.id.goog
     release_channel: str
     gke_version: Optional[str]
-    maintenance_start: str        # HH:MM UTC
+    maintenance_start: str  # HH:MM UTC
     # NO_MINOR_OR_NODE_UPGRADES from start to end (RFC 3339), a bounded window; None: no exclusion.
     maintenance_exclusion: Optional[tuple[str, str]]
     monitoring_components: tuple[str, ...]
@@ -56,7 +58,7 @@ class ClusterArgs:
     authorized_networks: tuple[str, ...] = ()
     private_endpoint: bool = False
     dns_endpoint: bool = True
-    image_streaming: bool = False   # on the system pool (infra/node_image.py)
+    image_streaming: bool = False  # on the system pool (infra/node_image.py)
     ray_operator_addon: bool = True  # GKE's hosted KubeRay; off when the stack installs KubeRay itself
     fqdn_network_policy: bool = True  # the workload namespace's FQDNNetworkPolicies need it
     # Runnable but suspicious settings, shown by `pulumi preview`: access (core.settings.security.warnings) and a
@@ -65,35 +67,53 @@ class ClusterArgs:
 
     @classmethod
     def of(cls, s: Settings) -> "ClusterArgs":
-        return cls(name=s.names.cluster, location=s.cluster_location, zone=s.zone, autopilot=s.autopilot,
-                   workload_pool=s.workload_identity_pool, release_channel=s.cluster.release_channel,
-                   gke_version=s.cluster.gke_version, maintenance_start=s.cluster.maintenance_start,
-                   maintenance_exclusion=exclusion_window(s.cluster),
-                   monitoring_components=tuple(monitoring_components(s.cluster.gke_version)),
-                   deletion_protection=s.teardown.cluster_deletion_protection,
-                   legacy_lustre_port=s.lustre.port_mode == "legacy", system_pool_name=s.names.system_pool,
-                   system_machine_type=s.cluster.system_machine_type, system_nodes=s.cluster.system_nodes,
-                   labels=resource_labels(s.stack_name),
-                   authorized_networks=tuple(s.security.authorized_networks),
-                   private_endpoint=s.security.private_endpoint, dns_endpoint=s.security.dns_endpoint,
-                   image_streaming=s.image_streaming, ray_operator_addon=not own_operator(s),
-                   fqdn_network_policy=s.security.egress_fqdn_policies,
-                   warnings=tuple(security.warnings(s)) + tuple(exclusion_warnings(s.cluster)))
+        return cls(
+            name=s.names.cluster,
+            location=s.cluster_location,
+            zone=s.zone,
+            autopilot=s.autopilot,
+            workload_pool=s.workload_identity_pool,
+            release_channel=s.cluster.release_channel,
+            gke_version=s.cluster.gke_version,
+            maintenance_start=s.cluster.maintenance_start,
+            maintenance_exclusion=exclusion_window(s.cluster),
+            monitoring_components=tuple(monitoring_components(s.cluster.gke_version)),
+            deletion_protection=s.teardown.cluster_deletion_protection,
+            legacy_lustre_port=s.lustre.port_mode == "legacy",
+            system_pool_name=s.names.system_pool,
+            system_machine_type=s.cluster.system_machine_type,
+            system_nodes=s.cluster.system_nodes,
+            labels=resource_labels(s.stack_name),
+            authorized_networks=tuple(s.security.authorized_networks),
+            private_endpoint=s.security.private_endpoint,
+            dns_endpoint=s.security.dns_endpoint,
+            image_streaming=s.image_streaming,
+            ray_operator_addon=not own_operator(s),
+            fqdn_network_policy=s.security.egress_fqdn_policies,
+            warnings=tuple(security.warnings(s)) + tuple(exclusion_warnings(s.cluster)),
+        )
 
 
 def _addons(a: ClusterArgs) -> gcp.container.ClusterAddonsConfigArgs:
     return gcp.container.ClusterAddonsConfigArgs(
         # GKE's managed KubeRay (>= 1.30.0-gke.1747000); the open-source operator must not be installed beside it,
         # so a stack that installs KubeRay itself (kubeRayOperator: helm) turns the add-on off.
-        ray_operator_configs=[gcp.container.ClusterAddonsConfigRayOperatorConfigArgs(
-            enabled=a.ray_operator_addon,
-            ray_cluster_logging_config=gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterLoggingConfigArgs(
-                enabled=a.ray_operator_addon),
-            ray_cluster_monitoring_config=(
-                gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterMonitoringConfigArgs(
-                    enabled=a.ray_operator_addon)))],
+        ray_operator_configs=[
+            gcp.container.ClusterAddonsConfigRayOperatorConfigArgs(
+                enabled=a.ray_operator_addon,
+                ray_cluster_logging_config=gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterLoggingConfigArgs(
+                    enabled=a.ray_operator_addon
+                ),
+                ray_cluster_monitoring_config=(
+                    gcp.container.ClusterAddonsConfigRayOperatorConfigRayClusterMonitoringConfigArgs(
+                        enabled=a.ray_operator_addon
+                    )
+                ),
+            )
+        ],
         lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(
-            enabled=True, enable_legacy_lustre_port=a.legacy_lustre_port),
+            enabled=True, enable_legacy_lustre_port=a.legacy_lustre_port
+        ),
         gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
     )
 
@@ -107,14 +127,22 @@ def _maintenance(a: ClusterArgs) -> gcp.container.ClusterMaintenancePolicyArgs:
     exclusions = None
     if a.maintenance_exclusion is not None:
         start, end = a.maintenance_exclusion
-        exclusions = [gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
-            exclusion_name=catalog.MAINTENANCE_EXCLUSION_NAME, start_time=start, end_time=end,
-            exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
-                scope=catalog.MAINTENANCE_EXCLUSION_SCOPE))]
+        exclusions = [
+            gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+                exclusion_name=catalog.MAINTENANCE_EXCLUSION_NAME,
+                start_time=start,
+                end_time=end,
+                exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                    scope=catalog.MAINTENANCE_EXCLUSION_SCOPE
+                ),
+            )
+        ]
     return gcp.container.ClusterMaintenancePolicyArgs(
         daily_maintenance_window=gcp.container.ClusterMaintenancePolicyDailyMaintenanceWindowArgs(
-            start_time=a.maintenance_start),
-        maintenance_exclusions=exclusions)
+            start_time=a.maintenance_start
+        ),
+        maintenance_exclusions=exclusions,
+    )
 
 
 def _monitoring(a: ClusterArgs) -> gcp.container.ClusterMonitoringConfigArgs:
@@ -123,22 +151,31 @@ def _monitoring(a: ClusterArgs) -> gcp.container.ClusterMonitoringConfigArgs:
     # (catalog.MONITORING_COMPONENTS; core.gcp_rules.monitoring_components).
     return gcp.container.ClusterMonitoringConfigArgs(
         enable_components=list(a.monitoring_components),
-        managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True))
+        managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
+    )
 
 
 def _access(a: ClusterArgs) -> dict:
     """Private nodes, the control-plane endpoints and who may reach them (ClusterArgs fields of pulumi-gcp 10.2)."""
     out = dict(
         private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
-            enable_private_nodes=True, enable_private_endpoint=a.private_endpoint),
+            enable_private_nodes=True, enable_private_endpoint=a.private_endpoint
+        ),
         control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
             dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
-                allow_external_traffic=a.dns_endpoint)),
+                allow_external_traffic=a.dns_endpoint
+            )
+        ),
     )
     if a.authorized_networks:
         out["master_authorized_networks_config"] = gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
-            cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-                cidr_block=c, display_name=f"authorized-{i}") for i, c in enumerate(a.authorized_networks)])
+            cidr_blocks=[
+                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                    cidr_block=c, display_name=f"authorized-{i}"
+                )
+                for i, c in enumerate(a.authorized_networks)
+            ]
+        )
     return out
 
 
@@ -147,7 +184,8 @@ def shielded_config(machine_type: str) -> Optional[gcp.container.NodePoolNodeCon
     if not catalog.supports_secure_boot(machine_type):
         return None
     return gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-        enable_secure_boot=True, enable_integrity_monitoring=True)
+        enable_secure_boot=True, enable_integrity_monitoring=True
+    )
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -156,9 +194,16 @@ class GkeCluster(pulumi.ComponentResource):
     provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
 
-    def __init__(self, name: str, args: ClusterArgs, network: gcp.compute.Network, subnet: gcp.compute.Subnetwork,
-                 node_sa: gcp.serviceaccount.Account, node_sa_bindings: Sequence[pulumi.Resource],
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: ClusterArgs,
+        network: gcp.compute.Network,
+        subnet: gcp.compute.Subnetwork,
+        node_sa: gcp.serviceaccount.Account,
+        node_sa_bindings: Sequence[pulumi.Resource],
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:infra:GkeCluster", name, None, opts)
         a = args
         for warning in a.warnings:
@@ -170,20 +215,21 @@ class GkeCluster(pulumi.ComponentResource):
         with_roles = child_options(self, opts, depends_on=list(node_sa_bindings))
 
         common = dict(
-            name=a.name, location=a.location,
-            network=network.id, subnetwork=subnet.id,
+            name=a.name,
+            location=a.location,
+            network=network.id,
+            subnetwork=subnet.id,
             ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
-                cluster_secondary_range_name=subnet.secondary_ip_ranges.apply(
-                    lambda r: r[0].range_name),
-                services_secondary_range_name=subnet.secondary_ip_ranges.apply(
-                    lambda r: r[1].range_name)),
+                cluster_secondary_range_name=subnet.secondary_ip_ranges.apply(lambda r: r[0].range_name),
+                services_secondary_range_name=subnet.secondary_ip_ranges.apply(lambda r: r[1].range_name),
+            ),
             datapath_provider="ADVANCED_DATAPATH",
-            # The workload namespace's egress allow-lists by host name (workloads/manifests/network_policy.py); GKE Dataplane
-            # V2 only. On an existing Standard cluster GKE asks for a restart of the anetd DaemonSet (README).
+            # The workload namespace's egress allow-lists by host name (workloads/manifests/network_policy.py);
+            # GKE Dataplane V2 only. On an existing Standard cluster GKE asks for a restart of the anetd DaemonSet
+            # (pulumi-gcp 10.2.0 Cluster.enable_fqdn_network_policy docstring).
             enable_fqdn_network_policy=a.fqdn_network_policy,
             enable_multi_networking=True,
-            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                workload_pool=a.workload_pool),
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=a.workload_pool),
             addons_config=_addons(a),
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel=a.release_channel),
             min_master_version=a.gke_version,
@@ -194,51 +240,82 @@ class GkeCluster(pulumi.ComponentResource):
             **_access(a),
         )
         if a.autopilot:
-            self.cluster = gcp.container.Cluster("cluster", gcp.container.ClusterArgs(
-                enable_autopilot=True,
-                cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
-                    auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
-                        service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM])),
-                **common), opts=with_roles)
+            self.cluster = gcp.container.Cluster(
+                "cluster",
+                gcp.container.ClusterArgs(
+                    enable_autopilot=True,
+                    cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
+                        auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+                            service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM]
+                        )
+                    ),
+                    **common,
+                ),
+                opts=with_roles,
+            )
             self.system_pool = None
         else:
-            self.cluster = gcp.container.Cluster("cluster", gcp.container.ClusterArgs(
-                # The default pool is created and then removed (the API requires one at creation); give it our
-                # node identity so not even the transient pool runs as the default compute service account.
-                remove_default_node_pool=True, initial_node_count=1,
-                node_config=gcp.container.ClusterNodeConfigArgs(
-                    service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM]),
-                **common),
-                opts=child_options(self, opts, depends_on=list(node_sa_bindings),
-                                   ignore_changes=["nodeConfig", "initialNodeCount"]))
+            self.cluster = gcp.container.Cluster(
+                "cluster",
+                gcp.container.ClusterArgs(
+                    # The default pool is created and then removed (the API requires one at creation); give it our
+                    # node identity so not even the transient pool runs as the default compute service account.
+                    remove_default_node_pool=True,
+                    initial_node_count=1,
+                    node_config=gcp.container.ClusterNodeConfigArgs(
+                        service_account=node_sa.email, oauth_scopes=[CLOUD_PLATFORM]
+                    ),
+                    **common,
+                ),
+                opts=child_options(
+                    self, opts, depends_on=list(node_sa_bindings), ignore_changes=["nodeConfig", "initialNodeCount"]
+                ),
+            )
             # CPU pool for the Ray head and controllers, in the GPU zone so the head is near its workers.
-            self.system_pool = gcp.container.NodePool("system", gcp.container.NodePoolArgs(
-                name=a.system_pool_name, cluster=self.cluster.id, location=self.cluster.location,
-                node_locations=[a.zone], node_count=a.system_nodes,
-                node_config=gcp.container.NodePoolNodeConfigArgs(
-                    machine_type=a.system_machine_type, service_account=node_sa.email,
-                    oauth_scopes=[CLOUD_PLATFORM], disk_type=catalog.SYSTEM_BOOT_DISK_TYPE,
-                    disk_size_gb=catalog.SYSTEM_BOOT_DISK_GB,
-                    workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
-                        mode="GKE_METADATA"),
-                    shielded_instance_config=shielded_config(a.system_machine_type),
-                    labels={"nemo-rl-gke/role": "system"},
-                    **streaming_node_config(a.image_streaming)),
-                management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True)),
-                opts=with_roles)
+            self.system_pool = gcp.container.NodePool(
+                "system",
+                gcp.container.NodePoolArgs(
+                    name=a.system_pool_name,
+                    cluster=self.cluster.id,
+                    location=self.cluster.location,
+                    node_locations=[a.zone],
+                    node_count=a.system_nodes,
+                    node_config=gcp.container.NodePoolNodeConfigArgs(
+                        machine_type=a.system_machine_type,
+                        service_account=node_sa.email,
+                        oauth_scopes=[CLOUD_PLATFORM],
+                        disk_type=catalog.SYSTEM_BOOT_DISK_TYPE,
+                        disk_size_gb=catalog.SYSTEM_BOOT_DISK_GB,
+                        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                            mode="GKE_METADATA"
+                        ),
+                        shielded_instance_config=shielded_config(a.system_machine_type),
+                        labels={"nemo-rl-gke/role": "system"},
+                        **streaming_node_config(a.image_streaming),
+                    ),
+                    management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+                ),
+                opts=with_roles,
+            )
 
         if a.private_endpoint and a.dns_endpoint:
             # With a private IP endpoint, `pulumi up` reaches the API server through the DNS-based endpoint,
             # which serves a publicly trusted certificate (as `gcloud container clusters get-credentials
             # --dns-endpoint` writes it): no cluster CA in the kubeconfig.
-            self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
-                self.cluster.name, self.cluster.control_plane_endpoints_config.apply(
-                    lambda c: c.dns_endpoint_config.endpoint),
-            ).apply(lambda v: kubeconfig(v[0], v[1], None)))
+            self.kubeconfig = pulumi.Output.secret(
+                pulumi.Output.all(
+                    self.cluster.name,
+                    self.cluster.control_plane_endpoints_config.apply(lambda c: c.dns_endpoint_config.endpoint),
+                ).apply(lambda v: kubeconfig(v[0], v[1], None))
+            )
         else:
-            self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
-                self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate,
-            ).apply(lambda v: kubeconfig(v[0], v[1], v[2])))
+            self.kubeconfig = pulumi.Output.secret(
+                pulumi.Output.all(
+                    self.cluster.name,
+                    self.cluster.endpoint,
+                    self.cluster.master_auth.cluster_ca_certificate,
+                ).apply(lambda v: kubeconfig(v[0], v[1], v[2]))
+            )
         # Every Kubernetes object takes this provider explicitly; default providers are disabled in Pulumi.yaml.
         # Not `delete_unreachable`: set permanently, a refresh against an unreachable cluster (expired
         # credentials, a missing auth plugin) would silently drop every Kubernetes object from the state. When
@@ -256,13 +333,28 @@ def kubeconfig(name: str, endpoint: str, ca: Optional[str]) -> str:
     cluster = {"server": f"https://{endpoint}"}
     if ca is not None:
         cluster["certificate-authority-data"] = ca
-    return json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": ctx,
-        "clusters": [{"name": ctx, "cluster": cluster}],
-        "contexts": [{"name": ctx, "context": {"cluster": ctx, "user": ctx}}],
-        "users": [{"name": ctx, "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1",
-            "command": "gke-gcloud-auth-plugin",
-            "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
-            "provideClusterInfo": True}}}],
-    }, sort_keys=True)
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": ctx,
+            "clusters": [{"name": ctx, "cluster": cluster}],
+            "contexts": [{"name": ctx, "context": {"cluster": ctx, "user": ctx}}],
+            "users": [
+                {
+                    "name": ctx,
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "gke-gcloud-auth-plugin",
+                            "installHint": (
+                                "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin"
+                            ),
+                            "provideClusterInfo": True,
+                        }
+                    },
+                }
+            ],
+        },
+        sort_keys=True,
+    )

@@ -10,6 +10,7 @@ component passes the JSON to a `gcp.monitoring.Dashboard`. Charts:
 Every metric comes from `METRICS`, the one catalog that names each metric's monitored resource, labels and the
 document that defines it. Nothing is fetched: the sources are notes for the reader.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,12 +25,13 @@ SRC_RESOURCES = "https://cloud.google.com/monitoring/api/resources"
 SRC_PROMETHEUS_TARGET = "https://cloud.google.com/monitoring/agent/ops-agent/prometheus#prometheus_target"
 # Managed Prometheus writes `prometheus.googleapis.com/<name>/<kind>` on prometheus_target, filtered by
 # project_id/location/cluster/namespace/instance as in Google's own end-to-end test of the collector.
-SRC_GMP_NAMING = ("https://github.com/GoogleCloudPlatform/prometheus-engine/blob/main/e2e/collector_test.go "
-                  "(metric.type=\"prometheus.googleapis.com/up/gauge\" on resource.type=\"prometheus_target\")")
+SRC_GMP_NAMING = (
+    "https://github.com/GoogleCloudPlatform/prometheus-engine/blob/main/e2e/collector_test.go "
+    '(metric.type="prometheus.googleapis.com/up/gauge" on resource.type="prometheus_target")'
+)
 SRC_DCGM_GMP = "https://cloud.google.com/stackdriver/docs/managed-prometheus/exporters/nvidia-dcgm"
 SRC_DCGM_COUNTERS = "https://github.com/NVIDIA/dcgm-exporter/blob/main/etc/default-counters.csv"
-SRC_RAY_GKE = ("https://cloud.google.com/kubernetes-engine/docs/add-on/ray-on-gke/how-to/"
-               "collect-view-logs-metrics")
+SRC_RAY_GKE = "https://cloud.google.com/kubernetes-engine/docs/add-on/ray-on-gke/how-to/collect-view-logs-metrics"
 SRC_RAY_METRICS = "https://docs.ray.io/en/latest/ray-observability/reference/system-metrics.html"
 
 
@@ -45,55 +47,101 @@ class MonitoredResource:
 class Metric:
     type: str
     resource: MonitoredResource
-    kind: str                 # GAUGE / DELTA, as the metric descriptor says
+    kind: str  # GAUGE / DELTA, as the metric descriptor says
     unit: str
-    labels: tuple[str, ...]   # metric labels usable in filters and groupByFields
+    labels: tuple[str, ...]  # metric labels usable in filters and groupByFields
     description: str
     sources: tuple[str, ...]
 
 
 LUSTRE_INSTANCE = MonitoredResource(
-    "lustre.googleapis.com/Instance", ("resource_container", "location", "instance_id"), SRC_RESOURCES)
+    "lustre.googleapis.com/Instance", ("resource_container", "location", "instance_id"), SRC_RESOURCES
+)
 # For GKE Managed Prometheus `cluster` is the GKE cluster name, `location` the cluster's location and
 # `namespace` the namespace of the scraped pod.
 PROMETHEUS_TARGET = MonitoredResource(
-    "prometheus_target", ("project_id", "location", "cluster", "namespace", "job", "instance"),
-    SRC_PROMETHEUS_TARGET)
+    "prometheus_target", ("project_id", "location", "cluster", "namespace", "job", "instance"), SRC_PROMETHEUS_TARGET
+)
 
-_LUSTRE_TARGET_LABELS = ("component", "target")   # component: "ost" or "mdt"; target: the device name
+_LUSTRE_TARGET_LABELS = ("component", "target")  # component: "ost" or "mdt"; target: the device name
 
-METRICS: dict[str, Metric] = {m.type: m for m in (
-    Metric("lustre.googleapis.com/instance/read_bytes_total", LUSTRE_INSTANCE, "DELTA", "By",
-           _LUSTRE_TARGET_LABELS + ("operation",),
-           "Data bytes read from one OST; sampled every 60 s, visible after up to 120 s.",
-           (SRC_LUSTRE_METRICS, SRC_LUSTRE_MONITORING)),
-    Metric("lustre.googleapis.com/instance/write_bytes_total", LUSTRE_INSTANCE, "DELTA", "By",
-           _LUSTRE_TARGET_LABELS + ("operation",),
-           "Data bytes written to one OST; sampled every 60 s, visible after up to 120 s.",
-           (SRC_LUSTRE_METRICS, SRC_LUSTRE_MONITORING)),
-    Metric("lustre.googleapis.com/instance/capacity_bytes", LUSTRE_INSTANCE, "GAUGE", "By", _LUSTRE_TARGET_LABELS,
-           "Bytes provisioned for one Lustre target; sum the OSTs for the data capacity.",
-           (SRC_LUSTRE_METRICS,)),
-    Metric("lustre.googleapis.com/instance/available_bytes", LUSTRE_INSTANCE, "GAUGE", "By", _LUSTRE_TARGET_LABELS,
-           "Bytes of one target available to non-root users (what the Ray pods can still write).",
-           (SRC_LUSTRE_METRICS,)),
-    Metric("prometheus.googleapis.com/DCGM_FI_DEV_GPU_UTIL/gauge", PROMETHEUS_TARGET, "GAUGE", "%",
-           ("gpu", "UUID"),
-           "GPU utilisation (in %), one series per GPU, from the DCGM exporter.",
-           (SRC_DCGM_COUNTERS, SRC_DCGM_GMP, SRC_GMP_NAMING)),
-    Metric("prometheus.googleapis.com/DCGM_FI_DEV_FB_USED/gauge", PROMETHEUS_TARGET, "GAUGE", "MiBy",
-           ("gpu", "UUID"),
-           "Framebuffer (GPU) memory used, in MiB, one series per GPU, from the DCGM exporter.",
-           (SRC_DCGM_COUNTERS, SRC_DCGM_GMP, SRC_GMP_NAMING)),
-    Metric("prometheus.googleapis.com/ray_actors/gauge", PROMETHEUS_TARGET, "GAUGE", "1",
-           ("Name", "State", "SessionName", "JobId"),
-           "Current number of actors by State (e.g. ALIVE, DEAD, RESTARTING) and class Name.",
-           (SRC_RAY_METRICS, SRC_RAY_GKE, SRC_GMP_NAMING)),
-    Metric("prometheus.googleapis.com/ray_tasks/gauge", PROMETHEUS_TARGET, "GAUGE", "1",
-           ("Name", "State", "IsRetry", "SessionName", "JobId"),
-           "Current number of tasks (remote functions and actor calls) by State (RUNNING, FINISHED, FAILED...).",
-           (SRC_RAY_METRICS, SRC_RAY_GKE, SRC_GMP_NAMING)),
-)}
+METRICS: dict[str, Metric] = {
+    m.type: m
+    for m in (
+        Metric(
+            "lustre.googleapis.com/instance/read_bytes_total",
+            LUSTRE_INSTANCE,
+            "DELTA",
+            "By",
+            _LUSTRE_TARGET_LABELS + ("operation",),
+            "Data bytes read from one OST; sampled every 60 s, visible after up to 120 s.",
+            (SRC_LUSTRE_METRICS, SRC_LUSTRE_MONITORING),
+        ),
+        Metric(
+            "lustre.googleapis.com/instance/write_bytes_total",
+            LUSTRE_INSTANCE,
+            "DELTA",
+            "By",
+            _LUSTRE_TARGET_LABELS + ("operation",),
+            "Data bytes written to one OST; sampled every 60 s, visible after up to 120 s.",
+            (SRC_LUSTRE_METRICS, SRC_LUSTRE_MONITORING),
+        ),
+        Metric(
+            "lustre.googleapis.com/instance/capacity_bytes",
+            LUSTRE_INSTANCE,
+            "GAUGE",
+            "By",
+            _LUSTRE_TARGET_LABELS,
+            "Bytes provisioned for one Lustre target; sum the OSTs for the data capacity.",
+            (SRC_LUSTRE_METRICS,),
+        ),
+        Metric(
+            "lustre.googleapis.com/instance/available_bytes",
+            LUSTRE_INSTANCE,
+            "GAUGE",
+            "By",
+            _LUSTRE_TARGET_LABELS,
+            "Bytes of one target available to non-root users (what the Ray pods can still write).",
+            (SRC_LUSTRE_METRICS,),
+        ),
+        Metric(
+            "prometheus.googleapis.com/DCGM_FI_DEV_GPU_UTIL/gauge",
+            PROMETHEUS_TARGET,
+            "GAUGE",
+            "%",
+            ("gpu", "UUID"),
+            "GPU utilisation (in %), one series per GPU, from the DCGM exporter.",
+            (SRC_DCGM_COUNTERS, SRC_DCGM_GMP, SRC_GMP_NAMING),
+        ),
+        Metric(
+            "prometheus.googleapis.com/DCGM_FI_DEV_FB_USED/gauge",
+            PROMETHEUS_TARGET,
+            "GAUGE",
+            "MiBy",
+            ("gpu", "UUID"),
+            "Framebuffer (GPU) memory used, in MiB, one series per GPU, from the DCGM exporter.",
+            (SRC_DCGM_COUNTERS, SRC_DCGM_GMP, SRC_GMP_NAMING),
+        ),
+        Metric(
+            "prometheus.googleapis.com/ray_actors/gauge",
+            PROMETHEUS_TARGET,
+            "GAUGE",
+            "1",
+            ("Name", "State", "SessionName", "JobId"),
+            "Current number of actors by State (e.g. ALIVE, DEAD, RESTARTING) and class Name.",
+            (SRC_RAY_METRICS, SRC_RAY_GKE, SRC_GMP_NAMING),
+        ),
+        Metric(
+            "prometheus.googleapis.com/ray_tasks/gauge",
+            PROMETHEUS_TARGET,
+            "GAUGE",
+            "1",
+            ("Name", "State", "IsRetry", "SessionName", "JobId"),
+            "Current number of tasks (remote functions and actor calls) by State (RUNNING, FINISHED, FAILED...).",
+            (SRC_RAY_METRICS, SRC_RAY_GKE, SRC_GMP_NAMING),
+        ),
+    )
+}
 
 LUSTRE_READ = "lustre.googleapis.com/instance/read_bytes_total"
 LUSTRE_WRITE = "lustre.googleapis.com/instance/write_bytes_total"
@@ -114,8 +162,10 @@ class Aggregation:
     group_by_fields: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"alignmentPeriod": f"{self.alignment_period_s}s",
-                               "perSeriesAligner": self.per_series_aligner}
+        out: dict[str, Any] = {
+            "alignmentPeriod": f"{self.alignment_period_s}s",
+            "perSeriesAligner": self.per_series_aligner,
+        }
         if self.cross_series_reducer:
             out["crossSeriesReducer"] = self.cross_series_reducer
         if self.group_by_fields:
@@ -126,7 +176,7 @@ class Aggregation:
 @dataclass(frozen=True)
 class TimeSeriesFilter:
     metric_type: str
-    selectors: tuple[tuple[str, str], ...]   # (field, value) pairs ANDed after metric.type and resource.type
+    selectors: tuple[tuple[str, str], ...]  # (field, value) pairs ANDed after metric.type and resource.type
     aggregation: Aggregation
 
     def __post_init__(self):
@@ -158,8 +208,7 @@ class DataSet:
     min_alignment_period_s: Optional[int] = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"timeSeriesQuery": self.query.to_json(), "plotType": self.plot_type,
-                               "targetAxis": "Y1"}
+        out: dict[str, Any] = {"timeSeriesQuery": self.query.to_json(), "plotType": self.plot_type, "targetAxis": "Y1"}
         if self.legend_template:
             out["legendTemplate"] = self.legend_template
         if self.min_alignment_period_s:
@@ -183,9 +232,11 @@ class XyChart:
     thresholds: tuple[Threshold, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"dataSets": [d.to_json() for d in self.data_sets],
-                               "yAxis": {"label": self.y_label, "scale": "LINEAR"},
-                               "chartOptions": {"mode": "COLOR"}}
+        out: dict[str, Any] = {
+            "dataSets": [d.to_json() for d in self.data_sets],
+            "yAxis": {"label": self.y_label, "scale": "LINEAR"},
+            "chartOptions": {"mode": "COLOR"},
+        }
         if self.thresholds:
             out["thresholds"] = [t.to_json() for t in self.thresholds]
         return out
@@ -209,8 +260,13 @@ class Tile:
     widget: Widget
 
     def to_json(self) -> dict[str, Any]:
-        return {"xPos": self.x_pos, "yPos": self.y_pos, "width": self.width, "height": self.height,
-                "widget": self.widget.to_json()}
+        return {
+            "xPos": self.x_pos,
+            "yPos": self.y_pos,
+            "width": self.width,
+            "height": self.height,
+            "widget": self.widget.to_json(),
+        }
 
 
 @dataclass(frozen=True)
@@ -252,19 +308,37 @@ def _lustre(instance: str, zone: str, *extra: tuple[str, str]) -> tuple[tuple[st
 
 
 def _gke(project: str, cluster: str, location: str, *extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
-    return (("resource.label.project_id", project), ("resource.label.cluster", cluster),
-            ("resource.label.location", location)) + extra
+    return (
+        ("resource.label.project_id", project),
+        ("resource.label.cluster", cluster),
+        ("resource.label.location", location),
+    ) + extra
 
 
-def build_dashboard(*, display_name: str, project: str, cluster_name: str, cluster_location: str,
-                    lustre_instance: str, lustre_zone: str, namespace: str, ray_cluster_name: str,
-                    lustre_throughput_bytes_per_s: Optional[float] = None) -> dict[str, Any]:
+def build_dashboard(
+    *,
+    display_name: str,
+    project: str,
+    cluster_name: str,
+    cluster_location: str,
+    lustre_instance: str,
+    lustre_zone: str,
+    namespace: str,
+    ray_cluster_name: str,
+    lustre_throughput_bytes_per_s: Optional[float] = None,
+) -> dict[str, Any]:
     """The dashboard as the v1 REST body. `lustre_throughput_bytes_per_s` (the instance's provisioned
     aggregate, see catalog.LustreTier.throughput_bytes_per_s) draws the ceiling on the throughput charts."""
-    for name, value in (("display_name", display_name), ("project", project), ("cluster_name", cluster_name),
-                        ("cluster_location", cluster_location), ("lustre_instance", lustre_instance),
-                        ("lustre_zone", lustre_zone), ("namespace", namespace),
-                        ("ray_cluster_name", ray_cluster_name)):
+    for name, value in (
+        ("display_name", display_name),
+        ("project", project),
+        ("cluster_name", cluster_name),
+        ("cluster_location", cluster_location),
+        ("lustre_instance", lustre_instance),
+        ("lustre_zone", lustre_zone),
+        ("namespace", namespace),
+        ("ray_cluster_name", ray_cluster_name),
+    ):
         if not value:
             raise ValueError(f"build_dashboard: {name} must not be empty")
 
@@ -273,61 +347,120 @@ def build_dashboard(*, display_name: str, project: str, cluster_name: str, clust
     rate = Aggregation(TREND_ALIGNMENT_S, "ALIGN_RATE", "REDUCE_SUM", per_instance)
     ceiling: tuple[Threshold, ...] = ()
     if lustre_throughput_bytes_per_s:
-        ceiling = (Threshold(lustre_throughput_bytes_per_s,
-                             f"provisioned {lustre_throughput_bytes_per_s / 1e9:.3g} GB/s"),)
+        ceiling = (
+            Threshold(lustre_throughput_bytes_per_s, f"provisioned {lustre_throughput_bytes_per_s / 1e9:.3g} GB/s"),
+        )
 
     def chart(title, metric_type, selectors, aggregation, y_label, legend, thresholds=(), min_align=None):
-        return Widget(title, XyChart((DataSet(TimeSeriesQuery(TimeSeriesFilter(metric_type, selectors, aggregation)),
-                                              legend, min_alignment_period_s=min_align),), y_label, thresholds))
+        return Widget(
+            title,
+            XyChart(
+                (
+                    DataSet(
+                        TimeSeriesQuery(TimeSeriesFilter(metric_type, selectors, aggregation)),
+                        legend,
+                        min_alignment_period_s=min_align,
+                    ),
+                ),
+                y_label,
+                thresholds,
+            ),
+        )
 
-    read = chart(f"Lustre read throughput: {lustre_instance}", LUSTRE_READ, lustre, rate, "bytes/s",
-                 "read ${resource.labels.instance_id}", ceiling)
-    write = chart(f"Lustre write throughput: {lustre_instance}", LUSTRE_WRITE, lustre, rate, "bytes/s",
-                  "write ${resource.labels.instance_id}", ceiling)
+    read = chart(
+        f"Lustre read throughput: {lustre_instance}",
+        LUSTRE_READ,
+        lustre,
+        rate,
+        "bytes/s",
+        "read ${resource.labels.instance_id}",
+        ceiling,
+    )
+    write = chart(
+        f"Lustre write throughput: {lustre_instance}",
+        LUSTRE_WRITE,
+        lustre,
+        rate,
+        "bytes/s",
+        "write ${resource.labels.instance_id}",
+        ceiling,
+    )
 
     # Checkpoint bursts: a DELTA metric under ALIGN_MAX keeps the busiest 60 s sample of each OST in a window,
     # so when the console widens the alignment for a long time range the burst stays visible (ALIGN_RATE would
     # average it away). Summed over OSTs it reads as bytes written in the peak minute.
     bursts_threshold: tuple[Threshold, ...] = ()
     if lustre_throughput_bytes_per_s:
-        bursts_threshold = (Threshold(lustre_throughput_bytes_per_s * LUSTRE_SAMPLE_S,
-                                      f"provisioned x {LUSTRE_SAMPLE_S} s"),)
-    bursts = chart(f"Checkpoint bursts: peak Lustre writes per {LUSTRE_SAMPLE_S} s on {lustre_instance}",
-                   LUSTRE_WRITE, lustre,
-                   Aggregation(LUSTRE_SAMPLE_S, "ALIGN_MAX", "REDUCE_SUM", per_instance),
-                   f"bytes per {LUSTRE_SAMPLE_S} s", "peak write ${resource.labels.instance_id}",
-                   bursts_threshold, min_align=LUSTRE_SAMPLE_S)
+        bursts_threshold = (
+            Threshold(lustre_throughput_bytes_per_s * LUSTRE_SAMPLE_S, f"provisioned x {LUSTRE_SAMPLE_S} s"),
+        )
+    bursts = chart(
+        f"Checkpoint bursts: peak Lustre writes per {LUSTRE_SAMPLE_S} s on {lustre_instance}",
+        LUSTRE_WRITE,
+        lustre,
+        Aggregation(LUSTRE_SAMPLE_S, "ALIGN_MAX", "REDUCE_SUM", per_instance),
+        f"bytes per {LUSTRE_SAMPLE_S} s",
+        "peak write ${resource.labels.instance_id}",
+        bursts_threshold,
+        min_align=LUSTRE_SAMPLE_S,
+    )
 
     # Data capacity is the OSTs'; the MDTs hold metadata. Used = provisioned - available (no filter arithmetic
     # in a plain timeSeriesFilter, so both lines are drawn).
     osts = _lustre(lustre_instance, lustre_zone, ("metric.label.component", "ost"))
     gauge_sum = Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_SUM", per_instance)
-    capacity = Widget(f"Lustre capacity (OSTs): provisioned vs available on {lustre_instance}", XyChart((
-        DataSet(TimeSeriesQuery(TimeSeriesFilter(LUSTRE_CAPACITY, osts, gauge_sum)), "provisioned"),
-        DataSet(TimeSeriesQuery(TimeSeriesFilter(LUSTRE_AVAILABLE, osts, gauge_sum)), "available"),
-    ), "bytes"))
+    capacity = Widget(
+        f"Lustre capacity (OSTs): provisioned vs available on {lustre_instance}",
+        XyChart(
+            (
+                DataSet(TimeSeriesQuery(TimeSeriesFilter(LUSTRE_CAPACITY, osts, gauge_sum)), "provisioned"),
+                DataSet(TimeSeriesQuery(TimeSeriesFilter(LUSTRE_AVAILABLE, osts, gauge_sum)), "available"),
+            ),
+            "bytes",
+        ),
+    )
 
     # The DCGM exporter is a DaemonSet in a system namespace, not the workload's: one scrape target
     # (resource.label.instance) per GPU node, and no namespace filter.
     gke = _gke(project, cluster_name, cluster_location)
     per_node = ("resource.label.instance",)
-    gpu_util = chart(f"GPU utilisation per node: {cluster_name}", GPU_UTIL, gke,
-                     Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_MEAN", per_node), "% (mean of GPUs)",
-                     "${resource.labels.instance}")
-    gpu_mem = chart(f"GPU memory used per node: {cluster_name}", GPU_FB_USED, gke,
-                    Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_SUM", per_node), "MiB (sum of GPUs)",
-                    "${resource.labels.instance}")
+    gpu_util = chart(
+        f"GPU utilisation per node: {cluster_name}",
+        GPU_UTIL,
+        gke,
+        Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_MEAN", per_node),
+        "% (mean of GPUs)",
+        "${resource.labels.instance}",
+    )
+    gpu_mem = chart(
+        f"GPU memory used per node: {cluster_name}",
+        GPU_FB_USED,
+        gke,
+        Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_SUM", per_node),
+        "MiB (sum of GPUs)",
+        "${resource.labels.instance}",
+    )
 
     # Ray pods live in the workload namespace; the RayCluster name is not a documented label of the scraped
     # series, so cluster + namespace scope the Ray charts to this stack.
     ray = _gke(project, cluster_name, cluster_location, ("resource.label.namespace", namespace))
     by_state = ("metric.label.State",)
-    actors = chart(f"Ray actors by state: {ray_cluster_name} ({cluster_name}/{namespace})", RAY_ACTORS, ray,
-                   Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_SUM", by_state), "actors",
-                   "${metric.labels.State}")
-    tasks = chart(f"Ray tasks by state: {ray_cluster_name} ({cluster_name}/{namespace})", RAY_TASKS, ray,
-                  Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_SUM", by_state), "tasks",
-                  "${metric.labels.State}")
+    actors = chart(
+        f"Ray actors by state: {ray_cluster_name} ({cluster_name}/{namespace})",
+        RAY_ACTORS,
+        ray,
+        Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_SUM", by_state),
+        "actors",
+        "${metric.labels.State}",
+    )
+    tasks = chart(
+        f"Ray tasks by state: {ray_cluster_name} ({cluster_name}/{namespace})",
+        RAY_TASKS,
+        ray,
+        Aggregation(TREND_ALIGNMENT_S, "ALIGN_MEAN", "REDUCE_SUM", by_state),
+        "tasks",
+        "${metric.labels.State}",
+    )
 
     rows = [(read, write), (bursts,), (capacity, gpu_util), (gpu_mem, actors), (tasks,)]
     tiles: list[Tile] = []
@@ -344,13 +477,23 @@ def dashboard_json(**kwargs: Any) -> str:
 
 def chart_filters(dashboard: dict[str, Any]) -> list[tuple[str, str]]:
     """(chart title, filter) for every data set of a rendered dashboard."""
-    return [(t["widget"]["title"], d["timeSeriesQuery"]["timeSeriesFilter"]["filter"])
-            for t in dashboard["mosaicLayout"]["tiles"] for d in t["widget"]["xyChart"]["dataSets"]]
+    return [
+        (t["widget"]["title"], d["timeSeriesQuery"]["timeSeriesFilter"]["filter"])
+        for t in dashboard["mosaicLayout"]["tiles"]
+        for d in t["widget"]["xyChart"]["dataSets"]
+    ]
 
 
 # --- logs and links --------------------------------------------------------------------------------------
-def driver_logs_query(*, project: str, cluster_name: str, namespace: str, ray_cluster_name: str,
-                      submission_id: Optional[str] = None, cluster_owned_by_job: bool = False) -> str:
+def driver_logs_query(
+    *,
+    project: str,
+    cluster_name: str,
+    namespace: str,
+    ray_cluster_name: str,
+    submission_id: Optional[str] = None,
+    cluster_owned_by_job: bool = False,
+) -> str:
     """Cloud Logging query for the Ray job driver's logs on this stack's Ray head.
 
     With the add-on's Ray log collection on (`ray_cluster_logging_config`), GKE ships the Ray log files as
@@ -365,11 +508,17 @@ def driver_logs_query(*, project: str, cluster_name: str, namespace: str, ray_cl
         f"resource.labels.namespace_name={_quote(namespace)}",
         # A RayJob that owns its cluster names it `<rayjob>-<random suffix>`: match the prefix (names are
         # lowercase RFC 1035, nothing to escape in the regular expression).
-        (f'labels."k8s-pod/ray_io/cluster"=~{_quote("^" + ray_cluster_name + "-")}'
-         if cluster_owned_by_job else f'labels."k8s-pod/ray_io/cluster"={_quote(ray_cluster_name)}'),
+        (
+            f'labels."k8s-pod/ray_io/cluster"=~{_quote("^" + ray_cluster_name + "-")}'
+            if cluster_owned_by_job
+            else f'labels."k8s-pod/ray_io/cluster"={_quote(ray_cluster_name)}'
+        ),
         'labels."k8s-pod/ray_io/node-type"="head"',
-        (f"jsonPayload.ray_submission_id={_quote(submission_id)}" if submission_id
-         else "jsonPayload.ray_submission_id:*"),
+        (
+            f"jsonPayload.ray_submission_id={_quote(submission_id)}"
+            if submission_id
+            else "jsonPayload.ray_submission_id:*"
+        ),
     ]
     return "\n".join(lines)
 
@@ -383,9 +532,11 @@ def dashboard_url(project: str, dashboard_id: Any) -> Any:
     dash = str(dashboard_id).rstrip("/").rsplit("/", 1)[-1]
     if not dash or not project:
         raise ValueError("dashboard_url needs a project and a dashboard id")
-    return (f"https://console.cloud.google.com/monitoring/dashboards/custom/{quote(dash, safe='')}"
-            f"?project={quote(project, safe='')}")
+    return (
+        f"https://console.cloud.google.com/monitoring/dashboards/custom/{quote(dash, safe='')}"
+        f"?project={quote(project, safe='')}"
+    )
 
 
 def _quote(value: str) -> str:
-    return json.dumps(str(value))   # double quotes with \" and \\ escaped, as the filter grammars expect
+    return json.dumps(str(value))  # double quotes with \" and \\ escaped, as the filter grammars expect

@@ -7,6 +7,7 @@ logs off the Hyperdisk boot disk. A GPU pool passes `ephemeral_storage_local_ssd
 changes to it "as they are tied to machine types"), lists LOCAL_SSD_IGNORE_CHANGES in `ignore_changes`.
 Autopilot has no node pools; see the README for what it does with local SSDs.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -20,7 +21,8 @@ LOCAL_SSD_IGNORE_CHANGES = "nodeConfig.ephemeralStorageLocalSsdConfig"
 
 
 def ephemeral_storage_local_ssd(
-        machine_type: str) -> Optional[gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs]:
+    machine_type: str,
+) -> Optional[gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs]:
     """The pool's ephemeral-storage config for this machine type, or None when it bundles no local SSDs."""
     count = catalog.LOCAL_SSD_COUNT.get(machine_type)
     if not count:

@@ -7,6 +7,7 @@ images of the default stacks come from nvcr.io and Google's public repositories,
 cluster and its pools must wait for the bindings, not just the account: a node that boots before its roles exist
 cannot write logs or pull images.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,7 +39,7 @@ class NodeIdentityArgs:
     account_id: str
     cluster_name: str
     roles: tuple[str, ...] = NODE_ROLES
-    image_repository: Optional[RepositoryRef] = None   # the nodes pull from it (roles/artifactregistry.reader)
+    image_repository: Optional[RepositoryRef] = None  # the nodes pull from it (roles/artifactregistry.reader)
 
     @classmethod
     def of(cls, s: Settings) -> "NodeIdentityArgs":
@@ -49,8 +50,13 @@ class NodeIdentityArgs:
         m = re.fullmatch(catalog.ARTIFACT_REGISTRY_REPO_RE, s.startup.image_repository or "")
         if s.image_streaming and m is not None:
             repo = RepositoryRef(m["location"], m["project"], m["repository"])
-        return cls(project=s.gcp_project, account_id=s.names.node_service_account, cluster_name=s.names.cluster,
-                   roles=NODE_ROLES + extra, image_repository=repo)
+        return cls(
+            project=s.gcp_project,
+            account_id=s.names.node_service_account,
+            cluster_name=s.names.cluster,
+            roles=NODE_ROLES + extra,
+            image_repository=repo,
+        )
 
 
 class NodeIdentity(pulumi.ComponentResource):
@@ -62,19 +68,33 @@ class NodeIdentity(pulumi.ComponentResource):
         # The account calls the IAM API, the bindings the Resource Manager API: both wait for the component's deps.
         child = child_options(self, opts)
         self.account = gcp.serviceaccount.Account(
-            "nodes", gcp.serviceaccount.AccountArgs(
-                account_id=args.account_id,
-                display_name=f"GKE nodes of {args.cluster_name}"), opts=child)
+            "nodes",
+            gcp.serviceaccount.AccountArgs(
+                account_id=args.account_id, display_name=f"GKE nodes of {args.cluster_name}"
+            ),
+            opts=child,
+        )
         self.bindings = [
             gcp.projects.IAMMember(
-                f"nodes-{role.split('/')[1]}", gcp.projects.IAMMemberArgs(
-                    project=args.project, role=role, member=self.account.member), opts=child)
+                f"nodes-{role.split('/')[1]}",
+                gcp.projects.IAMMemberArgs(project=args.project, role=role, member=self.account.member),
+                opts=child,
+            )
             for role in args.roles
         ]
         if args.image_repository is not None:
             r = args.image_repository
-            self.bindings.append(gcp.artifactregistry.RepositoryIamMember(
-                "nodes-image-repository-reader", gcp.artifactregistry.RepositoryIamMemberArgs(
-                    project=r.project, location=r.location, repository=r.repository,
-                    role=catalog.ARTIFACT_REGISTRY_READER_ROLE, member=self.account.member), opts=child))
+            self.bindings.append(
+                gcp.artifactregistry.RepositoryIamMember(
+                    "nodes-image-repository-reader",
+                    gcp.artifactregistry.RepositoryIamMemberArgs(
+                        project=r.project,
+                        location=r.location,
+                        repository=r.repository,
+                        role=catalog.ARTIFACT_REGISTRY_READER_ROLE,
+                        member=self.account.member,
+                    ),
+                    opts=child,
+                )
+            )
         self.register_outputs({"email": self.account.email})

@@ -6,6 +6,7 @@ explicitly (core.catalog, image streaming). Without it the pools leave `image_ty
 the same image, so switching streaming on or off changes nothing else. Autopilot needs neither: its nodes use
 this image and stream eligible images on their own.
 """
+
 from __future__ import annotations
 
 import pulumi_gcp as gcp
@@ -17,5 +18,7 @@ def streaming_node_config(enabled: bool) -> dict:
     """Keyword arguments for `NodePoolNodeConfigArgs`: empty unless streaming is on."""
     if not enabled:
         return {}
-    return {"image_type": catalog.IMAGE_STREAMING_NODE_IMAGE,
-            "gcfs_config": gcp.container.NodePoolNodeConfigGcfsConfigArgs(enabled=True)}
+    return {
+        "image_type": catalog.IMAGE_STREAMING_NODE_IMAGE,
+        "gcfs_config": gcp.container.NodePoolNodeConfigGcfsConfigArgs(enabled=True),
+    }

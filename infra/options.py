@@ -4,6 +4,7 @@ Pulumi does not pass a component's `depends_on` on to the resources inside it (t
 component alone), so a component whose own resources call a Google API must repeat it on them. `__main__`
 gives the components that create the first resource of an API `depends_on=[<API propagation wait>]`.
 """
+
 from __future__ import annotations
 
 from typing import Optional

@@ -12,6 +12,7 @@ Manager API, is an output-form invoke that depends on it too.
 What cannot be declared: the Service Usage API itself (needed to enable the others; on by default in new
 projects) and GPU / Lustre quota (requested by hand). The README says so.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from core.settings import Settings
 class ProjectServicesArgs:
     project: str
     apis: tuple[str, ...]
-    propagation_wait: str      # Go duration, e.g. "90s"
+    propagation_wait: str  # Go duration, e.g. "90s"
 
     @classmethod
     def of(cls, s: Settings) -> "ProjectServicesArgs":
@@ -47,22 +48,30 @@ class ProjectServices(pulumi.ComponentResource):
         super().__init__("nemo-rl-gke:infra:ProjectServices", name, None, opts)
         self.services = {
             api: gcp.projects.Service(
-                api.split(".")[0], gcp.projects.ServiceArgs(
-                    project=args.project, service=api,
+                api.split(".")[0],
+                gcp.projects.ServiceArgs(
+                    project=args.project,
+                    service=api,
                     # Never disable on destroy: the API may serve other stacks or resources in the project.
                     disable_on_destroy=False,
                     # Leave dependent services alone when this resource is removed (it disables nothing anyway).
-                    disable_dependent_services=False),
-                opts=pulumi.ResourceOptions(parent=self))
+                    disable_dependent_services=False,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
             for api in sorted(args.apis)
         }
         self.ready = time.Sleep(
-            "api-propagation", time.SleepArgs(
+            "api-propagation",
+            time.SleepArgs(
                 create_duration=args.propagation_wait,
                 # Sleep again when the set of APIs changes (a newly added API needs the same grace).
-                triggers={"apis": ",".join(sorted(args.apis))}),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.services.values())))
+                triggers={"apis": ",".join(sorted(args.apis))},
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.services.values())),
+        )
         project = gcp.organizations.get_project_output(
-            project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.ready]))
+            project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.ready])
+        )
         self.project_number = project.number
         self.register_outputs({"apis": sorted(args.apis), "projectNumber": self.project_number})

@@ -10,6 +10,7 @@ instance (`lustreOnDestroy: retain`), the range, the connection and the primary 
 kept data stays reachable. `update_on_creation_fail` makes a re-create adopt an existing connection (the seeds'
 `connect || update --force`).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -36,9 +37,13 @@ class PsaArgs:
 
     @classmethod
     def of(cls, s: Settings) -> "PsaArgs":
-        return cls(range_name=s.names.psa_range, firewall_name=s.names.lustre_firewall,
-                   psa_cidr=s.network.psa_cidr, lustre_port=s.lustre.port,
-                   keep_on_destroy=s.teardown.lustre_on_destroy == "retain")
+        return cls(
+            range_name=s.names.psa_range,
+            firewall_name=s.names.lustre_firewall,
+            psa_cidr=s.network.psa_cidr,
+            lustre_port=s.lustre.port,
+            keep_on_destroy=s.teardown.lustre_on_destroy == "retain",
+        )
 
 
 class PrivateServiceAccess(pulumi.ComponentResource):
@@ -46,8 +51,9 @@ class PrivateServiceAccess(pulumi.ComponentResource):
     connection: gcp.servicenetworking.Connection
     lustre_firewall: gcp.compute.Firewall
 
-    def __init__(self, name: str, args: PsaArgs, network: gcp.compute.Network,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self, name: str, args: PsaArgs, network: gcp.compute.Network, opts: Optional[pulumi.ResourceOptions] = None
+    ):
         super().__init__("nemo-rl-gke:infra:PrivateServiceAccess", name, None, opts)
         a = args
         child = pulumi.ResourceOptions(parent=self)
@@ -55,21 +61,39 @@ class PrivateServiceAccess(pulumi.ComponentResource):
         psa = ipaddress.ip_network(a.psa_cidr)
 
         self.address = gcp.compute.GlobalAddress(
-            "psa-range", gcp.compute.GlobalAddressArgs(
-                name=a.range_name, purpose="VPC_PEERING", address_type="INTERNAL",
-                address=str(psa.network_address), prefix_length=psa.prefixlen, network=network.id),
-            opts=keep)
+            "psa-range",
+            gcp.compute.GlobalAddressArgs(
+                name=a.range_name,
+                purpose="VPC_PEERING",
+                address_type="INTERNAL",
+                address=str(psa.network_address),
+                prefix_length=psa.prefixlen,
+                network=network.id,
+            ),
+            opts=keep,
+        )
         self.connection = gcp.servicenetworking.Connection(
-            "psa-connection", gcp.servicenetworking.ConnectionArgs(
-                network=network.id, service=SERVICE, reserved_peering_ranges=[self.address.name],
-                deletion_policy="REMOVE_PEERING", update_on_creation_fail=True),
-            opts=keep)
+            "psa-connection",
+            gcp.servicenetworking.ConnectionArgs(
+                network=network.id,
+                service=SERVICE,
+                reserved_peering_ranges=[self.address.name],
+                deletion_policy="REMOVE_PEERING",
+                update_on_creation_fail=True,
+            ),
+            opts=keep,
+        )
         # Lustre's docs open the LNet port from the PSA range; neither seed does. Legacy mode listens on 6988.
         ports = sorted({catalog.LUSTRE_PORT, a.lustre_port})
         self.lustre_firewall = gcp.compute.Firewall(
-            "lustre-ingress", gcp.compute.FirewallArgs(
-                name=a.firewall_name, network=network.id, direction="INGRESS",
+            "lustre-ingress",
+            gcp.compute.FirewallArgs(
+                name=a.firewall_name,
+                network=network.id,
+                direction="INGRESS",
                 source_ranges=[a.psa_cidr],
-                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in ports])]),
-            opts=child)
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in ports])],
+            ),
+            opts=child,
+        )
         self.register_outputs({"range": self.address.name, "connection": self.connection.id})

@@ -8,6 +8,7 @@ import). The Ray head mounts the ConfigMap read-only at core.recipes SCRIPTS_DIR
 key and appears in the RayJob's entrypoint (whose change replaces a running job): never rename one. Its content
 is the ConfigMap's data, so any edit, a comment included, changes what `pulumi preview` shows for the ConfigMap.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,8 +29,8 @@ PREFETCH_IMAGE = "python-prefetch"
 class Shipped:
     """One file of the ConfigMap."""
 
-    name: str                  # file name = ConfigMap key = the name the entrypoint runs
-    images: tuple[str, ...]    # the images it runs in (empty: a data file, not a program)
+    name: str  # file name = ConfigMap key = the name the entrypoint runs
+    images: tuple[str, ...]  # the images it runs in (empty: a data file, not a program)
     what: str
 
 
@@ -39,8 +40,16 @@ GATE_CHECKS = Shipped("gate_checks.py", (NEMO_RL_IMAGE,), "the gate's decisions;
 PREFETCH = Shipped("prefetch_hf.py", (PREFETCH_IMAGE, NEMO_RL_IMAGE), "the weights prefetch (download / wait)")
 PREFETCH_REQUIREMENTS = Shipped("prefetch-requirements.txt", (), "the prefetch's hash-pinned packages")
 EXPORT = Shipped("export_checkpoints.py", (NEMO_RL_IMAGE,), "the checkpoint export, after training")
-MEGATRON_GUARD = Shipped("megatron_import_guard.py", (NEMO_RL_IMAGE,),
-                         "removes an interrupted HF -> Megatron conversion")
+MEGATRON_GUARD = Shipped(
+    "megatron_import_guard.py", (NEMO_RL_IMAGE,), "removes an interrupted HF -> Megatron conversion"
+)
 
-SHIPPED: tuple[Shipped, ...] = (GSM8K_PREP, READINESS_GATE, GATE_CHECKS, PREFETCH, PREFETCH_REQUIREMENTS, EXPORT,
-                                MEGATRON_GUARD)
+SHIPPED: tuple[Shipped, ...] = (
+    GSM8K_PREP,
+    READINESS_GATE,
+    GATE_CHECKS,
+    PREFETCH,
+    PREFETCH_REQUIREMENTS,
+    EXPORT,
+    MEGATRON_GUARD,
+)

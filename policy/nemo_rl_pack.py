@@ -6,6 +6,7 @@ stacks, `args.resources` with `property_dependencies` as resource objects. Props
 `UnknownValueError` on any unknown value; the adapters read the raw values underneath instead, so one
 unknown field does not silence a whole rule (the rules skip the unknown sentinels themselves).
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -39,13 +40,27 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _resource(type_: str, name: str, urn: str, props: Any, opts: Any, provider: Any,
-              property_dependencies: Mapping[str, list] | None = None) -> rules.Resource:
+def _resource(
+    type_: str,
+    name: str,
+    urn: str,
+    props: Any,
+    opts: Any,
+    provider: Any,
+    property_dependencies: Mapping[str, list] | None = None,
+) -> rules.Resource:
     return rules.Resource(
-        type=type_, name=name, props=plain(props), urn=urn, stack=rules.stack_of_urn(urn),
-        protect=bool(getattr(opts, "protect", False)), retain_on_delete=None, custom=None,
+        type=type_,
+        name=name,
+        props=plain(props),
+        urn=urn,
+        stack=rules.stack_of_urn(urn),
+        protect=bool(getattr(opts, "protect", False)),
+        retain_on_delete=None,
+        custom=None,
         provider_urn=provider.urn if provider is not None and provider.urn else None,
-        property_dependencies={k: [d.urn for d in v] for k, v in (property_dependencies or {}).items()})
+        property_dependencies={k: [d.urn for d in v] for k, v in (property_dependencies or {}).items()},
+    )
 
 
 def _resource_policy(rule: rules.Rule) -> ResourceValidationPolicy:
@@ -54,19 +69,23 @@ def _resource_policy(rule: rules.Rule) -> ResourceValidationPolicy:
         for message in rule.check(r):
             report_violation(message, None)
 
-    return ResourceValidationPolicy(name=rule.name, description=rule.description, validate=validate,
-                                    enforcement_level=_LEVELS[rule.enforcement])
+    return ResourceValidationPolicy(
+        name=rule.name, description=rule.description, validate=validate, enforcement_level=_LEVELS[rule.enforcement]
+    )
 
 
 def _stack_policy(rule: rules.Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report_violation) -> None:
-        resources = [_resource(r.resource_type, r.name, r.urn, r.props, r.opts, r.provider, r.property_dependencies)
-                     for r in args.resources]
+        resources = [
+            _resource(r.resource_type, r.name, r.urn, r.props, r.opts, r.provider, r.property_dependencies)
+            for r in args.resources
+        ]
         for urn, message in rule.check(resources):
             report_violation(message, urn or None)
 
-    return StackValidationPolicy(name=rule.name, description=rule.description, validate=validate,
-                                 enforcement_level=_LEVELS[rule.enforcement])
+    return StackValidationPolicy(
+        name=rule.name, description=rule.description, validate=validate, enforcement_level=_LEVELS[rule.enforcement]
+    )
 
 
 def policies() -> list:

@@ -14,6 +14,7 @@ The pack is self-contained (it can be published to Pulumi Cloud without the proj
 needs come from catalog_facts.json beside it, which `python -m synth.policy_facts` derives from the project's
 catalog (tests/test_policy.py keeps the two equal).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,9 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 import yaml
 
 # --- facts from the project's catalog: policy/catalog_facts.json (`python -m synth.policy_facts` writes it) ------
-_FACTS: dict[str, Any] = json.loads((Path(__file__).resolve().parent / "catalog_facts.json").read_text(encoding="utf-8"))
+_FACTS: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parent / "catalog_facts.json").read_text(encoding="utf-8")
+)
 NEMO_RL_IMAGE_REPO: str = _FACTS["nemo_rl_image_repo"]
 # NeMo-RL image tag -> the Ray inside it (= the RayCluster's rayVersion).
 NEMO_RL_RAY_VERSIONS: dict[str, str] = dict(_FACTS["nemo_rl_ray_versions"])
@@ -50,12 +53,17 @@ BUCKET_TYPE = "gcp:storage/bucket:Bucket"
 
 # Pulumi's markers for values a preview cannot know yet (string, boolean, number, array, asset, archive,
 # object); the engine uses the first.
-UNKNOWN_SENTINELS = frozenset({
-    "04da6b54-80e4-46f7-96ec-b56ff0331ba9", "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
-    "3eeb2bf0-c639-47a8-9e75-3b44932eb421", "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
-    "030794c1-ac77-496b-92df-f27374a8bd58", "e48ece36-62e2-4504-bad9-02848725956a",
-    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
-})
+UNKNOWN_SENTINELS = frozenset(
+    {
+        "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+        "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+        "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
+        "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+        "030794c1-ac77-496b-92df-f27374a8bd58",
+        "e48ece36-62e2-4504-bad9-02848725956a",
+        "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+    }
+)
 
 
 def is_unknown(value: Any) -> bool:
@@ -107,7 +115,7 @@ class Rule:
     name: str
     description: str
     enforcement: str  # "mandatory" | "advisory"
-    scope: str        # "resource": check(Resource) -> [message]; "stack": check([Resource]) -> [(urn, message)]
+    scope: str  # "resource": check(Resource) -> [message]; "stack": check([Resource]) -> [(urn, message)]
     check: Callable[..., list]
 
 
@@ -142,8 +150,11 @@ def pod_templates(props: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, 
     `containers`. Covers Pods, workload `spec.template`s, CronJobs, and KubeRay head/worker groups (also a
     RayJob's embedded rayClusterSpec and submitterPodTemplate). A bare Pod is reported with path ''."""
     for path, value in _walk(props):
-        if isinstance(value, Mapping) and isinstance(value.get("spec"), Mapping) \
-                and isinstance(value["spec"].get("containers"), (list, tuple)):
+        if (
+            isinstance(value, Mapping)
+            and isinstance(value.get("spec"), Mapping)
+            and isinstance(value["spec"].get("containers"), (list, tuple))
+        ):
             yield path, value
 
 
@@ -175,10 +186,13 @@ _SWITCH_VALUES = {"", "0", "1", "true", "false", "yes", "no", "on", "off"}
 # code such as `{"HF_TOKEN": os.environ["HF_TOKEN"]}` or `KEY = os.environ[...]` is not an assignment of a literal.
 _ASSIGNMENT = re.compile(
     r"(?<![A-Za-z0-9_.+-])([A-Z][A-Z0-9_]*)(?:=|[\"']?:[ \t]+)"
-    r"(\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z0-9_\-+/=.~@%]+)(?=[\s;&|,}\]\"')]|$)")
+    r"(\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z0-9_\-+/=.~@%]+)(?=[\s;&|,}\]\"')]|$)"
+)
 
-_SECRET_HOW = ("move the value into a Kubernetes Secret (the program fills its Secret from `pulumi config set "
-               "--secret`) and mount it as a read-only file")
+_SECRET_HOW = (
+    "move the value into a Kubernetes Secret (the program fills its Secret from `pulumi config set "
+    "--secret`) and mount it as a read-only file"
+)
 
 
 def is_secret_like_name(name: str) -> bool:
@@ -235,8 +249,10 @@ def _scan_env_list(env: Any, where: str) -> list[str]:
 
 
 def _scan_runtime_env(text: Any, where: str) -> list[str]:
-    fix = ("a Ray runtime env is shown in the Ray dashboard; remove it there and mount the token into the Ray pods "
-           "as a file from a Kubernetes Secret (HF_TOKEN_PATH, NETRC, RAY_AUTH_TOKEN_PATH name the files)")
+    fix = (
+        "a Ray runtime env is shown in the Ray dashboard; remove it there and mount the token into the Ray pods "
+        "as a file from a Kubernetes Secret (HF_TOKEN_PATH, NETRC, RAY_AUTH_TOKEN_PATH name the files)"
+    )
     if not isinstance(text, str) or is_unknown(text):
         return []
     try:
@@ -246,8 +262,11 @@ def _scan_runtime_env(text: Any, where: str) -> list[str]:
     env_vars = parsed.get("env_vars") if isinstance(parsed, Mapping) else None
     if not isinstance(env_vars, Mapping):
         return _scan_text(text, where, fix)
-    out = [f"{where} sets env_vars.{k} to a literal value: {fix}."
-           for k, v in env_vars.items() if is_secret_like_name(str(k)) and _is_literal_secret_value(v)]
+    out = [
+        f"{where} sets env_vars.{k} to a literal value: {fix}."
+        for k, v in env_vars.items()
+        if is_secret_like_name(str(k)) and _is_literal_secret_value(v)
+    ]
     kind = _token_kind(text)
     if kind and not out:
         out.append(f"{where} contains what looks like {kind}: {fix}.")
@@ -278,9 +297,12 @@ def check_plaintext_secrets(r: Resource) -> list[str]:
                     out += _scan_text(value, where, fix)
     if kind == "RayJob":
         out += _scan_runtime_env(r.get("spec.runtimeEnvYAML"), "spec.runtimeEnvYAML")
-        out += _scan_text(r.get("spec.entrypoint"), "spec.entrypoint",
-                          "the entrypoint is stored in the RayJob and shown in the Ray dashboard; let the tools read "
-                          "the token file the pod mounts (HF_TOKEN_PATH) instead")
+        out += _scan_text(
+            r.get("spec.entrypoint"),
+            "spec.entrypoint",
+            "the entrypoint is stored in the RayJob and shown in the Ray dashboard; let the tools read "
+            "the token file the pod mounts (HF_TOKEN_PATH) instead",
+        )
     return out
 
 
@@ -325,15 +347,24 @@ def check_lustre_port_mode(resources: Sequence[Resource]) -> list[tuple[str, str
             if gke is None or legacy is None or gke == legacy or same_network(inst, cluster) is False:
                 continue
             if gke:
-                what = (f"Lustre instance {inst.name!r} has gkeSupportEnabled=true (LNet on port 6988) but cluster "
-                        f"{cluster.name!r} does not set addonsConfig.lustreCsiDriverConfig.enableLegacyLustrePort, "
-                        "so the CSI driver dials port 988 and mounts fail")
+                what = (
+                    f"Lustre instance {inst.name!r} has gkeSupportEnabled=true (LNet on port 6988) but cluster "
+                    f"{cluster.name!r} does not set addonsConfig.lustreCsiDriverConfig.enableLegacyLustrePort, "
+                    "so the CSI driver dials port 988 and mounts fail"
+                )
             else:
-                what = (f"cluster {cluster.name!r} sets addonsConfig.lustreCsiDriverConfig.enableLegacyLustrePort="
-                        f"true (port 6988) but Lustre instance {inst.name!r} has gkeSupportEnabled=false (port 988)")
-            out.append((inst.urn, f"{what}. Drive both sides from the one setting nemo-rl-gke:lustrePortMode: "
-                                  "`legacy` turns both on, `modern` turns both off (needs GKE >= "
-                                  "1.33.2-gke.4780000)."))
+                what = (
+                    f"cluster {cluster.name!r} sets addonsConfig.lustreCsiDriverConfig.enableLegacyLustrePort="
+                    f"true (port 6988) but Lustre instance {inst.name!r} has gkeSupportEnabled=false (port 988)"
+                )
+            out.append(
+                (
+                    inst.urn,
+                    f"{what}. Drive both sides from the one setting nemo-rl-gke:lustrePortMode: "
+                    "`legacy` turns both on, `modern` turns both off (needs GKE >= "
+                    "1.33.2-gke.4780000).",
+                )
+            )
     return out
 
 
@@ -346,10 +377,15 @@ def check_lustre_network(resources: Sequence[Resource]) -> list[tuple[str, str]]
         verdicts = [same_network(inst, c) for c in clusters]
         if clusters and all(v is False for v in verdicts):
             nets = ", ".join(f"{c.name!r} on {c.props.get('network') or 'default'}" for c in clusters)
-            out.append((inst.urn, f"Lustre instance {inst.name!r} is on network {inst.props.get('network')} but "
-                                  f"no cluster is (clusters: {nets}); create the instance with network set to the "
-                                  "cluster's VPC id (the primary network the private service access range "
-                                  "is on)."))
+            out.append(
+                (
+                    inst.urn,
+                    f"Lustre instance {inst.name!r} is on network {inst.props.get('network')} but "
+                    f"no cluster is (clusters: {nets}); create the instance with network set to the "
+                    "cluster's VPC id (the primary network the private service access range "
+                    "is on).",
+                )
+            )
     return out
 
 
@@ -395,14 +431,18 @@ def check_ray_version(r: Resource) -> list[str]:
                 tag, ray = found
                 at = f"{spec_path}.{tpl_path}.spec.{c_path}"
                 if ray is None:
-                    out.append(f"image {c['image']} at {at} is a NeMo-RL release this policy does not know: use one "
-                               f"of {', '.join(sorted(NEMO_RL_RAY_VERSIONS))}, or add the release's record to "
-                               "core/catalog/nemo_rl.py and run `python -m synth.policy_facts`.")
+                    out.append(
+                        f"image {c['image']} at {at} is a NeMo-RL release this policy does not know: use one "
+                        f"of {', '.join(sorted(NEMO_RL_RAY_VERSIONS))}, or add the release's record to "
+                        "core/catalog/nemo_rl.py and run `python -m synth.policy_facts`."
+                    )
                 elif have != ray:
                     now = f"is {have}" if have else "is not set"
-                    out.append(f"{spec_path}.rayVersion {now} but image {c['image']} (at {at}) ships Ray {ray}: set "
-                               f"rayVersion to {ray} (the program derives it from nemo-rl-gke:nemoRlRelease; unset "
-                               "nemo-rl-gke:rayVersion).")
+                    out.append(
+                        f"{spec_path}.rayVersion {now} but image {c['image']} (at {at}) ships Ray {ray}: set "
+                        f"rayVersion to {ray} (the program derives it from nemo-rl-gke:nemoRlRelease; unset "
+                        "nemo-rl-gke:rayVersion)."
+                    )
     return sorted(set(out))
 
 
@@ -424,8 +464,9 @@ def _rdma_interfaces(value: Any) -> Optional[int]:
         items = json.loads(value)
     except (TypeError, ValueError):
         return None
-    if not isinstance(items, list) or not all(isinstance(i, dict) and i.get("interfaceName") and i.get("network")
-                                              for i in items):
+    if not isinstance(items, list) or not all(
+        isinstance(i, dict) and i.get("interfaceName") and i.get("network") for i in items
+    ):
         return None
     return sum(1 for i in items if i["network"] != "default")
 
@@ -440,30 +481,38 @@ def check_gpu_pod_networking(r: Resource) -> list[str]:
         if gpu not in TUNER_CONFIGS or spec.get("hostNetwork") is True:
             continue  # host-network pods (the gIB installer) see the node's NICs directly
         where = path or "the pod"
-        annotations = ((tpl.get("metadata") or {}).get("annotations") or {})
+        annotations = (tpl.get("metadata") or {}).get("annotations") or {}
         value = annotations.get(INTERFACES_ANNOTATION)
         if value is None:
-            out.append(f"pod template {where} selects {gpu} nodes but has no {INTERFACES_ANNOTATION} annotation, so "
-                       "the pod gets only eth0 and NCCL silently falls back to TCP: add it (attach gvnic-1 and "
-                       "rdma-0..rdma-7, as workloads/manifests/rdma.py interfaces_annotation() does) together with "
-                       "networking.gke.io/default-interface: eth0.")
+            out.append(
+                f"pod template {where} selects {gpu} nodes but has no {INTERFACES_ANNOTATION} annotation, so "
+                "the pod gets only eth0 and NCCL silently falls back to TCP: add it (attach gvnic-1 and "
+                "rdma-0..rdma-7, as workloads/manifests/rdma.py interfaces_annotation() does) together with "
+                "networking.gke.io/default-interface: eth0."
+            )
         elif not is_unknown(value):
             n = _rdma_interfaces(value)
             if n is None or n < RDMA_NICS_PER_NODE:
-                out.append(f"pod template {where}: {INTERFACES_ANNOTATION} must be a JSON list of "
-                           "{interfaceName, network} attaching all "
-                           f"{RDMA_NICS_PER_NODE} RDMA networks (rdma-0..rdma-7) besides eth0; fix the annotation.")
+                out.append(
+                    f"pod template {where}: {INTERFACES_ANNOTATION} must be a JSON list of "
+                    "{interfaceName, network} attaching all "
+                    f"{RDMA_NICS_PER_NODE} RDMA networks (rdma-0..rdma-7) besides eth0; fix the annotation."
+                )
         want = TUNER_CONFIGS[gpu]
         for c_path, c in _gpu_containers(spec):
             env = {e.get("name"): e for e in (c.get("env") or []) if isinstance(e, Mapping)}
             item = env.get("NCCL_TUNER_CONFIG_PATH")
             at = f"{_where(path, 'spec')}.{c_path}"
             if item is None:
-                out.append(f"container {c.get('name')!r} at {at} runs on {gpu} but sets no NCCL_TUNER_CONFIG_PATH: "
-                           f"add env NCCL_TUNER_CONFIG_PATH={want} (the gIB tuner for {gpu}).")
+                out.append(
+                    f"container {c.get('name')!r} at {at} runs on {gpu} but sets no NCCL_TUNER_CONFIG_PATH: "
+                    f"add env NCCL_TUNER_CONFIG_PATH={want} (the gIB tuner for {gpu})."
+                )
             elif "value" in item and not is_unknown(item["value"]) and item["value"] != want:
-                out.append(f"container {c.get('name')!r} at {at} runs on {gpu} but NCCL_TUNER_CONFIG_PATH is "
-                           f"{item['value']}: set it to {want} (the gIB tuner for {gpu}).")
+                out.append(
+                    f"container {c.get('name')!r} at {at} runs on {gpu} but NCCL_TUNER_CONFIG_PATH is "
+                    f"{item['value']}: set it to {want} (the gIB tuner for {gpu})."
+                )
     return out
 
 
@@ -476,9 +525,11 @@ def check_explicit_provider(r: Resource) -> list[str]:
         return []  # a component (e.g. a Helm v3 Chart): its children carry the providers
     if name is None or name == "default" or name.startswith("default_"):
         used = f"the default provider ({name})" if name else "no provider (so the default one)"
-        return [f"{r.label} uses {used}, which targets whatever cluster the ambient kubeconfig points at: pass the "
-                "GKE cluster's provider explicitly (opts=pulumi.ResourceOptions(provider=gke.provider)) and keep "
-                "`pulumi:disable-default-providers: [kubernetes]` in Pulumi.yaml."]
+        return [
+            f"{r.label} uses {used}, which targets whatever cluster the ambient kubeconfig points at: pass the "
+            "GKE cluster's provider explicitly (opts=pulumi.ResourceOptions(provider=gke.provider)) and keep "
+            "`pulumi:disable-default-providers: [kubernetes]` in Pulumi.yaml."
+        ]
     return []
 
 
@@ -488,8 +539,9 @@ def check_explicit_provider(r: Resource) -> list[str]:
 _GPU_MACHINE = re.compile(r"^(a2|a3|a4|g2|g4)-")
 COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
 RAYJOB_TYPE = "kubernetes:ray.io/v1:RayJob"
-CAPACITY_FIX = ("list only spot, flex-start and reservation (with nemo-rl-gke:reservation <name>) in "
-                "nemo-rl-gke:capacity")
+CAPACITY_FIX = (
+    "list only spot, flex-start and reservation (with nemo-rl-gke:reservation <name>) in nemo-rl-gke:capacity"
+)
 
 
 def _gpu_node_config(node_config: Any) -> bool:
@@ -528,19 +580,26 @@ def _priority_model(priority: Any) -> Optional[str]:
 
 def check_gpu_capacity(r: Resource) -> list[str]:
     if r.type == COMPUTE_CLASS_TYPE:
-        gpu = [p for p in r.get("spec.priorities") or [] if isinstance(p, Mapping) and (
-            p.get("gpu") or _GPU_MACHINE.match(str(p.get("machineType") or "")))]
+        gpu = [
+            p
+            for p in r.get("spec.priorities") or []
+            if isinstance(p, Mapping) and (p.get("gpu") or _GPU_MACHINE.match(str(p.get("machineType") or "")))
+        ]
         if any(_priority_model(p) == "on-demand" for p in gpu):
-            return [f"ComputeClass {r.name!r} has a GPU priority without spot, flexStart or reservations, i.e. "
-                    f"on-demand, which A4 / A3 Ultra do not offer: {CAPACITY_FIX}."]
+            return [
+                f"ComputeClass {r.name!r} has a GPU priority without spot, flexStart or reservations, i.e. "
+                f"on-demand, which A4 / A3 Ultra do not offer: {CAPACITY_FIX}."
+            ]
         return []
     if r.type not in (NODE_POOL_TYPE, CLUSTER_TYPE):
         return []
     nc = r.props.get("nodeConfig")  # a pool's nodes, or a Standard cluster's default pool
     if not _gpu_node_config(nc) or _pool_model(nc) in (None, "spot", "flex-start", "reservation"):
         return []
-    return [f"GPU nodes of {r.label} are on-demand VMs, which A4 / A3 Ultra do not offer and other GPUs rarely "
-            f"have: {CAPACITY_FIX}."]
+    return [
+        f"GPU nodes of {r.label} are on-demand VMs, which A4 / A3 Ultra do not offer and other GPUs rarely "
+        f"have: {CAPACITY_FIX}."
+    ]
 
 
 # --- 8. stateful resources protected outside dev (advisory) -----------------------------------------------------
@@ -548,13 +607,20 @@ def check_protected_outside_dev(r: Resource) -> list[str]:
     if r.stack == DEV_STACK:
         return []
     if r.type == LUSTRE_TYPE and not r.protect and not r.retain_on_delete:
-        hint = "" if r.retain_on_delete is not None else (
-            " (policy packs cannot see retainOnDelete: ignore this if the stack sets lustreOnDestroy=retain)")
-        return [f"Lustre instance {r.name!r} of stack {r.stack!r} holds checkpoints but `pulumi destroy` would "
-                "delete it: set nemo-rl-gke:lustreOnDestroy to protect (or retain)" + hint + "."]
+        hint = (
+            ""
+            if r.retain_on_delete is not None
+            else (" (policy packs cannot see retainOnDelete: ignore this if the stack sets lustreOnDestroy=retain)")
+        )
+        return [
+            f"Lustre instance {r.name!r} of stack {r.stack!r} holds checkpoints but `pulumi destroy` would "
+            "delete it: set nemo-rl-gke:lustreOnDestroy to protect (or retain)" + hint + "."
+        ]
     if r.type == CLUSTER_TYPE and _as_bool(r.props.get("deletionProtection", True)) is False:
-        return [f"cluster {r.name!r} of stack {r.stack!r} has deletionProtection=false: set "
-                "nemo-rl-gke:clusterDeletionProtection true (or unset it; it is on by default outside dev)."]
+        return [
+            f"cluster {r.name!r} of stack {r.stack!r} has deletionProtection=false: set "
+            "nemo-rl-gke:clusterDeletionProtection true (or unset it; it is on by default outside dev)."
+        ]
     return []
 
 
@@ -565,8 +631,10 @@ def check_bucket_uniform_access(r: Resource) -> list[str]:
     value = r.props.get("uniformBucketLevelAccess", False)
     if is_unknown(value) or _as_bool(value):
         return []
-    return [f"bucket {r.name!r} uses per-object ACLs: set uniform_bucket_level_access=True so IAM alone governs "
-            "access (hierarchical namespace requires it too)."]
+    return [
+        f"bucket {r.name!r} uses per-object ACLs: set uniform_bucket_level_access=True so IAM alone governs "
+        "access (hierarchical namespace requires it too)."
+    ]
 
 
 # --- 10. nodes do not run as the default compute service account (advisory) -------------------------------------
@@ -588,8 +656,10 @@ def check_node_service_account(r: Resource) -> list[str]:
             continue
         if not sa or sa == "default" or str(sa).endswith(DEFAULT_COMPUTE_SA_SUFFIX):
             now = f"is {sa}" if sa else "is unset, so the nodes use the default compute service account"
-            out.append(f"{path} of {r.label} {now}: set it to the dedicated node service account (infra/node_identity.py "
-                       "NodeIdentity: logging, monitoring and Artifact Registry reader roles only).")
+            out.append(
+                f"{path} of {r.label} {now}: set it to the dedicated node service account (infra/node_identity.py "
+                "NodeIdentity: logging, monitoring and Artifact Registry reader roles only)."
+            )
     return out
 
 
@@ -601,20 +671,26 @@ def check_workload_identity(r: Resource) -> list[str]:
         pool = r.get("workloadIdentityConfig.workloadPool")
         if is_unknown(pool) or pool:
             return []
-        return [f"cluster {r.name!r} has no workloadIdentityConfig.workloadPool: set it to <project>.svc.id.goog so "
-                "pods reach Google APIs as their Kubernetes service account (the bucket grant relies on it)."]
+        return [
+            f"cluster {r.name!r} has no workloadIdentityConfig.workloadPool: set it to <project>.svc.id.goog so "
+            "pods reach Google APIs as their Kubernetes service account (the bucket grant relies on it)."
+        ]
     if r.type == NODE_POOL_TYPE:
         mode = r.get("nodeConfig.workloadMetadataConfig.mode")
         if mode is None or is_unknown(mode) or mode == "GKE_METADATA":
             return []
-        return [f"node pool {r.name!r} sets nodeConfig.workloadMetadataConfig.mode={mode}, which exposes the node's "
-                "identity to pods: set it to GKE_METADATA."]
+        return [
+            f"node pool {r.name!r} sets nodeConfig.workloadMetadataConfig.mode={mode}, which exposes the node's "
+            "identity to pods: set it to GKE_METADATA."
+        ]
     return []
 
 
 # --- tokens only as files (mandatory) ---------------------------------------------------------------------------
-_FILES_HOW = ("tokens reach pods only as read-only files (HF_TOKEN_PATH, NETRC, RAY_AUTH_TOKEN_PATH name them): "
-              "NeMo-RL copies the driver's environment into every actor's runtime env, which Ray's state API serves")
+_FILES_HOW = (
+    "tokens reach pods only as read-only files (HF_TOKEN_PATH, NETRC, RAY_AUTH_TOKEN_PATH name them): "
+    "NeMo-RL copies the driver's environment into every actor's runtime env, which Ray's state API serves"
+)
 
 
 def _token_env_problems(env: Any, where: str) -> list[str]:
@@ -628,8 +704,9 @@ def _token_env_problems(env: Any, where: str) -> list[str]:
         if name.upper() in TOKEN_VALUE_VARIABLES and not blocker:
             out.append(f"env {name} at {where}[{i}] puts a token in the pod's environment: {_FILES_HOW}.")
         elif isinstance(ref, Mapping) and ref.get("name") in TOKEN_SECRETS:
-            out.append(f"env {name} at {where}[{i}] reads Secret {ref.get('name')!r} into the environment: "
-                       f"{_FILES_HOW}.")
+            out.append(
+                f"env {name} at {where}[{i}] reads Secret {ref.get('name')!r} into the environment: {_FILES_HOW}."
+            )
     return out
 
 
@@ -646,8 +723,10 @@ def check_tokens_only_as_files(r: Resource) -> list[str]:
             for j, src in enumerate(c.get("envFrom") or []):
                 ref = src.get("secretRef") if isinstance(src, Mapping) else None
                 if isinstance(ref, Mapping) and ref.get("name") in TOKEN_SECRETS:
-                    out.append(f"envFrom at {at}.envFrom[{j}] loads Secret {ref.get('name')!r} into the "
-                               f"environment: {_FILES_HOW}.")
+                    out.append(
+                        f"envFrom at {at}.envFrom[{j}] loads Secret {ref.get('name')!r} into the "
+                        f"environment: {_FILES_HOW}."
+                    )
     if r.type.rsplit(":", 1)[-1] == "RayJob":
         text = r.get("spec.runtimeEnvYAML")
         if isinstance(text, str) and not is_unknown(text):
@@ -658,8 +737,10 @@ def check_tokens_only_as_files(r: Resource) -> list[str]:
             env_vars = parsed.get("env_vars") if isinstance(parsed, Mapping) else None
             for k in (env_vars or {}) if isinstance(env_vars, Mapping) else {}:
                 if str(k).upper() in TOKEN_VALUE_VARIABLES:
-                    out.append(f"spec.runtimeEnvYAML sets env_vars.{k}, which every actor's runtime env and the Ray "
-                               f"dashboard then show: {_FILES_HOW}.")
+                    out.append(
+                        f"spec.runtimeEnvYAML sets env_vars.{k}, which every actor's runtime env and the Ray "
+                        f"dashboard then show: {_FILES_HOW}."
+                    )
     return out
 
 
@@ -675,9 +756,13 @@ def check_control_plane_restricted(r: Resource) -> list[str]:
         return []
     if _as_bool(private) or (isinstance(blocks, (list, tuple)) and blocks):
         return []
-    return [f"cluster {r.name!r} in stack {r.stack!r} leaves its IP endpoint open to every address (IAM still "
-            "applies): set nemo-rl-gke:authorizedNetworks to the ranges you deploy from, or keep nemo-rl-gke:"
-            "privateEndpoint true (the default: the DNS-based endpoint serves pulumi and kubectl)."]
+    return [
+        f"cluster {r.name!r} in stack {r.stack!r} leaves its IP endpoint open to every address (IAM still "
+        "applies): set nemo-rl-gke:authorizedNetworks to the ranges you deploy from, or keep nemo-rl-gke:"
+        "privateEndpoint true (the default: the DNS-based endpoint serves pulumi and kubectl)."
+    ]
+
+
 # --- 12. spot-only GPU capacity outside dev needs checkpointing (advisory, stack) --------------------------------
 _CHECKPOINTING_ON = re.compile(r"checkpointing\.enabled=(True|true)\b")
 
@@ -685,8 +770,12 @@ _CHECKPOINTING_ON = re.compile(r"checkpointing\.enabled=(True|true)\b")
 def check_spot_only_needs_checkpointing(resources: Sequence[Resource]) -> list[tuple[str, str]]:
     """Outside dev, GPU capacity that is spot and nothing else loses the run at a preemption unless the job
     checkpoints (NeMo-RL resumes from the newest checkpoint)."""
-    gpu = [r for r in resources if r.stack != DEV_STACK and (
-        (r.type == NODE_POOL_TYPE and _gpu_node_config(r.props.get("nodeConfig"))) or r.type == COMPUTE_CLASS_TYPE)]
+    gpu = [
+        r
+        for r in resources
+        if r.stack != DEV_STACK
+        and ((r.type == NODE_POOL_TYPE and _gpu_node_config(r.props.get("nodeConfig"))) or r.type == COMPUTE_CLASS_TYPE)
+    ]
     models: set[str] = set()
     for r in gpu:
         if r.type == NODE_POOL_TYPE:
@@ -703,12 +792,20 @@ def check_spot_only_needs_checkpointing(resources: Sequence[Resource]) -> list[t
         return []
     if entrypoints and all(isinstance(e, str) and _CHECKPOINTING_ON.search(e) for e in entrypoints):
         return []
-    why = ("no RayJob is declared, so nothing shows that the training checkpoints" if not entrypoints else
-           "its RayJob does not turn NeMo-RL checkpointing on (checkpointing.enabled=True)")
+    why = (
+        "no RayJob is declared, so nothing shows that the training checkpoints"
+        if not entrypoints
+        else "its RayJob does not turn NeMo-RL checkpointing on (checkpointing.enabled=True)"
+    )
     first = sorted(gpu, key=lambda r: r.urn)[0]
-    return [(first.urn, f"stack {first.stack!r} runs its GPUs on spot capacity only and {why}: a preemption (30 s "
-                        "notice) loses the run. Train through this stack's RayJob (its recipes checkpoint to Lustre "
-                        "and resume), or add flex-start or a reservation to nemo-rl-gke:capacity.")]
+    return [
+        (
+            first.urn,
+            f"stack {first.stack!r} runs its GPUs on spot capacity only and {why}: a preemption (30 s "
+            "notice) loses the run. Train through this stack's RayJob (its recipes checkpoint to Lustre "
+            "and resume), or add flex-start or a reservation to nemo-rl-gke:capacity.",
+        )
+    ]
 
 
 # --- the rule set ------------------------------------------------------------------------------------------------
@@ -717,53 +814,108 @@ def check_spot_only_needs_checkpointing(resources: Sequence[Resource]) -> list[t
 # Advisory: each is hardening or cost advice with legitimate exceptions (on-demand capacity for a short test,
 # a scratch stack that is not called dev, a bucket migrated from ACLs), so it warns without blocking.
 RULES: tuple[Rule, ...] = (
-    Rule("no-plaintext-secrets",
-         "No token, key or password as a literal in Kubernetes env, ConfigMap data, container commands or a "
-         "RayJob's runtimeEnvYAML / entrypoint (they are readable by anyone who can read the object or the Ray "
-         "dashboard).",
-         "mandatory", "resource", check_plaintext_secrets),  # a leaked credential cannot be un-leaked
-    Rule("tokens-only-as-files",
-         "No token variable and no reference to the token Secrets in any pod env or runtime env: tokens are "
-         "read-only files, because Ray's state API serves every actor's runtime env (NeMo-RL copies the driver's "
-         "environment into it).",
-         "mandatory", "resource", check_tokens_only_as_files),  # an env token reaches the dashboard port
-    Rule("lustre-port-mode-consistent",
-         "The Lustre instance's GKE support (port 6988) and the cluster's legacy Lustre port are on or off together.",
-         "mandatory", "stack", check_lustre_port_mode),  # a mismatch means every Lustre mount fails
-    Rule("lustre-on-cluster-vpc",
-         "The Lustre instance is on the cluster's VPC.",
-         "mandatory", "stack", check_lustre_network),  # nodes cannot reach an instance on another VPC
-    Rule("ray-version-matches-image",
-         "A RayCluster's rayVersion equals the Ray inside its NeMo-RL image.",
-         "mandatory", "resource", check_ray_version),  # KubeRay and the image disagree: the cluster misbehaves
-    Rule("gpu-pods-use-rdma",
-         "A4 / A3 Ultra GPU pods attach the RDMA networks and use their GPU type's NCCL tuner.",
-         "mandatory", "resource", check_gpu_pod_networking),  # else NCCL silently runs over TCP
-    Rule("kubernetes-explicit-provider",
-         "Every Kubernetes resource uses the GKE cluster's explicit provider.",
-         "mandatory", "resource", check_explicit_provider),  # the default provider may target another cluster
-    Rule("gpu-capacity-spot-or-reserved",
-         "GPU node pools and ComputeClass GPU priorities use Spot VMs, flex-start or a specific reservation.",
-         "advisory", "resource", check_gpu_capacity),  # on-demand is allowed, just expensive and scarce
-    Rule("gpu-spot-only-needs-checkpointing",
-         "Outside the dev stack, GPU capacity that is spot only comes with a checkpointing training job.",
-         "advisory", "stack", check_spot_only_needs_checkpointing),  # a deliberate spot-only sweep is legitimate
-    Rule("protected-outside-dev",
-         "Outside the dev stack, the Lustre instance is protected or retained and the cluster has deletion "
-         "protection.",
-         "advisory", "resource", check_protected_outside_dev),  # scratch stacks may want easy teardown
-    Rule("bucket-uniform-access",
-         "The bucket uses uniform bucket-level access.",
-         "advisory", "resource", check_bucket_uniform_access),  # hardening; an imported bucket may lag
-    Rule("nodes-not-default-service-account",
-         "GKE nodes do not run as the default compute service account.",
-         "advisory", "resource", check_node_service_account),  # hardening; some orgs mandate their own SA setup
-    Rule("workload-identity-enabled",
-         "Workload Identity is on for the cluster and its node pools.",
-         "advisory", "resource", check_workload_identity),  # hardening; the bucket grant fails visibly without it
-    Rule("control-plane-restricted",
-         "The cluster's IP endpoint is private or limited to authorized networks (every stack, dev included).",
-         "advisory", "resource", check_control_plane_restricted),  # a deploy runner's range may not be known yet
+    Rule(
+        "no-plaintext-secrets",
+        "No token, key or password as a literal in Kubernetes env, ConfigMap data, container commands or a "
+        "RayJob's runtimeEnvYAML / entrypoint (they are readable by anyone who can read the object or the Ray "
+        "dashboard).",
+        "mandatory",
+        "resource",
+        check_plaintext_secrets,
+    ),  # a leaked credential cannot be un-leaked
+    Rule(
+        "tokens-only-as-files",
+        "No token variable and no reference to the token Secrets in any pod env or runtime env: tokens are "
+        "read-only files, because Ray's state API serves every actor's runtime env (NeMo-RL copies the driver's "
+        "environment into it).",
+        "mandatory",
+        "resource",
+        check_tokens_only_as_files,
+    ),  # an env token reaches the dashboard port
+    Rule(
+        "lustre-port-mode-consistent",
+        "The Lustre instance's GKE support (port 6988) and the cluster's legacy Lustre port are on or off together.",
+        "mandatory",
+        "stack",
+        check_lustre_port_mode,
+    ),  # a mismatch means every Lustre mount fails
+    Rule(
+        "lustre-on-cluster-vpc",
+        "The Lustre instance is on the cluster's VPC.",
+        "mandatory",
+        "stack",
+        check_lustre_network,
+    ),  # nodes cannot reach an instance on another VPC
+    Rule(
+        "ray-version-matches-image",
+        "A RayCluster's rayVersion equals the Ray inside its NeMo-RL image.",
+        "mandatory",
+        "resource",
+        check_ray_version,
+    ),  # KubeRay and the image disagree: the cluster misbehaves
+    Rule(
+        "gpu-pods-use-rdma",
+        "A4 / A3 Ultra GPU pods attach the RDMA networks and use their GPU type's NCCL tuner.",
+        "mandatory",
+        "resource",
+        check_gpu_pod_networking,
+    ),  # else NCCL silently runs over TCP
+    Rule(
+        "kubernetes-explicit-provider",
+        "Every Kubernetes resource uses the GKE cluster's explicit provider.",
+        "mandatory",
+        "resource",
+        check_explicit_provider,
+    ),  # the default provider may target another cluster
+    Rule(
+        "gpu-capacity-spot-or-reserved",
+        "GPU node pools and ComputeClass GPU priorities use Spot VMs, flex-start or a specific reservation.",
+        "advisory",
+        "resource",
+        check_gpu_capacity,
+    ),  # on-demand is allowed, just expensive and scarce
+    Rule(
+        "gpu-spot-only-needs-checkpointing",
+        "Outside the dev stack, GPU capacity that is spot only comes with a checkpointing training job.",
+        "advisory",
+        "stack",
+        check_spot_only_needs_checkpointing,
+    ),  # a deliberate spot-only sweep is legitimate
+    Rule(
+        "protected-outside-dev",
+        "Outside the dev stack, the Lustre instance is protected or retained and the cluster has deletion protection.",
+        "advisory",
+        "resource",
+        check_protected_outside_dev,
+    ),  # scratch stacks may want easy teardown
+    Rule(
+        "bucket-uniform-access",
+        "The bucket uses uniform bucket-level access.",
+        "advisory",
+        "resource",
+        check_bucket_uniform_access,
+    ),  # hardening; an imported bucket may lag
+    Rule(
+        "nodes-not-default-service-account",
+        "GKE nodes do not run as the default compute service account.",
+        "advisory",
+        "resource",
+        check_node_service_account,
+    ),  # hardening; some orgs mandate their own SA setup
+    Rule(
+        "workload-identity-enabled",
+        "Workload Identity is on for the cluster and its node pools.",
+        "advisory",
+        "resource",
+        check_workload_identity,
+    ),  # hardening; the bucket grant fails visibly without it
+    Rule(
+        "control-plane-restricted",
+        "The cluster's IP endpoint is private or limited to authorized networks (every stack, dev included).",
+        "advisory",
+        "resource",
+        check_control_plane_restricted,
+    ),  # a deploy runner's range may not be known yet
 )
 
 

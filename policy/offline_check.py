@@ -14,6 +14,7 @@ cases.json: {"cases": {"<id>": [resource, ...]}}, a resource being {"type", "nam
 Output: {"policies": {"<name>": "MANDATORY"|"ADVISORY"}, "results": {"<id>": [{"policy", "enforcement",
 "urn", "message"}]}}.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,8 @@ def build_analyzer() -> Any:
 
     pulumi_policy_impl.grpc = SimpleNamespace(server=lambda *a, **k: _Server())
     pulumi_policy_impl.analyzer_pb2_grpc = SimpleNamespace(
-        add_AnalyzerServicer_to_server=lambda servicer, server: captured.setdefault("servicer", servicer))
+        add_AnalyzerServicer_to_server=lambda servicer, server: captured.setdefault("servicer", servicer)
+    )
     sys.path.insert(0, str(HERE))  # as the language host does when it runs the pack's folder
     try:
         runpy.run_path(str(HERE / "__main__.py"), run_name="__main__")
@@ -83,27 +85,49 @@ def _provider(r: dict) -> dict:
         urn = "::".join(stack_project + [f"pulumi:providers:{r['type'].split(':')[0]}", "default"])
     if not urn:
         return {}
-    return {"provider": analyzer_pb2.AnalyzerProviderResource(
-        type=urn.split("::")[-2].rsplit("$", 1)[-1], urn=urn, name=urn.rsplit("::", 1)[-1])}
+    return {
+        "provider": analyzer_pb2.AnalyzerProviderResource(
+            type=urn.split("::")[-2].rsplit("$", 1)[-1], urn=urn, name=urn.rsplit("::", 1)[-1]
+        )
+    }
 
 
 def _diagnostics(response: Any, default_urn: str = "") -> list[dict]:
-    return [{"policy": d.policyName, "enforcement": analyzer_pb2.EnforcementLevel.Name(d.enforcementLevel),
-             "urn": d.urn or default_urn, "message": d.message} for d in response.diagnostics]
+    return [
+        {
+            "policy": d.policyName,
+            "enforcement": analyzer_pb2.EnforcementLevel.Name(d.enforcementLevel),
+            "urn": d.urn or default_urn,
+            "message": d.message,
+        }
+        for d in response.diagnostics
+    ]
 
 
 def analyze(servicer: Any, resources: list[dict]) -> list[dict]:
     found: list[dict] = []
     stack = []
     for r in resources:
-        common = dict(type=r["type"], properties=_struct(_with_secrets(r["inputs"], r.get("secret_paths") or [])),
-                      urn=r["urn"], name=r["name"],
-                      options=analyzer_pb2.AnalyzerResourceOptions(protect=bool(r.get("protect"))), **_provider(r))
+        common = dict(
+            type=r["type"],
+            properties=_struct(_with_secrets(r["inputs"], r.get("secret_paths") or [])),
+            urn=r["urn"],
+            name=r["name"],
+            options=analyzer_pb2.AnalyzerResourceOptions(protect=bool(r.get("protect"))),
+            **_provider(r),
+        )
         found += _diagnostics(servicer.Analyze(analyzer_pb2.AnalyzeRequest(**common), None), r["urn"])
-        stack.append(analyzer_pb2.AnalyzerResource(
-            parent=r.get("parent") or "", dependencies=r.get("dependencies") or [],
-            propertyDependencies={k: analyzer_pb2.AnalyzerPropertyDependencies(urns=v)
-                                  for k, v in (r.get("property_dependencies") or {}).items()}, **common))
+        stack.append(
+            analyzer_pb2.AnalyzerResource(
+                parent=r.get("parent") or "",
+                dependencies=r.get("dependencies") or [],
+                propertyDependencies={
+                    k: analyzer_pb2.AnalyzerPropertyDependencies(urns=v)
+                    for k, v in (r.get("property_dependencies") or {}).items()
+                },
+                **common,
+            )
+        )
     found += _diagnostics(servicer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=stack), None))
     return found
 
@@ -112,11 +136,16 @@ def main(argv: list[str]) -> int:
     cases = json.loads(Path(argv[1]).read_text())["cases"]
     servicer = build_analyzer()
     info = servicer.GetAnalyzerInfo(None, None)
-    json.dump({
-        "pack": info.name,
-        "policies": {p.name: analyzer_pb2.EnforcementLevel.Name(p.enforcementLevel) for p in info.policies},
-        "results": {case: analyze(servicer, resources) for case, resources in cases.items()},
-    }, sys.stdout, indent=1, sort_keys=True)
+    json.dump(
+        {
+            "pack": info.name,
+            "policies": {p.name: analyzer_pb2.EnforcementLevel.Name(p.enforcementLevel) for p in info.policies},
+            "results": {case: analyze(servicer, resources) for case, resources in cases.items()},
+        },
+        sys.stdout,
+        indent=1,
+        sort_keys=True,
+    )
     return 0
 
 

@@ -6,6 +6,7 @@ folder (a build/<stack> of another commit; synth/compare.py), with exit code 0 w
 Exit codes: 0 written; 2 unknown stack, invalid settings (the problems are printed one per line) or a
 `--compare` folder that is not a synth output.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m synth", description=__doc__.splitlines()[0])
     parser.add_argument("stack", help=f"stack name (one of: {', '.join(engine.available_stacks())})")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: build/<stack>)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config value for this run (repeatable)")
-    parser.add_argument("--compare", type=Path, default=None, metavar="DIR",
-                        help="previous output folder (build/<stack> of another commit): print what changed")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value for this run (repeatable)",
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="previous output folder (build/<stack> of another commit): print what changed",
+    )
     args = parser.parse_args(argv)
 
     overrides = {}
@@ -53,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     estimate = critical_path.estimate(result.resources)
     report = estimate.format(args.stack) if estimate.path else ""
     if report:
-        (out / "critical-path.md").write_text(f"# Stack `{args.stack}`: time to the first training step\n\n```\n"
-                                              f"{report}```\n")
+        (out / "critical-path.md").write_text(
+            f"# Stack `{args.stack}`: time to the first training step\n\n```\n{report}```\n"
+        )
     print(f"stack {args.stack}: {sum(counts.values())} resources")
     sizing = result.outputs.get("checkpointSizing")
     if sizing:
@@ -65,9 +77,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {n:3d}  {typ}")
     if report:
         print(report, end="")
-    print(f"wrote {out}/ (inventory.md, inventory.json, graph.mmd, README.md"
-          + (", critical-path.md" if report else "")
-          + (", manifests/" if (out / 'manifests').exists() else "") + ")")
+    print(
+        f"wrote {out}/ (inventory.md, inventory.json, graph.mmd, README.md"
+        + (", critical-path.md" if report else "")
+        + (", manifests/" if (out / "manifests").exists() else "")
+        + ")"
+    )
     if before is not None:
         print(compare.format_report(compare.compare(before, compare.load(out)), str(args.compare)), end="")
     return 0

@@ -13,6 +13,7 @@ or array (a dashboard, a runtime env) is compared field by field inside it, and 
 entrypoints) is shown as a line diff. Secret values are already `[secret]` in both folders, and computed
 placeholders are not compared.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -34,8 +35,8 @@ class NotASynthOutput(Exception):
 class Snapshot:
     """The comparable content of one synth output folder."""
 
-    gcp: dict[str, dict] = field(default_factory=dict)        # "type name" -> {"inputs", "options"}
-    other: dict[str, dict] = field(default_factory=dict)      # providers and other non-GCP resources
+    gcp: dict[str, dict] = field(default_factory=dict)  # "type name" -> {"inputs", "options"}
+    other: dict[str, dict] = field(default_factory=dict)  # providers and other non-GCP resources
     kubernetes: dict[str, dict] = field(default_factory=dict)  # "Kind.group namespace/name" -> manifest
 
 
@@ -64,8 +65,10 @@ def load(folder: Path) -> Snapshot:
     """Read inventory.json and manifests/*.yaml of a synth output folder."""
     inventory = folder / "inventory.json"
     if not inventory.is_file():
-        raise NotASynthOutput(f"{folder} has no inventory.json: pass a folder written by `python -m synth "
-                              "<stack>` (e.g. a copy of build/<stack> from the base branch)")
+        raise NotASynthOutput(
+            f"{folder} has no inventory.json: pass a folder written by `python -m synth "
+            "<stack>` (e.g. a copy of build/<stack> from the base branch)"
+        )
     snap = Snapshot()
     for rec in json.loads(inventory.read_text())["resources"]:
         if not rec["custom"] or rec["type"].startswith("kubernetes:"):
@@ -168,8 +171,11 @@ def _show(value: Any) -> str:
 
 def _change_lines(path: str, old: Any, new: Any) -> list[str]:
     if isinstance(old, str) and isinstance(new, str) and ("\n" in old or "\n" in new):
-        diff = [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
-                if not line.startswith(("---", "+++", "@@"))]
+        diff = [
+            line
+            for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+            if not line.startswith(("---", "+++", "@@"))
+        ]
         return [f"      {path}: text, {len(diff)} lines differ"] + [f"        {_clip(line)}" for line in diff]
     return [f"      {path}: {_show(old)} -> {_show(new)}"]
 

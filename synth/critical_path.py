@@ -25,9 +25,11 @@ allow:
   interrupted Megatron weight conversion; the first step comes after the last of them.
 
 The one-step-at-a-time estimate is the sum of every activity's duration: the same steps run one after the
-other, as the seeds' procedure does; what the seeds do in one command (enabling every API) counts once. Both stop where NeMo-RL takes over (weights present, workers and driver
-up); model loading and the first rollout are the same whatever the graph.
+other, as the seeds' procedure does; what the seeds do in one command (enabling every API) counts once. Both stop where
+NeMo-RL takes over (weights present, workers and driver up); model loading and the first rollout are the same whatever
+the graph.
 """
+
 from __future__ import annotations
 
 import re
@@ -52,7 +54,7 @@ class Activity:
     seconds: float
     source: str
     needs_all: tuple[str, ...] = ()
-    needs_any: tuple[tuple[str, ...], ...] = ()   # each group: starts after the first of these finishes
+    needs_any: tuple[tuple[str, ...], ...] = ()  # each group: starts after the first of these finishes
     # Activities the seeds' procedure performs as ONE step (one command) count once, at the longest of them, in
     # the one-step-at-a-time estimate: the seeds enable every API with a single `gcloud services enable`.
     sequential_step: Optional[str] = None
@@ -90,15 +92,19 @@ class Estimate:
         lines.append(f"  {'start':>7}  {'finish':>7}  {'took':>7}  {'step':<{width}}  source")
         for k in self.path:
             a = self.activities[k]
-            lines.append(f"  {_mmss(self.start[k]):>7}  {_mmss(self.finish[k]):>7}  {_mmss(a.seconds):>7}  "
-                         f"{a.label:<{width}}  {a.source}")
-        lines += ["",
-                  f"estimated time to the first step: {_minutes(self.first_step_seconds)}",
-                  f"one step at a time (this graph's steps one after the other, the seeds' way of working): "
-                  f"{_minutes(self.sequential_seconds)}",
-                  f"ratio: {self.ratio:.3f} (the graph needs {self.ratio:.1%} of the sequential time)",
-                  "Figures marked 'nominal estimate' have no published source; the estimate stops where NeMo-RL "
-                  "starts loading the model."]
+            lines.append(
+                f"  {_mmss(self.start[k]):>7}  {_mmss(self.finish[k]):>7}  {_mmss(a.seconds):>7}  "
+                f"{a.label:<{width}}  {a.source}"
+            )
+        lines += [
+            "",
+            f"estimated time to the first step: {_minutes(self.first_step_seconds)}",
+            f"one step at a time (this graph's steps one after the other, the seeds' way of working): "
+            f"{_minutes(self.sequential_seconds)}",
+            f"ratio: {self.ratio:.3f} (the graph needs {self.ratio:.1%} of the sequential time)",
+            "Figures marked 'nominal estimate' have no published source; the estimate stops where NeMo-RL "
+            "starts loading the model.",
+        ]
         return "\n".join(lines) + "\n"
 
 
@@ -211,12 +217,19 @@ def entrypoint_steps(rayjob) -> list[EntrypointStep]:
     for i, line in enumerate(words[2].splitlines()):
         argv = shlex.split(line)
         program = argv[3].rsplit("/", 1)[-1] if argv[:3] == ["uv", "run", "python"] and len(argv) > 3 else None
-        if argv[:1] == ["exec"] or (program is not None and program not in _ENTRYPOINT_STEPS
-                                    and program != prefetch.SCRIPT):
-            break   # the training command (exec'd, or followed by the export)
+        if argv[:1] == ["exec"] or (
+            program is not None and program not in _ENTRYPOINT_STEPS and program != prefetch.SCRIPT
+        ):
+            break  # the training command (exec'd, or followed by the export)
         if program == prefetch.SCRIPT and "wait" in argv:
-            steps.append(EntrypointStep(f"entrypoint {i}", "the entrypoint waits for the weights prefetch's marker",
-                                        c.Nominal(0, "ends when the prefetch Job's run does"), waits_for_weights=True))
+            steps.append(
+                EntrypointStep(
+                    f"entrypoint {i}",
+                    "the entrypoint waits for the weights prefetch's marker",
+                    c.Nominal(0, "ends when the prefetch Job's run does"),
+                    waits_for_weights=True,
+                )
+            )
         elif program in _ENTRYPOINT_STEPS:
             label, nominal = _ENTRYPOINT_STEPS[program]
             steps.append(EntrypointStep(f"entrypoint {i}", label, nominal))
@@ -274,13 +287,13 @@ class _Demand:
 
     gpu_pools: list[str] = field(default_factory=list)
     cpu_pools: list[str] = field(default_factory=list)
-    gpu_creators: list[str] = field(default_factory=list)       # objects whose pods request GPUs
-    gpu_image_users: list[str] = field(default_factory=list)    # ... and run the NeMo-RL image
-    cpu_image_users: list[str] = field(default_factory=list)    # CPU pods running the NeMo-RL image
+    gpu_creators: list[str] = field(default_factory=list)  # objects whose pods request GPUs
+    gpu_image_users: list[str] = field(default_factory=list)  # ... and run the NeMo-RL image
+    cpu_image_users: list[str] = field(default_factory=list)  # CPU pods running the NeMo-RL image
     ray_workers_from: list[str] = field(default_factory=list)
     ray_head_from: list[str] = field(default_factory=list)
-    prefetch_runs: list[str] = field(default_factory=list)      # the runs of awaited Jobs that download
-    small_image_jobs: list[str] = field(default_factory=list)   # awaited Jobs in their own small image
+    prefetch_runs: list[str] = field(default_factory=list)  # the runs of awaited Jobs that download
+    small_image_jobs: list[str] = field(default_factory=list)  # awaited Jobs in their own small image
     rayjobs: list[Any] = field(default_factory=list)
 
     def note_pods(self, r) -> None:
@@ -316,8 +329,9 @@ def _resource_activity(r, deps: tuple[str, ...], demand: _Demand) -> Activity:
             node = c.NOMINAL_GPU_NODE_SECONDS if _is_gpu_pool(r) else c.NOMINAL_CPU_NODE_SECONDS
             seconds += node.seconds
             source = f"{source}; + {_pool_nodes(r)} node(s) created with the pool: {node.source}"
-    return Activity(r.urn, _label(r), seconds, source, needs_all=deps,
-                    sequential_step=API_STEP if r.type == SERVICE else None)
+    return Activity(
+        r.urn, _label(r), seconds, source, needs_all=deps, sequential_step=API_STEP if r.type == SERVICE else None
+    )
 
 
 def _job_run_activity(r, demand: _Demand) -> Activity:
@@ -332,29 +346,50 @@ def _job_run_activity(r, demand: _Demand) -> Activity:
         demand.small_image_jobs.append(r.urn)
     if size:
         demand.prefetch_runs.append(f"{r.urn}#ran")
-    return Activity(f"{r.urn}#ran", f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub", size / rate.seconds,
-                    f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})", needs_all=(r.urn, runtime))
+    return Activity(
+        f"{r.urn}#ran",
+        f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub",
+        size / rate.seconds,
+        f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+        needs_all=(r.urn, runtime),
+    )
 
 
 def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[str, Any]) -> None:
     """GPU and CPU nodes, the NeMo-RL image on them, and the small image of a Job that runs in its own."""
     image_pull = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
-    pull_source = (f"{c.NOMINAL_IMAGE_BYTES.seconds / 1e9:.0f} GB ({c.NOMINAL_IMAGE_BYTES.source}) at "
-                   f"{c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds / 1e6:.0f} MB/s ({c.NOMINAL_IMAGE_PULL_BYTES_PER_S.source})")
+    pull_source = (
+        f"{c.NOMINAL_IMAGE_BYTES.seconds / 1e9:.0f} GB ({c.NOMINAL_IMAGE_BYTES.source}) at "
+        f"{c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds / 1e6:.0f} MB/s ({c.NOMINAL_IMAGE_PULL_BYTES_PER_S.source})"
+    )
     # GPU nodes: a pool created with nodes already waited for them; otherwise the autoscaler (or Autopilot)
     # adds them once a GPU pod can be scheduled.
     pools_with_nodes = [u for u in d.gpu_pools if _pool_nodes(by_urn[u])]
     if pools_with_nodes:
-        acts["GPU nodes"] = Activity("GPU nodes", "GPU nodes up (created with the pool)", 0, "included in the pool",
-                                     needs_any=_any_of(pools_with_nodes))
+        acts["GPU nodes"] = Activity(
+            "GPU nodes",
+            "GPU nodes up (created with the pool)",
+            0,
+            "included in the pool",
+            needs_any=_any_of(pools_with_nodes),
+        )
     elif d.gpu_creators:
-        acts["GPU nodes"] = Activity("GPU nodes", "GPU nodes provisioned for the first GPU pod",
-                                     c.NOMINAL_GPU_NODE_SECONDS.seconds, c.NOMINAL_GPU_NODE_SECONDS.source,
-                                     needs_any=_any_of(d.gpu_pools, d.gpu_creators))
+        acts["GPU nodes"] = Activity(
+            "GPU nodes",
+            "GPU nodes provisioned for the first GPU pod",
+            c.NOMINAL_GPU_NODE_SECONDS.seconds,
+            c.NOMINAL_GPU_NODE_SECONDS.source,
+            needs_any=_any_of(d.gpu_pools, d.gpu_creators),
+        )
     if "GPU nodes" in acts and d.gpu_image_users:
-        acts["image on GPU nodes"] = Activity("image on GPU nodes", "NeMo-RL image pulled on the GPU nodes",
-                                              image_pull, pull_source,
-                                              needs_all=("GPU nodes",), needs_any=_any_of(d.gpu_image_users))
+        acts["image on GPU nodes"] = Activity(
+            "image on GPU nodes",
+            "NeMo-RL image pulled on the GPU nodes",
+            image_pull,
+            pull_source,
+            needs_all=("GPU nodes",),
+            needs_any=_any_of(d.gpu_image_users),
+        )
     # CPU nodes: the system pool's nodes exist with the pool; without a CPU pool (Autopilot) they are created
     # for the first CPU pod.
     cpu_nodes_from: tuple[tuple[str, ...], ...]
@@ -362,30 +397,56 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
     if d.cpu_pools:
         cpu_nodes_from, cpu_nodes_need = _any_of(d.cpu_pools), ()
     else:
-        acts["CPU nodes"] = Activity("CPU nodes", "CPU node provisioned for the first CPU pod",
-                                     c.NOMINAL_CPU_NODE_SECONDS.seconds, c.NOMINAL_CPU_NODE_SECONDS.source,
-                                     needs_any=_any_of(d.cpu_image_users + d.small_image_jobs))
+        acts["CPU nodes"] = Activity(
+            "CPU nodes",
+            "CPU node provisioned for the first CPU pod",
+            c.NOMINAL_CPU_NODE_SECONDS.seconds,
+            c.NOMINAL_CPU_NODE_SECONDS.source,
+            needs_any=_any_of(d.cpu_image_users + d.small_image_jobs),
+        )
         cpu_nodes_from, cpu_nodes_need = (), ("CPU nodes",)
     runtime = c.NOMINAL_PREFETCH_RUNTIME_SECONDS
     for urn in d.small_image_jobs:
-        acts[f"{urn}#runtime"] = Activity(f"{urn}#runtime", f"{_label(by_urn[urn])}: its image and packages on a "
-                                          "CPU node", runtime.seconds, runtime.source,
-                                          needs_all=(urn, *cpu_nodes_need), needs_any=cpu_nodes_from)
+        acts[f"{urn}#runtime"] = Activity(
+            f"{urn}#runtime",
+            f"{_label(by_urn[urn])}: its image and packages on a CPU node",
+            runtime.seconds,
+            runtime.source,
+            needs_all=(urn, *cpu_nodes_need),
+            needs_any=cpu_nodes_from,
+        )
     if d.cpu_image_users:
-        acts["image on CPU nodes"] = Activity("image on CPU nodes", "NeMo-RL image pulled on a CPU node",
-                                              image_pull, pull_source, needs_all=cpu_nodes_need,
-                                              needs_any=cpu_nodes_from + _any_of(d.cpu_image_users))
+        acts["image on CPU nodes"] = Activity(
+            "image on CPU nodes",
+            "NeMo-RL image pulled on a CPU node",
+            image_pull,
+            pull_source,
+            needs_all=cpu_nodes_need,
+            needs_any=cpu_nodes_from + _any_of(d.cpu_image_users),
+        )
 
 
 def _add_ray(acts: dict[str, Activity], d: _Demand) -> None:
     """Ray head and workers start when their image is on their nodes and an object asks for their pods."""
     ray = c.NOMINAL_RAY_START_SECONDS
     if d.ray_workers_from and "image on GPU nodes" in acts:
-        acts["Ray workers"] = Activity("Ray workers", "Ray workers started", ray.seconds, ray.source,
-                                       needs_all=("image on GPU nodes",), needs_any=_any_of(d.ray_workers_from))
+        acts["Ray workers"] = Activity(
+            "Ray workers",
+            "Ray workers started",
+            ray.seconds,
+            ray.source,
+            needs_all=("image on GPU nodes",),
+            needs_any=_any_of(d.ray_workers_from),
+        )
     if d.ray_head_from and "image on CPU nodes" in acts:
-        acts["Ray head"] = Activity("Ray head", "Ray head started", ray.seconds, ray.source,
-                                    needs_all=("image on CPU nodes",), needs_any=_any_of(d.ray_head_from))
+        acts["Ray head"] = Activity(
+            "Ray head",
+            "Ray head started",
+            ray.seconds,
+            ray.source,
+            needs_all=("image on CPU nodes",),
+            needs_any=_any_of(d.ray_head_from),
+        )
 
 
 def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph) -> None:
@@ -395,25 +456,39 @@ def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph) -> None:
         return
     job = d.rayjobs[0]
     submit = c.NOMINAL_JOB_SUBMIT_SECONDS
-    acts["job started"] = Activity("job started", "RayJob submitted, driver running", submit.seconds,
-                                   submit.source, needs_all=(graph.done_key(job.urn), "Ray head", "Ray workers"))
+    acts["job started"] = Activity(
+        "job started",
+        "RayJob submitted, driver running",
+        submit.seconds,
+        submit.source,
+        needs_all=(graph.done_key(job.urn), "Ray head", "Ray workers"),
+    )
     last = "job started"
     for step in entrypoint_steps(job):
         waits = tuple(sorted(d.prefetch_runs)) if step.waits_for_weights else ()
-        acts[step.key] = Activity(step.key, step.label, step.nominal.seconds, step.nominal.source,
-                                  needs_all=(last, *waits))
+        acts[step.key] = Activity(
+            step.key, step.label, step.nominal.seconds, step.nominal.source, needs_all=(last, *waits)
+        )
         last = step.key
     if d.prefetch_runs:
-        acts[FIRST_STEP] = Activity(FIRST_STEP, "weights on Lustre and job running: first step", 0,
-                                    "end of the estimate", needs_all=(last, *sorted(d.prefetch_runs)))
+        acts[FIRST_STEP] = Activity(
+            FIRST_STEP,
+            "weights on Lustre and job running: first step",
+            0,
+            "end of the estimate",
+            needs_all=(last, *sorted(d.prefetch_runs)),
+        )
         return
     model = ((job.inputs.get("spec") or {}).get("metadata") or {}).get("model") or _model_in(job)
     size = c.MODELS[model].weight_bytes if model in c.MODELS else 0
     rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
     acts[FIRST_STEP] = Activity(
-        FIRST_STEP, f"the job downloads {size / 1e9:.0f} GB of weights, then the first step",
-        size / rate.seconds, f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
-        needs_all=(last,))
+        FIRST_STEP,
+        f"the job downloads {size / 1e9:.0f} GB of weights, then the first step",
+        size / rate.seconds,
+        f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+        needs_all=(last,),
+    )
 
 
 def build(records: Iterable[Any]) -> dict[str, Activity]:

@@ -8,6 +8,7 @@ and are labelled as computed at deploy time. Each registration is recorded with 
 dependencies (explicit and per property), options, provider, inputs and the paths of secret inputs; the stack
 outputs too. Each run uses a fresh context and event loop, so runs in one process do not share state.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -152,8 +153,14 @@ class SynthResult:
     def kubernetes_objects(self) -> list[Registration]:
         """Every Kubernetes object the program declares. A Helm release is not one: its objects come from the
         chart when the provider installs it (helm_releases())."""
-        return sorted((r for r in self.resources if r.is_kubernetes and r.custom and not r.type.startswith(
-            ("pulumi:providers:", HELM_RELEASE_PREFIX))), key=lambda r: r.key)
+        return sorted(
+            (
+                r
+                for r in self.resources
+                if r.is_kubernetes and r.custom and not r.type.startswith(("pulumi:providers:", HELM_RELEASE_PREFIX))
+            ),
+            key=lambda r: r.key,
+        )
 
     def helm_releases(self) -> list[Registration]:
         return sorted((r for r in self.resources if r.type.startswith(HELM_RELEASE_PREFIX)), key=lambda r: r.key)
@@ -210,25 +217,40 @@ def _computed(typ: str, name: str, inputs: dict, project: str) -> tuple[str, dic
         rid = f"projects/{project}/regions/{inputs.get('region')}/subnetworks/{n}"
         return rid, {"selfLink": f"https://www.googleapis.com/compute/v1/{rid}", "gatewayAddress": "192.0.2.1"}
     if typ == "gcp:container/cluster:Cluster":
-        return (f"projects/{project}/locations/{inputs.get('location')}/clusters/{n}",
-                {"endpoint": PLACEHOLDER_ENDPOINT, "masterAuth": {"clusterCaCertificate": PLACEHOLDER_CA},
-                 "masterVersion": "1.33.5-gke.example",
-                 # GKE's DNS-based endpoint: gke-<hash>.<location>.gke.goog.
-                 "controlPlaneEndpointsConfig": {**(inputs.get("controlPlaneEndpointsConfig") or {}),
-                                                 "dnsEndpointConfig": {
-                     **((inputs.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig") or {}),
-                     "endpoint": f"gke-example.{inputs.get('location')}.gke.goog"}}})
+        return (
+            f"projects/{project}/locations/{inputs.get('location')}/clusters/{n}",
+            {
+                "endpoint": PLACEHOLDER_ENDPOINT,
+                "masterAuth": {"clusterCaCertificate": PLACEHOLDER_CA},
+                "masterVersion": "1.33.5-gke.example",
+                # GKE's DNS-based endpoint: gke-<hash>.<location>.gke.goog.
+                "controlPlaneEndpointsConfig": {
+                    **(inputs.get("controlPlaneEndpointsConfig") or {}),
+                    "dnsEndpointConfig": {
+                        **((inputs.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig") or {}),
+                        "endpoint": f"gke-example.{inputs.get('location')}.gke.goog",
+                    },
+                },
+            },
+        )
     if typ == "gcp:container/nodePool:NodePool":
         return f"{inputs.get('cluster')}/nodePools/{n}", {"instanceGroupUrls": []}
     if typ == "gcp:lustre/instance:Instance":
         iid = inputs.get("instanceId", name)
-        return (f"projects/{project}/locations/{inputs.get('location')}/instances/{iid}",
-                {"mountPoint": f"{PLACEHOLDER_LUSTRE_IP}@tcp:/{inputs.get('filesystem')}", "state": "ACTIVE",
-                 "name": f"projects/{project}/locations/{inputs.get('location')}/instances/{iid}"})
+        return (
+            f"projects/{project}/locations/{inputs.get('location')}/instances/{iid}",
+            {
+                "mountPoint": f"{PLACEHOLDER_LUSTRE_IP}@tcp:/{inputs.get('filesystem')}",
+                "state": "ACTIVE",
+                "name": f"projects/{project}/locations/{inputs.get('location')}/instances/{iid}",
+            },
+        )
     if typ == "gcp:serviceaccount/account:Account":
         email = f"{inputs.get('accountId')}@{project}.iam.gserviceaccount.com"
-        return (f"projects/{project}/serviceAccounts/{email}",
-                {"email": email, "member": f"serviceAccount:{email}", "uniqueId": "000000000000000000000"})
+        return (
+            f"projects/{project}/serviceAccounts/{email}",
+            {"email": email, "member": f"serviceAccount:{email}", "uniqueId": "000000000000000000000"},
+        )
     if typ == "gcp:storage/bucket:Bucket":
         return n, {"url": f"gs://{n}", "selfLink": f"https://www.googleapis.com/storage/v1/b/{n}"}
     if typ == "gcp:servicenetworking/connection:Connection":
@@ -236,7 +258,10 @@ def _computed(typ: str, name: str, inputs: dict, project: str) -> tuple[str, dic
     if typ == "gcp:monitoring/dashboard:Dashboard":
         return f"projects/{PLACEHOLDER_PROJECT_NUMBER}/dashboards/example-{name}", {}
     if typ.startswith("kubernetes:"):
-        return f"{(inputs.get('metadata') or {}).get('namespace', '')}/{(inputs.get('metadata') or {}).get('name', name)}", {}
+        return (
+            f"{(inputs.get('metadata') or {}).get('namespace', '')}/{(inputs.get('metadata') or {}).get('name', name)}",
+            {},
+        )
     return f"{name}-id", {}
 
 
@@ -261,8 +286,7 @@ class _Mocks(pm.Mocks):
         self.result.invokes.append({"token": args.token, "args": args.args})
         if args.token == "gcp:organizations/getProject:getProject":
             pid = args.args.get("projectId") or self.project
-            return {"number": PLACEHOLDER_PROJECT_NUMBER, "projectId": pid, "name": pid,
-                    "id": f"projects/{pid}"}
+            return {"number": PLACEHOLDER_PROJECT_NUMBER, "projectId": pid, "name": pid, "id": f"projects/{pid}"}
         return {}
 
 
@@ -292,21 +316,33 @@ class _RecordingMonitor(pm.MockMonitor):
             # "last computed" slot on the mocks would race; _computed is pure and cheap.
             rid, computed = _computed(request.type, request.name, inputs, self.project)
             timeouts = request.customTimeouts
-            self.result.resources.append(Registration(
-                type=request.type, name=request.name, urn=urn, custom=bool(request.custom),
-                parent=request.parent or None,
-                dependencies=sorted(set(request.dependencies)),
-                property_dependencies={k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items())},
-                provider=request.provider or None,
-                protect=bool(request.protect), retain_on_delete=bool(request.retainOnDelete),
-                delete_before_replace=bool(request.deleteBeforeReplace),
-                ignore_changes=sorted(request.ignoreChanges), replace_on_changes=sorted(request.replaceOnChanges),
-                replace_with=sorted(request.replace_with),
-                custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
-                                 if getattr(timeouts, k)},
-                inputs=inputs, secret_paths=sorted(secret_paths),
-                computed={k: v for k, v in computed.items() if k not in inputs},
-                version=request.version))
+            self.result.resources.append(
+                Registration(
+                    type=request.type,
+                    name=request.name,
+                    urn=urn,
+                    custom=bool(request.custom),
+                    parent=request.parent or None,
+                    dependencies=sorted(set(request.dependencies)),
+                    property_dependencies={
+                        k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items())
+                    },
+                    provider=request.provider or None,
+                    protect=bool(request.protect),
+                    retain_on_delete=bool(request.retainOnDelete),
+                    delete_before_replace=bool(request.deleteBeforeReplace),
+                    ignore_changes=sorted(request.ignoreChanges),
+                    replace_on_changes=sorted(request.replaceOnChanges),
+                    replace_with=sorted(request.replace_with),
+                    custom_timeouts={
+                        k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
+                    },
+                    inputs=inputs,
+                    secret_paths=sorted(secret_paths),
+                    computed={k: v for k, v in computed.items() if k not in inputs},
+                    version=request.version,
+                )
+            )
         return super().RegisterResource(request)
 
     def RegisterResourceOutputs(self, request):
@@ -327,18 +363,21 @@ def _config_string(value: Any) -> str:
 
 
 def available_stacks(root: Path = ROOT) -> list[str]:
-    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
 
 
-def assemble_config(stack: str, overrides: Optional[dict[str, Any]] = None,
-                    secrets: Optional[dict[str, str]] = None, root: Path = ROOT) -> tuple[str, dict, list]:
+def assemble_config(
+    stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optional[dict[str, str]] = None, root: Path = ROOT
+) -> tuple[str, dict, list]:
     """(project, config map "<ns>:<key>" -> string, secret keys) for a stack."""
     project_file = yaml.safe_load((root / "Pulumi.yaml").read_text())
     project = project_file["name"]
     stack_path = root / f"Pulumi.{stack}.yaml"
     if not stack_path.exists():
-        raise StackNotFound(f"no stack {stack!r}: there is no {stack_path.name}; stacks here: "
-                            f"{', '.join(available_stacks(root)) or 'none'}")
+        raise StackNotFound(
+            f"no stack {stack!r}: there is no {stack_path.name}; stacks here: "
+            f"{', '.join(available_stacks(root)) or 'none'}"
+        )
     config: dict[str, str] = {}
     secret_keys: list[str] = []
 
@@ -372,11 +411,19 @@ def assemble_config(stack: str, overrides: Optional[dict[str, Any]] = None,
     from core.settings import SECRET_KEYS
 
     # As the CLI does: a declared key without a default must be set (secrets: the engine supplies placeholders).
-    missing = sorted(k for k, d in declared.items() if isinstance(d, dict) and "value" not in d
-                     and "default" not in d and full(k) not in config and k not in SECRET_KEYS)
+    missing = sorted(
+        k
+        for k, d in declared.items()
+        if isinstance(d, dict)
+        and "value" not in d
+        and "default" not in d
+        and full(k) not in config
+        and k not in SECRET_KEYS
+    )
     if missing:
-        raise StackConfigError(f"stack {stack!r} is missing configuration values: "
-                               + ", ".join(full(k) for k in missing))
+        raise StackConfigError(
+            f"stack {stack!r} is missing configuration values: " + ", ".join(full(k) for k in missing)
+        )
     for key in SECRET_KEYS:
         fk = full(key)
         if secrets and key in secrets:
@@ -401,12 +448,19 @@ def _check_declarations(declared: dict) -> None:
         want = DEFAULT_TYPES[decl["type"]]
         default = decl["default"]
         if not isinstance(default, want) or (want is int and isinstance(default, bool)):
-            raise StackConfigError(f"Pulumi.yaml: the default value of configuration key {key!r} is not of the "
-                                   f"expected type {decl['type']!r}")
+            raise StackConfigError(
+                f"Pulumi.yaml: the default value of configuration key {key!r} is not of the "
+                f"expected type {decl['type']!r}"
+            )
 
 
-def run(stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optional[dict[str, str]] = None,
-        root: Path = ROOT, plaintext_keys: tuple[str, ...] = ()) -> SynthResult:
+def run(
+    stack: str,
+    overrides: Optional[dict[str, Any]] = None,
+    secrets: Optional[dict[str, str]] = None,
+    root: Path = ROOT,
+    plaintext_keys: tuple[str, ...] = (),
+) -> SynthResult:
     """Run the program for `stack`. `overrides` are config values (key -> value, None removes), `secrets`
     secret config values (None removes); `plaintext_keys` are secret keys to pass unmarked (tests of the
     refusal). Returns the records; a program error (bad settings) is in `.error`, not raised."""
@@ -422,11 +476,21 @@ def run(stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optiona
         logger = logging.getLogger(f"synth.{id(result)}")
         logger.propagate = False
         logger.addHandler(_WarningCollector(result))
-        ps.configure(pm.MockSettings(
-            monitor=monitor, monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),
-            engine=pm.MockEngine(logger), project=project, stack=stack,
-            dry_run=False, organization="organization", callbacks=None, root_directory=str(root)))
+        ps.configure(
+            pm.MockSettings(
+                monitor=monitor,
+                monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),
+                engine=pm.MockEngine(logger),
+                project=project,
+                stack=stack,
+                dry_run=False,
+                organization="organization",
+                callbacks=None,
+                root_directory=str(root),
+            )
+        )
         set_all_config(config, secret_keys)
+
         def program() -> None:
             runpy.run_path(str(root / "__main__.py"), run_name="__main__")
 

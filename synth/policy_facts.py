@@ -4,6 +4,7 @@ The pack is self-contained (it can be published to Pulumi Cloud without the proj
 of importing core. `python -m synth.policy_facts` rewrites it after a GPU type or a NeMo-RL release is added to the
 catalog; tests/test_policy.py fails while the file and the catalog disagree.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ PATH = Path(__file__).resolve().parents[1] / "policy" / "catalog_facts.json"
 def facts() -> dict:
     return {
         "_generated": "by `python -m synth.policy_facts` from core/catalog and workloads/manifests/pod_security.py; "
-                      "do not edit",
+        "do not edit",
         "nemo_rl_image_repo": catalog.NEMO_RL_IMAGE_REPO,
         # NeMo-RL image tag -> the Ray inside it (= the RayCluster's rayVersion).
         "nemo_rl_ray_versions": {t: r.ray_version for t, r in catalog.NEMO_RL_RELEASES.items()},

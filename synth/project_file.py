@@ -2,6 +2,7 @@
 
 `python -m synth.project_file` rewrites Pulumi.yaml; a test fails when the file and the model disagree.
 """
+
 from __future__ import annotations
 
 import typing
@@ -58,8 +59,11 @@ def config_block() -> dict:
     # The HF token is required: declared without a default, the CLI refuses a stack that has not set it. The
     # optional W&B key is not declared (a declared key without a default would be required; a secret cannot
     # sensibly default to a value); the program reads it with get_secret().
-    block["hfToken"] = {"type": "string", "secret": True,
-                        "description": f"{SECRET_KEYS['hfToken']}; set with `pulumi config set --secret hfToken <token>`"}
+    block["hfToken"] = {
+        "type": "string",
+        "secret": True,
+        "description": f"{SECRET_KEYS['hfToken']}; set with `pulumi config set --secret hfToken <token>`",
+    }
     # Every Kubernetes resource names its provider: a missing one must fail instead of using ~/.kube/config.
     block["pulumi:disable-default-providers"] = {"value": ["kubernetes"]}
     return block
@@ -67,8 +71,10 @@ def config_block() -> dict:
 
 def render() -> str:
     doc = {**HEADER, "config": config_block()}
-    return "# Generated from core/settings.py by `python -m synth.project_file`; edit the model, not this file.\n" \
+    return (
+        "# Generated from core/settings.py by `python -m synth.project_file`; edit the model, not this file.\n"
         + yaml.safe_dump(doc, sort_keys=False, width=120)
+    )
 
 
 if __name__ == "__main__":

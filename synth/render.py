@@ -2,6 +2,7 @@
 
 Everything is sorted and free of timestamps, so the same commit always writes the same bytes.
 """
+
 from __future__ import annotations
 
 import json
@@ -63,22 +64,33 @@ def inventory_records(result: SynthResult) -> list[dict]:
     urns = result.by_urn()
     out = []
     for r in sorted(result.resources, key=lambda r: r.key):
-        out.append({
-            "type": r.type, "name": r.name, "component": _component_of(r, urns), "custom": r.custom,
-            "parent": urns[r.parent].name if r.parent in urns else None,
-            "provider": urns[r.provider_urn].name if r.provider_urn in urns else None,
-            "options": {k: v for k, v in (("protect", r.protect), ("retainOnDelete", r.retain_on_delete),
-                                          ("customTimeouts", r.custom_timeouts),
-                                          ("ignoreChanges", r.ignore_changes),
-                                          ("replaceOnChanges", r.replace_on_changes),
-                                          ("deleteBeforeReplace", r.delete_before_replace),
-                                          ("replaceWith", sorted(f"{urns[u].type} {urns[u].name}"
-                                                                 for u in r.replace_with if u in urns))) if v},
-            "dependsOn": sorted(f"{urns[u].type} {urns[u].name}" for u in r.dependencies if u in urns),
-            "inputs": r.redacted_inputs(),
-            "secretInputs": r.secret_paths,
-            "computed": r.computed,
-        })
+        out.append(
+            {
+                "type": r.type,
+                "name": r.name,
+                "component": _component_of(r, urns),
+                "custom": r.custom,
+                "parent": urns[r.parent].name if r.parent in urns else None,
+                "provider": urns[r.provider_urn].name if r.provider_urn in urns else None,
+                "options": {
+                    k: v
+                    for k, v in (
+                        ("protect", r.protect),
+                        ("retainOnDelete", r.retain_on_delete),
+                        ("customTimeouts", r.custom_timeouts),
+                        ("ignoreChanges", r.ignore_changes),
+                        ("replaceOnChanges", r.replace_on_changes),
+                        ("deleteBeforeReplace", r.delete_before_replace),
+                        ("replaceWith", sorted(f"{urns[u].type} {urns[u].name}" for u in r.replace_with if u in urns)),
+                    )
+                    if v
+                },
+                "dependsOn": sorted(f"{urns[u].type} {urns[u].name}" for u in r.dependencies if u in urns),
+                "inputs": r.redacted_inputs(),
+                "secretInputs": r.secret_paths,
+                "computed": r.computed,
+            }
+        )
     return out
 
 
@@ -88,9 +100,13 @@ def inventory_markdown(result: SynthResult) -> str:
     for rec in records:
         if rec["custom"]:
             by_component.setdefault(rec["component"], []).append(rec)
-    lines = [f"# Inventory of stack `{result.stack}`", "",
-             f"{sum(1 for r in records if r['custom'])} resources in {len(by_component)} components. "
-             f"Values marked *computed* are {COMPUTED_NOTE}; `[secret]` values are Pulumi secrets.", ""]
+    lines = [
+        f"# Inventory of stack `{result.stack}`",
+        "",
+        f"{sum(1 for r in records if r['custom'])} resources in {len(by_component)} components. "
+        f"Values marked *computed* are {COMPUTED_NOTE}; `[secret]` values are Pulumi secrets.",
+        "",
+    ]
     for component in sorted(by_component):
         lines += [f"## {component}", ""]
         for rec in by_component[component]:
@@ -201,20 +217,33 @@ def write(result: SynthResult, out_dir: Path) -> dict[str, int]:
         for f in manifests.glob("*.yaml"):
             f.unlink()
     (out_dir / "inventory.md").write_text(inventory_markdown(result))
-    (out_dir / "inventory.json").write_text(json.dumps(
-        {"stack": result.stack, "resources": inventory_records(result),
-         "outputs": {k: ("[secret]" if k in result.secret_outputs else v) for k, v in result.outputs.items()}},
-        indent=2, sort_keys=True) + "\n")
+    (out_dir / "inventory.json").write_text(
+        json.dumps(
+            {
+                "stack": result.stack,
+                "resources": inventory_records(result),
+                "outputs": {k: ("[secret]" if k in result.secret_outputs else v) for k, v in result.outputs.items()},
+            },
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n"
+    )
     objs = result.kubernetes_objects()
     if objs:
         manifests.mkdir(exist_ok=True)
         for r in objs:
             (manifests / manifest_filename(r)).write_text(
-                yaml.dump(manifest_of(r), Dumper=_ManifestDumper, sort_keys=False, width=120))
+                yaml.dump(manifest_of(r), Dumper=_ManifestDumper, sort_keys=False, width=120)
+            )
     graph = mermaid(result)
     (out_dir / "graph.mmd").write_text(graph)
     (out_dir / "README.md").write_text(
         f"# Stack `{result.stack}`: dependency graph\n\nGenerated by `python -m synth {result.stack}`. Arrows go "
-        "from what is needed to what needs it.\n\n## Components\n\n```mermaid\n" + component_mermaid(result)
-        + "```\n\n## Resources\n\n```mermaid\n" + graph + "```\n")
+        "from what is needed to what needs it.\n\n## Components\n\n```mermaid\n"
+        + component_mermaid(result)
+        + "```\n\n## Resources\n\n```mermaid\n"
+        + graph
+        + "```\n"
+    )
     return dict(sorted(Counter(r.type for r in result.resources if r.custom).items()))

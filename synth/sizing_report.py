@@ -1,15 +1,16 @@
 """Sizing report: checkpoint write time of every configured stack's recipe on that stack's Lustre instance,
 against its budget.
 
-Arithmetic from the catalog's figures, not a measurement (nothing is timed). For each `Pulumi.<stack>.yaml` the settings are built the way the synth engine
-builds them, without running the program (no Pulumi engine, no credentials): the stack's config
-(`synth.engine.assemble_config`, Pulumi.yaml defaults included) goes through `core.settings.load_settings`,
-then `core.settings.monitoring.checkpoint_sizing` sizes the recipe's checkpoint: bytes over the instance's
-provisioned aggregate throughput, i.e. the fastest a checkpoint can land. The budget is the stack's
+Arithmetic from the catalog's figures, not a measurement (nothing is timed). For each `Pulumi.<stack>.yaml` the settings
+are built the way the synth engine builds them, without running the program (no Pulumi engine, no credentials): the
+stack's config (`synth.engine.assemble_config`, Pulumi.yaml defaults included) goes through
+`core.settings.load_settings`, then `core.settings.monitoring.checkpoint_sizing` sizes the recipe's checkpoint: bytes
+over the instance's provisioned aggregate throughput, i.e. the fastest a checkpoint can land. The budget is the stack's
 `checkpointBudgetSeconds` (0 or unset: no budget) unless `--budget` overrides it for every stack.
 
 Run: `make sizing-report` or `.venv/bin/python -m synth.sizing_report [--budget S] [STACK ...]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,9 @@ def stack_settings(stack: str, root: Path = ROOT) -> Settings:
     load_settings raise for a missing stack or bad settings."""
     _, config, _ = assemble_config(stack, root=root)
     prefix = f"{PROJECT}:"
-    values = {k[len(prefix):]: v for k, v in config.items()
-              if k.startswith(prefix) and k[len(prefix):] not in SECRET_KEYS}
+    values = {
+        k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix) and k[len(prefix) :] not in SECRET_KEYS
+    }
     return load_settings(stack, REPORT_PROJECT, values=values, secret_state={k: "secret" for k in SECRET_KEYS})
 
 
@@ -61,8 +63,19 @@ def size_stack(stack: str, budget_override: Optional[float] = None, root: Path =
     return StackSizing(stack=stack, recipe=recipes.recipe_name(s.job), sizing=sz)
 
 
-HEADER = ("stack", "recipe", "model", "saved", "checkpoint", "Lustre (GiB @ MB/s/TiB)", "aggregate",
-          "min write s", "budget s", "ratio", "verdict")
+HEADER = (
+    "stack",
+    "recipe",
+    "model",
+    "saved",
+    "checkpoint",
+    "Lustre (GiB @ MB/s/TiB)",
+    "aggregate",
+    "min write s",
+    "budget s",
+    "ratio",
+    "verdict",
+)
 
 
 def row(r: StackSizing) -> tuple[str, ...]:
@@ -73,9 +86,19 @@ def row(r: StackSizing) -> tuple[str, ...]:
         budget = f"{s.budget_seconds:g}"
         ratio = f"{s.min_write_seconds / s.budget_seconds:.2f}"
         verdict = "ok" if s.within_budget else "OVER"
-    return (r.stack, r.recipe, s.model_name, "weights+optimizer" if s.save_optimizer else "weights",
-            sizing.fmt_bytes(s.checkpoint_bytes), f"{s.capacity_gib} GiB @ {s.tier}",
-            f"{sizing.fmt_bytes(s.throughput_bytes_per_s)}/s", f"{s.min_write_seconds:.1f}", budget, ratio, verdict)
+    return (
+        r.stack,
+        r.recipe,
+        s.model_name,
+        "weights+optimizer" if s.save_optimizer else "weights",
+        sizing.fmt_bytes(s.checkpoint_bytes),
+        f"{s.capacity_gib} GiB @ {s.tier}",
+        f"{sizing.fmt_bytes(s.throughput_bytes_per_s)}/s",
+        f"{s.min_write_seconds:.1f}",
+        budget,
+        ratio,
+        verdict,
+    )
 
 
 def table(results: list[StackSizing]) -> str:
@@ -90,11 +113,13 @@ def table(results: list[StackSizing]) -> str:
 
 def main(argv: Optional[list[str]] = None, root: Path = ROOT) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("stacks", nargs="*", metavar="STACK",
-                    help="stacks to size (default: every Pulumi.<stack>.yaml)")
-    ap.add_argument("--budget", type=float, default=None,
-                    help="checkpoint write budget in seconds for every stack (default: each stack's "
-                         "checkpointBudgetSeconds)")
+    ap.add_argument("stacks", nargs="*", metavar="STACK", help="stacks to size (default: every Pulumi.<stack>.yaml)")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="checkpoint write budget in seconds for every stack (default: each stack's checkpointBudgetSeconds)",
+    )
     args = ap.parse_args(argv)
     if args.budget is not None and args.budget <= 0:
         ap.error("--budget must be > 0")
@@ -108,15 +133,20 @@ def main(argv: Optional[list[str]] = None, root: Path = ROOT) -> int:
             results.append(size_stack(stack, args.budget, root))
         except Exception as e:  # no such stack, bad config or settings, unsizable recipe: report, size the rest
             failed = True
-            print(f"stack {stack}: cannot be sized ({type(e).__name__}):\n  " + str(e).replace("\n", "\n  "),
-                  file=sys.stderr)
+            print(
+                f"stack {stack}: cannot be sized ({type(e).__name__}):\n  " + str(e).replace("\n", "\n  "),
+                file=sys.stderr,
+            )
     if results:
         print(table(results))
         for r in results:
             for line in sizing.budget_problems(r.sizing):
                 print(f"\n{r.stack}: {line}")
-        source = (f"--budget {args.budget:g} s for every stack" if args.budget is not None
-                  else "each stack's checkpointBudgetSeconds (0: no budget)")
+        source = (
+            f"--budget {args.budget:g} s for every stack"
+            if args.budget is not None
+            else "each stack's checkpointBudgetSeconds (0: no budget)"
+        )
         print(f"\nBudget: {source}.")
         print("Lower bounds: bytes / (capacity TiB x tier MB/s per TiB); real writes add metadata and stragglers.")
     return 1 if failed else 0

@@ -6,6 +6,7 @@ it belongs to with `self` bound to the value there (rules of absent optional fie
 CEL implementation; Kubernetes' CEL library functions beyond the standard (`split`, `quantity`, ...) are not
 provided, so a rule that reaches one fails loudly rather than passing.
 """
+
 from __future__ import annotations
 
 import copy

@@ -5,6 +5,7 @@ fields are errors). An object must validate against every vendored copy, structu
 OpenAPI v3.0) and by the CRD's CEL rules (tests/cel_rules.py). The CRD is cluster-scoped; metadata is checked
 for its name only.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,8 +35,9 @@ def validate_compute_class(obj: dict) -> None:
     """Raise AssertionError listing every problem of `obj` against every vendored ComputeClass schema."""
     problems: list[str] = []
     if obj.get("apiVersion") != API_VERSION or obj.get("kind") != KIND:
-        problems.append(f"apiVersion/kind: expected {API_VERSION} {KIND}, got {obj.get('apiVersion')} "
-                        f"{obj.get('kind')}")
+        problems.append(
+            f"apiVersion/kind: expected {API_VERSION} {KIND}, got {obj.get('apiVersion')} {obj.get('kind')}"
+        )
     meta = obj.get("metadata") or {}
     name = meta.get("name")
     if not isinstance(name, str) or len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):

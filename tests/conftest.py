@@ -8,6 +8,7 @@
   runs the program through the engine (the `synth` fixture, `engine.run`, `python -m synth`), `unit` otherwise.
   `pytest -m unit` is the fast loop. A unit test that runs the engine after all fails, naming the miss.
 """
+
 from __future__ import annotations
 
 import copy
@@ -76,7 +77,7 @@ def _code_names(code: types.CodeType) -> set[str]:
 def _functions(item: pytest.Function) -> Iterable[Callable[..., Any]]:
     yield item.function
     for name, defs in item._fixtureinfo.name2fixturedefs.items():
-        if name != "_unit_tests_run_no_engine":   # the guard below names the engine to refuse it
+        if name != "_unit_tests_run_no_engine":  # the guard below names the engine to refuse it
             for d in defs:
                 yield d.func
 
@@ -108,8 +109,10 @@ def _unit_tests_run_no_engine(request, monkeypatch):
         return
 
     def refuse(*args, **kwargs):
-        raise AssertionError(f"{request.node.nodeid} runs the engine but was classified unit: tests/conftest.py "
-                             "tier_of() misses how it runs it")
+        raise AssertionError(
+            f"{request.node.nodeid} runs the engine but was classified unit: tests/conftest.py "
+            "tier_of() misses how it runs it"
+        )
 
     monkeypatch.setattr(engine, "run", refuse)
     yield

@@ -14,6 +14,7 @@ whether it carried the expected token) so tests can assert what the client reall
 after)` makes the next download of that blob stop after `after` bytes (connection closed) and every later one
 fail with 500 until `heal()`: a download interrupted for good, as a killed pod would leave it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,11 +31,11 @@ LFS_THRESHOLD = 1024  # bytes; above it a file is served like an LFS file (CDN r
 
 @dataclass
 class Repo:
-    kind: str                      # "model" | "dataset"
+    kind: str  # "model" | "dataset"
     repo_id: str
-    commit: str                    # 40 hex
+    commit: str  # 40 hex
     files: dict[str, bytes]
-    branches: dict[str, str] = field(default_factory=lambda: {})   # name -> commit
+    branches: dict[str, str] = field(default_factory=lambda: {})  # name -> commit
     gated: bool = False
 
 
@@ -52,9 +53,9 @@ class FakeHub:
         self.repos: list[Repo] = []
         self.log: list[dict] = []
         self._blobs: dict[str, bytes] = {}
-        self._broken: dict[str, int] = {}       # sha -> bytes to send before closing
+        self._broken: dict[str, int] = {}  # sha -> bytes to send before closing
         self._failing: set[str] = set()
-        self.cdn_delay = 0.0                    # seconds the CDN waits before each blob (a slow link)
+        self.cdn_delay = 0.0  # seconds the CDN waits before each blob (a slow link)
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -115,9 +116,15 @@ class FakeHub:
             def _record(self):
                 auth = self.headers.get("Authorization")
                 with hub._lock:
-                    hub.log.append({"method": self.command, "path": self.path.split("?")[0],
-                                    "range": self.headers.get("Range"),
-                                    "authorized": auth == f"Bearer {hub.token}", "auth_header": auth is not None})
+                    hub.log.append(
+                        {
+                            "method": self.command,
+                            "path": self.path.split("?")[0],
+                            "range": self.headers.get("Range"),
+                            "authorized": auth == f"Bearer {hub.token}",
+                            "auth_header": auth is not None,
+                        }
+                    )
                 return auth == f"Bearer {hub.token}"
 
             def _send(self, status, headers=None, body=b""):
@@ -134,8 +141,11 @@ class FakeHub:
                 self._send(status, {"Content-Type": "application/json"}, json.dumps(obj).encode())
 
             def _error(self, status, code, message):
-                self._send(status, {"Content-Type": "application/json", "X-Error-Code": code,
-                                    "X-Error-Message": message}, json.dumps({"error": message}).encode())
+                self._send(
+                    status,
+                    {"Content-Type": "application/json", "X-Error-Code": code, "X-Error-Message": message},
+                    json.dumps({"error": message}).encode(),
+                )
 
             def do_HEAD(self):
                 self._dispatch()
@@ -151,8 +161,9 @@ class FakeHub:
                     return self._info(m.group(1)[:-1], m.group(2), m.group(3), authorized)
                 m = re.fullmatch(r"/(datasets/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path)
                 if m:
-                    return self._resolve_file("dataset" if m.group(1) else "model", m.group(2), m.group(3),
-                                              m.group(4), authorized)
+                    return self._resolve_file(
+                        "dataset" if m.group(1) else "model", m.group(2), m.group(3), m.group(4), authorized
+                    )
                 m = re.fullmatch(r"/cdn/([0-9a-f]{64})", path)
                 if m and self.command == "GET":
                     return self._cdn(m.group(1))
@@ -184,8 +195,10 @@ class FakeHub:
                     if len(data) > LFS_THRESHOLD:
                         sib["lfs"] = {"size": len(data), "sha256": sha256(data), "pointerSize": 134}
                     siblings.append(sib)
-                self._json(200, {"id": repo.repo_id, "sha": commit, "private": False, "gated": repo.gated,
-                                 "siblings": siblings})
+                self._json(
+                    200,
+                    {"id": repo.repo_id, "sha": commit, "private": False, "gated": repo.gated, "siblings": siblings},
+                )
 
             def _resolve_file(self, kind, repo_id, rev, filename, authorized):
                 repo = self._checked_repo(kind, repo_id, authorized)
@@ -197,11 +210,25 @@ class FakeHub:
                 data = repo.files[filename]
                 if len(data) > LFS_THRESHOLD:
                     host, port = hub.server.server_address[:2]
-                    return self._send(302, {"Location": f"http://{host}:{port}/cdn/{sha256(data)}",
-                                            "X-Repo-Commit": commit, "X-Linked-Etag": f'"{sha256(data)}"',
-                                            "X-Linked-Size": str(len(data)), "ETag": f'"{git_blob_id(data)}"'})
-                self._send(200, {"X-Repo-Commit": commit, "ETag": f'"{git_blob_id(data)}"',
-                                 "Content-Type": "application/octet-stream"}, data)
+                    return self._send(
+                        302,
+                        {
+                            "Location": f"http://{host}:{port}/cdn/{sha256(data)}",
+                            "X-Repo-Commit": commit,
+                            "X-Linked-Etag": f'"{sha256(data)}"',
+                            "X-Linked-Size": str(len(data)),
+                            "ETag": f'"{git_blob_id(data)}"',
+                        },
+                    )
+                self._send(
+                    200,
+                    {
+                        "X-Repo-Commit": commit,
+                        "ETag": f'"{git_blob_id(data)}"',
+                        "Content-Type": "application/octet-stream",
+                    },
+                    data,
+                )
 
             def _cdn(self, sha):
                 if hub.cdn_delay:

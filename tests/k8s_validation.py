@@ -17,6 +17,7 @@
 Schemas are read from the repository's `schemas/` (verbatim copies, so CI on any host has them) or from
 `$NEMO_RL_GKE_SCHEMAS`.
 """
+
 from __future__ import annotations
 
 import copy
@@ -58,8 +59,9 @@ def schemas_dir() -> Path:
     override = os.environ.get(SCHEMAS_ENV)
     path = Path(override) if override else Path(__file__).resolve().parents[1] / "schemas"
     if not path.is_dir():
-        raise AssertionError(f"schema directory {path} not found; it is part of the repository (schemas/), or set "
-                             f"{SCHEMAS_ENV}")
+        raise AssertionError(
+            f"schema directory {path} not found; it is part of the repository (schemas/), or set {SCHEMAS_ENV}"
+        )
     return path
 
 
@@ -91,8 +93,9 @@ def validate_core(obj: dict, k8s_minor: str = catalog.KUBERNETES_MINOR) -> None:
     try:
         used = kubernetes_validate.validate(obj, minor, strict=True)
     except kubernetes_validate.ValidationError as e:
-        raise AssertionError(f"{describe(obj)}: {_path(e.path)}: {e.message} "
-                             f"(Kubernetes {e.version} schema, strict)") from None
+        raise AssertionError(
+            f"{describe(obj)}: {_path(e.path)}: {e.message} (Kubernetes {e.version} schema, strict)"
+        ) from None
     except SchemaNotFoundError as e:
         raise AssertionError(f"{describe(obj)}: {e.message}") from None
     except VersionNotSupportedError as e:
@@ -114,8 +117,7 @@ def _core_format_errors(obj: dict, minor: str) -> list[str]:
     version = [v for v in kv.all_versions() if kv.major_minor(v) <= minor][-1]
     schema_dir = f"v{version}-local-strict"
     api_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", obj["apiVersion"])
-    schema = kv.schema_contents(f"kubernetes-json-schema/{schema_dir}/{obj['kind'].lower()}-{api_version}.json",
-                                minor)
+    schema = kv.schema_contents(f"kubernetes-json-schema/{schema_dir}/{obj['kind'].lower()}-{api_version}.json", minor)
     defs = kv.schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json", minor)
     registry = Resource.from_contents(defs) @ (Resource.from_contents(schema) @ Registry())
     validator = jsonschema.Draft202012Validator(schema, registry=registry, format_checker=_format_checker)
@@ -144,8 +146,11 @@ def _strict(node: Any) -> Any:
         out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
     if out.get("nullable") and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
-    if ("properties" in out and "additionalProperties" not in out
-            and not out.get("x-kubernetes-preserve-unknown-fields")):
+    if (
+        "properties" in out
+        and "additionalProperties" not in out
+        and not out.get("x-kubernetes-preserve-unknown-fields")
+    ):
         out["additionalProperties"] = False
     if out.get("x-kubernetes-list-type") == "set":
         out["uniqueItems"] = True
@@ -164,17 +169,17 @@ def _list_map_keys(validator, keys, instance, schema) -> Iterator[jsonschema.Val
         key = tuple(item.get(k, item_props.get(k, {}).get("default")) for k in keys)
         if key in seen:
             yield jsonschema.ValidationError(
-                f"items [{seen[key]}] and [{i}] have the same map key {dict(zip(keys, key, strict=True))}")
+                f"items [{seen[key]}] and [{i}] have the same map key {dict(zip(keys, key, strict=True))}"
+            )
         seen[key] = i
 
 
 _format_checker = jsonschema.FormatChecker(())
-_format_checker.checks("int32")(lambda v: not isinstance(v, int) or -2**31 <= v < 2**31)
-_format_checker.checks("int64")(lambda v: not isinstance(v, int) or -2**63 <= v < 2**63)
+_format_checker.checks("int32")(lambda v: not isinstance(v, int) or -(2**31) <= v < 2**31)
+_format_checker.checks("int64")(lambda v: not isinstance(v, int) or -(2**63) <= v < 2**63)
 
 # OpenAPI 3.0 schemas are draft-4 flavoured (boolean exclusiveMinimum, no const).
-_CrdValidator = jsonschema.validators.extend(
-    jsonschema.Draft4Validator, {"x-kubernetes-list-map-keys": _list_map_keys})
+_CrdValidator = jsonschema.validators.extend(jsonschema.Draft4Validator, {"x-kubernetes-list-map-keys": _list_map_keys})
 
 
 @functools.lru_cache(maxsize=None)
@@ -189,8 +194,10 @@ def _crd_validator(path: str, version: str):
     crd = _load_crd(path)
     versions = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served", True)}
     if version not in versions:
-        raise AssertionError(f"{Path(path).parent.name}/{Path(path).name} does not serve {version} "
-                             f"(serves {', '.join(sorted(versions))})")
+        raise AssertionError(
+            f"{Path(path).parent.name}/{Path(path).name} does not serve {version} "
+            f"(serves {', '.join(sorted(versions))})"
+        )
     schema = _strict(copy.deepcopy(versions[version]["schema"]["openAPIV3Schema"]))
     scope = crd["spec"]["scope"]
     # metadata: name and namespace only; the server validates the rest of ObjectMeta itself.
@@ -247,8 +254,9 @@ def validate_crd(obj: dict, kuberay_versions: tuple[str, ...] = KUBERAY_VERSIONS
     limit = KUBERAY_NAME_LIMITS.get(obj.get("kind")) if group == "ray.io" else None
     name = (obj.get("metadata") or {}).get("name")
     if limit and isinstance(name, str) and (len(name) > limit or not _DNS1035_LABEL.match(name)):
-        problems.append(f"[kuberay operator] metadata.name: {name!r} must be a DNS-1035 label of at most "
-                        f"{limit} characters")
+        problems.append(
+            f"[kuberay operator] metadata.name: {name!r} must be a DNS-1035 label of at most {limit} characters"
+        )
     if problems:
         raise AssertionError(f"{describe(obj)} is invalid:\n  " + "\n  ".join(problems))
 
@@ -269,8 +277,10 @@ def validate_fqdn_policy(obj: dict) -> None:
     for k, pattern in (("name", _DNS1123_SUBDOMAIN), ("namespace", _DNS1123_LABEL)):
         if not isinstance(meta.get(k), str) or not re.match(pattern, meta[k]):
             problems.append(f"metadata.{k}: {meta.get(k)!r} is not a valid {k}")
-    errors = sorted(jsonschema.Draft4Validator(schema, format_checker=_format_checker).iter_errors(obj),
-                    key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(
+        jsonschema.Draft4Validator(schema, format_checker=_format_checker).iter_errors(obj),
+        key=lambda e: list(map(str, e.absolute_path)),
+    )
     problems += [f"{_path(e.absolute_path)}: {e.message}" for e in errors[:_MAX_ERRORS]]
     if problems:
         raise AssertionError(f"{describe(obj)} is invalid:\n  " + "\n  ".join(problems))

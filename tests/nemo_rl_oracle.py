@@ -8,6 +8,7 @@
 - `parsed_overrides(words)`: the words read by hydra-core's own override parser;
 - `lookup(config, key)`: (present, value) of a dotted key in a plain config dict.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -49,10 +50,10 @@ def nemo_rl_config(tag: str, config_path: str, overrides: list[str]) -> dict:
 
 # Commands of the entrypoint's script besides the shell's own: each stand-in prints its name, its argument
 # count and its arguments, NUL-separated (any argument may hold a newline; none can hold a NUL).
-_RECORDER = "#!/bin/sh\nprintf '%s\\0' {name} \"$#\" \"$@\"\n"
+_RECORDER = '#!/bin/sh\nprintf \'%s\\0\' {name} "$#" "$@"\n'
 # `cd` is a regular shell builtin, so a function of that name takes precedence (POSIX 2.9.1 command search):
 # the script's `cd /opt/nemo-rl` is recorded rather than run, everything else runs as written.
-_CD_RECORDER = "cd() { printf '%s\\0' cd \"$#\" \"$@\"; }\n"
+_CD_RECORDER = 'cd() { printf \'%s\\0\' cd "$#" "$@"; }\n'
 
 
 def script_calls(entrypoint: str) -> list[list[str]]:
@@ -67,8 +68,9 @@ def script_calls(entrypoint: str) -> list[list[str]]:
             tool = Path(bin_dir, name)
             tool.write_text(_RECORDER.format(name=name))
             tool.chmod(0o755)
-        out = subprocess.run(["/bin/sh", "-c", _CD_RECORDER + script], env={"PATH": bin_dir},
-                             capture_output=True, check=True, timeout=30).stdout
+        out = subprocess.run(
+            ["/bin/sh", "-c", _CD_RECORDER + script], env={"PATH": bin_dir}, capture_output=True, check=True, timeout=30
+        ).stdout
     fields = out.decode("utf-8").split("\0")
     assert fields.pop() == "", out
     calls = []

@@ -15,6 +15,7 @@ GKE ("Control Pod egress traffic using FQDN network policies"): an FQDNNetworkPo
 namespace and allows egress to the listed names (`name`) or wildcard patterns (`pattern`, `*` matching within
 one label) on the listed ports; it works additively with NetworkPolicies.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -72,7 +73,8 @@ def _peer_matches(peer: Mapping, policy_namespace: str, other: Endpoint) -> bool
         addr = ipaddress.ip_address(other.ip)
         block = peer["ipBlock"]
         return addr in ipaddress.ip_network(block["cidr"]) and not any(
-            addr in ipaddress.ip_network(x) for x in block.get("except") or [])
+            addr in ipaddress.ip_network(x) for x in block.get("except") or []
+        )
     if not other.is_pod:
         return False
     if "namespaceSelector" in peer:
@@ -123,12 +125,20 @@ class Policies:
         return spec.get("policyTypes") or (["Ingress"] + (["Egress"] if "egress" in spec else []))
 
     def _selecting(self, target: Endpoint, kind: str) -> list[Mapping]:
-        return [p for p in self.network if p["metadata"]["namespace"] == target.namespace
-                and kind in self._types(p["spec"]) and selects(p["spec"]["podSelector"], target.labels)]
+        return [
+            p
+            for p in self.network
+            if p["metadata"]["namespace"] == target.namespace
+            and kind in self._types(p["spec"])
+            and selects(p["spec"]["podSelector"], target.labels)
+        ]
 
     def _fqdn_selecting(self, target: Endpoint) -> list[Mapping]:
-        return [p for p in self.fqdn if p["metadata"]["namespace"] == target.namespace
-                and selects(p["spec"]["podSelector"], target.labels)]
+        return [
+            p
+            for p in self.fqdn
+            if p["metadata"]["namespace"] == target.namespace and selects(p["spec"]["podSelector"], target.labels)
+        ]
 
     def egress_isolated(self, src: Endpoint) -> bool:
         return bool(self._selecting(src, "Egress") or self._fqdn_selecting(src))
@@ -139,21 +149,29 @@ class Policies:
         selecting = self._selecting(dst, "Ingress")
         if not selecting:
             return True
-        return any(("from" not in r or any(_peer_matches(pe, p["metadata"]["namespace"], src) for pe in r["from"]))
-                   and _port_matches(r.get("ports"), port, protocol)
-                   for p in selecting for r in p["spec"].get("ingress") or [])
+        return any(
+            ("from" not in r or any(_peer_matches(pe, p["metadata"]["namespace"], src) for pe in r["from"]))
+            and _port_matches(r.get("ports"), port, protocol)
+            for p in selecting
+            for r in p["spec"].get("ingress") or []
+        )
 
     def egress_allowed(self, src: Endpoint, dst: Endpoint, port: int, protocol: str = "TCP") -> bool:
         if not src.is_pod or dst.node_local:
             return True
         if not self.egress_isolated(src):
             return True
-        by_rule = any(("to" not in r or any(_peer_matches(pe, p["metadata"]["namespace"], dst) for pe in r["to"]))
-                      and _port_matches(r.get("ports"), port, protocol)
-                      for p in self._selecting(src, "Egress") for r in p["spec"].get("egress") or [])
-        by_name = any(any(_host_matches(m, dst.host) for m in r["matches"]) and _port_matches(r.get("ports"), port,
-                                                                                               protocol)
-                      for p in self._fqdn_selecting(src) for r in p["spec"]["egress"])
+        by_rule = any(
+            ("to" not in r or any(_peer_matches(pe, p["metadata"]["namespace"], dst) for pe in r["to"]))
+            and _port_matches(r.get("ports"), port, protocol)
+            for p in self._selecting(src, "Egress")
+            for r in p["spec"].get("egress") or []
+        )
+        by_name = any(
+            any(_host_matches(m, dst.host) for m in r["matches"]) and _port_matches(r.get("ports"), port, protocol)
+            for p in self._fqdn_selecting(src)
+            for r in p["spec"]["egress"]
+        )
         return by_rule or by_name
 
     def allowed(self, src: Endpoint, dst: Endpoint, port: int, protocol: str = "TCP") -> bool:

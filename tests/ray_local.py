@@ -4,6 +4,7 @@ Each node is a `ray start --block` process in its own process group, on free loo
 temporary directory. Stopping signals exactly those processes (never `ray stop --force`, which would kill
 every Ray process on the machine, other test runs included) and waits for their groups to empty.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -43,15 +44,25 @@ def free_port() -> int:
     return free_ports(1)[0]
 
 
-_NODE_PORT_FLAGS = ("dashboard-agent-listen-port", "dashboard-agent-grpc-port", "runtime-env-agent-port",
-                    "node-manager-port", "object-manager-port", "metrics-export-port")
+_NODE_PORT_FLAGS = (
+    "dashboard-agent-listen-port",
+    "dashboard-agent-grpc-port",
+    "runtime-env-agent-port",
+    "node-manager-port",
+    "object-manager-port",
+    "metrics-export-port",
+)
 
 
 def base_env(extra: Optional[dict] = None, drop: tuple = ()) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _FOREIGN + tuple(drop)}
-    env.update({"RAY_USAGE_STATS_ENABLED": "0",
-                # No graceful drain on SIGTERM: nothing to hand over, and it would hold teardown for 30 s.
-                "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"})
+    env.update(
+        {
+            "RAY_USAGE_STATS_ENABLED": "0",
+            # No graceful drain on SIGTERM: nothing to hand over, and it would hold teardown for 30 s.
+            "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",
+        }
+    )
     env.update(extra or {})
     return env
 
@@ -70,7 +81,7 @@ def _stop(proc: subprocess.Popen) -> None:
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)   # the process group this module created
+            os.killpg(proc.pid, signal.SIGKILL)  # the process group this module created
             proc.wait(timeout=10)
     # The dashboard's helper processes outlive `ray start` by a moment; wait for the group to empty.
     deadline = time.monotonic() + 15
@@ -82,8 +93,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @dataclass
 class LocalCluster:
-    dashboard: str                     # http://127.0.0.1:<port>, the Jobs API
-    gcs: str                           # 127.0.0.1:<port>, where nodes and drivers join
+    dashboard: str  # http://127.0.0.1:<port>, the Jobs API
+    gcs: str  # 127.0.0.1:<port>, where nodes and drivers join
     temp_dir: str
     procs: list = field(default_factory=list)
     # Ray token authentication (RAY_AUTH_MODE=token in `env`): the token this process sends as a bearer.
@@ -98,30 +109,52 @@ class LocalCluster:
 
 
 @contextlib.contextmanager
-def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple[int, ...] = (),
-                  head_resources: str = "", timeout: float = 90,
-                  auth_token: Optional[str] = None, worker_env: Optional[dict[str, str]] = None,
-                  worker_resources: str = "") -> Iterator[LocalCluster]:
+def local_cluster(
+    env: dict[str, str],
+    *,
+    head_cpus: int = 2,
+    worker_cpus: tuple[int, ...] = (),
+    head_resources: str = "",
+    timeout: float = 90,
+    auth_token: Optional[str] = None,
+    worker_env: Optional[dict[str, str]] = None,
+    worker_resources: str = "",
+) -> Iterator[LocalCluster]:
     """A head with `head_cpus` and one more node per entry of `worker_cpus`, all with `env` as their
     environment (the Ray pods' environment in the real cluster), or `worker_env` for the worker nodes when the
     head pod and the worker pods differ; yields once every node has joined.
     `auth_token`: the cluster runs with Ray token authentication and this process authenticates with it."""
-    temp_dir = tempfile.mkdtemp(prefix="rayt-")   # short: Ray's socket paths must fit 107 bytes
+    temp_dir = tempfile.mkdtemp(prefix="rayt-")  # short: Ray's socket paths must fit 107 bytes
     # Every node shares the loopback address: all the cluster's ports are chosen at once, so none repeats.
     per_node = len(_NODE_PORT_FLAGS)
     ports = free_ports(3 + per_node * (1 + len(worker_cpus)))
     gcs_port, dashboard_port, client_port = ports[:3]
-    node_ports = [dict(zip(_NODE_PORT_FLAGS, ports[3 + i * per_node:3 + (i + 1) * per_node], strict=True))
-                  for i in range(1 + len(worker_cpus))]
-    head = [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
-            "--include-dashboard=true", f"--num-cpus={head_cpus}", "--object-store-memory=100000000",
-            "--disable-usage-stats", f"--temp-dir={temp_dir}", f"--port={gcs_port}",
-            f"--dashboard-port={dashboard_port}", f"--ray-client-server-port={client_port}",
-            *(f"--{k}={v}" for k, v in node_ports[0].items())]
+    node_ports = [
+        dict(zip(_NODE_PORT_FLAGS, ports[3 + i * per_node : 3 + (i + 1) * per_node], strict=True))
+        for i in range(1 + len(worker_cpus))
+    ]
+    head = [
+        str(RAY),
+        "start",
+        "--head",
+        "--block",
+        "--node-ip-address=127.0.0.1",
+        "--dashboard-host=127.0.0.1",
+        "--include-dashboard=true",
+        f"--num-cpus={head_cpus}",
+        "--object-store-memory=100000000",
+        "--disable-usage-stats",
+        f"--temp-dir={temp_dir}",
+        f"--port={gcs_port}",
+        f"--dashboard-port={dashboard_port}",
+        f"--ray-client-server-port={client_port}",
+        *(f"--{k}={v}" for k, v in node_ports[0].items()),
+    ]
     if head_resources:
         head.append(f"--resources={head_resources}")
-    cluster = LocalCluster(f"http://127.0.0.1:{dashboard_port}", f"127.0.0.1:{gcs_port}", temp_dir,
-                           auth_token=auth_token)
+    cluster = LocalCluster(
+        f"http://127.0.0.1:{dashboard_port}", f"127.0.0.1:{gcs_port}", temp_dir, auth_token=auth_token
+    )
     logs = []
 
     def launch(args: list[str], name: str, node_env: dict[str, str]) -> subprocess.Popen:
@@ -148,15 +181,26 @@ def local_cluster(env: dict[str, str], *, head_cpus: int = 2, worker_cpus: tuple
                     raise
                 time.sleep(0.5)
         for i, cpus in enumerate(worker_cpus):
-            launch([str(RAY), "start", "--block", f"--address={cluster.gcs}", "--node-ip-address=127.0.0.1",
-                    f"--num-cpus={cpus}", "--object-store-memory=100000000", "--disable-usage-stats",
+            launch(
+                [
+                    str(RAY),
+                    "start",
+                    "--block",
+                    f"--address={cluster.gcs}",
+                    "--node-ip-address=127.0.0.1",
+                    f"--num-cpus={cpus}",
+                    "--object-store-memory=100000000",
+                    "--disable-usage-stats",
                     *([f"--resources={worker_resources}"] if worker_resources else []),
-                    *(f"--{k}={v}" for k, v in node_ports[1 + i].items())], f"worker{i}",
-                   env if worker_env is None else worker_env)
+                    *(f"--{k}={v}" for k, v in node_ports[1 + i].items()),
+                ],
+                f"worker{i}",
+                env if worker_env is None else worker_env,
+            )
         _wait_for_nodes(cluster, 1 + len(worker_cpus), deadline, tail)
         yield cluster
     finally:
-        for proc in reversed(cluster.procs):   # worker nodes first, the head last
+        for proc in reversed(cluster.procs):  # worker nodes first, the head last
             _stop(proc)
         for log in logs:
             log.close()

@@ -9,6 +9,7 @@ namespace, labels, service account and replica count, plus what admission adds t
 - KubeRay's `wait-gcs-ready` init container on Ray workers, which copies the Ray container's env, volume mounts
   and security context (ray-operator/controllers/ray/common/pod.go @v1.6.0/@v1.7.0).
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,22 +21,32 @@ from synth import engine
 GCSFUSE_ANNOTATION = "gke-gcsfuse/volumes"
 NOBODY = 65534
 GCSFUSE_SIDECAR = {
-    "name": "gke-gcsfuse-sidecar", "image": "gke.gcr.io/gcs-fuse-csi-driver-sidecar-mounter",
-    "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                        "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"},
-                        "runAsNonRoot": True, "runAsUser": NOBODY, "runAsGroup": NOBODY},
+    "name": "gke-gcsfuse-sidecar",
+    "image": "gke.gcr.io/gcs-fuse-csi-driver-sidecar-mounter",
+    "securityContext": {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+        "runAsNonRoot": True,
+        "runAsUser": NOBODY,
+        "runAsGroup": NOBODY,
+    },
 }
-GCSFUSE_VOLUMES = [{"name": "gke-gcsfuse-tmp", "emptyDir": {}}, {"name": "gke-gcsfuse-buffer", "emptyDir": {}},
-                   {"name": "gke-gcsfuse-cache", "emptyDir": {}}]
+GCSFUSE_VOLUMES = [
+    {"name": "gke-gcsfuse-tmp", "emptyDir": {}},
+    {"name": "gke-gcsfuse-buffer", "emptyDir": {}},
+    {"name": "gke-gcsfuse-cache", "emptyDir": {}},
+]
 
 
 @dataclass
 class RenderedPod:
-    source: str           # "<Kind> <resource name>: <template>"
+    source: str  # "<Kind> <resource name>: <template>"
     namespace: str
     labels: dict
     annotations: dict
-    spec: dict            # as admitted (with injected containers)
+    spec: dict  # as admitted (with injected containers)
     replicas: int
 
     @property
@@ -56,10 +67,16 @@ def _admitted(template: dict, ray_worker: bool) -> tuple[dict, dict, dict]:
         spec["volumes"] = [*spec.get("volumes", []), *copy.deepcopy(GCSFUSE_VOLUMES)]
     if ray_worker:
         ray = spec["containers"][0]
-        spec["initContainers"] = [*spec.get("initContainers", []), {
-            "name": "wait-gcs-ready", "image": ray["image"], "env": copy.deepcopy(ray.get("env", [])),
-            "volumeMounts": copy.deepcopy(ray.get("volumeMounts", [])),
-            "securityContext": copy.deepcopy(ray.get("securityContext"))}]
+        spec["initContainers"] = [
+            *spec.get("initContainers", []),
+            {
+                "name": "wait-gcs-ready",
+                "image": ray["image"],
+                "env": copy.deepcopy(ray.get("env", [])),
+                "volumeMounts": copy.deepcopy(ray.get("volumeMounts", [])),
+                "securityContext": copy.deepcopy(ray.get("securityContext")),
+            },
+        ]
     return dict(meta.get("labels") or {}), annotations, spec
 
 

@@ -2,6 +2,7 @@
 workflow), with the oracles in tests/netpol_oracle.py and tests/pod_security_standards.py. `figures()` returns
 figure name -> the value the README's Security section states (tests/test_security_measures.py compares them).
 """
+
 from __future__ import annotations
 
 import re
@@ -23,10 +24,25 @@ WORKLOAD = "nemo-rl-gke/workload"
 
 # Ray's ports: the dashboard / Jobs API, every Ray pod's dashboard agent, GCS, Ray Client, and samples of the
 # raylet's and workers' ranges (object manager 8076, worker ports 10002-19999).
-RAY_PORTS = (catalog.RAY_DASHBOARD_PORT, catalog.RAY_DASHBOARD_AGENT_PORT, catalog.RAY_GCS_PORT,
-             catalog.RAY_CLIENT_PORT, 8076, 10002, 19999)
-WRITE_ROLES = frozenset({"roles/storage.objectUser", "roles/storage.objectAdmin", "roles/storage.objectCreator",
-                         "roles/storage.admin", "roles/storage.legacyBucketWriter", "roles/storage.legacyBucketOwner"})
+RAY_PORTS = (
+    catalog.RAY_DASHBOARD_PORT,
+    catalog.RAY_DASHBOARD_AGENT_PORT,
+    catalog.RAY_GCS_PORT,
+    catalog.RAY_CLIENT_PORT,
+    8076,
+    10002,
+    19999,
+)
+WRITE_ROLES = frozenset(
+    {
+        "roles/storage.objectUser",
+        "roles/storage.objectAdmin",
+        "roles/storage.objectCreator",
+        "roles/storage.admin",
+        "roles/storage.legacyBucketWriter",
+        "roles/storage.legacyBucketOwner",
+    }
+)
 _PRINCIPAL = re.compile(r"/subject/ns/([^/]+)/sa/([^/]+)$")
 
 
@@ -138,8 +154,11 @@ def _mounted_keys(p: RenderedPod) -> set[str]:
 
 
 def _logs_to_wandb(result: engine.SynthResult) -> bool:
-    return any("logger.wandb_enabled=True" in (r.inputs.get("spec") or {}).get("entrypoint", "")
-               for r in result.kubernetes_objects() if r.inputs.get("kind") == "RayJob")
+    return any(
+        "logger.wandb_enabled=True" in (r.inputs.get("spec") or {}).get("entrypoint", "")
+        for r in result.kubernetes_objects()
+        if r.inputs.get("kind") == "RayJob"
+    )
 
 
 def tokens_never_read(result: engine.SynthResult) -> int:
@@ -151,10 +170,14 @@ def tokens_never_read(result: engine.SynthResult) -> int:
     for p in pods(result):
         keys = _mounted_keys(p)
         envs = [_env(c) for c in p.spec.get("containers", [])]
-        unread = ("hf-token" in keys and all(e.get("HF_HUB_OFFLINE") == "1" for e in envs)) or \
-                 ("wandb-netrc" in keys and not wandb) or \
-                 (catalog.KUBERAY_AUTH_TOKEN_SECRET_KEY in keys and not any(e.get("RAY_AUTH_MODE") == "token"
-                                                                             for e in envs))
+        unread = (
+            ("hf-token" in keys and all(e.get("HF_HUB_OFFLINE") == "1" for e in envs))
+            or ("wandb-netrc" in keys and not wandb)
+            or (
+                catalog.KUBERAY_AUTH_TOKEN_SECRET_KEY in keys
+                and not any(e.get("RAY_AUTH_MODE") == "token" for e in envs)
+            )
+        )
         count += p.replicas if unread else 0
     return count
 
@@ -170,9 +193,11 @@ def namespaces_with_psa(result: engine.SynthResult) -> tuple[int, int]:
         labels = ns["metadata"].get("labels") or {}
         name = ns["metadata"]["name"]
         want = pss.strictest_common(by_ns.get(name, []))
-        if (labels.get("pod-security.kubernetes.io/enforce") == want
-                and labels.get("pod-security.kubernetes.io/warn") == "restricted"
-                and labels.get("pod-security.kubernetes.io/audit") == "restricted"):
+        if (
+            labels.get("pod-security.kubernetes.io/enforce") == want
+            and labels.get("pod-security.kubernetes.io/warn") == "restricted"
+            and labels.get("pod-security.kubernetes.io/audit") == "restricted"
+        ):
             good += 1
     return good, len(namespaces)
 
@@ -181,8 +206,9 @@ def capability_drops(result: engine.SynthResult) -> tuple[int, int]:
     """(containers dropping ALL capabilities, containers) of workload pods without the RDMA host mounts, injected
     sidecars included."""
     containers = [c for p in workload_pods(result) if not has_host_paths(p) for c in p.containers]
-    drop_all = [c for c in containers if "ALL" in ((c.get("securityContext") or {}).get("capabilities") or {}).get(
-        "drop", [])]
+    drop_all = [
+        c for c in containers if "ALL" in ((c.get("securityContext") or {}).get("capabilities") or {}).get("drop", [])
+    ]
     return len(drop_all), len(containers)
 
 
@@ -199,6 +225,7 @@ def images(result: engine.SynthResult) -> set[str]:
         elif isinstance(v, list):
             for x in v:
                 walk(x)
+
     for r in result.kubernetes_objects():
         walk(r.inputs)
     return found
@@ -219,15 +246,20 @@ def digest_pins(results: Mapping[str, engine.SynthResult]) -> tuple[int, int]:
 
 def node_roles_beyond_minimum(result: engine.SynthResult) -> int:
     account = result.get("gcp:serviceaccount/account:Account", "nodes").computed["member"]
-    return sum(1 for r in result.of_type("gcp:projects/iAMMember:IAMMember")
-               if r.inputs["member"] == account and r.inputs["role"] != catalog.NODE_SERVICE_ACCOUNT_MINIMUM_ROLE
-               and r.inputs["role"] != catalog.IMAGE_STREAMING_NODE_ROLE)
+    return sum(
+        1
+        for r in result.of_type("gcp:projects/iAMMember:IAMMember")
+        if r.inputs["member"] == account
+        and r.inputs["role"] != catalog.NODE_SERVICE_ACCOUNT_MINIMUM_ROLE
+        and r.inputs["role"] != catalog.IMAGE_STREAMING_NODE_ROLE
+    )
 
 
 def ip_endpoint_open(result: engine.SynthResult) -> bool:
     (c,) = result.of_type("gcp:container/cluster:Cluster")
     return not c.inputs["privateClusterConfig"].get("enablePrivateEndpoint") and not c.inputs.get(
-        "masterAuthorizedNetworksConfig")
+        "masterAuthorizedNetworksConfig"
+    )
 
 
 def ci_figures() -> tuple[int, int, int]:
@@ -247,16 +279,35 @@ def ci_figures() -> tuple[int, int, int]:
 
 def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
     """Figure -> value, in the words of the README's measure table."""
+
     def per_stack(f: Callable[[engine.SynthResult], object]) -> dict[str, object]:
         return {s: f(r) for s, r in sorted(results.items())}
 
     reach = per_stack(ray_port_reach)
     expected = {s: {"submitter", "operator"} for s in results}
-    outside = {s: sorted({("submitter" if "submitter" in src else "operator" if src in (
-        "konnectivity agent", "KubeRay operator (own)") else src) for src in r}) for s, r in reach.items()}
-    ray = ("none but the submitter and the operator's path, 3/3 stacks"
-           if all(set(v) <= expected[s] and all(ports == {catalog.RAY_DASHBOARD_PORT} for ports in reach[s].values())
-                  for s, v in outside.items()) else f"{outside}")
+    outside = {
+        s: sorted(
+            {
+                (
+                    "submitter"
+                    if "submitter" in src
+                    else "operator"
+                    if src in ("konnectivity agent", "KubeRay operator (own)")
+                    else src
+                )
+                for src in r
+            }
+        )
+        for s, r in reach.items()
+    }
+    ray = (
+        "none but the submitter and the operator's path, 3/3 stacks"
+        if all(
+            set(v) <= expected[s] and all(ports == {catalog.RAY_DASHBOARD_PORT} for ports in reach[s].values())
+            for s, v in outside.items()
+        )
+        else f"{outside}"
+    )
     egress = per_stack(pods_without_egress_policy)
     egress_s = ", ".join(f"{s} {a}/{b}" for s, (a, b) in egress.items())
     dash = sorted(set().union(*per_stack(dashboard_reach).values()))

@@ -11,6 +11,7 @@ standing in for a GPU worker pod, started with the rendered worker container's s
 the probe actor asks for. The driver is submitted through the Jobs API with the job's rendered runtime env and
 calls `ray.init` exactly as NeMo-RL's `init_ray` does.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,14 +34,16 @@ from workloads.manifests.raycluster import HEAD_CONTAINER, WORKER_CONTAINER, Ray
 WORKER_RESOURCE = "nemo_rl_gke_gpu_worker_pod"
 
 
-SETTINGS = load_settings("dev", "example-project", values={},
-                         secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+SETTINGS = load_settings(
+    "dev", "example-project", values={}, secret_state={"hfToken": "secret", "wandbApiKey": "secret"}
+)
 LIBRARY_PATH = rdma.library_path(SETTINGS.workload.release)
 
 
 def rendered_cluster() -> dict:
-    return raycluster_manifest(RayPodsConfig.of(SETTINGS), name="nemo-dev-ray", secret_name=HF_SECRET,
-                               pvc_name=LUSTRE_PVC)
+    return raycluster_manifest(
+        RayPodsConfig.of(SETTINGS), name="nemo-dev-ray", secret_name=HF_SECRET, pvc_name=LUSTRE_PVC
+    )
 
 
 def static_env(container: dict) -> dict[str, str]:
@@ -61,10 +64,15 @@ WORKER_ENV = static_env(container(CLUSTER["spec"]["workerGroupSpecs"][0]["templa
 @pytest.fixture(scope="module")
 def cluster():
     """The head pod's and a GPU worker pod's environments on two local Ray nodes; yields a Jobs API client."""
-    pods = (*HEAD_ENV, *WORKER_ENV)   # nothing of this test process's own values for these variables
-    with local_cluster(base_env(HEAD_ENV, drop=pods), head_cpus=1, worker_cpus=(1,),
-                       worker_env=base_env(WORKER_ENV, drop=pods),
-                       worker_resources=json.dumps({WORKER_RESOURCE: 1}), timeout=240) as c:
+    pods = (*HEAD_ENV, *WORKER_ENV)  # nothing of this test process's own values for these variables
+    with local_cluster(
+        base_env(HEAD_ENV, drop=pods),
+        head_cpus=1,
+        worker_cpus=(1,),
+        worker_env=base_env(WORKER_ENV, drop=pods),
+        worker_resources=json.dumps({WORKER_RESOURCE: 1}),
+        timeout=240,
+    ) as c:
         yield c.client()
 
 
@@ -72,10 +80,13 @@ def run_job(client: JobSubmissionClient, entrypoint: str, runtime_env: dict, tim
     deadline = time.monotonic() + timeout
     while True:
         try:
-            job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env,
-                                       submission_id=f"actor-env-{os.getpid()}-{time.time_ns()}")
+            job_id = client.submit_job(
+                entrypoint=entrypoint,
+                runtime_env=runtime_env,
+                submission_id=f"actor-env-{os.getpid()}-{time.time_ns()}",
+            )
             break
-        except RuntimeError as e:   # a freshly started head answers list_jobs before its agent takes jobs
+        except RuntimeError as e:  # a freshly started head answers list_jobs before its agent takes jobs
             if "No available agent" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(1)
@@ -126,7 +137,7 @@ def test_head_and_workers_share_one_library_path_definition():
 
 def test_actor_on_a_gpu_worker_gets_the_gib_library_path_with_nccl_net_gib(cluster, tmp_path):
     env = actor_env(cluster, tmp_path)
-    assert env["NCCL_NET"] == "gIB"                         # the worker node's own variable
+    assert env["NCCL_NET"] == "gIB"  # the worker node's own variable
     assert env["LD_LIBRARY_PATH"] == LIBRARY_PATH
     assert f"{rdma.GIB_MOUNT}/lib64" in env["LD_LIBRARY_PATH"].split(":")
 

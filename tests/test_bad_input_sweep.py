@@ -11,6 +11,7 @@ Each case also runs without the optional secrets and with the job disabled (the 
 tracebacks came from): there a value may become acceptable, but nothing may raise, and whatever is refused is
 refused naming the key and registers nothing.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -141,7 +142,8 @@ def test_one_bad_setting_is_one_line_naming_its_key_and_registers_nothing(synth,
     assert "Traceback" not in r.error
     lines = _problem_lines(r.error)
     assert len(lines) == 1 and _names_key(lines[0], k), (
-        f"{k}={value!r}: expected one line naming nemo-rl-gke:{k}, got:\n" + "\n".join(lines))
+        f"{k}={value!r}: expected one line naming nemo-rl-gke:{k}, got:\n" + "\n".join(lines)
+    )
     assert r.resources == []
 
 
@@ -166,8 +168,9 @@ def test_the_issue_examples_are_one_line_each(synth):
     # Issue 18: an unknown nemoRlRelease without rayAuthToken raised KeyError; workerReplicas 0 / gpuNodes 0 with
     # jobEnabled false raised "replicas must be at least 1" while building the warmup placeholders.
     r = synth("dev", {"nemoRlRelease": "v9.9.9"}, {"rayAuthToken": None})
-    assert _problem_lines(r.error) == ["nemo-rl-gke:nemoRlRelease: unknown release 'v9.9.9'; valid: v0.4.0, "
-                                       "v0.5.0, v0.7.0"]
+    assert _problem_lines(r.error) == [
+        "nemo-rl-gke:nemoRlRelease: unknown release 'v9.9.9'; valid: v0.4.0, v0.5.0, v0.7.0"
+    ]
     for k in ("gpuNodes", "workerReplicas"):
         r = synth("dev", {k: 0, "jobEnabled": "false"})
         assert r.error is None, r.error

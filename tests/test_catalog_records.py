@@ -4,6 +4,7 @@ A new GPU type or release is one record (core/catalog/gpus.py, core/catalog/nemo
 record leaves a fact without a source, or when a release's facts disagree with the release's own files kept in the
 repository (its environment from uv.lock, its configs).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,7 +17,7 @@ from core import catalog
 from core.catalog import gpus, nemo_rl
 
 TESTS = Path(__file__).resolve().parent
-NOT_FACTS = {"sources", "image_digest_source", "gpu_type", "family", "tag"}   # names and sources, not facts
+NOT_FACTS = {"sources", "image_digest_source", "gpu_type", "family", "tag"}  # names and sources, not facts
 
 
 def _undocumented(record) -> set[str]:
@@ -25,8 +26,11 @@ def _undocumented(record) -> set[str]:
     return facts - covered
 
 
-@pytest.mark.parametrize("record", list(catalog.ACCELERATORS.values()) + list(catalog.NEMO_RL_RELEASES.values()),
-                         ids=lambda r: getattr(r, "gpu_type", None) or r.tag)
+@pytest.mark.parametrize(
+    "record",
+    list(catalog.ACCELERATORS.values()) + list(catalog.NEMO_RL_RELEASES.values()),
+    ids=lambda r: getattr(r, "gpu_type", None) or r.tag,
+)
 def test_every_fact_of_a_record_names_its_source(record):
     assert not _undocumented(record), f"facts without a source: {sorted(_undocumented(record))}"
     assert all(s.strip() for s in record.sources.values())

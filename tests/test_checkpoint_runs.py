@@ -9,6 +9,7 @@
   without validation hit NVIDIA-NeMo/RL #1137 (CUDA OOM, reported 2025-09-16 on main after v0.3.1, open) and #834
   (segfault, reported 2025-08-04 after v0.3.1, fixed by NVIDIA-NeMo/RL PR #844, first released in v0.4.0).
 """
+
 from __future__ import annotations
 
 import re
@@ -29,35 +30,59 @@ def job(**values) -> JobSettings:
 
 def run_name(recipe: str, overrides: dict, release=V050, stack: str = "dev") -> str:
     j = job(jobRecipe=recipe, jobOverrides=overrides)
-    recipes.resolve_recipe(j, release)   # only runnable recipes are compared
+    recipes.resolve_recipe(j, release)  # only runnable recipes are compared
     return recipes.default_run_name(j, stack, release)
 
 
 # --- item 12: the default run name follows checkpoint compatibility ---------------------------------------------------
 # Changes after which the old checkpoints are still the run's own: NeMo-RL continues from them.
 SAME_RUN = {
-    QWEN: [{"max_num_steps": 40}, {"save_period": 20, "val_period": 20, "max_num_steps": 40}, {"keep_top_k": 5},
-           {"wandb_enabled": True, "wandb_name": "q"}, {"num_prompts_per_step": 16, "train_global_batch_size": 128},
-           {"num_generations_per_prompt": 16}, {"vllm_gpu_memory_utilization": 0.7}],
-    GEMMA: [{"max_num_steps": 400}, {"save_period": 20}, {"tensorboard_enabled": True},
-            {"vllm_tensor_parallel_size": 4},
-            {"generation_gpus_per_node": None}],   # rendered as gpus_per_node (8) either way
+    QWEN: [
+        {"max_num_steps": 40},
+        {"save_period": 20, "val_period": 20, "max_num_steps": 40},
+        {"keep_top_k": 5},
+        {"wandb_enabled": True, "wandb_name": "q"},
+        {"num_prompts_per_step": 16, "train_global_batch_size": 128},
+        {"num_generations_per_prompt": 16},
+        {"vllm_gpu_memory_utilization": 0.7},
+    ],
+    GEMMA: [
+        {"max_num_steps": 400},
+        {"save_period": 20},
+        {"tensorboard_enabled": True},
+        {"vllm_tensor_parallel_size": 4},
+        {"generation_gpus_per_node": None},
+    ],  # rendered as gpus_per_node (8) either way
 }
 # Changes that make the old checkpoints the wrong ones, one per CHECKPOINT_IDENTITY field (asserted below).
 NEW_RUN = {
-    QWEN: {"model_name": {"model_name": "Qwen/Qwen2.5-72B"},
-           "num_nodes": {"num_nodes": 4},
-           "config_path": {"config_path": "examples/configs/grpo_math_1B.yaml", "train_backend": "dtensor",
-                           "converter_type": None},
-           "converter_type": {"converter_type": "LlamaForCausalLM"}},
-    GEMMA: {"train_backend": {"train_backend": "megatron", "dtensor_tensor_parallel_size": None},
-            "colocated_generation": {"colocated_generation": True, "generation_nodes": None,
-                                     "generation_gpus_per_node": None},
-            "generation_nodes": {"num_nodes": 3, "generation_nodes": 2},
-            "gpus_per_node": {"gpus_per_node": 4, "generation_gpus_per_node": 4, "vllm_tensor_parallel_size": 4,
-                              "dtensor_tensor_parallel_size": 4},
-            "dtensor_tensor_parallel_size": {"dtensor_tensor_parallel_size": 4},
-            "dataset": {"dataset": "DeepScaler"}},
+    QWEN: {
+        "model_name": {"model_name": "Qwen/Qwen2.5-72B"},
+        "num_nodes": {"num_nodes": 4},
+        "config_path": {
+            "config_path": "examples/configs/grpo_math_1B.yaml",
+            "train_backend": "dtensor",
+            "converter_type": None,
+        },
+        "converter_type": {"converter_type": "LlamaForCausalLM"},
+    },
+    GEMMA: {
+        "train_backend": {"train_backend": "megatron", "dtensor_tensor_parallel_size": None},
+        "colocated_generation": {
+            "colocated_generation": True,
+            "generation_nodes": None,
+            "generation_gpus_per_node": None,
+        },
+        "generation_nodes": {"num_nodes": 3, "generation_nodes": 2},
+        "gpus_per_node": {
+            "gpus_per_node": 4,
+            "generation_gpus_per_node": 4,
+            "vllm_tensor_parallel_size": 4,
+            "dtensor_tensor_parallel_size": 4,
+        },
+        "dtensor_tensor_parallel_size": {"dtensor_tensor_parallel_size": 4},
+        "dataset": {"dataset": "DeepScaler"},
+    },
 }
 
 
@@ -99,8 +124,11 @@ def test_an_explicit_run_name_is_used_as_given():
 
 
 def test_stack_outputs_name_the_fingerprinted_checkpoint_dir(synth):
-    dev, more_steps, other_layout = (synth("dev"), synth("dev", {"jobOverrides": {"max_num_steps": 600}}),
-                                    synth("dev", {"jobOverrides": {"dtensor_tensor_parallel_size": 4}}))
+    dev, more_steps, other_layout = (
+        synth("dev"),
+        synth("dev", {"jobOverrides": {"max_num_steps": 600}}),
+        synth("dev", {"jobOverrides": {"dtensor_tensor_parallel_size": 4}}),
+    )
     assert dev.error is None and more_steps.error is None and other_layout.error is None
     assert dev.outputs["runName"] == more_steps.outputs["runName"] != other_layout.outputs["runName"]
     assert dev.outputs["checkpointDir"] == f"/lustre/checkpoints/{dev.outputs['runName']}"
@@ -119,26 +147,30 @@ def test_codelab_recipe_saves_at_the_validation_steps_10_and_20():
     recipe = recipes.RECIPES[QWEN]
     words = recipes.render_overrides(recipe, mount_path="/lustre", run_name="r")
     assert "checkpointing.save_period=10" in words and "grpo.max_num_steps=20" in words
-    assert not any(w.startswith("grpo.val_period=") for w in words)   # the base config's 10 applies
+    assert not any(w.startswith("grpo.val_period=") for w in words)  # the base config's 10 applies
     for release in (V040, V050):
         assert recipes.effective_val_period(recipe, release) == 10
 
 
-@pytest.mark.parametrize("overrides, steps", [
-    ({"save_period": 2}, [2, 4, 6, 8, 12, 14, 16, 18]),   # the codelab's own setting: validation at 10 and 20
-    ({"max_num_steps": 25}, [25]),                         # the last step always saves
-    ({"val_period": 0}, [10, 20]),                         # no validation at all
-    ({"save_period": 3, "val_period": 3}, [20]),           # aligned periods, but the run ends at step 20
-    ({"save_period": 4, "val_period": 4}, []),
-    ({"save_period": 20, "val_period": 10}, []),
-])
+@pytest.mark.parametrize(
+    "overrides, steps",
+    [
+        ({"save_period": 2}, [2, 4, 6, 8, 12, 14, 16, 18]),  # the codelab's own setting: validation at 10 and 20
+        ({"max_num_steps": 25}, [25]),  # the last step always saves
+        ({"val_period": 0}, [10, 20]),  # no validation at all
+        ({"save_period": 3, "val_period": 3}, [20]),  # aligned periods, but the run ends at step 20
+        ({"save_period": 4, "val_period": 4}, []),
+        ({"save_period": 20, "val_period": 10}, []),
+    ],
+)
 def test_megatron_saves_between_validations_are_found(overrides, steps):
     recipe = recipes.resolve_recipe(job(jobRecipe=QWEN, jobOverrides=overrides), V050)
     assert recipes.megatron_save_without_validation(recipe, V050) == steps
 
 
-@pytest.mark.parametrize("overrides", [{"save_period": 2}, {"max_num_steps": 25}, {"val_period": 0},
-                                       {"save_period": 5, "val_period": 10}])
+@pytest.mark.parametrize(
+    "overrides", [{"save_period": 2}, {"max_num_steps": 25}, {"val_period": 0}, {"save_period": 5, "val_period": 10}]
+)
 def test_megatron_override_saving_without_validation_warns_naming_the_key(overrides):
     warnings = recipes.job_warnings(job(jobRecipe=QWEN, jobOverrides=overrides), V050)
     assert len(warnings) == 1
@@ -147,10 +179,15 @@ def test_megatron_override_saving_without_validation_warns_naming_the_key(overri
     assert "NVIDIA-NeMo/RL #1137" in warnings[0] and "\n" not in warnings[0]
 
 
-@pytest.mark.parametrize("name, overrides", [
-    (QWEN, {}), (QWEN, {"save_period": 20, "val_period": 10}), (QWEN, {"save_period": 2, "val_period": 2}),
-    (QWEN, {"max_num_steps": 40}),
-    (GEMMA, {"save_period": 3}),     # DTensor: neither issue concerns it
-])
+@pytest.mark.parametrize(
+    "name, overrides",
+    [
+        (QWEN, {}),
+        (QWEN, {"save_period": 20, "val_period": 10}),
+        (QWEN, {"save_period": 2, "val_period": 2}),
+        (QWEN, {"max_num_steps": 40}),
+        (GEMMA, {"save_period": 3}),  # DTensor: neither issue concerns it
+    ],
+)
 def test_aligned_or_non_megatron_runs_do_not_warn(name, overrides):
     assert recipes.job_warnings(job(jobRecipe=name, jobOverrides=overrides), V050) == []

@@ -5,6 +5,7 @@ real run), each duration coming from core.catalog. The expected times are worked
 then parts of the graph are removed (the GPU warmup, the prefetch, the CPU pre-pull) and the estimate must move
 by exactly what those parts saved. The shipped stacks are run through the engine for the report's invariants.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -21,11 +22,25 @@ QWEN = "Qwen/Qwen2.5-72B-Instruct"
 
 
 def reg(type_, name, deps=(), inputs=None, custom=True, parent=None, provider=None):
-    return Registration(type=type_, name=name, urn=f"urn:{type_}::{name}", custom=custom, parent=parent,
-                        dependencies=sorted(f"urn:{d}" for d in deps), property_dependencies={},
-                        provider=f"urn:{provider}::id" if provider else None, protect=False, retain_on_delete=False,
-                        delete_before_replace=False, ignore_changes=[], replace_on_changes=[], replace_with=[], custom_timeouts={},
-                        inputs=inputs or {}, secret_paths=[])
+    return Registration(
+        type=type_,
+        name=name,
+        urn=f"urn:{type_}::{name}",
+        custom=custom,
+        parent=parent,
+        dependencies=sorted(f"urn:{d}" for d in deps),
+        property_dependencies={},
+        provider=f"urn:{provider}::id" if provider else None,
+        protect=False,
+        retain_on_delete=False,
+        delete_before_replace=False,
+        ignore_changes=[],
+        replace_on_changes=[],
+        replace_with=[],
+        custom_timeouts={},
+        inputs=inputs or {},
+        secret_paths=[],
+    )
 
 
 def pod(image=NEMO, gpus=0):
@@ -52,34 +67,71 @@ RAYJOB = "kubernetes:ray.io/v1:RayJob::rayjob"
 
 
 def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_prefetch_image=False, entrypoint=None):
-    ray_spec = {"headGroupSpec": {"template": {"spec": pod()}},
-                "workerGroupSpecs": [{"template": {"spec": pod(gpus=8)}}]}
+    ray_spec = {
+        "headGroupSpec": {"template": {"spec": pod()}},
+        "workerGroupSpecs": [{"template": {"spec": pod(gpus=8)}}],
+    }
+
     def r(key, deps=(), inputs=None, provider=None):
         t, n = key.split("::")
         return reg(t, n, deps, inputs, provider=provider)
+
     out = [
-        r(NET), r(CLUSTER, [NET]),
+        r(NET),
+        r(CLUSTER, [NET]),
         r(GPU_POOL, [CLUSTER], {"initialNodeCount": 0, "nodeConfig": {"guestAccelerators": [{"count": 8}]}}),
         r(SYS_POOL, [CLUSTER], {"nodeCount": 1, "nodeConfig": {"machineType": "n2-standard-16"}}),
-        r(K8S, [CLUSTER]), r(LUSTRE, [NET]), r(PVC, [LUSTRE], provider=K8S),
+        r(K8S, [CLUSTER]),
+        r(LUSTRE, [NET]),
+        r(PVC, [LUSTRE], provider=K8S),
     ]
     if warmup:
         out.append(r(WARMUP, [GPU_POOL], job({"pulumi.com/skipAwait": "true"}, pod(gpus=8)), provider=K8S))
     if prepull:
-        out.append(r(PREPULL, [SYS_POOL], {"spec": {"template": {"spec": {
-            "initContainers": [{"name": "pull", "image": NEMO}],
-            "containers": [{"name": "pause", "image": c.PAUSE_IMAGE}]}}}}, provider=K8S))
+        out.append(
+            r(
+                PREPULL,
+                [SYS_POOL],
+                {
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "initContainers": [{"name": "pull", "image": NEMO}],
+                                "containers": [{"name": "pause", "image": c.PAUSE_IMAGE}],
+                            }
+                        }
+                    }
+                },
+                provider=K8S,
+            )
+        )
     if prefetch:
-        out.append(r(PREFETCH, [PVC], job({c.DOWNLOAD_BYTES_ANNOTATION: str(c.MODELS[QWEN].weight_bytes)},
-                                          pod(SMALL) if small_prefetch_image else None), provider=K8S))
+        out.append(
+            r(
+                PREFETCH,
+                [PVC],
+                job(
+                    {c.DOWNLOAD_BYTES_ANNOTATION: str(c.MODELS[QWEN].weight_bytes)},
+                    pod(SMALL) if small_prefetch_image else None,
+                ),
+                provider=K8S,
+            )
+        )
     extra = {"entrypoint": entrypoint} if entrypoint else {}
     if own_cluster:
-        out.append(r(RAYJOB, [PVC], {"spec": {"rayClusterSpec": ray_spec, "metadata": {"model": QWEN}, **extra}},
-                     provider=K8S))
+        out.append(
+            r(RAYJOB, [PVC], {"spec": {"rayClusterSpec": ray_spec, "metadata": {"model": QWEN}, **extra}}, provider=K8S)
+        )
     else:
         out.append(r(RAYCLUSTER, [PVC], {"spec": ray_spec}, provider=K8S))
-        out.append(r(RAYJOB, [RAYCLUSTER] + ([PREFETCH] if prefetch else []),
-                     {"spec": {"clusterSelector": {}, "metadata": {"model": QWEN}, **extra}}, provider=K8S))
+        out.append(
+            r(
+                RAYJOB,
+                [RAYCLUSTER] + ([PREFETCH] if prefetch else []),
+                {"spec": {"clusterSelector": {}, "metadata": {"model": QWEN}, **extra}},
+                provider=K8S,
+            )
+        )
     return out
 
 
@@ -99,8 +151,8 @@ SMALL = "python:3.11.13-slim-bookworm"
 # Hand-worked timeline of the full stack:
 CLUSTER_END = NET_S + CLUSTER_S
 GPU_POOL_END = CLUSTER_END + POOL_S
-SYS_POOL_END = CLUSTER_END + POOL_S + CPU_NODE_S           # the pool waits for its node
-PVC_END = NET_S + LUSTRE_S + API_S                           # the k8s provider (cluster + 2 s) is earlier
+SYS_POOL_END = CLUSTER_END + POOL_S + CPU_NODE_S  # the pool waits for its node
+PVC_END = NET_S + LUSTRE_S + API_S  # the k8s provider (cluster + 2 s) is earlier
 RAYCLUSTER_END = PVC_END + API_S
 
 
@@ -120,8 +172,9 @@ def first_step(warmup=True, prefetch=True, prepull=True, small_prefetch_image=Fa
         # The Job exists once the PVC does; its pod starts once its image is on the system pool's node: the
         # NeMo-RL image, or its own small image and packages.
         job_created = PVC_END + API_S
-        runtime_ready = (max(job_created, SYS_POOL_END) + RUNTIME_S if small_prefetch_image
-                         else max(job_created, cpu_image))
+        runtime_ready = (
+            max(job_created, SYS_POOL_END) + RUNTIME_S if small_prefetch_image else max(job_created, cpu_image)
+        )
         prefetch_run_end = runtime_ready + DOWNLOAD_S
         rayjob_end = max(RAYCLUSTER_END, prefetch_run_end) + API_S
         return max(rayjob_end, head, workers) + SUBMIT_S
@@ -146,7 +199,8 @@ def test_removing_the_gpu_warmup_delays_gpu_nodes_until_the_raycluster_exists():
     assert without.start["GPU nodes"] == pytest.approx(RAYCLUSTER_END)
     assert with_warmup.start["GPU nodes"] == pytest.approx(GPU_POOL_END + API_S)
     assert without.first_step_seconds - with_warmup.first_step_seconds == pytest.approx(
-        first_step(warmup=False) - first_step())
+        first_step(warmup=False) - first_step()
+    )
     assert without.first_step_seconds > with_warmup.first_step_seconds
 
 
@@ -154,7 +208,8 @@ def test_removing_the_prefetch_puts_the_whole_download_after_the_job_starts():
     with_prefetch, without = cp.estimate(stack()), cp.estimate(stack(prefetch=False))
     assert without.first_step_seconds == pytest.approx(first_step(prefetch=False))
     assert without.first_step_seconds - with_prefetch.first_step_seconds == pytest.approx(
-        first_step(prefetch=False) - first_step())
+        first_step(prefetch=False) - first_step()
+    )
     assert without.path[-1] == cp.FIRST_STEP
     assert without.activities[cp.FIRST_STEP].seconds == pytest.approx(DOWNLOAD_S)
 
@@ -170,7 +225,8 @@ def test_a_prefetch_in_its_own_small_image_does_not_wait_for_the_nemo_rl_image()
     # It starts when its Job and the system pool's node exist plus its own runtime, not after the 25 GB pull.
     assert small.start[run] == pytest.approx(max(PVC_END + API_S, SYS_POOL_END) + RUNTIME_S)
     assert nemo.start[run] - small.start[run] == pytest.approx(
-        cpu_image_ready(SYS_POOL_END + API_S) - (max(PVC_END + API_S, SYS_POOL_END) + RUNTIME_S))
+        cpu_image_ready(SYS_POOL_END + API_S) - (max(PVC_END + API_S, SYS_POOL_END) + RUNTIME_S)
+    )
     assert "image on CPU nodes" not in small.path
 
 
@@ -214,8 +270,8 @@ def test_every_shipped_stack_has_a_report_whose_path_ends_at_the_first_step(synt
 # and only then NeMo-RL: each is on the way to the first step.
 def entrypoint(*lines: str) -> str:
     import shlex
-    return shlex.join(["sh", "-c", "\n".join(["set -eu", "mkdir -p /lustre/checkpoints/r", "cd /opt/nemo-rl",
-                                               *lines])])
+
+    return shlex.join(["sh", "-c", "\n".join(["set -eu", "mkdir -p /lustre/checkpoints/r", "cd /opt/nemo-rl", *lines])])
 
 
 GATE = f"uv run python /etc/nemo-rl-gke/{recipes.GATE_SCRIPT} --nodes 2 --gpus-per-node 8"
@@ -224,17 +280,24 @@ WAIT = "uv run python /etc/nemo-rl-gke/prefetch_hf.py wait --marker /lustre/pref
 GUARD = f"uv run python /etc/nemo-rl-gke/{recipes.MEGATRON_GUARD_SCRIPT} --model-name {QWEN}"
 TRAIN = "exec uv run python examples/run_grpo_math.py --config x.yaml"
 EXPORT = "uv run python /etc/nemo-rl-gke/export_checkpoints.py --checkpoints /lustre/checkpoints/r"
-GATE_S, PREP_S, SCRIPT_S = (c.NOMINAL_GATE_SECONDS.seconds, c.NOMINAL_GSM8K_PREP_SECONDS.seconds,
-                            c.NOMINAL_SCRIPT_SECONDS.seconds)
+GATE_S, PREP_S, SCRIPT_S = (
+    c.NOMINAL_GATE_SECONDS.seconds,
+    c.NOMINAL_GSM8K_PREP_SECONDS.seconds,
+    c.NOMINAL_SCRIPT_SECONDS.seconds,
+)
 
 
 def test_every_entrypoint_step_before_training_is_on_the_path_in_order():
     est = cp.estimate(stack(entrypoint=entrypoint(GATE, PREP, GUARD, TRAIN)))
     assert est.first_step_seconds == pytest.approx(first_step() + GATE_S + PREP_S + SCRIPT_S)
     labels = [est.activities[k].label for k in est.path]
-    assert labels[-5:] == ["RayJob submitted, driver running", "readiness gate (GPU health, Lustre, NCCL over RDMA)",
-                           "GSM8K prepared as JSONL on Lustre", "check for an interrupted Megatron weight conversion",
-                           "weights on Lustre and job running: first step"]
+    assert labels[-5:] == [
+        "RayJob submitted, driver running",
+        "readiness gate (GPU health, Lustre, NCCL over RDMA)",
+        "GSM8K prepared as JSONL on Lustre",
+        "check for an interrupted Megatron weight conversion",
+        "weights on Lustre and job running: first step",
+    ]
 
 
 def test_what_runs_after_training_is_not_counted():
@@ -260,5 +323,5 @@ def test_shipped_reports_count_the_gate_and_every_other_entrypoint_step(synth, s
     assert steps[0] == "readiness gate (GPU health, Lustre, NCCL over RDMA)"
     labels = [est.activities[k].label for k in est.path]
     # Every step of the entrypoint before NeMo-RL, in its order, right before the end of the estimate.
-    assert labels[-1 - len(steps):-1] == steps
+    assert labels[-1 - len(steps) : -1] == steps
     assert est.first_step_seconds - without.first_step_seconds == pytest.approx(GATE_S)

@@ -1,4 +1,5 @@
 """The monitoring dashboard: valid deterministic JSON, scoped to this stack, built from documented metrics."""
+
 import json
 import re
 
@@ -6,9 +7,16 @@ import pytest
 
 from infra import dashboard as d
 
-STACK = dict(display_name="nemo-rl-gke dev", project="my-project-123", cluster_name="nemo-dev-gke",
-             cluster_location="us-central1", lustre_instance="nemo-dev-lustre", lustre_zone="us-central1-b",
-             namespace="nemo-rl", ray_cluster_name="nemo-dev-ray")
+STACK = dict(
+    display_name="nemo-rl-gke dev",
+    project="my-project-123",
+    cluster_name="nemo-dev-gke",
+    cluster_location="us-central1",
+    lustre_instance="nemo-dev-lustre",
+    lustre_zone="us-central1-b",
+    namespace="nemo-rl",
+    ray_cluster_name="nemo-dev-ray",
+)
 
 
 @pytest.fixture
@@ -33,8 +41,7 @@ def test_json_parses_to_the_v1_dashboard_shape(dash):
     for title, ds in data_sets(dash):
         tsf = ds["timeSeriesQuery"]["timeSeriesFilter"]
         assert set(tsf) == {"filter", "aggregation"}
-        assert set(tsf["aggregation"]) <= {"alignmentPeriod", "perSeriesAligner", "crossSeriesReducer",
-                                           "groupByFields"}
+        assert set(tsf["aggregation"]) <= {"alignmentPeriod", "perSeriesAligner", "crossSeriesReducer", "groupByFields"}
         assert re.fullmatch(r"\d+s", tsf["aggregation"]["alignmentPeriod"]), title
         assert ds["plotType"] in {"LINE", "STACKED_AREA", "STACKED_BAR", "HEATMAP"}
 
@@ -55,8 +62,9 @@ def test_ray_charts_are_scoped_to_the_workload_namespace(dash):
     ray = [(t, ds) for t, ds in data_sets(dash) if "ray_" in ds["timeSeriesQuery"]["timeSeriesFilter"]["filter"]]
     assert len(ray) == 2
     for title, ds in ray:
-        assert filter_terms(ds["timeSeriesQuery"]["timeSeriesFilter"]["filter"])["resource.label.namespace"] \
-            == '"nemo-rl"'
+        assert (
+            filter_terms(ds["timeSeriesQuery"]["timeSeriesFilter"]["filter"])["resource.label.namespace"] == '"nemo-rl"'
+        )
         assert "nemo-dev-ray" in title
 
 
@@ -68,7 +76,7 @@ def test_every_metric_type_used_is_in_the_documented_catalog_with_its_resource(d
         assert metric_type in d.METRICS, title
         assert json.loads(terms["resource.type"]) == d.METRICS[metric_type].resource.type, title
         used.add(metric_type)
-    assert used == set(d.METRICS)   # and the catalog carries nothing the dashboard does not chart
+    assert used == set(d.METRICS)  # and the catalog carries nothing the dashboard does not chart
 
 
 def test_every_label_filtered_or_grouped_on_is_documented_for_its_metric(dash):
@@ -99,14 +107,21 @@ def test_a_metric_outside_the_catalog_is_refused():
 
 def test_charts_cover_lustre_gpus_ray_and_checkpoint_bursts(dash):
     titles = [t["widget"]["title"] for t in dash["mosaicLayout"]["tiles"]]
-    for needle in ("Lustre read throughput", "Lustre write throughput", "Lustre capacity",
-                   "Checkpoint bursts", "GPU utilisation per node", "GPU memory used per node",
-                   "Ray actors", "Ray tasks"):
+    for needle in (
+        "Lustre read throughput",
+        "Lustre write throughput",
+        "Lustre capacity",
+        "Checkpoint bursts",
+        "GPU utilisation per node",
+        "GPU memory used per node",
+        "Ray actors",
+        "Ray tasks",
+    ):
         assert any(needle in t for t in titles), needle
 
 
 def test_burst_chart_keeps_peaks_at_60s_with_a_max_aligner(dash):
-    (title, ds), = [(t, ds) for t, ds in data_sets(dash) if t.startswith("Checkpoint bursts")]
+    ((title, ds),) = [(t, ds) for t, ds in data_sets(dash) if t.startswith("Checkpoint bursts")]
     agg = ds["timeSeriesQuery"]["timeSeriesFilter"]["aggregation"]
     assert agg["alignmentPeriod"] == "60s" and agg["perSeriesAligner"] == "ALIGN_MAX"
     assert ds["minAlignmentPeriod"] == "60s"
@@ -116,8 +131,9 @@ def test_burst_chart_keeps_peaks_at_60s_with_a_max_aligner(dash):
 def test_gpu_charts_group_per_node(dash):
     for title, ds in data_sets(dash):
         if title.startswith("GPU"):
-            assert ds["timeSeriesQuery"]["timeSeriesFilter"]["aggregation"]["groupByFields"] == \
-                ["resource.label.instance"]
+            assert ds["timeSeriesQuery"]["timeSeriesFilter"]["aggregation"]["groupByFields"] == [
+                "resource.label.instance"
+            ]
 
 
 def test_tiles_fit_the_columns_and_do_not_overlap(dash):
@@ -130,7 +146,7 @@ def test_tiles_fit_the_columns_and_do_not_overlap(dash):
         assert x >= 0 and y >= 0 and w >= 1 and h >= 1 and x + w <= cols, t["widget"]["title"]
         rects.append((x, y, x + w, y + h, t["widget"]["title"]))
     for i, a in enumerate(rects):
-        for b in rects[i + 1:]:
+        for b in rects[i + 1 :]:
             overlap = a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
             assert not overlap, (a[4], b[4])
 
@@ -162,8 +178,9 @@ def test_empty_stack_names_are_refused():
 
 
 def test_driver_logs_query_targets_this_ray_head():
-    q = d.driver_logs_query(project="my-project-123", cluster_name="nemo-dev-gke", namespace="nemo-rl",
-                            ray_cluster_name="nemo-dev-ray")
+    q = d.driver_logs_query(
+        project="my-project-123", cluster_name="nemo-dev-gke", namespace="nemo-rl", ray_cluster_name="nemo-dev-ray"
+    )
     lines = q.splitlines()
     assert 'resource.type="k8s_container"' in lines
     assert 'resource.labels.cluster_name="nemo-dev-gke"' in lines
@@ -171,8 +188,9 @@ def test_driver_logs_query_targets_this_ray_head():
     assert 'labels."k8s-pod/ray_io/cluster"="nemo-dev-ray"' in lines
     assert 'labels."k8s-pod/ray_io/node-type"="head"' in lines
     assert "jsonPayload.ray_submission_id:*" in lines
-    one = d.driver_logs_query(project="p", cluster_name="c", namespace="n", ray_cluster_name="r",
-                              submission_id="grpo-42")
+    one = d.driver_logs_query(
+        project="p", cluster_name="c", namespace="n", ray_cluster_name="r", submission_id="grpo-42"
+    )
     assert 'jsonPayload.ray_submission_id="grpo-42"' in one.splitlines()
 
 

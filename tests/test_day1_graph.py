@@ -3,6 +3,7 @@
 Each test names the real-world rule and its source; the graph comes from the engine's records of the shipped
 stacks (the `synth` fixture), asserted by (type, name).
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -61,8 +62,10 @@ def test_workload_identity_grant_waits_for_the_cluster(synth, stack):
     # it before fails "Identity Pool does not exist" (FACTS.md §11; GKE attached-clusters Managed Prometheus:
     # "fails unless at least one cluster has been created").
     result = synth(stack)
-    for grant in (result.get("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user"),
-                  result.get("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list")):
+    for grant in (
+        result.get("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user"),
+        result.get("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list"),
+    ):
         assert "svc.id.goog" in grant.inputs["member"]
         assert result.depends_on(grant, result.get(*CLUSTER))
 
@@ -71,12 +74,14 @@ def test_cluster_and_pools_wait_for_the_node_service_account_roles(synth, stack)
     # roles/container.defaultNodeServiceAccount is GKE's minimum node role (kubernetes-engine/docs/how-to/
     # service-accounts); nodes that boot before their bindings exist cannot log or pull.
     result = synth(stack)
-    bindings = [r for r in result.resources if r.type == "gcp:projects/iAMMember:IAMMember"
-                and r.name.startswith("nodes-")]
+    bindings = [
+        r for r in result.resources if r.type == "gcp:projects/iAMMember:IAMMember" and r.name.startswith("nodes-")
+    ]
     assert {b.inputs["role"] for b in bindings} == set(catalog.NODE_SERVICE_ACCOUNT_ROLES)
     assert "roles/container.defaultNodeServiceAccount" in {b.inputs["role"] for b in bindings}
-    consumers = [r for r in result.resources if r.type in ("gcp:container/cluster:Cluster",
-                                                           "gcp:container/nodePool:NodePool")]
+    consumers = [
+        r for r in result.resources if r.type in ("gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")
+    ]
     assert consumers
     for c in consumers:
         for b in bindings:
@@ -94,19 +99,25 @@ def test_a_run_window_blocks_minor_and_node_upgrades_for_at_most_its_days(synth)
     # The blueprint's scope (cluster-toolkit examples/gke-a4/gke-a4.yaml: NO_MINOR_OR_NODE_UPGRADES), bounded: both
     # ends come from the settings, never from "now" (a moving value would diff on every `up`), and exactly one of
     # end_time / end_time_behavior is set (pulumi-gcp 10.2.0).
-    policy = synth("dev", {"maintenanceExclusionStart": "2026-12-01", "maintenanceExclusionDays": 21}).get(
-        *CLUSTER).inputs["maintenancePolicy"]
+    policy = (
+        synth("dev", {"maintenanceExclusionStart": "2026-12-01", "maintenanceExclusionDays": 21})
+        .get(*CLUSTER)
+        .inputs["maintenancePolicy"]
+    )
     (excl,) = policy["maintenanceExclusions"]
     assert excl["exclusionOptions"] == {"scope": "NO_MINOR_OR_NODE_UPGRADES"}
     assert (excl["startTime"], excl["endTime"]) == ("2026-12-01T00:00:00Z", "2026-12-22T00:00:00Z")
 
 
-@pytest.mark.parametrize("overrides,key", [
-    ({"maintenanceExclusionStart": "2026-12-01", "maintenanceExclusionDays": 31}, "maintenanceExclusionDays"),
-    ({"maintenanceExclusionDays": 0}, "maintenanceExclusionDays"),
-    ({"maintenanceExclusionStart": "next monday"}, "maintenanceExclusionStart"),
-    ({"maintenanceExclusionStart": "2026-2-1"}, "maintenanceExclusionStart"),
-])
+@pytest.mark.parametrize(
+    "overrides,key",
+    [
+        ({"maintenanceExclusionStart": "2026-12-01", "maintenanceExclusionDays": 31}, "maintenanceExclusionDays"),
+        ({"maintenanceExclusionDays": 0}, "maintenanceExclusionDays"),
+        ({"maintenanceExclusionStart": "next monday"}, "maintenanceExclusionStart"),
+        ({"maintenanceExclusionStart": "2026-2-1"}, "maintenanceExclusionStart"),
+    ],
+)
 def test_an_unbounded_or_malformed_window_is_refused_naming_its_key(synth, overrides, key):
     r = synth("dev", overrides)
     assert r.error is not None and r.resources == []
@@ -135,8 +146,16 @@ def test_monitoring_respects_component_floors_of_a_pinned_gke_version(synth):
     # unsupported component with a 400. A3 Ultra on the legacy Lustre port may pin 1.31 (with spot capacity
     # only: flex-start for GPUs needs 1.32.2-gke.1652000; and without the checkpoint export, whose streaming writes
     # need 1.33.2-gke.4655000).
-    result = synth("dev", {"gpuType": "nvidia-h200-141gb", "gkeVersion": "1.31.6-gke.1020000",
-                           "lustrePortMode": "legacy", "capacity": ["spot"], "exportCheckpoints": False})
+    result = synth(
+        "dev",
+        {
+            "gpuType": "nvidia-h200-141gb",
+            "gkeVersion": "1.31.6-gke.1020000",
+            "lustrePortMode": "legacy",
+            "capacity": ["spot"],
+            "exportCheckpoints": False,
+        },
+    )
     assert result.error is None, result.error
     comps = result.get(*CLUSTER).inputs["monitoringConfig"]["enableComponents"]
     assert "JOBSET" not in comps and {"KUBELET", "CADVISOR", "DCGM", "SYSTEM_COMPONENTS"} <= set(comps)
@@ -146,8 +165,11 @@ def test_gcp_resources_request_the_pinned_sdks_provider_build(synth, stack):
     # REMOVE_PEERING (psa.py) exists in the provider build the pinned SDK requests (pulumi-gcp 10.2.0 documents
     # it on servicenetworking.Connection.deletion_policy). Each resource asks for the SDK's own plugin version
     # (_utilities.get_resource_opts_defaults); nothing may override it: no explicit gcp provider, no version=.
-    pinned = next(ln.split("==")[1].strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()
-                  if ln.startswith("pulumi-gcp=="))
+    pinned = next(
+        ln.split("==")[1].strip()
+        for ln in (ROOT / "requirements.txt").read_text().splitlines()
+        if ln.startswith("pulumi-gcp==")
+    )
     assert importlib.metadata.version("pulumi_gcp") == pinned
     result = synth(stack)
     assert not [r for r in result.resources if r.type == "pulumi:providers:gcp"]

@@ -1,4 +1,5 @@
 """The in-process engine and the offline synth command: what they record and what they write."""
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,11 @@ def test_only_the_hf_token_is_required_from_every_stack():
 
 def test_engine_refuses_what_the_cli_refuses(tmp_path):
     (tmp_path / "__main__.py").write_text("raise SystemExit('the program must not run')\n")
-    project = {"name": "nemo-rl-gke", "runtime": "python",
-               "config": {"needed": {"type": "string"}, "typed": {"type": "integer", "default": "300"}}}
+    project = {
+        "name": "nemo-rl-gke",
+        "runtime": "python",
+        "config": {"needed": {"type": "string"}, "typed": {"type": "integer", "default": "300"}},
+    }
     (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump(project))
     (tmp_path / "Pulumi.s.yaml").write_text("config: {}\n")
     with pytest.raises(engine.StackConfigError, match="'typed' is not of the expected type 'integer'"):
@@ -64,8 +68,15 @@ def test_engine_refuses_what_the_cli_refuses(tmp_path):
 
 
 def test_optional_settings_set_through_the_cli_as_strings_are_read(synth):
-    r = synth("autopilot", {"capacity": '["flex-start", "spot"]', "flexStartWaitMinutes": "30",
-                            "clusterDeletionProtection": "true", "bucketName": ""})
+    r = synth(
+        "autopilot",
+        {
+            "capacity": '["flex-start", "spot"]',
+            "flexStartWaitMinutes": "30",
+            "clusterDeletionProtection": "true",
+            "bucketName": "",
+        },
+    )
     assert r.error is None, r.error
     cc = r.get("kubernetes:cloud.google.com/v1:ComputeClass", "gpu-compute-class")
     assert cc.get("spec.priorities.0.capacityCheckWaitTimeSeconds") == 1800
@@ -111,8 +122,9 @@ def test_runs_in_one_process_do_not_leak_state():
     a1 = engine.run("dev")
     b = engine.run("codelab", {"prefix": "other"})
     a2 = engine.run("dev")
-    assert [x.key for x in sorted(a1.resources, key=lambda x: x.key)] == \
-        [x.key for x in sorted(a2.resources, key=lambda x: x.key)]
+    assert [x.key for x in sorted(a1.resources, key=lambda x: x.key)] == [
+        x.key for x in sorted(a2.resources, key=lambda x: x.key)
+    ]
     assert a1.outputs == a2.outputs
     assert b.outputs["clusterName"] == "other" and a2.outputs["clusterName"] == "nemo-dev"
     assert all(r.urn.split("::")[0] == "urn:pulumi:dev" for r in a2.resources)
@@ -120,8 +132,9 @@ def test_runs_in_one_process_do_not_leak_state():
 
 def test_synth_writes_inventory_graph_and_readme(tmp_path):
     out = tmp_path / "dev"
-    proc = subprocess.run([sys.executable, "-m", "synth", "dev", "--out", str(out)], cwd=ROOT,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "synth", "dev", "--out", str(out)], cwd=ROOT, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert "resources" in proc.stdout and str(out) in proc.stdout
     graph = (out / "graph.mmd").read_text()
@@ -140,8 +153,12 @@ def test_synth_of_an_unknown_stack_fails_clearly():
 
 def test_synth_with_bad_settings_prints_problems_and_writes_nothing(tmp_path):
     out = tmp_path / "bad"
-    proc = subprocess.run([sys.executable, "-m", "synth", "dev", "--out", str(out), "--set", "lustreTier=7"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "synth", "dev", "--out", str(out), "--set", "lustreTier=7"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert "nemo-rl-gke:lustreTier" in proc.stderr and "Traceback" not in proc.stderr
     assert not out.exists()

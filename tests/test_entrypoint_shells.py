@@ -9,6 +9,7 @@ a stand-in `ray` on the submitter's PATH records the argv bash gives it, the joi
 applied to the words after `--`, and /bin/sh runs the result; a stand-in `uv` records the training program's
 argv. The local Ray (2.60) is not used for the join: its rule differs from the images'.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -46,11 +47,13 @@ def tools(tmp_path):
         "if sys.argv[1:3] == ['job', 'status']:\n"
         "    sys.exit(1)\n"
         "if sys.argv[1:3] == ['job', 'submit']:\n"
-        f"    open({str(records / 'submit.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n")
+        f"    open({str(records / 'submit.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+    )
     (bin_dir / "uv").write_text(
         f"#!{sys.executable}\n"
         "import json, sys\n"
-        f"open({str(records / 'uv.jsonl')!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n")
+        f"open({str(records / 'uv.jsonl')!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+    )
     (bin_dir / "python").write_text("#!/bin/sh\nexit 0\n")
     for f in bin_dir.iterdir():
         f.chmod(0o755)
@@ -67,28 +70,37 @@ def paths(tmp_path) -> recipes.ImagePaths:
     return image
 
 
-def run_chain(entrypoint: str, runtime_env_yaml: str, *, kuberay: str, rule: str, env: dict,
-              records: Path) -> tuple[list[str], list[list[str]]]:
+def run_chain(
+    entrypoint: str, runtime_env_yaml: str, *, kuberay: str, rule: str, env: dict, records: Path
+) -> tuple[list[str], list[list[str]]]:
     """(words `ray job submit` got after `--`, argv of every `uv` call the job made)."""
-    submitter = shell.submitter_command(entrypoint, kuberay=kuberay, address=ADDRESS, submission_id=SUBMISSION_ID,
-                                        runtime_env_yaml=runtime_env_yaml)
+    submitter = shell.submitter_command(
+        entrypoint, kuberay=kuberay, address=ADDRESS, submission_id=SUBMISSION_ID, runtime_env_yaml=runtime_env_yaml
+    )
     done = subprocess.run(submitter, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     submit = json.loads((records / "submit.json").read_text())
     # The runtime env crossed bash intact too (strconv.Quote'd JSON in double quotes).
     renv = submit[submit.index("--runtime-env-json") + 1]
     assert json.loads(renv) == yaml.safe_load(runtime_env_yaml)
-    words = submit[submit.index("--") + 1:]
-    job = subprocess.run(shell.supervisor_argv(shell.ray_cli_join(words, rule)), env=env, capture_output=True,
-                         text=True, timeout=60, cwd=records)
+    words = submit[submit.index("--") + 1 :]
+    job = subprocess.run(
+        shell.supervisor_argv(shell.ray_cli_join(words, rule)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=records,
+    )
     assert job.returncode == 0, job.stderr
     uv_file = records / "uv.jsonl"
     calls = [json.loads(line) for line in uv_file.read_text().splitlines()] if uv_file.exists() else []
     return words, calls
 
 
-def expected_calls(recipe, release, mount: str, run: str, paths: recipes.ImagePaths,
-                   gate_options: Optional[list[str]] = None) -> list[list[str]]:
+def expected_calls(
+    recipe, release, mount: str, run: str, paths: recipes.ImagePaths, gate_options: Optional[list[str]] = None
+) -> list[list[str]]:
     calls = []
     if gate_options:
         calls.append(recipes.gate_command(gate_options, paths.scripts_dir)[1:])
@@ -108,16 +120,18 @@ ACCEPTED_NAMES = ["grpo run 1", "a=b,c:d", "x;y|z&w", "*~%#", "(x){y}[z]", "essa
 @pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
 @pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
 @pytest.mark.parametrize("recipe_name", sorted(recipes.RECIPES))
-def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, tag, kuberay, tools, tmp_path,
-                                                                    paths):
+def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, tag, kuberay, tools, tmp_path, paths):
     env, records = tools
     release = NEMO_RL_RELEASES[tag]
     recipe = recipes.RECIPES[recipe_name]
     mount, run = str(tmp_path / "lustre"), f"{recipe_name}-dev"
     # The readiness gate's command line as the dev stack renders it (on by default), on this test's mount.
-    s = load_settings("dev", "example-project", values={"jobRecipe": recipe_name, "gpuNodes": recipe.num_nodes,
-                                                        "gateRerun": "node-7 replaced"},
-                      secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
+    s = load_settings(
+        "dev",
+        "example-project",
+        values={"jobRecipe": recipe_name, "gpuNodes": recipe.num_nodes, "gateRerun": "node-7 replaced"},
+        secret_state={"hfToken": "secret", "wandbApiKey": "secret"},
+    )
     gate_options = gate.options(dataclasses.replace(gate.GateArgs.of(s), mount_path=mount, run_name=run))
     entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths, gate=gate_options)
     renv = recipes.runtime_env_yaml(recipe, mount_path=mount, gate_rerun=s.gate.rerun)
@@ -136,14 +150,21 @@ def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, 
     recipe = recipes.resolve_recipe(job, release)
     mount, run = str(tmp_path / "lustre"), "r1"
     entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
-    _, calls = run_chain(entry, recipes.runtime_env_yaml(recipe, mount_path=mount), kuberay="1.7.0",
-                         rule=release.ray_cli_join, env=env, records=records)
+    _, calls = run_chain(
+        entry,
+        recipes.runtime_env_yaml(recipe, mount_path=mount),
+        kuberay="1.7.0",
+        rule=release.ray_cli_join,
+        env=env,
+        records=records,
+    )
     assert calls == expected_calls(recipe, release, mount, run, paths)
     assert f"logger.wandb.name={recipes.hydra_value(value)}" in calls[-1]
 
 
-@pytest.mark.parametrize("value, mangled", [("run$HOME", True), ("a`echo b`c", True), ("a\\\\b", True),
-                                            ('say "hi"', False), ("it's", False)])
+@pytest.mark.parametrize(
+    "value, mangled", [("run$HOME", True), ("a`echo b`c", True), ("a\\\\b", True), ('say "hi"', False), ("it's", False)]
+)
 def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp_path, paths):
     """The refusal is needed: with the images' list2cmdline, `$`, backticks and `\\` reach NeMo-RL changed (or run
     a command), while Ray 2.60's shlex.join would carry them. Quotes survive today's chain by the interplay of
@@ -151,7 +172,7 @@ def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp
     env, records = tools
     release = NEMO_RL_RELEASES["v0.5.0"]
     base = recipes.RECIPES["gemma3-27b-gsm8k"]
-    recipe = base.model_copy(update={"wandb_name": value})   # what the settings refuse, rendered anyway
+    recipe = base.model_copy(update={"wandb_name": value})  # what the settings refuse, rendered anyway
     mount, run = str(tmp_path / "lustre"), "r1"
     script = recipes.job_script(recipe, release, mount_path=mount, run_name=run, paths=paths)
     entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
@@ -159,8 +180,14 @@ def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp
     outcomes = {}
     for rule in ("list2cmdline", "shlex.join"):
         (records / "uv.jsonl").unlink(missing_ok=True)
-        _, calls = run_chain(entry, recipes.runtime_env_yaml(recipe, mount_path=mount), kuberay="1.4.2",
-                             rule=rule, env=env, records=records)
+        _, calls = run_chain(
+            entry,
+            recipes.runtime_env_yaml(recipe, mount_path=mount),
+            kuberay="1.4.2",
+            rule=rule,
+            env=env,
+            records=records,
+        )
         outcomes[rule] = calls == expected_calls(recipe, release, mount, run, paths)
     assert outcomes == {"list2cmdline": not mangled, "shlex.join": True}
 
@@ -173,7 +200,10 @@ def test_the_images_ray_cli_joins_with_list2cmdline():
     # ray python/ray/dashboard/modules/job/cli.py `submit`: `entrypoint=list2cmdline(entrypoint)` at 2.46.0,
     # 2.49.2 and 2.55.1 (read from the PyPI wheels); ray PR #63797 switched POSIX to shlex.join for 2.60.
     assert {r.ray_version: r.ray_cli_join for r in NEMO_RL_RELEASES.values()} == {
-        "2.46.0": "list2cmdline", "2.49.2": "list2cmdline", "2.55.1": "list2cmdline"}
+        "2.46.0": "list2cmdline",
+        "2.49.2": "list2cmdline",
+        "2.55.1": "list2cmdline",
+    }
 
 
 def test_submitter_command_has_kuberays_shape():
@@ -181,9 +211,11 @@ def test_submitter_command_has_kuberays_shape():
     # Args = [strings.Join(GetK8sJobCommand(...), " ")]; the entrypoint is pasted after `--` untouched.
     cmd = shell.submitter_command("  python x.py  ", kuberay="1.4.2", address=ADDRESS, submission_id="j1")
     assert cmd[:3] == ["/bin/bash", "-ce", "--"] and len(cmd) == 4
-    assert cmd[3] == (f"if ! ray job status --address http://{ADDRESS} j1 >/dev/null 2>&1 ; then ray job submit "
-                      f"--address http://{ADDRESS} --no-wait --submission-id j1 -- python x.py ; fi ; "
-                      f"ray job logs --address http://{ADDRESS} --follow j1")
+    assert cmd[3] == (
+        f"if ! ray job status --address http://{ADDRESS} j1 >/dev/null 2>&1 ; then ray job submit "
+        f"--address http://{ADDRESS} --no-wait --submission-id j1 -- python x.py ; fi ; "
+        f"ray job logs --address http://{ADDRESS} --follow j1"
+    )
     v17 = shell.submitter_command("python x.py", kuberay="1.7.0", address=ADDRESS, submission_id="j1")[3]
     assert v17.startswith("until python -c ") and v17.endswith(cmd[3])
 
@@ -193,13 +225,16 @@ def test_go_quote_matches_strconv_quote():
     assert shell.go_quote('a"b\\c\n\x01é') == '"a\\"b\\\\c\\n\\x01é"'
 
 
-@pytest.mark.parametrize("overrides, key", [
-    ({"jobOverrides": {"wandb_name": "run-$USER"}}, "nemo-rl-gke:jobOverrides.wandb_name: "),
-    ({"jobOverrides": {"model_name": "org/`id`"}}, "nemo-rl-gke:jobOverrides.model_name: "),
-    ({"lustreMountPath": "/lustre\\x"}, "nemo-rl-gke:lustreMountPath: "),
-    # In the runtime env and metadata JSON, which KubeRay strconv.Quote's into its bash command line.
-    ({"gateRerun": "node-`date`"}, "nemo-rl-gke:gateRerun: "),
-])
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        ({"jobOverrides": {"wandb_name": "run-$USER"}}, "nemo-rl-gke:jobOverrides.wandb_name: "),
+        ({"jobOverrides": {"model_name": "org/`id`"}}, "nemo-rl-gke:jobOverrides.model_name: "),
+        ({"lustreMountPath": "/lustre\\x"}, "nemo-rl-gke:lustreMountPath: "),
+        # In the runtime env and metadata JSON, which KubeRay strconv.Quote's into its bash command line.
+        ({"gateRerun": "node-`date`"}, "nemo-rl-gke:gateRerun: "),
+    ],
+)
 def test_stack_settings_refuse_values_the_shells_would_change(synth, overrides, key):
     # One line naming the key, before anything is registered.
     r = synth("dev", overrides)

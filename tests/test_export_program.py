@@ -1,6 +1,7 @@
 """pod_programs/export_checkpoints.py on real local directories: one standing in for the run's checkpoint directory
 on Lustre, one for the mounted bucket. Which checkpoints are "final" and "best" is asked of NeMo-RL's own
 CheckpointManager (tests/oracles/nemo_rl_checkpoint.py, v0.5.0, unmodified)."""
+
 from __future__ import annotations
 
 import json
@@ -43,13 +44,25 @@ def dirs(tmp_path):
 
 
 def export(run: Path, dest: Path, *extra: str):
-    return subprocess.run([sys.executable, str(PROGRAM), "--checkpoints", str(run), "--destination", str(dest),
-                           *extra], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(PROGRAM), "--checkpoints", str(run), "--destination", str(dest), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def oracle(run: Path, metric: str | None, higher_is_better: bool = True) -> CheckpointManager:
-    return CheckpointManager({"enabled": True, "checkpoint_dir": str(run), "metric_name": metric,
-                              "higher_is_better": higher_is_better, "save_period": 2, "keep_top_k": 3})
+    return CheckpointManager(
+        {
+            "enabled": True,
+            "checkpoint_dir": str(run),
+            "metric_name": metric,
+            "higher_is_better": higher_is_better,
+            "save_period": 2,
+            "keep_top_k": 3,
+        }
+    )
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -64,8 +77,8 @@ def test_without_a_metric_only_nemo_rl_latest_checkpoint_is_exported_byte_for_by
     run, dest = dirs
     for step in (2, 4, 10):
         write_checkpoint(run, f"step_{step}", {"step": step})
-    write_checkpoint(run, "tmp_step_12", {"step": 12})       # being written when the job ended: not complete
-    write_checkpoint(run, "old_step_4", {"step": 4})          # left over from a rename
+    write_checkpoint(run, "tmp_step_12", {"step": 12})  # being written when the job ended: not complete
+    write_checkpoint(run, "old_step_4", {"step": 4})  # left over from a rename
     r = export(run, dest)
     assert r.returncode == 0, r.stderr
     latest = Path(oracle(run, None).get_latest_checkpoint_path())
@@ -122,7 +135,7 @@ def test_rerun_copies_only_what_is_missing_or_partial(dirs):
     assert export(run, dest).returncode == 0
     # An interrupted earlier copy on a plain directory: one file cut short, one missing.
     shard = dest / "step_20" / "policy" / "weights" / "__0_0.distcp"
-    shard.write_bytes(shard.read_bytes()[: 1000])
+    shard.write_bytes(shard.read_bytes()[:1000])
     (dest / "step_20" / "config.yaml").unlink()
     untouched = dest / "step_20" / "policy" / "optimizer" / "__0_0.distcp"
     mtime = untouched.stat().st_mtime_ns

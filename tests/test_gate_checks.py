@@ -1,5 +1,6 @@
 """The readiness gate's decisions on real-format inputs: nccl-tests' bandwidth definitions, NCCL's INFO lines,
 NVML-shaped GPU records, /proc/self/mountinfo lines and the Lustre figures, and the catalog's thresholds."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from core import catalog
 from pod_programs import gate_checks as gc
 
-GiB = 1024 ** 3
+GiB = 1024**3
 
 
 # --- bandwidth, as nccl-tests defines it --------------------------------------------------------------
@@ -30,7 +31,7 @@ def test_all_gather_size_is_the_whole_output_of_per_rank_counts():
     # PERFORMANCE.md: for AllGather S = sendcount * sizeof(datatype) * n; the count is per rank.
     count, s = gc.message_bytes(gc.ALL_GATHER, 8 * GiB, 16)
     assert (count, s) == (134217728, 8 * GiB)
-    count, s = gc.message_bytes(gc.ALL_GATHER, 1000, 16)   # rounded down to whole elements per rank
+    count, s = gc.message_bytes(gc.ALL_GATHER, 1000, 16)  # rounded down to whole elements per rank
     assert (count, s) == (15, 960)
     p = gc.SweepPoint(gc.ALL_GATHER, 2147483648, 33554432, 0.01, 16)
     assert p.algbw == pytest.approx(214.7483648)
@@ -39,11 +40,11 @@ def test_all_gather_size_is_the_whole_output_of_per_rank_counts():
 
 def test_sweep_is_nccl_tests_b_e_f_and_time_is_averaged_over_ranks():
     sizes = gc.sweep_sizes(catalog.GATE_SWEEP_MIN_BYTES, catalog.GATE_SWEEP_MAX_BYTES)
-    assert sizes[0] == 1024 and sizes[-1] == 8 * GiB and len(sizes) == 24   # -b 1K -e 8G -f 2
+    assert sizes[0] == 1024 and sizes[-1] == 8 * GiB and len(sizes) == 24  # -b 1K -e 8G -f 2
     points = gc.sweep_points(gc.ALL_REDUCE, 2, {1024: [1e-5, 3e-5]}, {1024: 256})
     assert points[0].seconds == pytest.approx(2e-5)
     with pytest.raises(ValueError):
-        gc.sweep_points(gc.ALL_REDUCE, 2, {1024: [1e-5]}, {1024: 256})   # a rank missing
+        gc.sweep_points(gc.ALL_REDUCE, 2, {1024: [1e-5]}, {1024: 256})  # a rank missing
 
 
 def _sweep(coll, ranks, busbw_by_size):
@@ -57,33 +58,54 @@ def _sweep(coll, ranks, busbw_by_size):
 
 def test_thresholds_apply_to_large_message_all_reduce_and_to_the_all_gather_average():
     facts = catalog.GATE_GPU_FACTS["nvidia-b200"]
-    ar = _sweep(gc.ALL_REDUCE, 16, {1 * GiB: 150.0, 8 * GiB: 290.0})          # only 8 GiB counts
+    ar = _sweep(gc.ALL_REDUCE, 16, {1 * GiB: 150.0, 8 * GiB: 290.0})  # only 8 GiB counts
     ag = _sweep(gc.ALL_GATHER, 16, {1024: 0.1, 1 * GiB: 180.0, 8 * GiB: 210.0})  # mean 130.03
-    checks = {c.name: c for c in gc.collective_checks(
-        {gc.ALL_REDUCE: ar, gc.ALL_GATHER: ag}, min_allreduce_large=catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS,
-        min_allgather_avg=catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS, implausible=facts.implausible_busbw_gbps,
-        nodes=2)}
+    checks = {
+        c.name: c
+        for c in gc.collective_checks(
+            {gc.ALL_REDUCE: ar, gc.ALL_GATHER: ag},
+            min_allreduce_large=catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS,
+            min_allgather_avg=catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS,
+            implausible=facts.implausible_busbw_gbps,
+            nodes=2,
+        )
+    }
     assert checks["nccl.all_reduce.large_busbw"].status == gc.PASS
     assert checks["nccl.all_reduce.large_busbw"].measured == "290.00 GB/s"
     assert checks["nccl.all_gather.avg_busbw"].measured == "130.03 GB/s"
 
-    slow = _sweep(gc.ALL_GATHER, 16, {1024: 0.1, 1 * GiB: 120.0, 8 * GiB: 150.0})   # mean 90.03 < 100
-    failed = {c.name: c for c in gc.collective_checks(
-        {gc.ALL_REDUCE: _sweep(gc.ALL_REDUCE, 16, {8 * GiB: 87.3}), gc.ALL_GATHER: slow},
-        min_allreduce_large=200, min_allgather_avg=100, implausible=facts.implausible_busbw_gbps, nodes=2)}
+    slow = _sweep(gc.ALL_GATHER, 16, {1024: 0.1, 1 * GiB: 120.0, 8 * GiB: 150.0})  # mean 90.03 < 100
+    failed = {
+        c.name: c
+        for c in gc.collective_checks(
+            {gc.ALL_REDUCE: _sweep(gc.ALL_REDUCE, 16, {8 * GiB: 87.3}), gc.ALL_GATHER: slow},
+            min_allreduce_large=200,
+            min_allgather_avg=100,
+            implausible=facts.implausible_busbw_gbps,
+            nodes=2,
+        )
+    }
     assert failed["nccl.all_reduce.large_busbw"].line() == (
         "readiness-gate FAIL nccl.all_reduce.large_busbw: measured 87.30 GB/s, expected >= 200.00 GB/s "
-        "(busbw at 8 GiB, 16 ranks on 2 nodes)")
+        "(busbw at 8 GiB, 16 ranks on 2 nodes)"
+    )
     assert failed["nccl.all_gather.avg_busbw"].failed
 
 
 def test_a_figure_above_the_gpu_types_physical_bound_fails_as_a_timing_error():
     h200 = catalog.GATE_GPU_FACTS["nvidia-h200-141gb"]
-    ar = _sweep(gc.ALL_REDUCE, 16, {8 * GiB: 1500.0})   # above NVLink + PCIe of an H200
+    ar = _sweep(gc.ALL_REDUCE, 16, {8 * GiB: 1500.0})  # above NVLink + PCIe of an H200
     ag = _sweep(gc.ALL_GATHER, 16, {1024: 1.0, 8 * GiB: 1200.0})
-    checks = {c.name: c for c in gc.collective_checks(
-        {gc.ALL_REDUCE: ar, gc.ALL_GATHER: ag}, min_allreduce_large=200, min_allgather_avg=100,
-        implausible=h200.implausible_busbw_gbps, nodes=2)}
+    checks = {
+        c.name: c
+        for c in gc.collective_checks(
+            {gc.ALL_REDUCE: ar, gc.ALL_GATHER: ag},
+            min_allreduce_large=200,
+            min_allgather_avg=100,
+            implausible=h200.implausible_busbw_gbps,
+            nodes=2,
+        )
+    }
     assert checks["nccl.all_reduce.large_busbw"].failed
     assert checks["nccl.all_reduce.large_busbw"].expected == "<= 1028.00 GB/s (the GPU type's physical bound)"
     assert checks["nccl.all_gather.avg_busbw"].failed and "peak busbw" in checks["nccl.all_gather.avg_busbw"].detail
@@ -107,20 +129,29 @@ def test_catalog_bounds_sit_above_the_floors_and_above_the_nic_line_rate():
 def _gib_log(host: str, pid: int, rank: int, dev: int, peer: int, *, net="gIB", gdr=True, netdev=None) -> str:
     nd = dev if netdev is None else netdev
     g = "/GDRDMA" if gdr else ""
-    return "\n".join([
-        f"{host}:{pid}:{pid} [{dev}] NCCL INFO NCCL_NET set by environment to {net}",
-        f"{host}:{pid}:{pid + 7} [{dev}] NCCL INFO Assigned NET plugin {net} to comm",
-        f"{host}:{pid}:{pid + 7} [{dev}] NCCL INFO Using network {net}",
-        f"{host}:{pid}:{pid + 7} [{dev}] NCCL INFO Channel 00/0 : {rank}[{dev}] -> {peer}[{dev}] [send] via NET/{net}/{nd}{g}",
-        f"{host}:{pid}:{pid + 7} [{dev}] NCCL INFO Channel 00/0 : {peer}[{dev}] -> {rank}[{dev}] [receive] via NET/{net}/{nd}{g}",
-        f"{host}:{pid}:{pid + 7} [{dev}] NCCL INFO Channel 08/1 : {rank}[{dev}] -> {peer}[{dev}] [send] via NET/{net}/{nd}(9){g}/Shared",
-        f"{host}:{pid}:{pid + 7} [{dev}] NCCL INFO Channel 01/0 : {rank}[{dev}] -> {rank + 1}[{dev + 1}] via P2P/CUMEM/read",
-    ]) + "\n"
+    info = f"{host}:{pid}:{pid + 7} [{dev}] NCCL INFO"
+    return (
+        "\n".join(
+            [
+                f"{host}:{pid}:{pid} [{dev}] NCCL INFO NCCL_NET set by environment to {net}",
+                f"{info} Assigned NET plugin {net} to comm",
+                f"{info} Using network {net}",
+                f"{info} Channel 00/0 : {rank}[{dev}] -> {peer}[{dev}] [send] via NET/{net}/{nd}{g}",
+                f"{info} Channel 00/0 : {peer}[{dev}] -> {rank}[{dev}] [receive] via NET/{net}/{nd}{g}",
+                f"{info} Channel 08/1 : {rank}[{dev}] -> {peer}[{dev}] [send] via NET/{net}/{nd}(9){g}/Shared",
+                f"{info} Channel 01/0 : {rank}[{dev}] -> {rank + 1}[{dev + 1}] via P2P/CUMEM/read",
+            ]
+        )
+        + "\n"
+    )
 
 
 def _two_nodes(**kw) -> gc.NcclLogFacts:
-    logs = [_gib_log(f"gke-gpu-{n}", 1000 + 10 * d + n, n * 8 + d, d, (1 - n) * 8 + d, **kw)
-            for n in range(2) for d in range(8)]
+    logs = [
+        _gib_log(f"gke-gpu-{n}", 1000 + 10 * d + n, n * 8 + d, d, (1 - n) * 8 + d, **kw)
+        for n in range(2)
+        for d in range(8)
+    ]
     return gc.merge_facts(gc.parse_nccl_log(t) for t in logs)
 
 
@@ -128,16 +159,20 @@ def test_gib_on_every_nic_with_gpudirect_passes():
     facts = _two_nodes()
     assert facts.networks == {"gIB"} and facts.assigned_plugins == {"gIB"}
     assert len(facts.channels) == 48 and all(c.gdr for c in facts.channels)
-    checks = {c.name: c for c in gc.network_checks(facts, expected_net="gIB", nodes=2,
-                                                   nics_per_node=catalog.RDMA_NICS_PER_NODE)}
+    checks = {
+        c.name: c
+        for c in gc.network_checks(facts, expected_net="gIB", nodes=2, nics_per_node=catalog.RDMA_NICS_PER_NODE)
+    }
     assert [c.status for c in checks.values()] == [gc.PASS] * 3
     assert checks["nccl.nics"].measured == "8 NICs on gke-gpu-0"
 
 
 def test_parser_accepts_the_optional_timestamp_and_ignores_other_lines():
-    text = ("[2026-07-01 10:00:00] host-a:12:13 [3] NCCL INFO Using network gIB\n"
-            "NCCL version 2.27.7+cuda12.9\n"
-            "host-a:12:13 [3] transport/net.cc:1 NCCL WARN something\n")
+    text = (
+        "[2026-07-01 10:00:00] host-a:12:13 [3] NCCL INFO Using network gIB\n"
+        "NCCL version 2.27.7+cuda12.9\n"
+        "host-a:12:13 [3] transport/net.cc:1 NCCL WARN something\n"
+    )
     facts = gc.parse_nccl_log(text)
     assert facts.networks == {"gIB"} and facts.versions == {"2.27.7+cuda12.9"} and facts.info_lines == 1
 
@@ -146,18 +181,25 @@ def test_socket_fallback_fails_naming_the_network_nccl_used():
     checks = gc.network_checks(_two_nodes(net="Socket"), expected_net="gIB", nodes=2, nics_per_node=8)
     assert [c.line() for c in checks] == [
         "readiness-gate FAIL nccl.net: measured Using network Socket, expected Using network gIB "
-        "(NCCL chose another network plugin)"]
+        "(NCCL chose another network plugin)"
+    ]
 
 
 def test_gpudirect_off_and_missing_nics_fail():
-    no_gdr = {c.name: c for c in gc.network_checks(_two_nodes(gdr=False), expected_net="gib", nodes=2,
-                                                   nics_per_node=8)}
-    assert no_gdr["nccl.net"].status == gc.PASS   # the net name compares case-insensitively, as NCCL_NET
+    no_gdr = {c.name: c for c in gc.network_checks(_two_nodes(gdr=False), expected_net="gib", nodes=2, nics_per_node=8)}
+    assert no_gdr["nccl.net"].status == gc.PASS  # the net name compares case-insensitively, as NCCL_NET
     assert no_gdr["nccl.gdrdma"].failed and no_gdr["nccl.gdrdma"].measured == "0 of 48 connections with /GDRDMA"
-    logs = [_gib_log(f"gke-gpu-{n}", 2000 + d, n * 8 + d, d, (1 - n) * 8 + d, netdev=d // 2)
-            for n in range(2) for d in range(8)]      # every two GPUs share one NIC: 4 NICs in use
-    nics = {c.name: c for c in gc.network_checks(gc.merge_facts(map(gc.parse_nccl_log, logs)),
-                                                 expected_net="gIB", nodes=2, nics_per_node=8)}["nccl.nics"]
+    logs = [
+        _gib_log(f"gke-gpu-{n}", 2000 + d, n * 8 + d, d, (1 - n) * 8 + d, netdev=d // 2)
+        for n in range(2)
+        for d in range(8)
+    ]  # every two GPUs share one NIC: 4 NICs in use
+    nics = {
+        c.name: c
+        for c in gc.network_checks(
+            gc.merge_facts(map(gc.parse_nccl_log, logs)), expected_net="gIB", nodes=2, nics_per_node=8
+        )
+    }["nccl.nics"]
     assert nics.failed and nics.measured == "4 NICs on gke-gpu-0"
 
 
@@ -172,9 +214,19 @@ def test_missing_log_fails_and_a_single_node_says_rdma_was_not_exercised():
 def _probe(n=8, **device_overrides):
     # Field values as nvidia-ml-py returns them: nvmlDeviceGetTotalEccErrors -> int,
     # nvmlDeviceGetEccMode -> [current, pending], nvmlDeviceGetRemappedRows -> (corr, unc, pending, failure).
-    devices = [{"index": i, "uuid": f"GPU-5c8a0f6e-0000-0000-0000-00000000000{i}", "name": "NVIDIA B200",
-                "ecc_mode_current": True, "ecc_uncorrected_volatile": 0, "ecc_uncorrected_aggregate": 0,
-                "remap_pending": False, "remap_failure": False} for i in range(n)]
+    devices = [
+        {
+            "index": i,
+            "uuid": f"GPU-5c8a0f6e-0000-0000-0000-00000000000{i}",
+            "name": "NVIDIA B200",
+            "ecc_mode_current": True,
+            "ecc_uncorrected_volatile": 0,
+            "ecc_uncorrected_aggregate": 0,
+            "remap_pending": False,
+            "remap_failure": False,
+        }
+        for i in range(n)
+    ]
     for i, fields in device_overrides.items():
         devices[int(i[1:])].update(fields)
     return {"host": "gke-gpu-0", "driver_version": "570.172.08", "devices": devices, "cuda_visible_count": n}
@@ -190,9 +242,12 @@ def test_healthy_node_passes_and_lifetime_errors_are_reported_not_failed():
 def test_missing_gpu_volatile_ecc_and_remap_failures_fail_the_node():
     assert gc.gpu_checks(_probe(n=7), expected_gpus=8)[0].line() == (
         "readiness-gate FAIL gpu.count[gke-gpu-0]: measured 7 GPUs in NVML, 7 allocated to the task, "
-        "expected 8 and 8 (driver 570.172.08)")
-    memory = gc.gpu_checks(_probe(g1={"ecc_uncorrected_volatile": 2}, g5={"remap_pending": True},
-                                  g6={"remap_failure": True}), expected_gpus=8)[1]
+        "expected 8 and 8 (driver 570.172.08)"
+    )
+    memory = gc.gpu_checks(
+        _probe(g1={"ecc_uncorrected_volatile": 2}, g5={"remap_pending": True}, g6={"remap_failure": True}),
+        expected_gpus=8,
+    )[1]
     assert memory.failed
     assert "GPU 1 " in memory.measured and "2 volatile uncorrectable" in memory.measured
     assert "row remap pending" in memory.measured and "row remapping failed" in memory.measured
@@ -207,13 +262,13 @@ MOUNTINFO = """\
 1530 1510 0:75 / /lustre rw,relatime - lustre 10.90.0.4@tcp:/lfs rw,flock,lazystatfs,encrypt
 1531 1510 8:1 /var/lib/kubelet/pods/x/volumes/kubernetes.io~configmap/job-scripts /etc/nemo-rl-gke ro,relatime - ext4 /dev/sda1 rw
 1532 1510 0:80 / /mnt/with\\040space rw - tmpfs tmpfs rw
-"""
+"""  # noqa: E501  (a real mountinfo line is as long as it is)
 
 
 def test_mount_of_finds_the_lustre_mount_holding_a_path():
     assert gc.mount_of("/lustre/gate/run", MOUNTINFO) == ("/lustre", "lustre", "10.90.0.4@tcp:/lfs")
     assert gc.mount_of("/lustre", MOUNTINFO)[1] == "lustre"
-    assert gc.mount_of("/lustreX", MOUNTINFO)[1] == "overlay"      # a sibling name is not under /lustre
+    assert gc.mount_of("/lustreX", MOUNTINFO)[1] == "overlay"  # a sibling name is not under /lustre
     assert gc.mount_of("/mnt/with space/f", MOUNTINFO)[0] == "/mnt/with space"
 
 
@@ -224,7 +279,7 @@ def test_lustre_expected_figure_is_a_fraction_of_the_smaller_ceiling():
     expected, how = gc.lustre_expected(0.5, aggregate, 2, nic)
     assert expected == pytest.approx(0.5 * 8.7890625)
     assert "instance aggregate" in how.split("(")[-1]
-    expected, how = gc.lustre_expected(1.0, 1000.0, 2, nic)          # a huge instance: the NICs bound it
+    expected, how = gc.lustre_expected(1.0, 1000.0, 2, nic)  # a huge instance: the NICs bound it
     assert expected == 50.0 and how.endswith("(2 x primary NIC)")
     for bad in (0, -0.1, 1.01):
         with pytest.raises(ValueError):
@@ -237,16 +292,28 @@ def test_lustre_throughput_uses_the_common_window_of_all_nodes():
 
 
 def test_lustre_checks_fail_with_measured_and_expected_figures():
-    mounts = {"node0 gke-gpu-0": ("/lustre", "lustre", "10.90.0.4@tcp:/lfs"),
-              "node1 gke-gpu-1": ("/", "overlay", "overlay")}
+    mounts = {
+        "node0 gke-gpu-0": ("/lustre", "lustre", "10.90.0.4@tcp:/lfs"),
+        "node1 gke-gpu-1": ("/", "overlay", "overlay"),
+    }
     parts = [{"bytes": 2 * gc.GB, "start": 0.0, "end": 10.0}]
-    checks = {c.name: c for c in gc.lustre_checks(
-        mounts=mounts, expected_fstype="lustre", probe_errors=[], write_parts=parts,
-        read_parts=[{"bytes": 0, "start": 0.0, "end": 1.0, "error": "gke-gpu-0 read /lustre/x: [Errno 5] EIO"}],
-        expected_gbps=4.39, how="0.5 x ...", cross_node=True)}
+    checks = {
+        c.name: c
+        for c in gc.lustre_checks(
+            mounts=mounts,
+            expected_fstype="lustre",
+            probe_errors=[],
+            write_parts=parts,
+            read_parts=[{"bytes": 0, "start": 0.0, "end": 1.0, "error": "gke-gpu-0 read /lustre/x: [Errno 5] EIO"}],
+            expected_gbps=4.39,
+            how="0.5 x ...",
+            cross_node=True,
+        )
+    }
     assert checks["lustre.mount"].line() == (
         "readiness-gate FAIL lustre.mount: measured node1 gke-gpu-1: overlay at /, expected lustre on every node "
-        "(the volume is not mounted where the job expects it)")
+        "(the volume is not mounted where the job expects it)"
+    )
     assert checks["lustre.write"].failed and checks["lustre.write"].measured == "0.20 GB/s"
     assert checks["lustre.read"].failed and "EIO" in checks["lustre.read"].measured
 

@@ -1,5 +1,6 @@
 """The readiness gate in the rendered stacks: its settings and their rules, the command the RayJob runs first
 (checked against the gate program's own argument parser), the ConfigMap that ships it, the stack output."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,9 @@ INVALID = [
 ]
 
 
-@pytest.mark.parametrize("overrides,key,hint", INVALID, ids=[f"{c[1].split(':')[1]}-{i}" for i, c in
-                                                             enumerate(INVALID)])
+@pytest.mark.parametrize(
+    "overrides,key,hint", INVALID, ids=[f"{c[1].split(':')[1]}-{i}" for i, c in enumerate(INVALID)]
+)
 def test_bad_gate_setting_is_refused_naming_its_key_before_anything_is_registered(synth, overrides, key, hint):
     r = synth("dev", overrides)
     assert r.error is not None, f"{overrides} was accepted"
@@ -64,10 +66,11 @@ def parsed_by_the_program(argv: list[str], tmp_path: Path) -> dict:
     """The gate program's own parse_args() on the rendered options, from the files the ConfigMap ships."""
     for name, text in scripts.job_scripts().items():
         (tmp_path / name).write_text(text)
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import readiness_gate as g; "
-            "print(json.dumps(vars(g.parse_args(sys.argv[2:]))))")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path), *argv], capture_output=True, text=True,
-                         timeout=60)
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import readiness_gate as g; "
+        "print(json.dumps(vars(g.parse_args(sys.argv[2:]))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path), *argv], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -78,8 +81,8 @@ def test_every_stack_runs_the_gate_first_with_its_gpu_types_figures(synth, stack
     gate_at = next(i for i, ln in enumerate(lines) if recipes.GATE_SCRIPT in ln)
     # The training line (exec'd, or followed by the checkpoint export when that is on).
     train_at = next(i for i, ln in enumerate(lines) if "examples/run_grpo" in ln)
-    assert lines[0] == "set -eu" and gate_at < train_at   # set -e: a failing gate ends the job first
-    assert all(recipes.GATE_SCRIPT not in ln for ln in lines[gate_at + 1:])
+    assert lines[0] == "set -eu" and gate_at < train_at  # set -e: a failing gate ends the job first
+    assert all(recipes.GATE_SCRIPT not in ln for ln in lines[gate_at + 1 :])
     prep = [i for i, ln in enumerate(lines) if recipes.GSM8K_SCRIPT in ln]
     assert all(gate_at < i for i in prep)
 
@@ -98,7 +101,7 @@ def test_every_stack_runs_the_gate_first_with_its_gpu_types_figures(synth, stack
     assert a["min_allreduce_large_busbw"] == catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS
     assert a["min_allgather_avg_busbw"] == catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS
     assert a["max_plausible_busbw"] == facts.implausible_busbw_gbps
-    assert (a["sweep_min_bytes"], a["sweep_max_bytes"], a["warmup"], a["iters"]) == (1024, 8 * 1024 ** 3, 5, 100)
+    assert (a["sweep_min_bytes"], a["sweep_max_bytes"], a["warmup"], a["iters"]) == (1024, 8 * 1024**3, 5, 100)
     assert a["expect_net"] == "gIB" and a["nics_per_node"] == 8
     # The same plugin name the worker pods force with NCCL_NET.
     workers = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").get("spec.workerGroupSpecs")
@@ -131,8 +134,7 @@ def test_stack_output_prints_the_summary_from_the_shared_volume(synth, stack):
 
 
 def test_advisory_mode_off_and_no_job(synth):
-    advisory = synth("dev", {"readinessGate": "advisory", "gateLustreFraction": 0.25,
-                             "gateMinAllGatherBusbw": 80})
+    advisory = synth("dev", {"readinessGate": "advisory", "gateLustreFraction": 0.25, "gateMinAllGatherBusbw": 80})
     assert advisory.error is None, advisory.error
     argv = gate_argv(advisory)
     assert argv[argv.index("--mode") + 1] == "advisory"

@@ -1,4 +1,5 @@
 """Invariants of the Google Cloud graph, checked from the engine's records for every shipped stack."""
+
 from __future__ import annotations
 
 import json
@@ -131,8 +132,11 @@ def test_psa_teardown_removes_the_peering_instead_of_abandoning_it(synth, stack)
 def test_lustre_port_is_open_from_the_psa_range_only(synth, stack):
     r = synth(stack)
     fw = r.get("gcp:compute/firewall:Firewall", "lustre-ingress")
-    assert fw.inputs["sourceRanges"] == [r.get("gcp:compute/globalAddress:GlobalAddress", "psa-range").inputs[
-        "address"] + "/" + str(r.get("gcp:compute/globalAddress:GlobalAddress", "psa-range").inputs["prefixLength"])]
+    assert fw.inputs["sourceRanges"] == [
+        r.get("gcp:compute/globalAddress:GlobalAddress", "psa-range").inputs["address"]
+        + "/"
+        + str(r.get("gcp:compute/globalAddress:GlobalAddress", "psa-range").inputs["prefixLength"])
+    ]
     assert fw.inputs["allows"] == [{"protocol": "tcp", "ports": ["988"]}]
     legacy = synth(stack, {"lustrePortMode": "legacy"}).get("gcp:compute/firewall:Firewall", "lustre-ingress")
     assert legacy.inputs["allows"] == [{"protocol": "tcp", "ports": ["988", "6988"]}]
@@ -159,12 +163,17 @@ def test_bucket_grants_name_the_exports_own_service_account_and_its_prefix(synth
     assert b.inputs["uniformBucketLevelAccess"] is True and b.inputs["hierarchicalNamespace"]["enabled"] is True
     assert b.inputs.get("forceDestroy", False) is False
     project = r.config["gcp:project"]
-    principal = ("principal://iam.googleapis.com/projects/000000000000/locations/global/workloadIdentityPools/"
-                 f"{project}.svc.id.goog/subject/ns/nemo-rl/sa/nemo-{stack}-export")
+    principal = (
+        "principal://iam.googleapis.com/projects/000000000000/locations/global/workloadIdentityPools/"
+        f"{project}.svc.id.goog/subject/ns/nemo-rl/sa/nemo-{stack}-export"
+    )
     # Write (and delete) under the export prefix only: a managed folder of that name carries the role.
     m = r.get("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user")
     assert (m.inputs["role"], m.inputs["member"], m.inputs["managedFolder"]) == (
-        "roles/storage.objectUser", principal, "exports/")
+        "roles/storage.objectUser",
+        principal,
+        "exports/",
+    )
     folder = r.get("gcp:storage/managedFolder:ManagedFolder", "export-managed-folder")
     assert folder.inputs["name"] == "exports/" and folder.inputs.get("forceDestroy", False) is False
     # The bucket itself: listing only (Cloud Storage FUSE's access check), by condition on the bucket resource.
@@ -219,8 +228,12 @@ def test_zonal_control_plane_puts_the_cluster_in_the_zone(synth):
 def test_retained_lustre_keeps_its_vpc_range_and_peering(synth):
     r = synth("dev", {"lustreOnDestroy": "retain"})
     kept = {(x.type, x.name) for x in r.resources if x.retain_on_delete}
-    assert kept == {(LUSTRE, "lustre"), (NETWORK, "primary"), (CONNECTION, "psa-connection"),
-                    ("gcp:compute/globalAddress:GlobalAddress", "psa-range")}
+    assert kept == {
+        (LUSTRE, "lustre"),
+        (NETWORK, "primary"),
+        (CONNECTION, "psa-connection"),
+        ("gcp:compute/globalAddress:GlobalAddress", "psa-range"),
+    }
     assert not any(x.retain_on_delete for x in synth("dev").resources)
 
 

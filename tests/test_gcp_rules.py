@@ -2,6 +2,7 @@
 
 Each test states the rule and where it comes from; the functions under test are core/gcp_rules.py.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -36,15 +37,22 @@ def test_valid_bucket_names_pass(name):
     assert bucket_name_problems(name) == []
 
 
-@pytest.mark.parametrize("name,why", [
-    ("ab", "3-63"), ("a" * 64, "3-63"),                       # length
-    ("My-Bucket", "lowercase"), ("bucket space", "lowercase"),  # characters
-    ("-bucket", "start and end"), ("bucket_", "start and end"),
-    ("googbucket", "goog"),                                   # "cannot begin with the goog prefix"
-    ("my-google-data", "google"), ("my-g00gle-data", "google"),  # "google or close misspellings such as g00gle"
-    ("my.bucket.example", "dot"),                             # dots need domain verification: refused
-    ("192.168.5.4", "IP address"),                            # "cannot be represented as an IP address"
-])
+@pytest.mark.parametrize(
+    "name,why",
+    [
+        ("ab", "3-63"),
+        ("a" * 64, "3-63"),  # length
+        ("My-Bucket", "lowercase"),
+        ("bucket space", "lowercase"),  # characters
+        ("-bucket", "start and end"),
+        ("bucket_", "start and end"),
+        ("googbucket", "goog"),  # "cannot begin with the goog prefix"
+        ("my-google-data", "google"),
+        ("my-g00gle-data", "google"),  # "google or close misspellings such as g00gle"
+        ("my.bucket.example", "dot"),  # dots need domain verification: refused
+        ("192.168.5.4", "IP address"),  # "cannot be represented as an IP address"
+    ],
+)
 def test_bucket_name_rules_refuse_what_cloud_storage_refuses(name, why):
     problems = bucket_name_problems(name)
     _one_line_naming("bucketName", problems)
@@ -59,28 +67,53 @@ def test_ip_address_form_is_judged_by_the_ip_parser_not_a_pattern():
 
 
 # --- Reservations: Compute Engine names (RFC 1035, <= 63) and the forms a node pool accepts -------------------
-@pytest.mark.parametrize("value", [
-    "a4-reservation", "r", "exr-one/reservationBlocks/exr-one-block-1",
-    "projects/shared-host-123/reservations/a4-shared",
-    "projects/shared-host-123/reservations/a4-shared/reservationBlocks/block-2",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "a4-reservation",
+        "r",
+        "exr-one/reservationBlocks/exr-one-block-1",
+        "projects/shared-host-123/reservations/a4-shared",
+        "projects/shared-host-123/reservations/a4-shared/reservationBlocks/block-2",
+    ],
+)
 def test_reservation_forms_gke_accepts_pass(value):
     assert reservation_problems(value) == []
 
 
-@pytest.mark.parametrize("value", [
-    "A4-Reservation", "1abc", "abc-", "a" * 64, "my_res", "res/blocks/x",
-    "projects/p/reservations/x",            # project id too short
-    "projects/shared-host-123/zones/x",
-    "",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "A4-Reservation",
+        "1abc",
+        "abc-",
+        "a" * 64,
+        "my_res",
+        "res/blocks/x",
+        "projects/p/reservations/x",  # project id too short
+        "projects/shared-host-123/zones/x",
+        "",
+    ],
+)
 def test_reservation_names_outside_gcp_format_are_refused(value):
     _one_line_naming("reservation", reservation_problems(value))
 
 
 # --- Namespaces: never a system namespace (the program creates and deletes its namespace) ---------------------
-@pytest.mark.parametrize("ns", ["default", "kube-system", "kube-public", "kube-node-lease", "kube-anything",
-                                "gke-managed-system", "gke-gmp-system", "gmp-system", "gmp-public"])
+@pytest.mark.parametrize(
+    "ns",
+    [
+        "default",
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        "kube-anything",
+        "gke-managed-system",
+        "gke-gmp-system",
+        "gmp-system",
+        "gmp-public",
+    ],
+)
 def test_system_namespaces_are_refused(ns):
     # Kubernetes reserves kube-* and default (kubernetes.io namespaces page); GKE manages gke-*/gmp-* and its
     # Warden refuses writes there ("the namespace ... is managed", gitlab-org/charts/gitlab#5007).
@@ -102,8 +135,10 @@ def test_namespace_must_be_a_dns_label():
 # --- The address plan as a whole ---------------------------------------------------------------------------------
 def _default_plan(**change) -> list[AddressRange]:
     plan = {
-        "primarySubnetCidr": ("subnet", "10.0.0.0/20"), "podsCidr": ("pods", "10.4.0.0/14"),
-        "servicesCidr": ("services", "10.8.0.0/20"), "psaCidr": ("psa", "10.16.0.0/20"),
+        "primarySubnetCidr": ("subnet", "10.0.0.0/20"),
+        "podsCidr": ("pods", "10.4.0.0/14"),
+        "servicesCidr": ("services", "10.8.0.0/20"),
+        "psaCidr": ("psa", "10.16.0.0/20"),
         "gvnicSubnetCidr": ("subnet", "192.168.0.0/24"),
     }
     plan.update({k: (plan[k][0], v) for k, v in change.items() if k in plan})
@@ -117,27 +152,33 @@ def test_default_address_plan_is_valid():
     assert address_plan_problems(_default_plan()) == []
 
 
-@pytest.mark.parametrize("change,key", [
-    # The PSA range inside an RDMA subnet: Lustre traffic to it would leave through an RDMA NIC.
-    ({"psaCidr": "192.168.3.0/24"}, "psaCidr"),
-    # gVNIC and RDMA are separate VPCs but meet on every GPU node.
-    ({"gvnicSubnetCidr": "192.168.1.0/24"}, "gvnicSubnetCidr"),
-    ({"servicesCidr": "10.0.8.0/24"}, "servicesCidr"),
-    ({"rdma": [f"192.168.{i + 1}.0/24" for i in range(7)] + ["10.4.0.0/24"]}, "rdmaSubnetCidrs"),
-])
+@pytest.mark.parametrize(
+    "change,key",
+    [
+        # The PSA range inside an RDMA subnet: Lustre traffic to it would leave through an RDMA NIC.
+        ({"psaCidr": "192.168.3.0/24"}, "psaCidr"),
+        # gVNIC and RDMA are separate VPCs but meet on every GPU node.
+        ({"gvnicSubnetCidr": "192.168.1.0/24"}, "gvnicSubnetCidr"),
+        ({"servicesCidr": "10.0.8.0/24"}, "servicesCidr"),
+        ({"rdma": [f"192.168.{i + 1}.0/24" for i in range(7)] + ["10.4.0.0/24"]}, "rdmaSubnetCidrs"),
+    ],
+)
 def test_any_two_ranges_of_the_plan_overlapping_are_refused(change, key):
     problems = address_plan_problems(_default_plan(**change))
     assert any(p.startswith(f"nemo-rl-gke:{key}: ") or f"({'nemo-rl-gke:' + key})" in p for p in problems), problems
     assert all("overlaps" in p for p in problems)
 
 
-@pytest.mark.parametrize("change,fragment", [
-    ({"gvnicSubnetCidr": "192.168.0.0/30"}, "/4 to /29"),      # VPC: a subnet range is /4 .. /29
-    ({"primarySubnetCidr": "169.254.0.0/20"}, "169.254.0.0/16"),  # link-local is prohibited
-    ({"psaCidr": "10.16.0.0/25"}, "/24"),                    # Managed Lustre's PSA range is at least a /24
-    ({"podsCidr": "10.4.0.1/14"}, "not a valid CIDR"),       # host bits set
-    ({"servicesCidr": "fd00::/64"}, "IPv4"),
-])
+@pytest.mark.parametrize(
+    "change,fragment",
+    [
+        ({"gvnicSubnetCidr": "192.168.0.0/30"}, "/4 to /29"),  # VPC: a subnet range is /4 .. /29
+        ({"primarySubnetCidr": "169.254.0.0/20"}, "169.254.0.0/16"),  # link-local is prohibited
+        ({"psaCidr": "10.16.0.0/25"}, "/24"),  # Managed Lustre's PSA range is at least a /24
+        ({"podsCidr": "10.4.0.1/14"}, "not a valid CIDR"),  # host bits set
+        ({"servicesCidr": "fd00::/64"}, "IPv4"),
+    ],
+)
 def test_ranges_outside_gcp_limits_are_refused(change, fragment):
     problems = address_plan_problems(_default_plan(**change))
     assert any(fragment in p for p in problems), problems
@@ -167,13 +208,19 @@ def test_plain_mount_paths_pass(path):
     assert mount_path_problems(path, PROTECTED) == []
 
 
-@pytest.mark.parametrize("path,hidden", [
-    ("/dev", "/dev/shm"), ("/dev/shm", "/dev/shm"),            # the workers' shared memory
-    ("/usr/local", "/usr/local/nvidia"), ("/usr/local/gib", "/usr/local/gib"),  # driver and gIB plugin mounts
-    ("/opt", "/opt/nemo-rl"), ("/opt/nemo-rl", "/opt/nemo-rl"),  # NeMo-RL's working directory
-    ("/etc", SCRIPTS_DIR),                                      # the job's programs on the head
-    ("/tmp", "/tmp"),                                           # Ray's session dir /tmp/ray
-])
+@pytest.mark.parametrize(
+    "path,hidden",
+    [
+        ("/dev", "/dev/shm"),
+        ("/dev/shm", "/dev/shm"),  # the workers' shared memory
+        ("/usr/local", "/usr/local/nvidia"),
+        ("/usr/local/gib", "/usr/local/gib"),  # driver and gIB plugin mounts
+        ("/opt", "/opt/nemo-rl"),
+        ("/opt/nemo-rl", "/opt/nemo-rl"),  # NeMo-RL's working directory
+        ("/etc", SCRIPTS_DIR),  # the job's programs on the head
+        ("/tmp", "/tmp"),  # Ray's session dir /tmp/ray
+    ],
+)
 def test_mount_paths_that_would_hide_what_pods_need_are_refused(path, hidden):
     problems = mount_path_problems(path, PROTECTED)
     _one_line_naming("lustreMountPath", problems)
@@ -206,14 +253,31 @@ def test_lustre_capacity_never_shrinks():
 # --- Monitoring components and their GKE floors (pulumi-gcp 10.2.0 ClusterMonitoringConfigArgs docs) ---------------
 def test_monitoring_keeps_cluster_toolkit_defaults_plus_dcgm_when_unpinned():
     # Cluster Toolkit gke-cluster variables.tf monitoring_components + enable_dcgm_monitoring.
-    assert monitoring_components(None) == ["SYSTEM_COMPONENTS", "POD", "DAEMONSET", "DEPLOYMENT", "STATEFULSET",
-                                           "STORAGE", "HPA", "CADVISOR", "KUBELET", "JOBSET", "DCGM"]
+    assert monitoring_components(None) == [
+        "SYSTEM_COMPONENTS",
+        "POD",
+        "DAEMONSET",
+        "DEPLOYMENT",
+        "STATEFULSET",
+        "STORAGE",
+        "HPA",
+        "CADVISOR",
+        "KUBELET",
+        "JOBSET",
+        "DCGM",
+    ]
 
 
-@pytest.mark.parametrize("version,has_jobset", [
-    ("1.31.4-gke.1183000", False), ("1.32", False), ("1.32.1-gke.1357000", False),
-    ("1.32.1-gke.1357001", True), ("1.33", True),
-])
+@pytest.mark.parametrize(
+    "version,has_jobset",
+    [
+        ("1.31.4-gke.1183000", False),
+        ("1.32", False),
+        ("1.32.1-gke.1357000", False),
+        ("1.32.1-gke.1357001", True),
+        ("1.33", True),
+    ],
+)
 def test_jobset_metrics_only_from_their_gke_floor(version, has_jobset):
     comps = monitoring_components(version)
     assert ("JOBSET" in comps) is has_jobset

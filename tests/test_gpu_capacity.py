@@ -4,6 +4,7 @@ placement, for each capacity model and a three-model fallback, on Standard and A
 Resources are found by (type, name) in the engine's records; the ComputeClass is validated against the CRD
 schemas taken from GKE clusters (tests/computeclass_validation.py), the Ray objects against KubeRay's CRDs.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -73,8 +74,9 @@ def test_each_model_and_the_fallback_chain_render_class_pools_and_worker_selecti
     # The workers select the class and tolerate its taint; the Ray objects wait for the class.
     for spec in _workers(r):
         assert spec["nodeSelector"][catalog.COMPUTE_CLASS_LABEL] == name
-        assert {"key": catalog.COMPUTE_CLASS_LABEL, "operator": "Equal", "value": name,
-                "effect": "NoSchedule"} in spec["tolerations"]
+        assert {"key": catalog.COMPUTE_CLASS_LABEL, "operator": "Equal", "value": name, "effect": "NoSchedule"} in spec[
+            "tolerations"
+        ]
     ray = r.get(RAYCLUSTER, "raycluster")
     validate_any(render.manifest_of(ray))
     assert r.depends_on(ray, cc)
@@ -105,14 +107,21 @@ def test_flex_start_pool_has_the_run_limit_no_reservation_no_static_nodes_and_no
 
 
 def test_reservation_pool_consumes_the_reservation_path_with_its_block_in_the_zone(synth):
-    r = synth("dev", _overrides(["reservation"], reservationStartNodes=2,
-                                reservation="projects/capacity-owner/reservations/a3u-res/reservationBlocks/"
-                                            "a3u-res-block-0001"))
+    r = synth(
+        "dev",
+        _overrides(
+            ["reservation"],
+            reservationStartNodes=2,
+            reservation="projects/capacity-owner/reservations/a3u-res/reservationBlocks/a3u-res-block-0001",
+        ),
+    )
     pool = r.get(POOL, GPU_POOLS["reservation"])
     cfg = pool.inputs["nodeConfig"]
     assert cfg["reservationAffinity"] == {
-        "consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name",
-        "values": ["projects/capacity-owner/reservations/a3u-res/reservationBlocks/a3u-res-block-0001"]}
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["projects/capacity-owner/reservations/a3u-res/reservationBlocks/a3u-res-block-0001"],
+    }
     assert cfg.get("spot") is False and "flexStart" not in cfg
     assert pool.inputs["nodeLocations"] == [r.config["nemo-rl-gke:zone"]]
     # Reserved capacity is paid for anyway: it may start warm and stay.
@@ -121,11 +130,17 @@ def test_reservation_pool_consumes_the_reservation_path_with_its_block_in_the_zo
 
 
 def test_autopilot_reservation_priority_names_the_shared_reservation_and_block(synth):
-    r = synth("autopilot", _overrides(["reservation"],
-                                      reservation="projects/capacity-owner/reservations/b200-res/reservationBlocks/blk-2"))
+    r = synth(
+        "autopilot",
+        _overrides(
+            ["reservation"], reservation="projects/capacity-owner/reservations/b200-res/reservationBlocks/blk-2"
+        ),
+    )
     prio = render.manifest_of(r.get(CLASS, "gpu-compute-class"))["spec"]["priorities"][0]
-    assert prio["reservations"] == {"affinity": "Specific", "specific": [
-        {"name": "b200-res", "project": "capacity-owner", "reservationBlock": {"name": "blk-2"}}]}
+    assert prio["reservations"] == {
+        "affinity": "Specific",
+        "specific": [{"name": "b200-res", "project": "capacity-owner", "reservationBlock": {"name": "blk-2"}}],
+    }
     assert prio["machineType"] == "a4-highgpu-8g" and prio["location"] == {"zones": [r.config["nemo-rl-gke:zone"]]}
 
 

@@ -1,5 +1,6 @@
 """The hardening builders on their own: NetworkPolicies, security contexts, token files and image pins are
 strictly valid Kubernetes, select what they claim, and refuse what they must."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -36,13 +37,24 @@ def _pod(spec: dict) -> dict:
 
 
 # --- NetworkPolicies ----------------------------------------------------------------------------------------
-FULL = PolicyArgs("nemo-rl", ["konnectivity"], head_google_apis=True, head_wandb=True, workers_hub=True,
-                  prefetch=True, prefetch_pypi=True)
+FULL = PolicyArgs(
+    "nemo-rl",
+    ["konnectivity"],
+    head_google_apis=True,
+    head_wandb=True,
+    workers_hub=True,
+    prefetch=True,
+    prefetch_pypi=True,
+)
 
 
 def test_network_policies_are_strictly_valid_for_every_kind_of_dashboard_peer():
-    args = PolicyArgs("nemo-rl", ["konnectivity", "kube-system", "kuberay-operator", "172.16.0.0/28"],
-                      head_google_apis=True, prefetch=True)
+    args = PolicyArgs(
+        "nemo-rl",
+        ["konnectivity", "kube-system", "kuberay-operator", "172.16.0.0/28"],
+        head_google_apis=True,
+        prefetch=True,
+    )
     for p in network_policies(args) + network_policies(replace(args, fqdn=False)):
         validate_core(p)
     for p in fqdn_policies(FULL):
@@ -51,8 +63,15 @@ def test_network_policies_are_strictly_valid_for_every_kind_of_dashboard_peer():
 
 def test_namespace_denies_ingress_and_egress_by_default_and_opens_only_named_paths():
     pol = _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity"])))
-    assert set(pol) == {"default-deny", "ray-nodes-internal", "dashboard-from-submitter", "submitter-to-dashboard",
-                        "dashboard-from-operator", "metrics-from-managed-prometheus", "dns"}
+    assert set(pol) == {
+        "default-deny",
+        "ray-nodes-internal",
+        "dashboard-from-submitter",
+        "submitter-to-dashboard",
+        "dashboard-from-operator",
+        "metrics-from-managed-prometheus",
+        "dns",
+    }
     deny = pol["default-deny"]["spec"]
     assert deny == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [], "egress": []}
     assert all(p["metadata"]["namespace"] == "nemo-rl" for p in pol.values())
@@ -62,8 +81,9 @@ def test_metrics_port_is_open_only_to_managed_prometheus():
     pol = _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity"])))["metrics-from-managed-prometheus"]
     (rule,) = pol["spec"]["ingress"]
     assert rule["ports"] == [{"protocol": "TCP", "port": catalog.RAY_METRICS_PORT}]
-    assert rule["from"] == [{"namespaceSelector": {"matchLabels": {
-        "kubernetes.io/metadata.name": catalog.GMP_NAMESPACE}}}]
+    assert rule["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": catalog.GMP_NAMESPACE}}}
+    ]
 
 
 def test_dashboard_port_is_open_only_on_the_head_and_only_to_the_configured_peers():
@@ -79,10 +99,12 @@ def test_konnectivity_and_operator_peers_are_one_entry_with_both_selectors():
     # Two entries would mean "any pod of that namespace, or any pod labelled like them in any namespace".
     assert dashboard_peer("konnectivity") == {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
-        "podSelector": {"matchLabels": catalog.KONNECTIVITY_AGENT_LABELS}}
+        "podSelector": {"matchLabels": catalog.KONNECTIVITY_AGENT_LABELS},
+    }
     assert dashboard_peer("kuberay-operator") == {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": catalog.KUBERAY_OPERATOR_NAMESPACE}},
-        "podSelector": {"matchLabels": catalog.KUBERAY_OPERATOR_POD_LABELS}}
+        "podSelector": {"matchLabels": catalog.KUBERAY_OPERATOR_POD_LABELS},
+    }
 
 
 @pytest.mark.parametrize("bad", ["10.0.0.1/20", "10.0.0.0/33", "control-plane", "", "kube_system"])
@@ -101,14 +123,19 @@ def test_ray_nodes_reach_each_other_on_every_port_and_the_submitter_only_the_das
     ray = pol["ray-nodes-internal"]["spec"]
     selector = ray["podSelector"]
     assert selector["matchLabels"] == WORKLOAD_LABELS
-    assert selector["matchExpressions"] == [{"key": "nemo-rl-gke/role", "operator": "In",
-                                             "values": ["ray-head", "ray-worker"]}]
+    assert selector["matchExpressions"] == [
+        {"key": "nemo-rl-gke/role", "operator": "In", "values": ["ray-head", "ray-worker"]}
+    ]
     assert ray["ingress"] == [{"from": [{"podSelector": selector}]}]
     assert ray["egress"] == [{"to": [{"podSelector": selector}]}]
     out = pol["submitter-to-dashboard"]["spec"]
     assert out["policyTypes"] == ["Egress"]
-    assert out["egress"] == [{"to": [{"podSelector": {"matchLabels": RAY_HEAD_LABELS}}],
-                              "ports": [{"protocol": "TCP", "port": catalog.RAY_DASHBOARD_PORT}]}]
+    assert out["egress"] == [
+        {
+            "to": [{"podSelector": {"matchLabels": RAY_HEAD_LABELS}}],
+            "ports": [{"protocol": "TCP", "port": catalog.RAY_DASHBOARD_PORT}],
+        }
+    ]
 
 
 def test_outside_hosts_are_allowed_by_name_per_pod_and_https_only():
@@ -143,14 +170,21 @@ def test_only_the_head_with_the_export_reaches_the_metadata_server():
     meta = _by_name(network_policies(FULL))["head-metadata-server"]["spec"]
     assert meta["podSelector"] == {"matchLabels": RAY_HEAD_LABELS}
     assert {(r["to"][0]["ipBlock"]["cidr"], p["port"]) for r in meta["egress"] for p in r["ports"]} == {
-        ("169.254.169.254/32", 80), ("169.254.169.254/32", 8080), ("169.254.169.252/32", 987),
-        ("169.254.169.252/32", 988)}
+        ("169.254.169.254/32", 80),
+        ("169.254.169.254/32", 8080),
+        ("169.254.169.252/32", 987),
+        ("169.254.169.252/32", 988),
+    }
 
 
 # --- security contexts ----------------------------------------------------------------------------------------
 def test_hardened_pod_spec_is_valid_and_sets_every_control():
-    spec = harden_pod_spec({"initContainers": [{"name": "i", "image": "busybox:1.36"}],
-                            "containers": [{"name": "c", "image": "busybox:1.36"}]})
+    spec = harden_pod_spec(
+        {
+            "initContainers": [{"name": "i", "image": "busybox:1.36"}],
+            "containers": [{"name": "c", "image": "busybox:1.36"}],
+        }
+    )
     validate_core(_pod(spec))
     assert spec["automountServiceAccountToken"] is False
     assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -168,9 +202,10 @@ def test_hardened_pod_spec_is_valid_and_sets_every_control():
 
 
 def test_a_pod_that_calls_the_kubernetes_api_keeps_its_token_and_explicit_values_win():
-    spec = harden_pod_spec({"containers": [{"name": "c", "image": "busybox:1.36",
-                                            "securityContext": {"readOnlyRootFilesystem": True}}]},
-                           calls_kubernetes_api=True)
+    spec = harden_pod_spec(
+        {"containers": [{"name": "c", "image": "busybox:1.36", "securityContext": {"readOnlyRootFilesystem": True}}]},
+        calls_kubernetes_api=True,
+    )
     assert "automountServiceAccountToken" not in spec
     assert spec["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
     assert spec["containers"][0]["securityContext"]["allowPrivilegeEscalation"] is False
@@ -179,8 +214,12 @@ def test_a_pod_that_calls_the_kubernetes_api_keeps_its_token_and_explicit_values
 # --- token files -------------------------------------------------------------------------------------------
 def test_tokens_reach_the_pod_as_read_only_files_and_only_paths_in_env():
     tf = token_files("nemo-rl-secrets", hugging_face=True, wandb=True, ray_auth_secret="ray-auth")
-    spec = harden_pod_spec({"containers": [{"name": "c", "image": "busybox:1.36", "env": tf.env,
-                                            "volumeMounts": tf.volume_mounts}], "volumes": tf.volumes})
+    spec = harden_pod_spec(
+        {
+            "containers": [{"name": "c", "image": "busybox:1.36", "env": tf.env, "volumeMounts": tf.volume_mounts}],
+            "volumes": tf.volumes,
+        }
+    )
     validate_core(_pod(spec))
     env = {e["name"]: e for e in tf.env}
     assert env["HF_TOKEN_PATH"]["value"] == HF_TOKEN_FILE and env["NETRC"]["value"] == WANDB_NETRC_FILE
@@ -191,8 +230,9 @@ def test_tokens_reach_the_pod_as_read_only_files_and_only_paths_in_env():
     assert all(m["readOnly"] for m in tf.volume_mounts)
     # The Hugging Face token must exist; the W&B key is optional (the setting is).
     (tokens,) = [v for v in tf.volumes if v["name"] == "tokens"]
-    optional = {s["secret"]["items"][0]["key"]: s["secret"].get("optional", False)
-                for s in tokens["projected"]["sources"]}
+    optional = {
+        s["secret"]["items"][0]["key"]: s["secret"].get("optional", False) for s in tokens["projected"]["sources"]
+    }
     assert optional == {"hf-token": False, "wandb-netrc": True}
 
 
@@ -217,8 +257,13 @@ def test_wandb_netrc_is_a_netrc_entry_python_can_parse(tmp_path):
 def test_pinned_ref_adds_the_digest_when_known_and_refuses_moving_references():
     assert pinned_ref(ImagePin("nvcr.io/nvidia/nemo-rl", "v0.5.0", DIGEST)) == f"nvcr.io/nvidia/nemo-rl:v0.5.0@{DIGEST}"
     assert pinned_ref(ImagePin("nvcr.io/nvidia/nemo-rl", "v0.5.0")) == "nvcr.io/nvidia/nemo-rl:v0.5.0"
-    for bad in (ImagePin("r", "latest"), ImagePin("r", ""), ImagePin("r", "v1", "sha256:xyz"),
-                ImagePin("r:v1", "v1"), ImagePin("r", "-bad")):
+    for bad in (
+        ImagePin("r", "latest"),
+        ImagePin("r", ""),
+        ImagePin("r", "v1", "sha256:xyz"),
+        ImagePin("r:v1", "v1"),
+        ImagePin("r", "-bad"),
+    ):
         with pytest.raises(ImageRefError):
             pinned_ref(bad)
 
@@ -250,14 +295,16 @@ def test_token_auth_follows_the_ray_version_of_each_release():
 def test_secure_boot_is_claimed_only_for_checked_gpu_machines_and_signed_images():
     assert all(catalog.supports_secure_boot(a.machine_type) for a in catalog.ACCELERATORS.values())
     assert catalog.supports_secure_boot("n2-standard-16")
-    assert not catalog.supports_secure_boot("a3-highgpu-8g")        # a GPU machine nobody checked
+    assert not catalog.supports_secure_boot("a3-highgpu-8g")  # a GPU machine nobody checked
     assert not catalog.supports_secure_boot("n2-standard-16", "UBUNTU_CONTAINERD")
 
 
 # --- the checkov expansion --------------------------------------------------------------------------------
 def test_checkov_expansion_names_pods_as_kuberay_does_and_keeps_templates():
-    spec = {"headGroupSpec": {"template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": []}}},
-            "workerGroupSpecs": [{"groupName": "gpu-workers", "template": {"spec": {"containers": []}}}]}
+    spec = {
+        "headGroupSpec": {"template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": []}}},
+        "workerGroupSpecs": [{"groupName": "gpu-workers", "template": {"spec": {"containers": []}}}],
+    }
     pods = ray_pods("c", "ns", spec)
     assert [p["metadata"]["name"] for p in pods] == ["c-head", "c-gpu-workers-worker"]
     assert pods[0]["metadata"]["labels"] == {"a": "b"} and pods[0]["metadata"]["namespace"] == "ns"

@@ -1,4 +1,5 @@
 """What the hardened program renders for every shipped stack, and the bad input it refuses (issue 11)."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,11 @@ INVALID = [
     ({"rayDashboardPeers": ["control-plane"]}, "nemo-rl-gke:rayDashboardPeers", "not a valid CIDR"),
     ({"rayTokenAuth": "on"}, "nemo-rl-gke:rayTokenAuth", "Ray >= 2.52.0"),
     # Issue 18 item 3: GKE's add-on may run KubeRay 1.4.2, whose operator cannot send a token.
-    ({"rayTokenAuth": "on", "nemoRlRelease": "v0.7.0", "jobEnabled": False}, "nemo-rl-gke:rayTokenAuth",
-     "kubeRayOperator"),
+    (
+        {"rayTokenAuth": "on", "nemoRlRelease": "v0.7.0", "jobEnabled": False},
+        "nemo-rl-gke:rayTokenAuth",
+        "kubeRayOperator",
+    ),
     ({"kubeRayOperator": "kuberay"}, "nemo-rl-gke:kubeRayOperator", "must be one of"),
     # Cloud Storage soft delete accepts 7..90 days or 0 (pulumi-gcp BucketSoftDeletePolicyArgs).
     ({"exportSoftDeleteDays": 3}, "nemo-rl-gke:exportSoftDeleteDays", "7..90"),
@@ -53,8 +57,9 @@ def _pod_templates(res) -> dict[str, dict]:
     return out
 
 
-@pytest.mark.parametrize("overrides,key,hint", INVALID, ids=[c[1].split(":")[1] + f"-{i}" for i, c in
-                                                             enumerate(INVALID)])
+@pytest.mark.parametrize(
+    "overrides,key,hint", INVALID, ids=[c[1].split(":")[1] + f"-{i}" for i, c in enumerate(INVALID)]
+)
 def test_bad_security_input_is_refused_naming_its_key_before_anything_is_registered(synth, overrides, key, hint):
     r = synth("dev", overrides)
     assert r.error is not None and r.resources == []
@@ -63,8 +68,11 @@ def test_bad_security_input_is_refused_naming_its_key_before_anything_is_registe
 
 
 def test_token_auth_without_its_secret_is_refused_naming_the_key(synth):
-    r = synth("dev", {"nemoRlRelease": "v0.7.0", "jobEnabled": False, "kubeRayOperator": "helm"},
-              secrets={"rayAuthToken": None})
+    r = synth(
+        "dev",
+        {"nemoRlRelease": "v0.7.0", "jobEnabled": False, "kubeRayOperator": "helm"},
+        secrets={"rayAuthToken": None},
+    )
     assert r.error is not None and r.resources == []
     assert any("nemo-rl-gke:rayAuthToken:" in ln and "openssl rand" in ln for ln in r.error.splitlines())
 
@@ -104,8 +112,11 @@ def _envs(value):
             yield from _envs(v)
 
 
-@pytest.mark.parametrize("variant", [None, {"kubeRayOperator": "helm", "nemoRlRelease": "v0.7.0",
-                                            "jobEnabled": False}], ids=["shipped", "token-auth"])
+@pytest.mark.parametrize(
+    "variant",
+    [None, {"kubeRayOperator": "helm", "nemoRlRelease": "v0.7.0", "jobEnabled": False}],
+    ids=["shipped", "token-auth"],
+)
 def test_no_pod_env_anywhere_holds_a_token_or_refers_to_the_token_secret(synth, stack, variant):
     res = synth(stack, variant) if variant else synth(stack)
     assert res.error is None, res.error
@@ -121,16 +132,19 @@ def test_the_submitter_runs_as_a_job_pod_and_kuberay_fills_its_command(synth, st
     sub = job["spec"]["submitterPodTemplate"]["spec"]
     assert sub["restartPolicy"] == "Never"
     (container,) = sub["containers"]
-    assert "command" not in container and "args" not in container   # KubeRay sets `ray job submit ...`
+    assert "command" not in container and "args" not in container  # KubeRay sets `ray job submit ...`
 
 
 def test_token_auth_is_on_exactly_where_the_ray_has_it_and_the_operator_can_send_it(synth):
     # (release, operator) -> token auth. GKE's add-on never: its KubeRay may be 1.4.2, which cannot send a token.
-    cases = {("v0.5.0", "gke-addon"): False, ("v0.7.0", "gke-addon"): False, ("v0.5.0", "helm"): False,
-             ("v0.7.0", "helm"): True}
+    cases = {
+        ("v0.5.0", "gke-addon"): False,
+        ("v0.7.0", "gke-addon"): False,
+        ("v0.5.0", "helm"): False,
+        ("v0.7.0", "helm"): True,
+    }
     for (release, operator), expected in cases.items():
-        res = synth("dev", {"nemoRlRelease": release, "jobEnabled": release == "v0.5.0",
-                            "kubeRayOperator": operator})
+        res = synth("dev", {"nemoRlRelease": release, "jobEnabled": release == "v0.5.0", "kubeRayOperator": operator})
         assert res.error is None, res.error
         templates = _pod_templates(res)
         for role, t in templates.items():
@@ -149,8 +163,11 @@ def test_token_auth_is_on_exactly_where_the_ray_has_it_and_the_operator_can_send
 
 def test_rdma_interfaces_and_gib_environment_of_the_workers_are_unchanged(synth, stack):
     res = synth(stack)
-    acc = catalog.ACCELERATORS[res.config["nemo-rl-gke:gpuType"]] if "nemo-rl-gke:gpuType" in res.config \
+    acc = (
+        catalog.ACCELERATORS[res.config["nemo-rl-gke:gpuType"]]
+        if "nemo-rl-gke:gpuType" in res.config
         else catalog.ACCELERATORS["nvidia-b200"]
+    )
     release = catalog.NEMO_RL_RELEASES[res.config.get("nemo-rl-gke:nemoRlRelease", "v0.5.0")]
     mixin = rdma_pod_mixin(acc, release)
     for role, t in _pod_templates(res).items():
@@ -158,7 +175,7 @@ def test_rdma_interfaces_and_gib_environment_of_the_workers_are_unchanged(synth,
             continue
         assert t["metadata"]["annotations"] == mixin.annotations, role
         (c,) = t["spec"]["containers"]
-        assert c["env"][:len(mixin.env)] == mixin.env and c["args"] == [mixin.startup_prefix], role
+        assert c["env"][: len(mixin.env)] == mixin.env and c["args"] == [mixin.startup_prefix], role
         mounts = c["volumeMounts"]
         assert all(m in mounts for m in mixin.volume_mounts), role
 
@@ -166,8 +183,15 @@ def test_rdma_interfaces_and_gib_environment_of_the_workers_are_unchanged(synth,
 def test_network_policies_are_rendered_in_the_workload_namespace(synth, stack):
     res = synth(stack)
     pols = {p["metadata"]["name"]: p for p in _objects(res, "NetworkPolicy") + _objects(res, "FQDNNetworkPolicy")}
-    assert {"default-deny", "ray-nodes-internal", "dashboard-from-submitter", "submitter-to-dashboard",
-            "dashboard-from-operator", "metrics-from-managed-prometheus", "dns"} <= set(pols)
+    assert {
+        "default-deny",
+        "ray-nodes-internal",
+        "dashboard-from-submitter",
+        "submitter-to-dashboard",
+        "dashboard-from-operator",
+        "metrics-from-managed-prometheus",
+        "dns",
+    } <= set(pols)
     (rc,) = _objects(res, "RayCluster")
     assert {p["metadata"]["namespace"] for p in pols.values()} == {rc["metadata"]["namespace"]}
     # The dashboard is never exposed through a load balancer or an ingress.
@@ -204,7 +228,9 @@ def test_standard_pools_run_shielded_nodes_with_secure_boot_and_autopilot_sets_n
     assert pools
     for pool in pools:
         assert pool.inputs["nodeConfig"]["shieldedInstanceConfig"] == {
-            "enableIntegrityMonitoring": True, "enableSecureBoot": True}, pool.name
+            "enableIntegrityMonitoring": True,
+            "enableSecureBoot": True,
+        }, pool.name
 
 
 def test_authorized_networks_and_a_private_endpoint_reach_the_cluster_and_the_provider(synth):
@@ -213,7 +239,8 @@ def test_authorized_networks_and_a_private_endpoint_reach_the_cluster_and_the_pr
     (cluster,) = res.of_type(CLUSTER)
     assert cluster.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
     assert cluster.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
-        {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}]
+        {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}
+    ]
 
 
 def test_every_shipped_stack_keeps_its_ip_endpoint_private_and_opening_it_takes_two_settings(synth, stack):

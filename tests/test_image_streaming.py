@@ -6,6 +6,7 @@ streams on its own), Service Usage Consumer for the node service account, and ev
 image naming the copy. Switching it on changes nothing else. Bad input is refused before anything is
 registered, naming the key.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -57,7 +58,7 @@ def test_the_pools_stream_after_the_container_file_system_api_is_on(pair, stack)
     api = next(s for s in r.of_type(SERVICE) if s.get("service") == catalog.IMAGE_STREAMING_API)
     pools = r.of_type(POOL)
     if stack == "autopilot":
-        assert pools == []      # Autopilot streams eligible images itself; the API is still required
+        assert pools == []  # Autopilot streams eligible images itself; the API is still required
         cluster = r.get("gcp:container/cluster:Cluster", "cluster")
         assert r.depends_on(cluster, api)
     for pool in pools:
@@ -104,16 +105,25 @@ def test_switching_streaming_on_adds_the_api_and_the_grant_and_changes_nothing_e
         assert pool.get("nodeConfig.gcfsConfig") is None and pool.get("nodeConfig.imageType") is None
 
 
-@pytest.mark.parametrize("overrides, needle", [
-    ({"imagePath": "streaming"}, "needs the Artifact Registry repository"),
-    ({"imagePath": "streaming", "imageRepository": "nvcr.io/nvidia"}, "is not an Artifact Registry"),
-    ({"imagePath": "streaming", "imageRepository": "us-central1-docker.pkg.dev/someone-elses-proj/nemo"},
-     "not the stack's"),
-    ({"imagePath": "streaming", "imageRepository": "europe-west4-docker.pkg.dev/your-gcp-project-id/nemo"},
-     "nodes' region"),
-    ({"imagePath": "prepull", "imageRepository": "us-central1-docker.pkg.dev/your-gcp-project-id/nemo"},
-     "only used with imagePath 'streaming'"),
-])
+@pytest.mark.parametrize(
+    "overrides, needle",
+    [
+        ({"imagePath": "streaming"}, "needs the Artifact Registry repository"),
+        ({"imagePath": "streaming", "imageRepository": "nvcr.io/nvidia"}, "is not an Artifact Registry"),
+        (
+            {"imagePath": "streaming", "imageRepository": "us-central1-docker.pkg.dev/someone-elses-proj/nemo"},
+            "not the stack's",
+        ),
+        (
+            {"imagePath": "streaming", "imageRepository": "europe-west4-docker.pkg.dev/your-gcp-project-id/nemo"},
+            "nodes' region",
+        ),
+        (
+            {"imagePath": "prepull", "imageRepository": "us-central1-docker.pkg.dev/your-gcp-project-id/nemo"},
+            "only used with imagePath 'streaming'",
+        ),
+    ],
+)
 def test_bad_streaming_input_is_refused_before_anything_is_registered(synth, overrides, needle):
     r = synth("dev", overrides)
     assert r.error is not None and r.resources == []
@@ -124,13 +134,17 @@ def test_bad_streaming_input_is_refused_before_anything_is_registered(synth, ove
 def test_the_multi_region_containing_the_nodes_region_is_accepted(synth):
     base = synth("dev")
     assert base.config["nemo-rl-gke:region"].startswith("us-")
-    r = synth("dev", {"imagePath": "streaming",
-                      "imageRepository": f"us-docker.pkg.dev/{base.config['gcp:project']}/nemo-images"})
+    r = synth(
+        "dev",
+        {"imagePath": "streaming", "imageRepository": f"us-docker.pkg.dev/{base.config['gcp:project']}/nemo-images"},
+    )
     assert r.error is None, r.error
 
 
-@pytest.mark.parametrize("stack, floor", [("dev", catalog.IMAGE_STREAMING_MIN_GKE_STANDARD),
-                                          ("autopilot", catalog.IMAGE_STREAMING_MIN_GKE_AUTOPILOT)])
+@pytest.mark.parametrize(
+    "stack, floor",
+    [("dev", catalog.IMAGE_STREAMING_MIN_GKE_STANDARD), ("autopilot", catalog.IMAGE_STREAMING_MIN_GKE_AUTOPILOT)],
+)
 def test_a_gke_version_older_than_image_streaming_is_refused_naming_the_reason(synth, stack, floor):
     base = synth(stack)
     r = synth(stack, {"imagePath": "streaming", "imageRepository": repository(base), "gkeVersion": "1.18"})

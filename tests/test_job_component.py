@@ -1,4 +1,5 @@
 """The NemoRlJob component: the RayJob the program registers in each mode, from the engine's records."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,8 +18,11 @@ RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
 
 
 def _settings(r):
-    values = {k.split(":", 1)[1]: v for k, v in r.config.items()
-              if k.startswith("nemo-rl-gke:") and k.split(":", 1)[1] not in ("hfToken", "wandbApiKey")}
+    values = {
+        k.split(":", 1)[1]: v
+        for k, v in r.config.items()
+        if k.startswith("nemo-rl-gke:") and k.split(":", 1)[1] not in ("hfToken", "wandbApiKey")
+    }
     # Outside the engine the placeholder project is refused; nothing compared here depends on the project.
     return load_settings(r.stack, "example-project", values, {"hfToken": "secret", "wandbApiKey": "secret"})
 
@@ -42,13 +46,26 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     spec = r.get(RAYJOB, "rayjob").inputs["spec"]
     gate_options = gate.options(gate.GateArgs.of(s))
     # The job trains from the prefetched, pinned snapshot and exports its checkpoints afterwards (stack defaults).
-    plan = prefetch.plan(model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset,
-                         mount_path="/lustre")
-    export_cmd = export.export_argv(scripts_dir=recipes.SCRIPTS_DIR, checkpoint_dir=f"/lustre/checkpoints/{run}",
-                                    prefix=export.DEFAULT_PREFIX, run_name=run, metric_name=recipe.metric_name)
-    assert spec["entrypoint"] == recipes.entrypoint(recipe, s.workload.release, mount_path="/lustre", run_name=run,
-                                                    gate=gate_options, model_path=plan.model_path,
-                                                    after=(export_cmd,), prefetch_marker=plan.marker)
+    plan = prefetch.plan(
+        model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset, mount_path="/lustre"
+    )
+    export_cmd = export.export_argv(
+        scripts_dir=recipes.SCRIPTS_DIR,
+        checkpoint_dir=f"/lustre/checkpoints/{run}",
+        prefix=export.DEFAULT_PREFIX,
+        run_name=run,
+        metric_name=recipe.metric_name,
+    )
+    assert spec["entrypoint"] == recipes.entrypoint(
+        recipe,
+        s.workload.release,
+        mount_path="/lustre",
+        run_name=run,
+        gate=gate_options,
+        model_path=plan.model_path,
+        after=(export_cmd,),
+        prefetch_marker=plan.marker,
+    )
     assert f"policy.model_name={plan.model_path}" in spec["entrypoint"]
     assert f"policy.tokenizer.name={plan.model_path}" in spec["entrypoint"]
     assert yaml.safe_load(spec["runtimeEnvYAML"]) == recipes.runtime_env(recipe, mount_path="/lustre")
@@ -91,7 +108,8 @@ def test_own_cluster_mode_keeps_job_metadata_in_the_ray_job(synth):
 
 def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(synth, stack):
     job = synth(stack).get(RAYJOB, "rayjob")
-    # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads (workloads/manifests/rayjob.py).
+    # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads
+    # (workloads/manifests/rayjob.py).
     assert job.replace_on_changes == sorted(f"spec.{k}" for k in job.inputs["spec"] if k != "activeDeadlineSeconds")
     assert "spec.entrypoint" in job.replace_on_changes and job.delete_before_replace
     assert job.get("metadata.annotations")["pulumi.com/skipAwait"] == "true"
@@ -111,8 +129,12 @@ def test_a_changed_cluster_replaces_the_cluster_and_its_job(synth, stack):
 def test_what_changes_the_cluster_is_in_its_spec(synth):
     # The changes issue 9 names all land in the RayCluster's spec, which replace_on_changes watches.
     base = synth("dev").get(RAYCLUSTER, "raycluster").inputs["spec"]
-    for overrides in ({"nemoRlRelease": "v0.4.0", "jobEnabled": False}, {"shmSizeGib": 200},
-                      {"headMemoryGib": 48}, {"gpuType": "nvidia-b200", "machineType": "a4-highgpu-8g"}):
+    for overrides in (
+        {"nemoRlRelease": "v0.4.0", "jobEnabled": False},
+        {"shmSizeGib": 200},
+        {"headMemoryGib": 48},
+        {"gpuType": "nvidia-b200", "machineType": "a4-highgpu-8g"},
+    ):
         r = synth("dev", overrides)
         assert r.error is None, (overrides, r.error)
         assert r.get(RAYCLUSTER, "raycluster").inputs["spec"] != base, overrides
@@ -163,7 +185,7 @@ def test_outputs_tell_how_to_follow_the_job(synth, stack):
 
 
 def test_job_on_a_release_the_recipe_cannot_run_is_rejected(synth):
-    r = synth("dev", {"nemoRlRelease": "v0.4.0"})   # the gemma recipe's config ships from v0.5.0
+    r = synth("dev", {"nemoRlRelease": "v0.4.0"})  # the gemma recipe's config ships from v0.5.0
     assert r.error and "nemo-rl-gke:" in r.error and r.resources == []
     r = synth("dev", {"jobOverrides": {"num_nodes": 4}})
     assert r.error and "workerReplicas" in r.error and r.resources == []
@@ -201,8 +223,14 @@ def test_the_rayjob_carries_the_recipes_deadline_in_both_modes_and_both_crds(syn
         expected = recipes.job_deadline_seconds(s.recipe)
         assert job.get("spec.activeDeadlineSeconds") == expected
         assert expected == 4 * 3600 + s.recipe.max_num_steps * s.recipe.step_budget_seconds
-        validate_any({"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": job.inputs["metadata"],
-                      "spec": job.inputs["spec"]})
+        validate_any(
+            {
+                "apiVersion": "ray.io/v1",
+                "kind": "RayJob",
+                "metadata": job.inputs["metadata"],
+                "spec": job.inputs["spec"],
+            }
+        )
 
 
 def test_jobDeadlineSeconds_sets_or_removes_the_deadline_and_changes_it_in_place(synth):
@@ -216,11 +244,14 @@ def test_jobDeadlineSeconds_sets_or_removes_the_deadline_and_changes_it_in_place
     assert "activeDeadlineSeconds" not in synth("dev", {"jobDeadlineSeconds": 0}).get(RAYJOB, "rayjob").inputs["spec"]
 
 
-@pytest.mark.parametrize("values,key", [
-    ({"jobDeadlineSeconds": -1}, "nemo-rl-gke:jobDeadlineSeconds"),
-    ({"jobDeadlineSeconds": 2 ** 31}, "nemo-rl-gke:jobDeadlineSeconds"),
-    ({"jobOverrides": {"max_num_steps": 10 ** 7}}, "nemo-rl-gke:jobOverrides.max_num_steps"),
-])
+@pytest.mark.parametrize(
+    "values,key",
+    [
+        ({"jobDeadlineSeconds": -1}, "nemo-rl-gke:jobDeadlineSeconds"),
+        ({"jobDeadlineSeconds": 2**31}, "nemo-rl-gke:jobDeadlineSeconds"),
+        ({"jobOverrides": {"max_num_steps": 10**7}}, "nemo-rl-gke:jobOverrides.max_num_steps"),
+    ],
+)
 def test_a_deadline_kuberay_cannot_take_is_refused_in_one_line(values, key):
     with pytest.raises(SettingsError) as e:
         load_settings("dev", "example-project", values, {"hfToken": "secret", "wandbApiKey": "secret"})

@@ -1,4 +1,5 @@
 """The job's programs ship as a ConfigMap the Ray head mounts: checked on the engine's records of every stack."""
+
 from __future__ import annotations
 
 import re
@@ -68,7 +69,7 @@ def test_ray_head_mounts_the_scripts_read_only_at_the_scripts_dir(synth, stack):
         assert mount.get("readOnly") is True and "subPath" not in mount, res.key
         assert volumes[mount["name"]]["configMap"] == {"name": JOB_SCRIPTS, "defaultMode": SCRIPTS_FILE_MODE}
         # Not on the GPU workers: only the driver, on the head, runs the programs.
-        for group in (res.get("spec.workerGroupSpecs") or res.get("spec.rayClusterSpec.workerGroupSpecs")):
+        for group in res.get("spec.workerGroupSpecs") or res.get("spec.rayClusterSpec.workerGroupSpecs"):
             mounts = group["template"]["spec"]["containers"][0]["volumeMounts"]
             assert recipes.SCRIPTS_DIR not in {m["mountPath"] for m in mounts}
 
@@ -82,8 +83,9 @@ def test_ray_cluster_and_job_wait_for_the_config_map(synth, stack):
         assert r.depends_on(res, cm), res.key
 
 
-@pytest.mark.parametrize("overrides", [{"jobMode": "own-cluster"}, {"jobEnabled": False}],
-                         ids=["own-cluster", "no-job"])
+@pytest.mark.parametrize(
+    "overrides", [{"jobMode": "own-cluster"}, {"jobEnabled": False}], ids=["own-cluster", "no-job"]
+)
 def test_every_head_has_its_config_map_whatever_the_job_mode(synth, overrides):
     r = synth("dev", overrides)
     assert r.error is None, r.error

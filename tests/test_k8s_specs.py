@@ -1,4 +1,5 @@
 """The Kubernetes objects the program renders: schema-valid everywhere, and the RDMA / GPU invariants hold."""
+
 from __future__ import annotations
 
 import copy
@@ -33,14 +34,19 @@ VARIANTS = {
 
 
 def settings_for(variant: str, **extra) -> Settings:
-    return load_settings("dev", "example-project", values={**VARIANTS[variant], **extra},
-                         secret_state={"hfToken": "secret", "wandbApiKey": "secret", "rayAuthToken": "secret"})
+    return load_settings(
+        "dev",
+        "example-project",
+        values={**VARIANTS[variant], **extra},
+        secret_state={"hfToken": "secret", "wandbApiKey": "secret", "rayAuthToken": "secret"},
+    )
 
 
 def network_objects_for(s: Settings) -> list[dict]:
     n = s.names
-    return rdma.network_objects(n.gvnic_network, n.gvnic_subnet, n.rdma_network,
-                                [n.rdma_subnet(i) for i in range(len(RDMA_NETWORKS))])
+    return rdma.network_objects(
+        n.gvnic_network, n.gvnic_subnet, n.rdma_network, [n.rdma_subnet(i) for i in range(len(RDMA_NETWORKS))]
+    )
 
 
 def raycluster_for(s: Settings) -> dict:
@@ -171,14 +177,23 @@ def test_network_objects_pair_a_param_set_with_a_device_network_per_nic():
     names = [GVNIC_NETWORK, *RDMA_NETWORKS]
     assert list(by_kind["GKENetworkParamSet"]) == names == list(by_kind["Network"])
     assert by_kind["GKENetworkParamSet"][GVNIC_NETWORK]["spec"] == {
-        "vpc": s.names.gvnic_network, "vpcSubnet": s.names.gvnic_subnet, "deviceMode": "NetDevice"}
+        "vpc": s.names.gvnic_network,
+        "vpcSubnet": s.names.gvnic_subnet,
+        "deviceMode": "NetDevice",
+    }
     for i, net in enumerate(RDMA_NETWORKS):
         assert by_kind["GKENetworkParamSet"][net]["spec"] == {
-            "vpc": s.names.rdma_network, "vpcSubnet": s.names.rdma_subnet(i), "deviceMode": "RDMA"}
+            "vpc": s.names.rdma_network,
+            "vpcSubnet": s.names.rdma_subnet(i),
+            "deviceMode": "RDMA",
+        }
     for name, network in by_kind["Network"].items():
         assert network["spec"]["type"] == "Device"
         assert network["spec"]["parametersRef"] == {
-            "group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": name}
+            "group": "networking.gke.io",
+            "kind": "GKENetworkParamSet",
+            "name": name,
+        }
 
 
 def test_network_objects_need_one_subnet_per_rdma_nic():
@@ -228,10 +243,20 @@ def test_workers_carry_the_rdma_mixin_without_privilege(variant):
         assert mounts["/usr/local/nvidia"]["readOnly"] and mounts["/usr/local/gib"]["readOnly"]
         env = env_of(container)
         # The gIB plugin and the node's driver first, then the image's own entries (none for v0.4.0/v0.5.0).
-        assert env["LD_LIBRARY_PATH"]["value"].split(":") == ["/usr/local/gib/lib64", "/usr/local/nvidia/lib64",
-                                                             *s.workload.release.image_library_path]
-        expected = {"NCCL_NET": "gIB", "NCCL_IB_GID_INDEX": "3", "NCCL_CROSS_NIC": "0", "NCCL_NET_GDR_LEVEL": "PIX",
-                    "NCCL_SOCKET_IFNAME": "eth0", "GLOO_SOCKET_IFNAME": "eth0", "TP_SOCKET_IFNAME": "eth0"}
+        assert env["LD_LIBRARY_PATH"]["value"].split(":") == [
+            "/usr/local/gib/lib64",
+            "/usr/local/nvidia/lib64",
+            *s.workload.release.image_library_path,
+        ]
+        expected = {
+            "NCCL_NET": "gIB",
+            "NCCL_IB_GID_INDEX": "3",
+            "NCCL_CROSS_NIC": "0",
+            "NCCL_NET_GDR_LEVEL": "PIX",
+            "NCCL_SOCKET_IFNAME": "eth0",
+            "GLOO_SOCKET_IFNAME": "eth0",
+            "TP_SOCKET_IFNAME": "eth0",
+        }
         assert {k: env[k]["value"] for k in expected} == expected
 
 
@@ -240,9 +265,13 @@ def test_workers_carry_the_rdma_mixin_without_privilege(variant):
 # "a version mismatch crash" otherwise), then `ENV LD_LIBRARY_PATH="/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib:
 # ${LD_LIBRARY_PATH}"` (release stage). v0.4.0 and v0.5.0 set none. A container `env` value replaces the image's.
 IMAGE_LIBRARY_PATH = {
-    "v0.4.0": [], "v0.5.0": [],
-    "v0.7.0": ["/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib",
-               "/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib"],
+    "v0.4.0": [],
+    "v0.5.0": [],
+    "v0.7.0": [
+        "/opt/amazon/ofi-nccl/lib",
+        "/opt/amazon/efa/lib",
+        "/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib",
+    ],
 }
 
 
@@ -278,8 +307,9 @@ def test_worker_start_stops_without_the_gib_plugin_and_inherits_its_env_otherwis
     generated = 'echo "ray start sees NCCL_FROM_GIB=$NCCL_FROM_GIB"'
 
     def run() -> subprocess.CompletedProcess:
-        return subprocess.run(["/bin/bash", "-c", "--", f" {prefix}  && {generated}"],
-                              capture_output=True, text=True, timeout=30)
+        return subprocess.run(
+            ["/bin/bash", "-c", "--", f" {prefix}  && {generated}"], capture_output=True, text=True, timeout=30
+        )
 
     missing = run()
     assert missing.returncode == 1 and "ray start" not in missing.stdout
@@ -299,9 +329,11 @@ def test_head_requests_no_gpu_and_runs_on_cpu_capacity(variant):
     for part in ("limits", "requests"):
         assert not any("gpu" in k for k in container["resources"].get(part, {}))
     # Ephemeral storage is requested too: without it Autopilot gives the container 1 GiB and evicts past it.
-    assert container["resources"]["requests"] == {"cpu": str(s.workload.head_cpu),
-                                                  "memory": f"{s.workload.head_memory_gib}Gi",
-                                                  "ephemeral-storage": "8Gi" if s.autopilot else "32Gi"}
+    assert container["resources"]["requests"] == {
+        "cpu": str(s.workload.head_cpu),
+        "memory": f"{s.workload.head_memory_gib}Gi",
+        "ephemeral-storage": "8Gi" if s.autopilot else "32Gi",
+    }
     assert head["rayStartParams"]["num-gpus"] == "0"
     assert head["rayStartParams"]["dashboard-host"] == "0.0.0.0"
     assert "tolerations" not in spec
@@ -350,8 +382,12 @@ def test_gpu_workers_are_pinned_to_the_rdma_zone(variant):
 @pytest.mark.parametrize("zone", ["us-central1-a", "us-central1-c"])
 @pytest.mark.parametrize("mode", ["standard", "autopilot"])
 def test_worker_zone_follows_the_zone_setting(mode, zone):
-    s = load_settings("dev", "example-project", values={"clusterMode": mode, "zone": zone},
-                      secret_state={"hfToken": "secret", "wandbApiKey": "secret", "rayAuthToken": "secret"})
+    s = load_settings(
+        "dev",
+        "example-project",
+        values={"clusterMode": mode, "zone": zone},
+        secret_state={"hfToken": "secret", "wandbApiKey": "secret", "rayAuthToken": "secret"},
+    )
     for template in workers(raycluster_for(s)):
         assert template["spec"]["nodeSelector"]["topology.kubernetes.io/zone"] == zone
     head = raycluster_for(s)["spec"]["headGroupSpec"]["template"]["spec"]
@@ -392,8 +428,15 @@ def test_workers_tolerate_gpu_taint_and_preemption_notice_within_spot_grace(vari
         spec = template["spec"]
         tolerations = {(t["key"], t["operator"]) for t in spec["tolerations"]}
         spot = {("cloud.google.com/gke-spot", "Equal")} if "spot" in settings_for(variant).capacity.models else set()
-        assert tolerations == {("nvidia.com/gpu", "Exists"), ("cloud.google.com/impending-node-termination", "Exists"),
-                               ("cloud.google.com/compute-class", "Equal")} | spot
+        assert (
+            tolerations
+            == {
+                ("nvidia.com/gpu", "Exists"),
+                ("cloud.google.com/impending-node-termination", "Exists"),
+                ("cloud.google.com/compute-class", "Equal"),
+            }
+            | spot
+        )
         assert 0 < spec["terminationGracePeriodSeconds"] <= 25
 
 
@@ -401,8 +444,9 @@ def test_lustre_is_mounted_everywhere_and_holds_the_hf_cache(variant):
     s = settings_for(variant, lustreMountPath="/mnt/lustre")
     for role, template in pods_of(raycluster_for(s)).items():
         spec = template["spec"]
-        claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in spec["volumes"]
-                  if "persistentVolumeClaim" in v}
+        claims = {
+            v["name"]: v["persistentVolumeClaim"]["claimName"] for v in spec["volumes"] if "persistentVolumeClaim" in v
+        }
         assert list(claims.values()) == [LUSTRE_PVC], role
         container = spec["containers"][0]
         mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
@@ -447,8 +491,13 @@ def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(
     for role, template in pods_of(raycluster_for(s)).items():
         spec = template["spec"]
         tokens = [v for v in spec["volumes"] if v["name"] == ps.TOKENS_VOLUME]
-        keys = {i["key"] for v in tokens for src in v["projected"]["sources"] for i in src["secret"]["items"]
-                if src["secret"]["name"] == HF_SECRET}
+        keys = {
+            i["key"]
+            for v in tokens
+            for src in v["projected"]["sources"]
+            for i in src["secret"]["items"]
+            if src["secret"]["name"] == HF_SECRET
+        }
         head = role == "head"
         want = ({"hf-token"} if head or not prefetch else set()) | ({"wandb-netrc"} if head and wandb else set())
         assert keys == want, role
@@ -476,8 +525,10 @@ def test_ray_pods_are_unprivileged(variant):
             assert not ctx.get("privileged") and not ctx.get("capabilities", {}).get("add"), role
 
 
-_FORBIDDEN = re.compile(r"\bapt(-get)?\s+(update|install)\b|\bpip3?\s+install\b|\buv\s+pip\s+install\b|"
-                        r"\bgit\s+(pull|clone|checkout)\b|\bcurl\b|\bwget\b")
+_FORBIDDEN = re.compile(
+    r"\bapt(-get)?\s+(update|install)\b|\bpip3?\s+install\b|\buv\s+pip\s+install\b|"
+    r"\bgit\s+(pull|clone|checkout)\b|\bcurl\b|\bwget\b"
+)
 
 
 def _commands(obj) -> list[str]:
@@ -512,8 +563,17 @@ def test_installer_matches_upstream_shape_with_the_pinned_image(mode):
     spec = ds["spec"]["template"]["spec"]
     assert spec.get("priorityClassName") == ("system-node-critical" if mode == "standard" else None)
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert terms == [{"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "In",
-                                            "values": ["nvidia-h200-141gb", "nvidia-b200"]}]}]
+    assert terms == [
+        {
+            "matchExpressions": [
+                {
+                    "key": "cloud.google.com/gke-accelerator",
+                    "operator": "In",
+                    "values": ["nvidia-h200-141gb", "nvidia-b200"],
+                }
+            ]
+        }
+    ]
     assert set(catalog.ACCELERATORS) <= set(terms[0]["matchExpressions"][0]["values"])
     assert spec["tolerations"] == [{"operator": "Exists"}]
     [init] = spec["initContainers"]
@@ -521,8 +581,10 @@ def test_installer_matches_upstream_shape_with_the_pinned_image(mode):
     # Upstream dropped --install-nccl from the Standard installer only (container-engine-accelerators 2da1c92f);
     # tests/test_nccl_installer_upstream.py compares every field with Google's manifests.
     assert init["args"] == [nccl_installer.install_script(mode)]
-    assert {v["hostPath"]["path"] for v in spec["volumes"]} == {"/home/kubernetes/bin/nvidia/lib64",
-                                                               "/home/kubernetes/bin/gib"}
+    assert {v["hostPath"]["path"] for v in spec["volumes"]} == {
+        "/home/kubernetes/bin/nvidia/lib64",
+        "/home/kubernetes/bin/gib",
+    }
     [pause] = spec["containers"]
     assert pause["image"].startswith("gke.gcr.io/pause:3.8@sha256:")
     assert ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()

@@ -3,6 +3,7 @@
 the tag), its CRDs are the ones the Ray objects are validated against, the values we pass exist in the chart, and
 the stack then renders token auth the way KubeRay 1.6.0+ reads it (authOptions.secretName) with no token in any
 environment."""
+
 from __future__ import annotations
 
 import hashlib
@@ -57,7 +58,7 @@ def test_helm_mode_installs_the_kept_chart_turns_the_addon_off_and_waits_for_it(
     assert r.error is None, r.error
     (release,) = r.helm_releases()
     assert release.type == RELEASE
-    assert release.inputs["chart"] == catalog.KUBERAY_HELM_CHART_DIR       # a path in the repository, never a URL
+    assert release.inputs["chart"] == catalog.KUBERAY_HELM_CHART_DIR  # a path in the repository, never a URL
     assert "repositoryOpts" not in release.inputs
     assert release.inputs["namespace"] == catalog.KUBERAY_OPERATOR_NAMESPACE
     assert release.inputs["values"]["watchNamespace"] == [r.config["nemo-rl-gke:namespace"]]
@@ -78,7 +79,7 @@ def test_helm_mode_renders_token_auth_kuberay_reads_from_our_secret_with_no_toke
     rc = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").inputs
     assert rc["spec"]["authOptions"] == {"mode": "token", "secretName": "nemo-rl-ray-auth"}
     secret = r.get("kubernetes:core/v1:Secret", "ray-auth").inputs
-    assert set(secret["stringData"]) == {catalog.KUBERAY_AUTH_TOKEN_SECRET_KEY}   # the key KubeRay reads
+    assert set(secret["stringData"]) == {catalog.KUBERAY_AUTH_TOKEN_SECRET_KEY}  # the key KubeRay reads
     for group in [rc["spec"]["headGroupSpec"], *rc["spec"]["workerGroupSpecs"]]:
         for c in group["template"]["spec"]["containers"]:
             env = {e["name"]: e for e in c["env"]}
@@ -97,6 +98,6 @@ def test_helm_mode_objects_validate_against_the_kuberay_it_installs(synth):
 
 @pytest.mark.parametrize("overrides", [{"kubeRayOperator": "helm"}, {}])
 def test_a_release_without_token_auth_renders_no_auth_options(synth, overrides):
-    r = synth("dev", overrides)          # v0.5.0: Ray 2.49 has no token auth, whatever the operator
+    r = synth("dev", overrides)  # v0.5.0: Ray 2.49 has no token auth, whatever the operator
     rc = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").inputs
     assert "authOptions" not in rc["spec"]

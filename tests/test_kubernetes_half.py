@@ -1,6 +1,7 @@
 """The graph layer of the Kubernetes half: what only the engine's records of a whole stack show (every object valid,
 the Lustre volume wired to the real instance, dependencies, annotations, the secret canary). What the Ray pods are
 made of is tested once, on the pure builders, in tests/test_k8s_specs.py."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,9 @@ def test_every_rendered_kubernetes_object_validates_strictly(synth, stack, tmp_p
 
 def test_manifests_written_by_synth_validate_strictly(tmp_path):
     out = tmp_path / "dev"
-    proc = subprocess.run([sys.executable, "-m", "synth", "dev", "--out", str(out)], cwd=ROOT,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "synth", "dev", "--out", str(out)], cwd=ROOT, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     files = sorted((out / "manifests").glob("*.yaml"))
     assert len(files) >= 25
@@ -76,9 +78,13 @@ def test_service_account_annotation_matches_the_bucket_grant(synth, stack):
     # The export's own service account carries the principal its grants name; the Ray pods' holds none.
     r = synth(stack)
     ksa = r.get("kubernetes:core/v1:ServiceAccount", "export-ksa")
-    for t, n in (("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user"),
-                 ("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list")):
-        assert ksa.get("metadata.annotations")["nemo-rl-gke/workload-identity-principal"] == r.get(t, n).inputs["member"]
+    for t, n in (
+        ("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user"),
+        ("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list"),
+    ):
+        assert (
+            ksa.get("metadata.annotations")["nemo-rl-gke/workload-identity-principal"] == r.get(t, n).inputs["member"]
+        )
     assert not (r.get("kubernetes:core/v1:ServiceAccount", "ksa").get("metadata.annotations") or {})
 
 
@@ -100,8 +106,9 @@ def test_secret_canary_appears_only_in_secret_inputs(tmp_path):
         for path, value in render._flatten(res.inputs):
             if isinstance(value, str) and (CANARY_HF in value or CANARY_WANDB in value):
                 dotted = path.replace("[", ".").replace("]", "")
-                assert any(dotted == p or dotted.startswith(p + ".") for p in res.secret_paths), \
+                assert any(dotted == p or dotted.startswith(p + ".") for p in res.secret_paths), (
                     f"{res.key} {path} carries a secret unmarked"
+                )
                 found_secret.append(res.key)
     assert ("kubernetes:core/v1:Secret", "tokens") in found_secret
     assert CANARY_HF not in json.dumps(result.outputs) and CANARY_WANDB not in json.dumps(result.outputs)

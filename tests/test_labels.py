@@ -12,6 +12,7 @@
 A Pulumi stack name may be `Team.Prod` (letters, digits, `-`, `_`, `.`, up to 100 characters): the stack label
 is derived from it (core.naming.gcp_label_value), so the stack is run here under that name.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,8 +38,11 @@ K8S_LABELS_OF_GCP = ("nodeConfig.labels",)
 
 
 def gcp_label_problems(labels: dict) -> list[str]:
-    return [f"{k}={v!r}" for k, v in labels.items()
-            if not _GCP_KEY.match(str(k)) or not isinstance(v, str) or not _GCP_VALUE.match(v)]
+    return [
+        f"{k}={v!r}"
+        for k, v in labels.items()
+        if not _GCP_KEY.match(str(k)) or not isinstance(v, str) or not _GCP_VALUE.match(v)
+    ]
 
 
 def k8s_label_problems(labels: dict) -> list[str]:
@@ -57,8 +61,12 @@ def _walk_k8s_labels(node, path=""):
     selectors' matchLabels."""
     if isinstance(node, dict):
         for k, v in node.items():
-            if k in ("labels", "matchLabels") and isinstance(v, dict) and path.split(".")[-1] in (
-                    "metadata", "selector", "labelSelector", "namespaceSelector", "podSelector", ""):
+            if (
+                k in ("labels", "matchLabels")
+                and isinstance(v, dict)
+                and path.split(".")[-1]
+                in ("metadata", "selector", "labelSelector", "namespaceSelector", "podSelector", "")
+            ):
                 yield f"{path}.{k}", v
             yield from _walk_k8s_labels(v, f"{path}.{k}" if path else k)
     elif isinstance(node, list):
@@ -109,7 +117,7 @@ def team_prod(tmp_path_factory):
 
 
 def test_stack_names_become_valid_label_values_that_stay_distinct():
-    assert naming.gcp_label_value("dev") == "dev"                   # shipped stacks keep their labels (no diff)
+    assert naming.gcp_label_value("dev") == "dev"  # shipped stacks keep their labels (no diff)
     v = naming.gcp_label_value("Team.Prod")
     assert _GCP_VALUE.match(v) and v.startswith("team-prod-") and v != naming.gcp_label_value("team-prod")
     long = naming.gcp_label_value("A" * 100)
@@ -124,8 +132,10 @@ def test_every_rendered_label_meets_its_apis_rules(synth, stack):
 def test_a_stack_named_team_prod_renders_valid_labels_everywhere(team_prod):
     problems = all_label_problems(team_prod)
     assert not problems, "\n".join(problems)
-    labelled = {r.type: r.inputs.get("labels") or r.inputs.get("resourceLabels") for r in team_prod.resources
-                if r.type in ("gcp:container/cluster:Cluster", "gcp:lustre/instance:Instance",
-                              "gcp:storage/bucket:Bucket")}
+    labelled = {
+        r.type: r.inputs.get("labels") or r.inputs.get("resourceLabels")
+        for r in team_prod.resources
+        if r.type in ("gcp:container/cluster:Cluster", "gcp:lustre/instance:Instance", "gcp:storage/bucket:Bucket")
+    }
     assert len(labelled) == 3
     assert {lab["stack"] for lab in labelled.values()} == {naming.gcp_label_value("Team.Prod")}

@@ -6,6 +6,7 @@
   no component; pod_programs/ (run inside pods) imports nothing of ours; cli/ (the laptop CLI) no Pulumi and no
   component.
 """
+
 from __future__ import annotations
 
 import ast
@@ -45,8 +46,18 @@ FORBIDDEN = {
     "infra": {"workloads", "cli", "synth"},
     "workloads": {"infra", "cli", "synth"},
     "cli": {"pulumi", "pulumi_gcp", "pulumi_kubernetes", "infra", "workloads", "synth"},
-    "pod_programs": {"pulumi", "pulumi_gcp", "pulumi_kubernetes", "core", "infra", "workloads", "cli", "synth",
-                     "tools", "policy"},
+    "pod_programs": {
+        "pulumi",
+        "pulumi_gcp",
+        "pulumi_kubernetes",
+        "core",
+        "infra",
+        "workloads",
+        "cli",
+        "synth",
+        "tools",
+        "policy",
+    },
 }
 
 
@@ -61,8 +72,11 @@ def test_manifests_import_neither_pulumi_nor_a_component():
     bad = {}
     for p in _modules("workloads/manifests"):
         names = imported(p)
-        hits = sorted(m for m in names if m.split(".")[0].startswith("pulumi") or
-                      any(m == c or m.startswith(c + ".") for c in components))
+        hits = sorted(
+            m
+            for m in names
+            if m.split(".")[0].startswith("pulumi") or any(m == c or m.startswith(c + ".") for c in components)
+        )
         if hits:
             bad[_rel(p)] = hits
     assert not bad

@@ -1,5 +1,6 @@
 """Limits GCP, GKE and KubeRay enforce, checked at preview, and how the control plane is reached (issue 18 items
 13 and 14). Each test names the rule's source; the facts live in core/catalog/."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,10 @@ def test_authorized_networks_stay_within_gkes_50_public_and_100_private(synth):
     public = {"privateEndpoint": "false"}
     assert synth("dev", {"authorizedNetworks": _cidrs(50), **public}).error is None
     r = synth("dev", {"authorizedNetworks": _cidrs(51), **public})
-    assert _lines(r.error) == ["nemo-rl-gke:authorizedNetworks: 51 CIDRs exceed GKE's 50 for a cluster whose IP "
-                               "endpoint is public (nemo-rl-gke:privateEndpoint); merge ranges into larger ones"]
+    assert _lines(r.error) == [
+        "nemo-rl-gke:authorizedNetworks: 51 CIDRs exceed GKE's 50 for a cluster whose IP "
+        "endpoint is public (nemo-rl-gke:privateEndpoint); merge ranges into larger ones"
+    ]
     assert synth("dev", {"authorizedNetworks": _cidrs(100), "privateEndpoint": "true"}).error is None
     r = synth("dev", {"authorizedNetworks": _cidrs(101), "privateEndpoint": "true"})
     assert [ln.split(":")[1] for ln in _lines(r.error)] == ["authorizedNetworks"], r.error
@@ -90,7 +93,7 @@ def test_credentials_command_follows_the_endpoint_the_user_can_reach(synth):
     # private IP address of the cluster endpoint"; the two cannot be combined.
     cmd = lambda o: synth("dev", o).outputs["getCredentialsCommand"]  # noqa: E731
     assert not cmd({"privateEndpoint": "false"}).endswith(("--dns-endpoint", "--internal-ip"))
-    assert cmd({}).endswith(" --dns-endpoint")   # the default: private IP endpoint, DNS endpoint open
+    assert cmd({}).endswith(" --dns-endpoint")  # the default: private IP endpoint, DNS endpoint open
     closed = cmd({"privateEndpoint": "true", "dnsEndpoint": "false", "authorizedNetworks": '["10.0.0.0/8"]'})
     assert closed.endswith(" --internal-ip") and "--dns-endpoint" not in closed
 
@@ -103,7 +106,13 @@ def test_public_authorized_ranges_with_a_private_endpoint_warn_at_preview(synth)
     assert r.error is None, r.error
     warned = [w for w in r.warnings if w.startswith("nemo-rl-gke:authorizedNetworks:")]
     assert len(warned) == 1 and "34.1.0.0/16" in warned[0] and "10.0.0.0/8" not in warned[0]
-    assert not [w for w in synth("dev", {"privateEndpoint": "false", "authorizedNetworks": '["34.1.0.0/16"]'}).warnings
-                if "authorizedNetworks" in w]
-    assert not [w for w in synth("dev", {"privateEndpoint": "true", "authorizedNetworks": '["10.0.0.0/8"]'}).warnings
-                if "authorizedNetworks" in w]
+    assert not [
+        w
+        for w in synth("dev", {"privateEndpoint": "false", "authorizedNetworks": '["34.1.0.0/16"]'}).warnings
+        if "authorizedNetworks" in w
+    ]
+    assert not [
+        w
+        for w in synth("dev", {"privateEndpoint": "true", "authorizedNetworks": '["10.0.0.0/8"]'}).warnings
+        if "authorizedNetworks" in w
+    ]

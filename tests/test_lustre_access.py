@@ -6,6 +6,7 @@ magic-modules mmv1/products/lustre/Instance.yaml @055860ea: accessRulesOptions i
 the setting changes a deployed instance in place; the NeMo-RL image runs as root (NVIDIA-NeMo/RL docker/Dockerfile
 @00d2af95 "USER root") and the pods set no runAsUser, so the nodes, whose kernels are the Lustre clients, keep root.
 """
+
 from __future__ import annotations
 
 import re

@@ -12,6 +12,7 @@ The conversion is replayed here on a real directory standing in for Lustre, cut 
 (a preemption), then the entrypoint's guard runs (pod_programs/megatron_import_guard.py, as a subprocess, the way
 the job runs it) and NeMo-RL's own test above decides what the next attempt does.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,15 +38,15 @@ def conversion_steps(path: Path) -> list:
         return lambda: p.write_bytes(data)
 
     return [
-        lambda: it.mkdir(parents=True),                                   # rank 0: ensure_directory_exists
+        lambda: it.mkdir(parents=True),  # rank 0: ensure_directory_exists
         write(it / "metadata.json", b'{"sharded_backend": "torch_dist"}'),
         write(it / "common.pt", os.urandom(64)),
-        write(it / "__0_0.distcp", os.urandom(4096)),                    # rank 0's shard
-        write(it / "__1_0.distcp", os.urandom(4096)),                    # rank 1's shard
-        write(it / ".metadata", os.urandom(256)),                        # the save's finish (coordinator)
-        write(it / "train_state.pt", os.urandom(128)),                   # after the barrier, rank 0
-        write(path / "latest_train_state.pt", os.urandom(128)),          # shutil.copy of it
-        write(it / "run_config.yaml", b"model:\n  tensor_model_parallel_size: 8\n"),   # last
+        write(it / "__0_0.distcp", os.urandom(4096)),  # rank 0's shard
+        write(it / "__1_0.distcp", os.urandom(4096)),  # rank 1's shard
+        write(it / ".metadata", os.urandom(256)),  # the save's finish (coordinator)
+        write(it / "train_state.pt", os.urandom(128)),  # after the barrier, rank 0
+        write(path / "latest_train_state.pt", os.urandom(128)),  # shutil.copy of it
+        write(it / "run_config.yaml", b"model:\n  tensor_model_parallel_size: 8\n"),  # last
     ]
 
 
@@ -56,8 +57,9 @@ def nemo_rl_skips_conversion(path: Path) -> bool:
 
 def guard(model_name: str, hf_home: Path) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HF_HOME": str(hf_home)}
-    return subprocess.run([sys.executable, str(PROGRAM), "--model-name", model_name], env=env, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(PROGRAM), "--model-name", model_name], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -80,11 +82,11 @@ def model(request, tmp_path) -> tuple[str, Path]:
 def test_a_conversion_cut_after_any_write_is_converted_again(model, cut, tmp_path):
     model_name, target = model
     hf_home = tmp_path / "lustre" / "hf"
-    for step in conversion_steps(target)[:cut + 1]:
+    for step in conversion_steps(target)[: cut + 1]:
         step()
     complete = cut == len(conversion_steps(target)) - 1
     before = tree(target)
-    assert nemo_rl_skips_conversion(target)          # without the guard, every retry would load this as it is
+    assert nemo_rl_skips_conversion(target)  # without the guard, every retry would load this as it is
     r = guard(model_name, hf_home)
     assert r.returncode == 0, r.stderr
     if complete:
@@ -93,7 +95,7 @@ def test_a_conversion_cut_after_any_write_is_converted_again(model, cut, tmp_pat
     else:
         assert not nemo_rl_skips_conversion(target), f"cut after write {cut}: NeMo-RL would skip the conversion"
         assert "interrupted conversion" in r.stdout
-        assert not [p for p in target.parent.iterdir() if p.name.startswith(".")]   # set-aside copy deleted
+        assert not [p for p in target.parent.iterdir() if p.name.startswith(".")]  # set-aside copy deleted
     # The next attempt then converts (all writes again) and the guard leaves the result alone.
     if not complete:
         for step in conversion_steps(target):
@@ -110,8 +112,9 @@ def test_no_conversion_yet_is_left_to_nemo_rl(tmp_path):
 
 def entry_calls(name: str, tag: str, model_path: str | None = None) -> list[list[str]]:
     recipe = recipes.resolve_recipe(JobSettings.model_validate({"jobRecipe": name}), NEMO_RL_RELEASES[tag])
-    return script_calls(recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path="/lustre", run_name="r",
-                                           model_path=model_path))
+    return script_calls(
+        recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path="/lustre", run_name="r", model_path=model_path)
+    )
 
 
 def test_megatron_runs_check_the_conversion_of_the_model_nemo_rl_receives_right_before_training():
@@ -121,5 +124,6 @@ def test_megatron_runs_check_the_conversion_of_the_model_nemo_rl_receives_right_
     assert check[:4] == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.MEGATRON_GUARD_SCRIPT}"]
     assert check[4:] == ["--model-name", snapshot] and f"policy.model_name={snapshot}" in train
     # DTensor runs convert nothing: no check.
-    assert not [c for c in entry_calls("gemma3-27b-gsm8k", "v0.5.0")
-                if any(recipes.MEGATRON_GUARD_SCRIPT in w for w in c)]
+    assert not [
+        c for c in entry_calls("gemma3-27b-gsm8k", "v0.5.0") if any(recipes.MEGATRON_GUARD_SCRIPT in w for w in c)
+    ]

@@ -6,6 +6,7 @@ gpudirect-rdma/nccl-rdma-installer.yaml and nccl-rdma-installer-autopilot.yaml a
 and the upstream history). Upstream commit 2da1c92ff7bd772a2c833710bb6c21dcfe6dfaae (2026-05-06) removed
 `--install-nccl` from the Standard installer only; the Autopilot installer keeps it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,7 +34,8 @@ UPSTREAM_FILES = {"standard": "nccl-rdma-installer.yaml", "autopilot": "nccl-rdm
 # - upstream's YAML comments (the license header) are not part of the objects.
 ALLOWED_DIFFERENCES: dict[str, dict[str, str]] = {"standard": {}, "autopilot": {}}
 # The Autopilot variant's Namespace differs by the Pod Security Admission labels every namespace of the program
-# carries (issue 19; workloads/manifests/pod_security.py namespace_labels): enforce privileged, warn and audit restricted.
+# carries (issue 19; workloads/manifests/pod_security.py namespace_labels): enforce privileged, warn and audit
+# restricted.
 NAMESPACE_ALLOWED_DIFFERENCES = {f"metadata.labels.{k}" for k in namespace_labels("privileged")}
 
 
@@ -102,9 +104,15 @@ def test_every_catalog_gpu_type_is_one_googles_installer_runs_on():
     # installer does not cover would get no gIB plugin (its NCCL would fall back to TCP).
     for mode in UPSTREAM_FILES:
         terms = _upstream(mode)["DaemonSet"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
-            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-        covered = {v for term in terms for e in term["matchExpressions"]
-                   if e["key"] == "cloud.google.com/gke-accelerator" for v in e["values"]}
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]["nodeSelectorTerms"]
+        covered = {
+            v
+            for term in terms
+            for e in term["matchExpressions"]
+            if e["key"] == "cloud.google.com/gke-accelerator"
+            for v in e["values"]
+        }
         assert set(catalog.ACCELERATORS) <= covered, mode
 
 
@@ -131,15 +139,16 @@ def test_registered_installer_objects_equal_googles_manifest(synth, stack):
     r = synth(stack)
     mode = _mode_of(r)
     up = _upstream(mode)
-    daemonsets = [x for x in r.of_type("kubernetes:apps/v1:DaemonSet")
-                  if x.get("metadata.name") == nccl_installer.NAME]
+    daemonsets = [x for x in r.of_type("kubernetes:apps/v1:DaemonSet") if x.get("metadata.name") == nccl_installer.NAME]
     assert len(daemonsets) == 1
     diff = _differences(render.manifest_of(daemonsets[0]), up["DaemonSet"])
     assert set(diff) == set(ALLOWED_DIFFERENCES[mode]), diff
     namespaces = {x.get("metadata.name"): x for x in r.of_type("kubernetes:core/v1:Namespace")}
     if mode == "autopilot":
-        assert set(_differences(render.manifest_of(namespaces["rdma-system"]), up["Namespace"])) == \
-            NAMESPACE_ALLOWED_DIFFERENCES
+        assert (
+            set(_differences(render.manifest_of(namespaces["rdma-system"]), up["Namespace"]))
+            == NAMESPACE_ALLOWED_DIFFERENCES
+        )
         assert r.depends_on(daemonsets[0], namespaces["rdma-system"])
     else:
         # Standard: kube-system exists in every cluster; the program must never create or own it.

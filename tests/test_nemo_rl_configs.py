@@ -2,6 +2,7 @@
 tests/nemo_rl_reference), real hydra-core and OmegaConf in struct mode, and the argv the real /bin/sh hands to
 the entry script. No expected value here comes from our own parsing: the intent is `hydra_overrides()` (what
 the recipe means), the outcome is what NeMo-RL builds from the entrypoint."""
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,9 @@ QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
 
 
 def resolved(name: str, tag: str, overrides: dict | None = None):
-    return recipes.resolve_recipe(JobSettings.model_validate({"jobRecipe": name, "jobOverrides": overrides or {}}),
-                                  NEMO_RL_RELEASES[tag])
+    return recipes.resolve_recipe(
+        JobSettings.model_validate({"jobRecipe": name, "jobOverrides": overrides or {}}), NEMO_RL_RELEASES[tag]
+    )
 
 
 def accepted(name: str, tag: str) -> bool:
@@ -43,16 +45,51 @@ ACCEPTED = [(name, tag) for name in sorted(recipes.RECIPES) for tag in sorted(NE
 VARIANTS = [
     (QWEN, "v0.4.0", {"dataset": "gsm8k"}),
     (QWEN, "v0.4.0", {"colocated_generation": False, "generation_nodes": 2}),
-    (QWEN, "v0.5.0", {"tensorboard_enabled": True, "vllm_tensor_parallel_size": 4, "vllm_gpu_memory_utilization": 0.5,
-                      "metric_name": "train:loss", "wandb_enabled": True, "wandb_name": "qwen 72b: run #1"}),
+    (
+        QWEN,
+        "v0.5.0",
+        {
+            "tensorboard_enabled": True,
+            "vllm_tensor_parallel_size": 4,
+            "vllm_gpu_memory_utilization": 0.5,
+            "metric_name": "train:loss",
+            "wandb_enabled": True,
+            "wandb_name": "qwen 72b: run #1",
+        },
+    ),
     (GEMMA, "v0.5.0", {"metric_name": "val:pass_at_k", "higher_is_better": True}),
-    (QWEN, "v0.4.0", {"config_path": "examples/configs/grpo_math_1B.yaml", "model_name": "Qwen/Qwen2.5-1.5B",
-                      "train_backend": "dtensor", "converter_type": None, "dtensor_tensor_parallel_size": 8}),
+    (
+        QWEN,
+        "v0.4.0",
+        {
+            "config_path": "examples/configs/grpo_math_1B.yaml",
+            "model_name": "Qwen/Qwen2.5-1.5B",
+            "train_backend": "dtensor",
+            "converter_type": None,
+            "dtensor_tensor_parallel_size": 8,
+        },
+    ),
     (GEMMA, "v0.5.0", {"dataset": "DeepScaler"}),
-    (GEMMA, "v0.5.0", {"colocated_generation": True, "generation_nodes": None, "generation_gpus_per_node": None,
-                       "train_global_batch_size": 512}),
-    (GEMMA, "v0.5.0", {"config_path": "examples/configs/grpo_math_70B_megatron.yaml", "train_backend": "megatron",
-                       "dtensor_tensor_parallel_size": None, "converter_type": "Gemma3ForCausalLM"}),
+    (
+        GEMMA,
+        "v0.5.0",
+        {
+            "colocated_generation": True,
+            "generation_nodes": None,
+            "generation_gpus_per_node": None,
+            "train_global_batch_size": 512,
+        },
+    ),
+    (
+        GEMMA,
+        "v0.5.0",
+        {
+            "config_path": "examples/configs/grpo_math_70B_megatron.yaml",
+            "train_backend": "megatron",
+            "dtensor_tensor_parallel_size": None,
+            "converter_type": "Gemma3ForCausalLM",
+        },
+    ),
     (GEMMA, "v0.5.0", {"config_path": "examples/configs/grpo_math_1B.yaml"}),
 ]
 CASES = [(name, tag, {}) for name, tag in ACCEPTED] + VARIANTS
@@ -78,12 +115,14 @@ def git_blob(path: Path) -> str:
 
 
 def test_kept_nemo_rl_files_are_the_upstream_blobs_listed_in_sources():
-    rows = re.findall(r"^\| `([^`]+)` \| ([0-9a-f]{40}) \|$", (NEMO_RL_REFERENCE / "SOURCES.md").read_text(),
-                      re.M)
+    rows = re.findall(r"^\| `([^`]+)` \| ([0-9a-f]{40}) \|$", (NEMO_RL_REFERENCE / "SOURCES.md").read_text(), re.M)
     listed = dict(rows)
     assert len(listed) == len(rows) > 0
-    on_disk = {str(p.relative_to(NEMO_RL_REFERENCE)) for p in NEMO_RL_REFERENCE.rglob("*")
-               if p.is_file() and p.name != "SOURCES.md" and "__pycache__" not in p.parts}
+    on_disk = {
+        str(p.relative_to(NEMO_RL_REFERENCE))
+        for p in NEMO_RL_REFERENCE.rglob("*")
+        if p.is_file() and p.name != "SOURCES.md" and "__pycache__" not in p.parts
+    }
     assert on_disk == set(listed)
     assert {f: git_blob(NEMO_RL_REFERENCE / f) for f in listed} == listed
 
@@ -120,8 +159,11 @@ def test_every_rendered_override_applies_to_the_release_config_with_its_intended
     words = argv[6:]
     assert sorted(o.key_or_group for o in parsed_overrides(words)) == sorted(intent)
     config = nemo_rl_config(tag, recipe.config_path, words)
-    wrong = {key: (lookup(config, key), value) for key, value in intent.items()
-             if not (lookup(config, key)[0] and same(lookup(config, key)[1], value))}
+    wrong = {
+        key: (lookup(config, key), value)
+        for key, value in intent.items()
+        if not (lookup(config, key)[0] and same(lookup(config, key)[1], value))
+    }
     assert wrong == {}
 
 
@@ -141,7 +183,7 @@ def test_plus_marks_exactly_the_keys_the_release_config_lacks(name, tag, overrid
     as_rendered = nemo_rl_config(tag, recipe.config_path, words)
     for i, override in enumerate(parsed_overrides(words)):
         key, word = override.key_or_group, words[i]
-        flipped = words[:i] + [word[1:] if override.is_add() else "+" + word] + words[i + 1:]
+        flipped = words[:i] + [word[1:] if override.is_add() else "+" + word] + words[i + 1 :]
         if lookup(base, key) == (True, None):
             assert nemo_rl_config(tag, recipe.config_path, flipped) == as_rendered, word
         else:
@@ -188,12 +230,65 @@ def test_v070_config_lacks_data_dataset_name_so_the_recipes_are_refused_there(na
 # --- values of every kind reach NeMo-RL unchanged -----------------------------------------------------------
 # Strings Hydra's grammar keeps bare (rendered bare, test_recipes.py) and strings it would read as another type,
 # refuse, or split; plus quoting edge cases for both the shell and Hydra.
-STRINGS = ["ResponseDataset", "question", "/lustre/checkpoints/run", "google/gemma-3-27b-it", "qwen2.5-72b-deepscaler",
-           "Qwen2ForCausalLM", "_private", "/", "/123", "e5", "nullable", "truel", "a@b+c", "x-1.5e3",
-           "null", "NULL", "true", "True", "FALSE", "inf", "NaN", "Infinity", "123", "1_000", "7b", "-x", "+x",
-           "two words", "a:b", "gs://b/c", "a=b", "a,b", "[x]", "f(x)", "$HOME", "~x", "a*b", "it's", "ünï",
-           "run\n", 'say "hi"', "back\\slash", "trailing\\", "\\'", "'", "\\\\'", "a=b,c", "$HOME;rm -rf /",
-           "`id`", "ünï cödé", "tab\there", "new\nline", "{a: 1}", "a\\,b", "%d", "a#b", " padded "]
+STRINGS = [
+    "ResponseDataset",
+    "question",
+    "/lustre/checkpoints/run",
+    "google/gemma-3-27b-it",
+    "qwen2.5-72b-deepscaler",
+    "Qwen2ForCausalLM",
+    "_private",
+    "/",
+    "/123",
+    "e5",
+    "nullable",
+    "truel",
+    "a@b+c",
+    "x-1.5e3",
+    "null",
+    "NULL",
+    "true",
+    "True",
+    "FALSE",
+    "inf",
+    "NaN",
+    "Infinity",
+    "123",
+    "1_000",
+    "7b",
+    "-x",
+    "+x",
+    "two words",
+    "a:b",
+    "gs://b/c",
+    "a=b",
+    "a,b",
+    "[x]",
+    "f(x)",
+    "$HOME",
+    "~x",
+    "a*b",
+    "it's",
+    "ünï",
+    "run\n",
+    'say "hi"',
+    "back\\slash",
+    "trailing\\",
+    "\\'",
+    "'",
+    "\\\\'",
+    "a=b,c",
+    "$HOME;rm -rf /",
+    "`id`",
+    "ünï cödé",
+    "tab\there",
+    "new\nline",
+    "{a: 1}",
+    "a\\,b",
+    "%d",
+    "a#b",
+    " padded ",
+]
 
 
 @pytest.mark.parametrize("value", STRINGS)
@@ -204,20 +299,23 @@ def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
     assert same(config["logger"]["wandb"]["name"], value)
 
 
-@pytest.mark.parametrize("field,value,key", [
-    ("vllm_gpu_memory_utilization", 0.9, "policy.generation.vllm_cfg.gpu_memory_utilization"),
-    ("vllm_gpu_memory_utilization", 1.0, "policy.generation.vllm_cfg.gpu_memory_utilization"),
-    ("vllm_gpu_memory_utilization", 1e-05, "policy.generation.vllm_cfg.gpu_memory_utilization"),
-    ("vllm_gpu_memory_utilization", 0.1 + 0.2, "policy.generation.vllm_cfg.gpu_memory_utilization"),
-    ("max_num_steps", 1, "grpo.max_num_steps"),
-    ("max_num_steps", 10**18, "grpo.max_num_steps"),
-    ("metric_name", None, "checkpointing.metric_name"),
-    ("metric_name", "val:accuracy", "checkpointing.metric_name"),
-    ("metric_name", "train:loss", "checkpointing.metric_name"),
-    ("higher_is_better", None, "checkpointing.metric_name"),
-    ("wandb_enabled", False, "logger.wandb_enabled"),
-    ("tensorboard_enabled", True, "logger.tensorboard_enabled"),
-])
+@pytest.mark.parametrize(
+    "field,value,key",
+    [
+        ("vllm_gpu_memory_utilization", 0.9, "policy.generation.vllm_cfg.gpu_memory_utilization"),
+        ("vllm_gpu_memory_utilization", 1.0, "policy.generation.vllm_cfg.gpu_memory_utilization"),
+        ("vllm_gpu_memory_utilization", 1e-05, "policy.generation.vllm_cfg.gpu_memory_utilization"),
+        ("vllm_gpu_memory_utilization", 0.1 + 0.2, "policy.generation.vllm_cfg.gpu_memory_utilization"),
+        ("max_num_steps", 1, "grpo.max_num_steps"),
+        ("max_num_steps", 10**18, "grpo.max_num_steps"),
+        ("metric_name", None, "checkpointing.metric_name"),
+        ("metric_name", "val:accuracy", "checkpointing.metric_name"),
+        ("metric_name", "train:loss", "checkpointing.metric_name"),
+        ("higher_is_better", None, "checkpointing.metric_name"),
+        ("wandb_enabled", False, "logger.wandb_enabled"),
+        ("tensorboard_enabled", True, "logger.tensorboard_enabled"),
+    ],
+)
 def test_numbers_booleans_and_null_keep_their_type_in_nemo_rl(field, value, key):
     recipe = resolved(GEMMA, "v0.5.0", {field: value})
     argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.5.0"], mount_path=MOUNT, run_name=RUN))
@@ -259,17 +357,29 @@ def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_directio
     assert sorted(p.name for p in tmp_path.iterdir()) == ["step_4", "step_6", "step_8"]
     assert Path(cm.get_best_checkpoint_path()).name == "step_4"
     # ...and the export ranks the same way.
-    words = export.export_argv(scripts_dir="/s", checkpoint_dir="/c", prefix="p", run_name=RUN,
-                               metric_name=recipe.metric_name, higher_is_better=recipes.higher_is_better(recipe))
-    assert words[words.index("--metric"):] == ["--metric", "train:loss", "--lower-is-better"]
+    words = export.export_argv(
+        scripts_dir="/s",
+        checkpoint_dir="/c",
+        prefix="p",
+        run_name=RUN,
+        metric_name=recipe.metric_name,
+        higher_is_better=recipes.higher_is_better(recipe),
+    )
+    assert words[words.index("--metric") :] == ["--metric", "train:loss", "--lower-is-better"]
 
 
-@pytest.mark.parametrize("overrides,problem", [
-    ({"metric_name": "val_reward"}, "must be 'val:<key>' or 'train:<key>'"),
-    ({"metric_name": "val:pass_at_k"}, "has no known direction; set higher_is_better"),
-    ({"metric_name": "train:loss", "higher_is_better": True}, "contradicts 'train:loss', for which lower is better"),
-    ({"higher_is_better": False}, "only applies when metric_name ranks the checkpoints"),
-])
+@pytest.mark.parametrize(
+    "overrides,problem",
+    [
+        ({"metric_name": "val_reward"}, "must be 'val:<key>' or 'train:<key>'"),
+        ({"metric_name": "val:pass_at_k"}, "has no known direction; set higher_is_better"),
+        (
+            {"metric_name": "train:loss", "higher_is_better": True},
+            "contradicts 'train:loss', for which lower is better",
+        ),
+        ({"higher_is_better": False}, "only applies when metric_name ranks the checkpoints"),
+    ],
+)
 def test_a_metric_without_a_matching_direction_is_refused_in_one_line(overrides, problem):
     with pytest.raises(recipes.RecipeError) as e:
         resolved(GEMMA, "v0.5.0", overrides)

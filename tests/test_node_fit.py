@@ -1,4 +1,5 @@
 """Fit rules: GKE's allocatable formula, machine shapes, /dev/shm, the head and the GPU workers (core/node_fit.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,11 +35,18 @@ def test_cpu_reservation_follows_gke_tiers(vcpus, reserved):
     assert reserved_cpu(vcpus) == pytest.approx(reserved)
 
 
-@pytest.mark.parametrize("machine,shape", [
-    ("n2-standard-16", (16, 64)), ("e2-highmem-8", (8, 64)), ("n1-standard-4", (4, 15)),
-    ("c3-highcpu-22", (22, 44)), ("n2-custom-8-32768", (8, 32)),
-    ("a4-highgpu-8g", (224, 3968)), ("a3-ultragpu-8g", (224, 2952)),
-])
+@pytest.mark.parametrize(
+    "machine,shape",
+    [
+        ("n2-standard-16", (16, 64)),
+        ("e2-highmem-8", (8, 64)),
+        ("n1-standard-4", (4, 15)),
+        ("c3-highcpu-22", (22, 44)),
+        ("n2-custom-8-32768", (8, 32)),
+        ("a4-highgpu-8g", (224, 3968)),
+        ("a3-ultragpu-8g", (224, 2952)),
+    ],
+)
 def test_machine_shapes_decode_predefined_and_custom_types(machine, shape):
     got = machine_shape(machine)
     assert (got.cpu, got.memory_gib) == pytest.approx(shape)

@@ -1,4 +1,5 @@
 """The stack's dashboard, logs query and checkpoint sizing, as the program registers and exports them."""
+
 from __future__ import annotations
 
 import json

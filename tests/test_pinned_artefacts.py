@@ -9,6 +9,7 @@ release loads it: every "model" key must be that path (NeMo-RL v0.5.0's Gemma 3 
 `policy.tokenizer.name: google/gemma-3-27b-it` literally, so overriding policy.model_name alone loaded the
 tokenizer and chat template from the Hub at `main`, online and gated).
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,10 @@ from core import catalog, prefetch, recipes
 from tests.nemo_rl_oracle import lookup, nemo_rl_config
 
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
-ARTEFACT_KEY = re.compile(r"(model_name|tokenizer\.name|name_or_path|dataset_name|data_path|reward_model|"
-                          r"reference_model|repo_id|_dir)$")
+ARTEFACT_KEY = re.compile(
+    r"(model_name|tokenizer\.name|name_or_path|dataset_name|data_path|reward_model|"
+    r"reference_model|repo_id|_dir)$"
+)
 MOUNT, RUN = "/lustre", "run-1"
 
 
@@ -43,12 +46,13 @@ def _configs():
 @pytest.mark.parametrize("tag,config_path", _configs())
 def test_every_key_that_names_an_artefact_in_the_real_configs_is_classified(tag, config_path):
     config = nemo_rl_config(tag, config_path, [])
-    found = {k for k, v in _leaves(config)
-             if (isinstance(v, str) and HUB_ID.fullmatch(v)) or ARTEFACT_KEY.search(k)}
-    assert {"policy.model_name", "policy.tokenizer.name"} <= found        # the scan sees what it must
+    found = {k for k, v in _leaves(config) if (isinstance(v, str) and HUB_ID.fullmatch(v)) or ARTEFACT_KEY.search(k)}
+    assert {"policy.model_name", "policy.tokenizer.name"} <= found  # the scan sees what it must
     unclassified = sorted(found - set(catalog.NEMO_RL_HUB_KEYS))
-    assert not unclassified, (f"{tag} {config_path}: keys naming a model, tokenizer, dataset or path that "
-                              f"core.catalog.NEMO_RL_HUB_KEYS does not classify: {unclassified}")
+    assert not unclassified, (
+        f"{tag} {config_path}: keys naming a model, tokenizer, dataset or path that "
+        f"core.catalog.NEMO_RL_HUB_KEYS does not classify: {unclassified}"
+    )
 
 
 def _recipe_runs():
@@ -61,8 +65,9 @@ def _recipe_runs():
 @pytest.mark.parametrize("name,tag", list(_recipe_runs()))
 def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(name, tag):
     recipe = recipes.RECIPES[name]
-    plan = prefetch.plan(model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset,
-                         mount_path=MOUNT)
+    plan = prefetch.plan(
+        model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset, mount_path=MOUNT
+    )
     words = recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN, model_path=plan.model_path)
     config = nemo_rl_config(tag, recipe.config_path, words)
     for k, (kind, _) in catalog.NEMO_RL_HUB_KEYS.items():
@@ -88,8 +93,9 @@ def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(nam
 
 def test_without_the_prefetch_the_tokenizer_still_follows_the_model():
     recipe = recipes.RECIPES["gemma3-27b-gsm8k"].model_copy(update={"model_name": "acme/other-model"})
-    config = nemo_rl_config("v0.5.0", recipe.config_path,
-                            recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN))
+    config = nemo_rl_config(
+        "v0.5.0", recipe.config_path, recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN)
+    )
     assert lookup(config, "policy.tokenizer.name") == (True, "acme/other-model")
 
 
@@ -104,8 +110,14 @@ def test_the_gsm8k_step_loads_the_dataset_at_the_commit_the_prefetch_recorded(tm
     marker = tmp_path / "lustre" / "prefetch" / "m.json"
     marker.parent.mkdir(parents=True)
     commit = "c" * 40
-    marker.write_text(json.dumps({"version": 1, "items": [
-        {"kind": "dataset", "repo_id": "openai/gsm8k", "revision": "main", "commit": commit}]}))
+    marker.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "items": [{"kind": "dataset", "repo_id": "openai/gsm8k", "revision": "main", "commit": commit}],
+            }
+        )
+    )
     r = run_prep(tmp_path, mount, fake, calls, prefetch_marker=str(marker))
     assert r.returncode == 0, r.stderr
     assert [json.loads(x)["revision"] for x in calls.read_text().splitlines()] == [commit]

@@ -12,6 +12,7 @@ Rules, each with its source (core/node_fit.py has them in full):
 - a Pod's request is its containers' plus its sidecars' (Kubernetes "Sidecar containers": resource sharing).
 The pods are read from the engine's records of the rendered stacks, not from the check's own list.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,13 +34,19 @@ def sidecar(**annotations) -> node_fit.Resources:
 # --- the webhook's rule (TestPrepareConfig's cases, with GKE's deployment defaults: 250m, 256Mi, 5Gi) -----------
 def test_without_annotations_the_sidecar_gets_the_webhooks_default_requests():
     assert DEFAULTS == node_fit.Resources(0.25, 0.25, 5.0)
-    assert node_fit.gcsfuse_sidecar_requests({}) is None      # no `gke-gcsfuse/volumes: "true"`: no sidecar
+    assert node_fit.gcsfuse_sidecar_requests({}) is None  # no `gke-gcsfuse/volumes: "true"`: no sidecar
 
 
 def test_a_limit_alone_becomes_the_request_too():
     # "only limits are specified": cpu-limit 500m, memory-limit 1Gi, ephemeral-storage-limit 50Gi -> the same requests.
-    got = node_fit.gcsfuse_sidecar_requests({**ON, "gke-gcsfuse/cpu-limit": "500m", "gke-gcsfuse/memory-limit": "1Gi",
-                                             "gke-gcsfuse/ephemeral-storage-limit": "50Gi"})
+    got = node_fit.gcsfuse_sidecar_requests(
+        {
+            **ON,
+            "gke-gcsfuse/cpu-limit": "500m",
+            "gke-gcsfuse/memory-limit": "1Gi",
+            "gke-gcsfuse/ephemeral-storage-limit": "50Gi",
+        }
+    )
     assert got == node_fit.Resources(0.5, 1.0, 50.0)
 
 
@@ -47,9 +54,15 @@ def test_a_zero_limit_alone_keeps_the_default_request_and_an_explicit_request_wi
     # "limits are set to '0'" -> default requests; "requests and limits are explicitly set" -> the requests.
     zero = {**ON, **{f"gke-gcsfuse/{r}-limit": "0" for r in ("cpu", "memory", "ephemeral-storage")}}
     assert node_fit.gcsfuse_sidecar_requests(zero) == DEFAULTS
-    both = {**ON, "gke-gcsfuse/cpu-limit": "500m", "gke-gcsfuse/cpu-request": "100m",
-            "gke-gcsfuse/memory-limit": "1Gi", "gke-gcsfuse/memory-request": "500Mi",
-            "gke-gcsfuse/ephemeral-storage-limit": "50Gi", "gke-gcsfuse/ephemeral-storage-request": "10Gi"}
+    both = {
+        **ON,
+        "gke-gcsfuse/cpu-limit": "500m",
+        "gke-gcsfuse/cpu-request": "100m",
+        "gke-gcsfuse/memory-limit": "1Gi",
+        "gke-gcsfuse/memory-request": "500Mi",
+        "gke-gcsfuse/ephemeral-storage-limit": "50Gi",
+        "gke-gcsfuse/ephemeral-storage-request": "10Gi",
+    }
     assert node_fit.gcsfuse_sidecar_requests(both) == node_fit.Resources(0.1, 500 / 1024, 10.0)
 
 
@@ -62,22 +75,33 @@ def test_ephemeral_allocatable_follows_gkes_reservation(disk, allocatable):
 
 def test_the_sidecar_dev_used_to_render_could_never_be_scheduled_on_its_system_node():
     # Issue 18 item 1: limit-only annotations with 112Gi (sized for staging) became a 112Gi request.
-    old = {**ON, "gke-gcsfuse/cpu-limit": "2", "gke-gcsfuse/memory-limit": "4Gi",
-           "gke-gcsfuse/ephemeral-storage-limit": "112Gi"}
+    old = {
+        **ON,
+        "gke-gcsfuse/cpu-limit": "2",
+        "gke-gcsfuse/memory-limit": "4Gi",
+        "gke-gcsfuse/ephemeral-storage-limit": "112Gi",
+    }
     head = {"containers": [{"name": "ray-head", "resources": {"requests": {"cpu": "8", "memory": "32Gi"}}}]}
     request = node_fit.pod_request(head, old)
     room = node_fit.standard_node_room("n2-standard-16", catalog.SYSTEM_BOOT_DISK_GB, gpu=False)
-    [(field, key, line)] = node_fit.pod_fit_problems("the Ray head pod", request, room, {
-        "cpu": "headCpu", "memory_gib": "headMemoryGib", "ephemeral_gib": "headEphemeralStorageGib"})
+    [(field, key, line)] = node_fit.pod_fit_problems(
+        "the Ray head pod",
+        request,
+        room,
+        {"cpu": "headCpu", "memory_gib": "headMemoryGib", "ephemeral_gib": "headEphemeralStorageGib"},
+    )
     assert field == "ephemeral_gib" and request.total.ephemeral_gib == 112 and room.ephemeral_gib < 100
     assert line.startswith("nemo-rl-gke:headEphemeralStorageGib: the Ray head pod asks for 112 GiB")
 
 
 def test_init_containers_count_at_their_peak_and_sidecars_with_the_app():
-    spec = {"initContainers": [{"name": "install", "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}},
-                               {"name": "side", "restartPolicy": "Always",
-                                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
-            "containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "8Gi"}}}]}
+    spec = {
+        "initContainers": [
+            {"name": "install", "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}},
+            {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+        ],
+        "containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "8Gi"}}}],
+    }
     total = node_fit.pod_request(spec).total
     assert (total.cpu, total.memory_gib) == (3, 9)
     # Autopilot: 1 GiB of ephemeral storage for each container that names none.
@@ -112,17 +136,32 @@ def pod_templates(result) -> list[tuple[str, dict, dict]]:
 
 
 def settings_of(result):
-    values = {k.split(":", 1)[1]: v for k, v in result.config.items()
-              if k.startswith("nemo-rl-gke:") and k.split(":", 1)[1] not in ("hfToken", "wandbApiKey", "rayAuthToken")}
-    return load_settings(result.stack, "example-project", values,
-                         {"hfToken": "secret", "wandbApiKey": "secret", "rayAuthToken": "secret"})
+    values = {
+        k.split(":", 1)[1]: v
+        for k, v in result.config.items()
+        if k.startswith("nemo-rl-gke:") and k.split(":", 1)[1] not in ("hfToken", "wandbApiKey", "rayAuthToken")
+    }
+    return load_settings(
+        result.stack,
+        "example-project",
+        values,
+        {"hfToken": "secret", "wandbApiKey": "secret", "rayAuthToken": "secret"},
+    )
 
 
-VARIANTS = [{}, {"jobMode": "own-cluster"}, {"prefetchImage": "nemo-rl"}, {"imagePath": "pull"},
-            {"exportCheckpoints": False}, {"jobEnabled": False}]
+VARIANTS = [
+    {},
+    {"jobMode": "own-cluster"},
+    {"prefetchImage": "nemo-rl"},
+    {"imagePath": "pull"},
+    {"exportCheckpoints": False},
+    {"jobEnabled": False},
+]
 
 
-@pytest.mark.parametrize("overrides", VARIANTS, ids=lambda o: "+".join(f"{k}={v}" for k, v in o.items()) or "as-shipped")
+@pytest.mark.parametrize(
+    "overrides", VARIANTS, ids=lambda o: "+".join(f"{k}={v}" for k, v in o.items()) or "as-shipped"
+)
 def test_every_pod_of_every_shipped_stack_fits_where_it_lands(synth, stack, overrides):
     r = synth(stack, overrides)
     assert r.error is None, r.error
@@ -132,15 +171,20 @@ def test_every_pod_of_every_shipped_stack_fits_where_it_lands(synth, stack, over
     for what, annots, spec in pods:
         room = pod_fit.room_for(s, spec)
         request = node_fit.pod_request(spec, annots, autopilot=s.autopilot)
-        assert room is not None and node_fit.pod_fit_problems(what, request, room, {
-            "cpu": "-", "memory_gib": "-", "ephemeral_gib": "-"}) == [], (what, request, room)
+        assert (
+            room is not None
+            and node_fit.pod_fit_problems(what, request, room, {"cpu": "-", "memory_gib": "-", "ephemeral_gib": "-"})
+            == []
+        ), (what, request, room)
 
 
 def test_the_check_sees_every_pod_the_stack_renders(synth, stack):
     r = synth(stack)
     s = settings_of(r)
-    def canon(spec):   # the records carry the stack file's placeholder project in the bucket name
+
+    def canon(spec):  # the records carry the stack file's placeholder project in the bucket name
         return json.dumps(spec, sort_keys=True).replace(PLACEHOLDER_PROJECT, "example-project")
+
     rendered = {canon(spec) for _, _, spec in pod_templates(r)}
     checked = {canon(p.spec) for p in pod_fit.rendered_pods(s)}
     # The kube-system gIB installer is upstream's manifest (covered by the GKE overhead): the only one not checked.
@@ -156,20 +200,23 @@ def test_ray_containers_on_autopilot_ask_for_their_ephemeral_storage_within_the_
         if not what.startswith("RayCluster"):
             continue
         [ray] = [c for c in spec["containers"] if c["name"].startswith("ray-")]
-        asked = node_fit.quantity(ray["resources"]["requests"]["ephemeral-storage"]) / 2 ** 30
-        assert asked > node_fit.AUTOPILOT_DEFAULT_EPHEMERAL_GIB        # more than Autopilot's 1 GiB default
+        asked = node_fit.quantity(ray["resources"]["requests"]["ephemeral-storage"]) / 2**30
+        assert asked > node_fit.AUTOPILOT_DEFAULT_EPHEMERAL_GIB  # more than Autopilot's 1 GiB default
         total = node_fit.pod_request(spec, annots, autopilot=True).total.ephemeral_gib
-        assert total <= node_fit.AUTOPILOT_MAX_EPHEMERAL_GIB, what     # the head's export sidecar included
+        assert total <= node_fit.AUTOPILOT_MAX_EPHEMERAL_GIB, what  # the head's export sidecar included
     assert s.autopilot
 
 
-@pytest.mark.parametrize("stack_name,values,key", [
-    ("dev", {"headEphemeralStorageGib": 100}, "nemo-rl-gke:headEphemeralStorageGib"),
-    ("dev", {"headCpu": 14}, "nemo-rl-gke:headCpu"),                  # fits alone, not with the export sidecar
-    ("autopilot", {"headEphemeralStorageGib": 10}, "nemo-rl-gke:headEphemeralStorageGib"),
-    ("autopilot", {"workerEphemeralStorageGib": 11}, "nemo-rl-gke:workerEphemeralStorageGib"),
-    ("codelab", {"workerEphemeralStorageGib": 20000}, "nemo-rl-gke:workerEphemeralStorageGib"),
-])
+@pytest.mark.parametrize(
+    "stack_name,values,key",
+    [
+        ("dev", {"headEphemeralStorageGib": 100}, "nemo-rl-gke:headEphemeralStorageGib"),
+        ("dev", {"headCpu": 14}, "nemo-rl-gke:headCpu"),  # fits alone, not with the export sidecar
+        ("autopilot", {"headEphemeralStorageGib": 10}, "nemo-rl-gke:headEphemeralStorageGib"),
+        ("autopilot", {"workerEphemeralStorageGib": 11}, "nemo-rl-gke:workerEphemeralStorageGib"),
+        ("codelab", {"workerEphemeralStorageGib": 20000}, "nemo-rl-gke:workerEphemeralStorageGib"),
+    ],
+)
 def test_a_pod_that_cannot_fit_is_refused_in_one_line_naming_its_key(synth, stack_name, values, key):
     r = synth(stack_name, values)
     assert r.error is not None and r.resources == []
@@ -185,7 +232,11 @@ def test_autopilot_head_without_the_export_may_take_the_whole_pod_maximum(synth)
 def test_an_export_on_a_gke_without_default_streaming_writes_is_refused(synth):
     # The sidecar stages nothing only with streaming writes, on by default from 1.33.2-gke.4655000.
     r = synth("dev", {"gkeVersion": "1.33.2-gke.1000000", "lustrePortMode": "legacy"})
-    assert r.error is not None and "nemo-rl-gke:gkeVersion: 1.33.2-gke.1000000 is older than 1.33.2-gke.4655000" in r.error
-    assert synth("dev", {"gkeVersion": "1.33.2-gke.1000000", "lustrePortMode": "legacy",
-                         "exportCheckpoints": False}).error is None
+    assert (
+        r.error is not None and "nemo-rl-gke:gkeVersion: 1.33.2-gke.1000000 is older than 1.33.2-gke.4655000" in r.error
+    )
+    assert (
+        synth("dev", {"gkeVersion": "1.33.2-gke.1000000", "lustrePortMode": "legacy", "exportCheckpoints": False}).error
+        is None
+    )
     assert export.SIDECAR_REQUESTS["ephemeral-storage"] == "1Gi"

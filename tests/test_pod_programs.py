@@ -5,6 +5,7 @@ library, a shipped sibling, or a package of each image the program runs in (pod_
 NeMo-RL's environment in every release the catalog knows (tests/oracles/nemo_rl_environment, derived from each
 release's uv.lock), or the prefetch image's hash-pinned requirements (pod_programs/prefetch-requirements.txt).
 """
+
 from __future__ import annotations
 
 import ast

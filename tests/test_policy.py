@@ -5,6 +5,7 @@ The rules are plain functions (policy/nemo_rl_policies.py) fed the synth engine'
 pack itself runs in its own venv (.venv-policy, made by `make test`) through policy/offline_check.py, which
 drives pulumi-policy's analyzer with the same records as protobuf requests.
 """
+
 from __future__ import annotations
 
 import copy
@@ -39,10 +40,22 @@ COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
 
 def resources_of(result: engine.SynthResult) -> list[P.Resource]:
     """The engine's custom resources as the rules see them (retainOnDelete visible, unlike in a policy pack)."""
-    return [P.Resource(type=r.type, name=r.name, props=r.inputs, urn=r.urn, stack=result.stack, protect=r.protect,
-                       retain_on_delete=r.retain_on_delete, provider_urn=r.provider_urn,
-                       property_dependencies=r.property_dependencies, custom=True)
-            for r in result.resources if r.custom]
+    return [
+        P.Resource(
+            type=r.type,
+            name=r.name,
+            props=r.inputs,
+            urn=r.urn,
+            stack=result.stack,
+            protect=r.protect,
+            retain_on_delete=r.retain_on_delete,
+            provider_urn=r.provider_urn,
+            property_dependencies=r.property_dependencies,
+            custom=True,
+        )
+        for r in result.resources
+        if r.custom
+    ]
 
 
 # --- building broken variants ----------------------------------------------------------------------------------
@@ -73,8 +86,9 @@ def added(resources, type_, name, props, like=(RAYCLUSTER, "raycluster")):
     """A copy of the stack plus one resource, with the provider of the resource `like`."""
     model = _one(resources, *like)
     urn = f"urn:pulumi:{model.stack}::nemo-rl-gke::{type_}::{name}"
-    return resources + [P.Resource(type=type_, name=name, props=props, urn=urn, stack=model.stack,
-                                   provider_urn=model.provider_urn)]
+    return resources + [
+        P.Resource(type=type_, name=name, props=props, urn=urn, stack=model.stack, provider_urn=model.provider_urn)
+    ]
 
 
 def _worker(props: dict) -> dict:
@@ -96,8 +110,12 @@ def _rayjob(entrypoint="uv run python examples/run_grpo_math.py", runtime_env=""
         spec["clusterSelector"] = {"ray.io/cluster": "nemo-dev-ray"}
     else:
         spec["rayClusterSpec"] = cluster_spec
-    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "grpo", "namespace": "nemo-rl"},
-            "spec": spec}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "grpo", "namespace": "nemo-rl"},
+        "spec": spec,
+    }
 
 
 def _dig(d: dict, path: str):
@@ -113,147 +131,394 @@ def _network_id(resources, name):
 
 # (case id, stack, build(resources) -> resources, policy that must flag it, phrase its message must contain)
 BROKEN: list[tuple[str, str, Callable, str, str]] = [
-    ("api-key-literal-in-worker-env", "dev",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _set_env(p, "NGC_API_KEY", FAKE_HF_TOKEN)),
-     "no-plaintext-secrets", "mount it as a read-only file"),
-    ("hf-token-from-the-secret-into-worker-env", "dev",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _worker_env(p).append(
-         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "nemo-rl-secrets", "key": "hf-token"}}})),
-     "tokens-only-as-files", "HF_TOKEN_PATH"),
-    ("token-secret-as-env-under-another-name", "dev",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _worker_env(p).append(
-         {"name": "HUB_CREDENTIAL", "valueFrom": {"secretKeyRef": {"name": "nemo-rl-secrets", "key": "hf-token"}}})),
-     "tokens-only-as-files", "reads Secret 'nemo-rl-secrets'"),
-    ("wandb-key-reference-in-runtime-env", "dev",
-     lambda rs: added(rs, RAYJOB, "job", _rayjob(runtime_env="env_vars:\n  WANDB_API_KEY: $WANDB_API_KEY\n")),
-     "tokens-only-as-files", "env_vars.WANDB_API_KEY"),
-    ("control-plane-open-outside-dev", "codelab",
-     lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p["privateClusterConfig"].update(
-         enablePrivateEndpoint=False)),
-     "control-plane-restricted", "nemo-rl-gke:authorizedNetworks"),
-    ("control-plane-open-on-dev", "dev",
-     lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p["privateClusterConfig"].update(
-         enablePrivateEndpoint=False)),
-     "control-plane-restricted", "nemo-rl-gke:authorizedNetworks"),
+    (
+        "api-key-literal-in-worker-env",
+        "dev",
+        lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _set_env(p, "NGC_API_KEY", FAKE_HF_TOKEN)),
+        "no-plaintext-secrets",
+        "mount it as a read-only file",
+    ),
+    (
+        "hf-token-from-the-secret-into-worker-env",
+        "dev",
+        lambda rs: changed(
+            rs,
+            RAYCLUSTER,
+            "raycluster",
+            lambda p: _worker_env(p).append(
+                {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "nemo-rl-secrets", "key": "hf-token"}}}
+            ),
+        ),
+        "tokens-only-as-files",
+        "HF_TOKEN_PATH",
+    ),
+    (
+        "token-secret-as-env-under-another-name",
+        "dev",
+        lambda rs: changed(
+            rs,
+            RAYCLUSTER,
+            "raycluster",
+            lambda p: _worker_env(p).append(
+                {
+                    "name": "HUB_CREDENTIAL",
+                    "valueFrom": {"secretKeyRef": {"name": "nemo-rl-secrets", "key": "hf-token"}},
+                }
+            ),
+        ),
+        "tokens-only-as-files",
+        "reads Secret 'nemo-rl-secrets'",
+    ),
+    (
+        "wandb-key-reference-in-runtime-env",
+        "dev",
+        lambda rs: added(rs, RAYJOB, "job", _rayjob(runtime_env="env_vars:\n  WANDB_API_KEY: $WANDB_API_KEY\n")),
+        "tokens-only-as-files",
+        "env_vars.WANDB_API_KEY",
+    ),
+    (
+        "control-plane-open-outside-dev",
+        "codelab",
+        lambda rs: changed(
+            rs, P.CLUSTER_TYPE, "cluster", lambda p: p["privateClusterConfig"].update(enablePrivateEndpoint=False)
+        ),
+        "control-plane-restricted",
+        "nemo-rl-gke:authorizedNetworks",
+    ),
+    (
+        "control-plane-open-on-dev",
+        "dev",
+        lambda rs: changed(
+            rs, P.CLUSTER_TYPE, "cluster", lambda p: p["privateClusterConfig"].update(enablePrivateEndpoint=False)
+        ),
+        "control-plane-restricted",
+        "nemo-rl-gke:authorizedNetworks",
+    ),
     # What KubeRay injects when a container does not define RAY_AUTH_TOKEN itself (pod.go @v1.6.0).
-    ("ray-token-from-its-secret-into-head-env", "dev",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: p["spec"]["headGroupSpec"]["template"]["spec"][
-         "containers"][0]["env"].append({"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {
-             "name": "nemo-rl-ray-auth", "key": "auth_token"}}})),
-     "tokens-only-as-files", "RAY_AUTH_TOKEN_PATH"),
-    ("wandb-key-in-configmap", "dev",
-     lambda rs: added(rs, "kubernetes:core/v1:ConfigMap", "settings", {
-         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "nemo-rl"},
-         "data": {"WANDB_API_KEY": FAKE_WANDB_KEY, "HF_HOME": "/lustre/huggingface_cache"}}),
-     "no-plaintext-secrets", "move it to a Kubernetes Secret"),
-    ("token-in-rayjob-runtime-env", "dev",
-     lambda rs: added(rs, RAYJOB, "job", _rayjob(runtime_env=f"env_vars:\n  HUB_API_KEY: {FAKE_HF_TOKEN}\n")),
-     "no-plaintext-secrets", "shown in the Ray dashboard"),
-    ("token-in-rayjob-entrypoint", "dev",
-     lambda rs: added(rs, RAYJOB, "job", _rayjob(entrypoint=f"HF_TOKEN={FAKE_HF_TOKEN} uv run python x.py")),
-     "no-plaintext-secrets", "(HF_TOKEN_PATH)"),
-    ("password-in-data-prep-job-command", "dev",
-     lambda rs: added(rs, "kubernetes:batch/v1:Job", "data-prep", {
-         "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "prep", "namespace": "nemo-rl"},
-         "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{
-             "name": "prep", "image": "nvcr.io/nvidia/nemo-rl:v0.5.0",
-             "args": ["export DB_PASSWORD=s3cr3t-value && python prep.py"]}]}}}}),
-     "no-plaintext-secrets", "mount it as a read-only file"),
-    ("lustre-gke-support-without-legacy-port", "dev",
-     lambda rs: changed(rs, P.LUSTRE_TYPE, "lustre", lambda p: p.update(gkeSupportEnabled=True)),
-     "lustre-port-mode-consistent", "nemo-rl-gke:lustrePortMode"),
-    ("legacy-port-without-gke-support", "codelab",
-     lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: _dig(p, "addonsConfig.lustreCsiDriverConfig").update(
-         enableLegacyLustrePort=True)),
-     "lustre-port-mode-consistent", "`modern` turns both off"),
-    ("lustre-on-another-vpc", "dev",
-     lambda rs: changed(rs, P.LUSTRE_TYPE, "lustre",
-                        lambda p: p.update(network="projects/your-gcp-project-id/global/networks/nemo-dev-gvnic-net"),
-                        property_dependencies={"network": [_network_id(rs, "gvnic").urn]}),
-     "lustre-on-cluster-vpc", "create the instance with network set to the cluster's VPC"),
-    ("codelab-ray-version-mismatch", "codelab",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: p["spec"].update(rayVersion="2.54.0")),
-     "ray-version-matches-image", "set rayVersion to 2.46.0"),
-    ("rayjob-own-cluster-ray-version", "dev",
-     lambda rs: added(rs, RAYJOB, "job", _rayjob(cluster_spec={
-         **copy.deepcopy(_one(rs, RAYCLUSTER, "raycluster").props["spec"]), "rayVersion": "2.46.0"})),
-     "ray-version-matches-image", "set rayVersion to 2.49.2"),
-    ("unknown-nemo-rl-release", "dev",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster",
-                        lambda p: _worker(p)["spec"]["containers"][0].update(image="nvcr.io/nvidia/nemo-rl:v9.9.9")),
-     "ray-version-matches-image", "python -m synth.policy_facts"),
-    ("unknown-nemo-rl-release-in-a-registry-copy", "dev",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _worker(p)["spec"]["containers"][0].update(
-         image="us-central1-docker.pkg.dev/your-gcp-project-id/nemo/nemo-rl:v9.9.9")),
-     "ray-version-matches-image", "python -m synth.policy_facts"),
-    ("worker-without-interfaces-annotation", "dev",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster",
-                        lambda p: _worker(p)["metadata"]["annotations"].pop("networking.gke.io/interfaces")),
-     "gpu-pods-use-rdma", "add it (attach gvnic-1 and rdma-0..rdma-7"),
-    ("worker-with-eth0-only", "autopilot",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _worker(p)["metadata"]["annotations"].update({
-         "networking.gke.io/interfaces": '[{"interfaceName":"eth0","network":"default"}]'})),
-     "gpu-pods-use-rdma", "attaching all 8 RDMA networks"),
-    ("a3u-tuner-on-b200", "codelab",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _set_env(
-         p, "NCCL_TUNER_CONFIG_PATH", catalog.ACCELERATORS["nvidia-h200-141gb"].tuner_config)),
-     "gpu-pods-use-rdma", "set it to /usr/local/gib/configs/tuner_config_a4.txtpb"),
-    ("no-tuner-config", "autopilot",
-     lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _set_env(p, "NCCL_TUNER_CONFIG_PATH", None)),
-     "gpu-pods-use-rdma", "add env NCCL_TUNER_CONFIG_PATH=/usr/local/gib/configs/tuner_config_a4.txtpb"),
-    ("default-kubernetes-provider", "dev",
-     lambda rs: changed(rs, "kubernetes:core/v1:Namespace", "namespace",
-                        provider_urn="urn:pulumi:dev::nemo-rl-gke::pulumi:providers:kubernetes::default_4_34_2"),
-     "kubernetes-explicit-provider", "provider=gke.provider"),
-    ("no-kubernetes-provider", "dev",
-     lambda rs: changed(rs, "kubernetes:core/v1:ServiceAccount", "ksa", provider_urn=None),
-     "kubernetes-explicit-provider", "provider=gke.provider"),
-    ("on-demand-gpu-pool", "dev",
-     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"].update(spot=False)),
-     "gpu-capacity-spot-or-reserved", "nemo-rl-gke:capacity"),
-    ("on-demand-compute-class-priority", "autopilot",
-     lambda rs: changed(rs, COMPUTE_CLASS, "gpu-compute-class",
-                        lambda p: p["spec"]["priorities"][0].pop("spot")),
-     "gpu-capacity-spot-or-reserved", "flexStart or reservations"),
-    ("spot-only-without-checkpointing-outside-dev", "codelab",
-     lambda rs: changed(without(rs, P.NODE_POOL_TYPE, "gpu-flex"), RAYJOB, "rayjob", lambda p: p["spec"].update(
-         entrypoint=p["spec"]["entrypoint"].replace("checkpointing.enabled=True", "checkpointing.enabled=False"))),
-     "gpu-spot-only-needs-checkpointing", "add flex-start or a reservation to nemo-rl-gke:capacity"),
-    ("unprotected-lustre-outside-dev", "codelab",
-     lambda rs: changed(rs, P.LUSTRE_TYPE, "lustre", protect=False, retain_on_delete=False),
-     "protected-outside-dev", "nemo-rl-gke:lustreOnDestroy"),
-    ("cluster-without-deletion-protection-outside-dev", "autopilot",
-     lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p.update(deletionProtection=False)),
-     "protected-outside-dev", "nemo-rl-gke:clusterDeletionProtection true"),
-    ("bucket-with-acls", "dev",
-     lambda rs: changed(rs, P.BUCKET_TYPE, "bucket", lambda p: p.update(uniformBucketLevelAccess=False)),
-     "bucket-uniform-access", "uniform_bucket_level_access=True"),
-    ("gpu-pool-default-compute-sa", "dev",
-     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"].update(
-         serviceAccount="000000000000-compute@developer.gserviceaccount.com")),
-     "nodes-not-default-service-account", "dedicated node service account"),
-    ("autopilot-nodes-without-service-account", "autopilot",
-     lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: _dig(
-         p, "clusterAutoscaling.autoProvisioningDefaults").pop("serviceAccount")),
-     "nodes-not-default-service-account", "dedicated node service account"),
-    ("cluster-without-workload-identity", "dev",
-     lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p.pop("workloadIdentityConfig")),
-     "workload-identity-enabled", "set it to <project>.svc.id.goog"),
-    ("pool-exposing-node-metadata", "codelab",
-     lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"]["workloadMetadataConfig"].update(
-         mode="GCE_METADATA")),
-     "workload-identity-enabled", "set it to GKE_METADATA"),
+    (
+        "ray-token-from-its-secret-into-head-env",
+        "dev",
+        lambda rs: changed(
+            rs,
+            RAYCLUSTER,
+            "raycluster",
+            lambda p: p["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["env"].append(
+                {
+                    "name": "RAY_AUTH_TOKEN",
+                    "valueFrom": {"secretKeyRef": {"name": "nemo-rl-ray-auth", "key": "auth_token"}},
+                }
+            ),
+        ),
+        "tokens-only-as-files",
+        "RAY_AUTH_TOKEN_PATH",
+    ),
+    (
+        "wandb-key-in-configmap",
+        "dev",
+        lambda rs: added(
+            rs,
+            "kubernetes:core/v1:ConfigMap",
+            "settings",
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "settings", "namespace": "nemo-rl"},
+                "data": {"WANDB_API_KEY": FAKE_WANDB_KEY, "HF_HOME": "/lustre/huggingface_cache"},
+            },
+        ),
+        "no-plaintext-secrets",
+        "move it to a Kubernetes Secret",
+    ),
+    (
+        "token-in-rayjob-runtime-env",
+        "dev",
+        lambda rs: added(rs, RAYJOB, "job", _rayjob(runtime_env=f"env_vars:\n  HUB_API_KEY: {FAKE_HF_TOKEN}\n")),
+        "no-plaintext-secrets",
+        "shown in the Ray dashboard",
+    ),
+    (
+        "token-in-rayjob-entrypoint",
+        "dev",
+        lambda rs: added(rs, RAYJOB, "job", _rayjob(entrypoint=f"HF_TOKEN={FAKE_HF_TOKEN} uv run python x.py")),
+        "no-plaintext-secrets",
+        "(HF_TOKEN_PATH)",
+    ),
+    (
+        "password-in-data-prep-job-command",
+        "dev",
+        lambda rs: added(
+            rs,
+            "kubernetes:batch/v1:Job",
+            "data-prep",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "prep", "namespace": "nemo-rl"},
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [
+                                {
+                                    "name": "prep",
+                                    "image": "nvcr.io/nvidia/nemo-rl:v0.5.0",
+                                    "args": ["export DB_PASSWORD=s3cr3t-value && python prep.py"],
+                                }
+                            ],
+                        }
+                    }
+                },
+            },
+        ),
+        "no-plaintext-secrets",
+        "mount it as a read-only file",
+    ),
+    (
+        "lustre-gke-support-without-legacy-port",
+        "dev",
+        lambda rs: changed(rs, P.LUSTRE_TYPE, "lustre", lambda p: p.update(gkeSupportEnabled=True)),
+        "lustre-port-mode-consistent",
+        "nemo-rl-gke:lustrePortMode",
+    ),
+    (
+        "legacy-port-without-gke-support",
+        "codelab",
+        lambda rs: changed(
+            rs,
+            P.CLUSTER_TYPE,
+            "cluster",
+            lambda p: _dig(p, "addonsConfig.lustreCsiDriverConfig").update(enableLegacyLustrePort=True),
+        ),
+        "lustre-port-mode-consistent",
+        "`modern` turns both off",
+    ),
+    (
+        "lustre-on-another-vpc",
+        "dev",
+        lambda rs: changed(
+            rs,
+            P.LUSTRE_TYPE,
+            "lustre",
+            lambda p: p.update(network="projects/your-gcp-project-id/global/networks/nemo-dev-gvnic-net"),
+            property_dependencies={"network": [_network_id(rs, "gvnic").urn]},
+        ),
+        "lustre-on-cluster-vpc",
+        "create the instance with network set to the cluster's VPC",
+    ),
+    (
+        "codelab-ray-version-mismatch",
+        "codelab",
+        lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: p["spec"].update(rayVersion="2.54.0")),
+        "ray-version-matches-image",
+        "set rayVersion to 2.46.0",
+    ),
+    (
+        "rayjob-own-cluster-ray-version",
+        "dev",
+        lambda rs: added(
+            rs,
+            RAYJOB,
+            "job",
+            _rayjob(
+                cluster_spec={**copy.deepcopy(_one(rs, RAYCLUSTER, "raycluster").props["spec"]), "rayVersion": "2.46.0"}
+            ),
+        ),
+        "ray-version-matches-image",
+        "set rayVersion to 2.49.2",
+    ),
+    (
+        "unknown-nemo-rl-release",
+        "dev",
+        lambda rs: changed(
+            rs,
+            RAYCLUSTER,
+            "raycluster",
+            lambda p: _worker(p)["spec"]["containers"][0].update(image="nvcr.io/nvidia/nemo-rl:v9.9.9"),
+        ),
+        "ray-version-matches-image",
+        "python -m synth.policy_facts",
+    ),
+    (
+        "unknown-nemo-rl-release-in-a-registry-copy",
+        "dev",
+        lambda rs: changed(
+            rs,
+            RAYCLUSTER,
+            "raycluster",
+            lambda p: _worker(p)["spec"]["containers"][0].update(
+                image="us-central1-docker.pkg.dev/your-gcp-project-id/nemo/nemo-rl:v9.9.9"
+            ),
+        ),
+        "ray-version-matches-image",
+        "python -m synth.policy_facts",
+    ),
+    (
+        "worker-without-interfaces-annotation",
+        "dev",
+        lambda rs: changed(
+            rs,
+            RAYCLUSTER,
+            "raycluster",
+            lambda p: _worker(p)["metadata"]["annotations"].pop("networking.gke.io/interfaces"),
+        ),
+        "gpu-pods-use-rdma",
+        "add it (attach gvnic-1 and rdma-0..rdma-7",
+    ),
+    (
+        "worker-with-eth0-only",
+        "autopilot",
+        lambda rs: changed(
+            rs,
+            RAYCLUSTER,
+            "raycluster",
+            lambda p: _worker(p)["metadata"]["annotations"].update(
+                {"networking.gke.io/interfaces": '[{"interfaceName":"eth0","network":"default"}]'}
+            ),
+        ),
+        "gpu-pods-use-rdma",
+        "attaching all 8 RDMA networks",
+    ),
+    (
+        "a3u-tuner-on-b200",
+        "codelab",
+        lambda rs: changed(
+            rs,
+            RAYCLUSTER,
+            "raycluster",
+            lambda p: _set_env(p, "NCCL_TUNER_CONFIG_PATH", catalog.ACCELERATORS["nvidia-h200-141gb"].tuner_config),
+        ),
+        "gpu-pods-use-rdma",
+        "set it to /usr/local/gib/configs/tuner_config_a4.txtpb",
+    ),
+    (
+        "no-tuner-config",
+        "autopilot",
+        lambda rs: changed(rs, RAYCLUSTER, "raycluster", lambda p: _set_env(p, "NCCL_TUNER_CONFIG_PATH", None)),
+        "gpu-pods-use-rdma",
+        "add env NCCL_TUNER_CONFIG_PATH=/usr/local/gib/configs/tuner_config_a4.txtpb",
+    ),
+    (
+        "default-kubernetes-provider",
+        "dev",
+        lambda rs: changed(
+            rs,
+            "kubernetes:core/v1:Namespace",
+            "namespace",
+            provider_urn="urn:pulumi:dev::nemo-rl-gke::pulumi:providers:kubernetes::default_4_34_2",
+        ),
+        "kubernetes-explicit-provider",
+        "provider=gke.provider",
+    ),
+    (
+        "no-kubernetes-provider",
+        "dev",
+        lambda rs: changed(rs, "kubernetes:core/v1:ServiceAccount", "ksa", provider_urn=None),
+        "kubernetes-explicit-provider",
+        "provider=gke.provider",
+    ),
+    (
+        "on-demand-gpu-pool",
+        "dev",
+        lambda rs: changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"].update(spot=False)),
+        "gpu-capacity-spot-or-reserved",
+        "nemo-rl-gke:capacity",
+    ),
+    (
+        "on-demand-compute-class-priority",
+        "autopilot",
+        lambda rs: changed(rs, COMPUTE_CLASS, "gpu-compute-class", lambda p: p["spec"]["priorities"][0].pop("spot")),
+        "gpu-capacity-spot-or-reserved",
+        "flexStart or reservations",
+    ),
+    (
+        "spot-only-without-checkpointing-outside-dev",
+        "codelab",
+        lambda rs: changed(
+            without(rs, P.NODE_POOL_TYPE, "gpu-flex"),
+            RAYJOB,
+            "rayjob",
+            lambda p: p["spec"].update(
+                entrypoint=p["spec"]["entrypoint"].replace("checkpointing.enabled=True", "checkpointing.enabled=False")
+            ),
+        ),
+        "gpu-spot-only-needs-checkpointing",
+        "add flex-start or a reservation to nemo-rl-gke:capacity",
+    ),
+    (
+        "unprotected-lustre-outside-dev",
+        "codelab",
+        lambda rs: changed(rs, P.LUSTRE_TYPE, "lustre", protect=False, retain_on_delete=False),
+        "protected-outside-dev",
+        "nemo-rl-gke:lustreOnDestroy",
+    ),
+    (
+        "cluster-without-deletion-protection-outside-dev",
+        "autopilot",
+        lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p.update(deletionProtection=False)),
+        "protected-outside-dev",
+        "nemo-rl-gke:clusterDeletionProtection true",
+    ),
+    (
+        "bucket-with-acls",
+        "dev",
+        lambda rs: changed(rs, P.BUCKET_TYPE, "bucket", lambda p: p.update(uniformBucketLevelAccess=False)),
+        "bucket-uniform-access",
+        "uniform_bucket_level_access=True",
+    ),
+    (
+        "gpu-pool-default-compute-sa",
+        "dev",
+        lambda rs: changed(
+            rs,
+            P.NODE_POOL_TYPE,
+            "gpu-spot",
+            lambda p: p["nodeConfig"].update(serviceAccount="000000000000-compute@developer.gserviceaccount.com"),
+        ),
+        "nodes-not-default-service-account",
+        "dedicated node service account",
+    ),
+    (
+        "autopilot-nodes-without-service-account",
+        "autopilot",
+        lambda rs: changed(
+            rs,
+            P.CLUSTER_TYPE,
+            "cluster",
+            lambda p: _dig(p, "clusterAutoscaling.autoProvisioningDefaults").pop("serviceAccount"),
+        ),
+        "nodes-not-default-service-account",
+        "dedicated node service account",
+    ),
+    (
+        "cluster-without-workload-identity",
+        "dev",
+        lambda rs: changed(rs, P.CLUSTER_TYPE, "cluster", lambda p: p.pop("workloadIdentityConfig")),
+        "workload-identity-enabled",
+        "set it to <project>.svc.id.goog",
+    ),
+    (
+        "pool-exposing-node-metadata",
+        "codelab",
+        lambda rs: changed(
+            rs,
+            P.NODE_POOL_TYPE,
+            "gpu-spot",
+            lambda p: p["nodeConfig"]["workloadMetadataConfig"].update(mode="GCE_METADATA"),
+        ),
+        "workload-identity-enabled",
+        "set it to GKE_METADATA",
+    ),
 ]
 
 # Settings that change the graph in ways every policy accepts.
 ACCEPTED_VARIANTS = [
-    ("dev", {"lustrePortMode": "legacy"}),              # both Lustre sides on
-    ("codelab", {"lustreOnDestroy": "retain"}),         # retained instead of protected
+    ("dev", {"lustrePortMode": "legacy"}),  # both Lustre sides on
+    ("codelab", {"lustreOnDestroy": "retain"}),  # retained instead of protected
     ("dev", {"capacity": ["reservation"], "reservation": "a3u-reservation"}),  # reserved instead of spot
-    ("codelab", {"capacity": ["spot"]}),                # spot only, but the job checkpoints
+    ("codelab", {"capacity": ["spot"]}),  # spot only, but the job checkpoints
     ("dev", {"capacity": ["spot"], "jobEnabled": False}),  # spot only without a job: fine on dev
     ("autopilot", {"capacity": ["reservation", "flex-start", "spot"], "reservation": "b200-res"}),
-    ("autopilot", {"jobMode": "own-cluster"}),          # a RayJob embedding its own GPU RayCluster
+    ("autopilot", {"jobMode": "own-cluster"}),  # a RayJob embedding its own GPU RayCluster
     # Ray token auth with the stack's own KubeRay: RAY_AUTH_TOKEN defined empty is no token in the environment.
     ("dev", {"kubeRayOperator": "helm", "nemoRlRelease": "v0.7.0", "jobEnabled": False}),
     ("dev", {"privateEndpoint": False, "authorizedNetworks": ["203.0.113.0/24"]}),  # an IP endpoint for one range
@@ -275,7 +540,8 @@ def test_policy_catalog_copy_equals_infra_catalog():
     from synth import policy_facts
 
     assert policy_facts.PATH.read_text(encoding="utf-8") == policy_facts.render(), (
-        "policy/catalog_facts.json is stale: run `python -m synth.policy_facts`")
+        "policy/catalog_facts.json is stale: run `python -m synth.policy_facts`"
+    )
     assert P.NEMO_RL_RAY_VERSIONS == {t: r.ray_version for t, r in catalog.NEMO_RL_RELEASES.items()}
     assert P.NEMO_RL_IMAGE_REPO == catalog.NEMO_RL_IMAGE_REPO
     assert P.TUNER_CONFIGS == {g: a.tuner_config for g, a in catalog.ACCELERATORS.items()}
@@ -316,19 +582,37 @@ def test_broken_variant_is_flagged_by_its_policy_alone_with_a_fix(stacks, case):
 
 
 def test_secret_references_and_non_secret_names_are_not_flagged(stacks):
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "prep", "namespace": "nemo-rl"},
-           "spec": {"template": {"spec": {"containers": [{
-               "name": "prep", "image": "nvcr.io/nvidia/nemo-rl:v0.5.0",
-               "args": ['HF_TOKEN="${HF_TOKEN}" TOKENIZERS_PARALLELISM=false python prep.py'],
-               "env": [{"name": "TOKENIZERS_PARALLELISM", "value": "false"},
-                       {"name": "HF_HUB_DISABLE_IMPLICIT_TOKEN", "value": "1"},
-                       {"name": "SSH_KEY", "value": "/var/run/keys/id"},
-                       {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "s", "key": "db"}}}]}]}}}}
-    rayjob = _rayjob(entrypoint="HF_TOKEN=$HF_TOKEN uv run python examples/run_grpo_math.py "
-                                "+data.input_key=problem +data.output_key=expected_answer\n"
-                                "uv run python -c 'import os; TOKEN = os.environ[\"HF_TOKEN\"]; "
-                                "env = {\"WANDB_API_KEY\": os.environ[\"WANDB_API_KEY\"]}'",
-                     runtime_env="env_vars:\n  RAY_OVERRIDE_JOB_RUNTIME_ENV: '1'\n  HF_HOME: /lustre/hf\n")
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "prep", "namespace": "nemo-rl"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "prep",
+                            "image": "nvcr.io/nvidia/nemo-rl:v0.5.0",
+                            "args": ['HF_TOKEN="${HF_TOKEN}" TOKENIZERS_PARALLELISM=false python prep.py'],
+                            "env": [
+                                {"name": "TOKENIZERS_PARALLELISM", "value": "false"},
+                                {"name": "HF_HUB_DISABLE_IMPLICIT_TOKEN", "value": "1"},
+                                {"name": "SSH_KEY", "value": "/var/run/keys/id"},
+                                {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "s", "key": "db"}}},
+                            ],
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    rayjob = _rayjob(
+        entrypoint="HF_TOKEN=$HF_TOKEN uv run python examples/run_grpo_math.py "
+        "+data.input_key=problem +data.output_key=expected_answer\n"
+        'uv run python -c \'import os; TOKEN = os.environ["HF_TOKEN"]; '
+        'env = {"WANDB_API_KEY": os.environ["WANDB_API_KEY"]}\'',
+        runtime_env="env_vars:\n  RAY_OVERRIDE_JOB_RUNTIME_ENV: '1'\n  HF_HOME: /lustre/hf\n",
+    )
     rs = added(added(stacks["dev"], "kubernetes:batch/v1:Job", "prep", job), RAYJOB, "job", rayjob)
     assert P.evaluate(rs) == []
 
@@ -344,6 +628,7 @@ from synth.engine import UNKNOWN  # noqa: E402
 
 def _preview_unknowns(rs: list[P.Resource]) -> list[P.Resource]:
     """The dev stack as a first preview sees it: ids and e-mails of resources not created yet are unknown."""
+
     def unknown_network(p):
         p["network"] = UNKNOWN
 
@@ -356,8 +641,12 @@ def test_unknown_preview_values_are_skipped_or_decided_by_dependencies(stacks):
     unknown = UNKNOWN
     rs = stacks["dev"]
     primary, gvnic = _network_id(rs, "primary").urn, _network_id(rs, "gvnic").urn
-    both_unknown = changed(changed(rs, P.LUSTRE_TYPE, "lustre", lambda p: p.update(network=unknown)),
-                           P.CLUSTER_TYPE, "cluster", lambda p: p.update(network=unknown))
+    both_unknown = changed(
+        changed(rs, P.LUSTRE_TYPE, "lustre", lambda p: p.update(network=unknown)),
+        P.CLUSTER_TYPE,
+        "cluster",
+        lambda p: p.update(network=unknown),
+    )
     assert P.evaluate(both_unknown) == []  # same Network resource behind both
     other = changed(both_unknown, P.LUSTRE_TYPE, "lustre", property_dependencies={"network": [gvnic]})
     assert [v.policy for v in P.evaluate(other)] == ["lustre-on-cluster-vpc"]
@@ -381,16 +670,26 @@ def test_stack_name_comes_from_the_urn():
 def _policy_python() -> Path:
     venv = Path(os.environ.get("POLICY_VENV", ROOT / ".venv-policy"))
     python = (venv if venv.is_absolute() else ROOT / venv) / "bin" / "python"
-    assert python.exists(), f"{python} is missing: run `make test` (it creates .venv-policy from " \
-                            "policy/requirements.txt)"
+    assert python.exists(), (
+        f"{python} is missing: run `make test` (it creates .venv-policy from policy/requirements.txt)"
+    )
     return python
 
 
 def _record(r: P.Resource, secret_paths=(), parent=None, dependencies=()) -> dict:
-    return {"type": r.type, "name": r.name, "urn": r.urn, "custom": bool(r.custom), "protect": r.protect,
-            "provider_urn": r.provider_urn,
-            "inputs": r.props, "secret_paths": list(secret_paths), "parent": parent,
-            "dependencies": list(dependencies), "property_dependencies": dict(r.property_dependencies)}
+    return {
+        "type": r.type,
+        "name": r.name,
+        "urn": r.urn,
+        "custom": bool(r.custom),
+        "protect": r.protect,
+        "provider_urn": r.provider_urn,
+        "inputs": r.props,
+        "secret_paths": list(secret_paths),
+        "parent": parent,
+        "dependencies": list(dependencies),
+        "property_dependencies": dict(r.property_dependencies),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -400,20 +699,38 @@ def pack_run(synth, stacks, tmp_path_factory) -> dict:
     cases: dict[str, list[dict]] = {}
     for s in SHIPPED:
         cases[f"stack:{s}"] = [
-            _record(P.Resource(type=r.type, name=r.name, props=r.inputs, urn=r.urn, protect=r.protect,
-                               provider_urn=r.provider_urn, property_dependencies=r.property_dependencies,
-                               custom=r.custom),
-                    r.secret_paths, r.parent, r.dependencies)
-            for r in synth(s).resources]
+            _record(
+                P.Resource(
+                    type=r.type,
+                    name=r.name,
+                    props=r.inputs,
+                    urn=r.urn,
+                    protect=r.protect,
+                    provider_urn=r.provider_urn,
+                    property_dependencies=r.property_dependencies,
+                    custom=r.custom,
+                ),
+                r.secret_paths,
+                r.parent,
+                r.dependencies,
+            )
+            for r in synth(s).resources
+        ]
     for case in BROKEN:
         cases[case[0]] = [_record(r) for r in _broken(stacks, case)]
-    cases["retain-only-lustre"] = [_record(r) for r in changed(stacks["codelab"], P.LUSTRE_TYPE, "lustre",
-                                                               protect=False, retain_on_delete=True)]
+    cases["retain-only-lustre"] = [
+        _record(r) for r in changed(stacks["codelab"], P.LUSTRE_TYPE, "lustre", protect=False, retain_on_delete=True)
+    ]
     cases["preview-unknowns"] = [_record(r) for r in _preview_unknowns(stacks["dev"])]
     path = tmp_path_factory.mktemp("policy") / "cases.json"
     path.write_text(json.dumps({"cases": cases}))
-    proc = subprocess.run([str(_policy_python()), str(POLICY_DIR / "offline_check.py"), str(path)],
-                          capture_output=True, text=True, timeout=300, cwd=POLICY_DIR)
+    proc = subprocess.run(
+        [str(_policy_python()), str(POLICY_DIR / "offline_check.py"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=POLICY_DIR,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 

@@ -1,5 +1,6 @@
 """core.prefetch / core.export: the commands they render drive the real programs, and their refusals name
 what is wrong. The prefetch plan is run end to end against the loopback Hub (tests/hub_server.py)."""
+
 from __future__ import annotations
 
 import json
@@ -36,14 +37,22 @@ def test_catalog_revisions_are_pinned_commits():
 
 
 def test_plan_names_its_marker_after_its_items():
-    a = prefetch.plan(model_name="Qwen/Qwen2.5-72B-Instruct", revision=catalog.MODELS["Qwen/Qwen2.5-72B-Instruct"].revision,
-                      dataset="DeepScaler", mount_path="/lustre/")
-    assert a.items == (f"model:Qwen/Qwen2.5-72B-Instruct@{catalog.MODELS['Qwen/Qwen2.5-72B-Instruct'].revision}",
-                       "dataset:agentica-org/DeepScaleR-Preview-Dataset@main", "dataset:HuggingFaceH4/aime_2024@main")
+    a = prefetch.plan(
+        model_name="Qwen/Qwen2.5-72B-Instruct",
+        revision=catalog.MODELS["Qwen/Qwen2.5-72B-Instruct"].revision,
+        dataset="DeepScaler",
+        mount_path="/lustre/",
+    )
+    assert a.items == (
+        f"model:Qwen/Qwen2.5-72B-Instruct@{catalog.MODELS['Qwen/Qwen2.5-72B-Instruct'].revision}",
+        "dataset:agentica-org/DeepScaleR-Preview-Dataset@main",
+        "dataset:HuggingFaceH4/aime_2024@main",
+    )
     assert a.model_path == f"/lustre/models/Qwen/Qwen2.5-72B-Instruct@{a.revision}"
     assert a.download_bytes == catalog.MODELS["Qwen/Qwen2.5-72B-Instruct"].weight_bytes
-    b = prefetch.plan(model_name="Qwen/Qwen2.5-72B-Instruct", revision=COMMIT, dataset="DeepScaler",
-                      mount_path="/lustre")
+    b = prefetch.plan(
+        model_name="Qwen/Qwen2.5-72B-Instruct", revision=COMMIT, dataset="DeepScaler", mount_path="/lustre"
+    )
     assert a.marker != b.marker and a.marker.startswith("/lustre/prefetch/")
     # Pulumi's wait covers the download at the slowest tolerated rate.
     assert prefetch.job_timeout_seconds(a.download_bytes) >= a.download_bytes / prefetch.SLOWEST_DOWNLOAD_BYTES_PER_S
@@ -62,34 +71,42 @@ def test_rendered_prefetch_commands_download_then_wait_and_the_model_path_is_the
         p = prefetch.plan(model_name="acme/tiny-llm", revision=COMMIT, dataset="none", mount_path=str(mount))
         env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
         env.update(HF_ENDPOINT=hub.endpoint, HF_HOME=lustre_paths.hf_home(str(mount)), NO_PROXY="127.0.0.1")
-        r = subprocess.run(_as_local(prefetch.download_argv(p, SCRIPTS)), env=env, capture_output=True, text=True,
-                           timeout=120)
+        r = subprocess.run(
+            _as_local(prefetch.download_argv(p, SCRIPTS)), env=env, capture_output=True, text=True, timeout=120
+        )
         assert r.returncode == 0, r.stderr
     snapshot = mount / "huggingface_cache" / "hub" / "models--acme--tiny-llm" / "snapshots" / COMMIT
     assert Path(p.model_path).resolve() == snapshot.resolve()
     assert json.loads(Path(p.marker).read_text())["items"][0]["commit"] == COMMIT
-    w = subprocess.run(_as_local(prefetch.wait_argv(p, SCRIPTS, 5)), env=env, capture_output=True, text=True,
-                       timeout=60)
+    w = subprocess.run(
+        _as_local(prefetch.wait_argv(p, SCRIPTS, 5)), env=env, capture_output=True, text=True, timeout=60
+    )
     assert w.returncode == 0, w.stderr
 
 
-@pytest.mark.parametrize("value,expected", [
-    ("", "gs://stack-bucket/exports"),
-    ("gs://stack-bucket/runs/final", "gs://stack-bucket/runs/final"),
-    ("checkpoints/", "gs://stack-bucket/checkpoints"),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("", "gs://stack-bucket/exports"),
+        ("gs://stack-bucket/runs/final", "gs://stack-bucket/runs/final"),
+        ("checkpoints/", "gs://stack-bucket/checkpoints"),
+    ],
+)
 def test_export_destinations_inside_the_stack_bucket(value, expected):
     dest, problem = export.parse_destination(value, "stack-bucket")
     assert problem is None and dest.url == expected
 
 
-@pytest.mark.parametrize("value,words", [
-    ("gs://other-bucket/exports", "outside the stack's bucket"),
-    ("gs://stack-bucket-2/x", "outside the stack's bucket"),
-    ("gs://stack-bucket", "needs a prefix"),
-    ("gs://stack-bucket/../x", "needs a prefix"),
-    ("a b", "needs a prefix"),
-])
+@pytest.mark.parametrize(
+    "value,words",
+    [
+        ("gs://other-bucket/exports", "outside the stack's bucket"),
+        ("gs://stack-bucket-2/x", "outside the stack's bucket"),
+        ("gs://stack-bucket", "needs a prefix"),
+        ("gs://stack-bucket/../x", "needs a prefix"),
+        ("a b", "needs a prefix"),
+    ],
+)
 def test_export_destinations_elsewhere_are_refused(value, words):
     dest, problem = export.parse_destination(value, "stack-bucket")
     assert dest is None and words in problem
@@ -102,14 +119,17 @@ def test_rendered_export_command_copies_latest_and_best(tmp_path):
         d.mkdir(parents=True)
         (d / "shard").write_bytes(os.urandom(100))
         (run / f"step_{step}" / "training_info.json").write_text(json.dumps({"val:accuracy": acc}))
-    argv = export.export_argv(scripts_dir=SCRIPTS, checkpoint_dir=str(run), prefix="exports", run_name="r",
-                              metric_name="val:accuracy")
+    argv = export.export_argv(
+        scripts_dir=SCRIPTS, checkpoint_dir=str(run), prefix="exports", run_name="r", metric_name="val:accuracy"
+    )
     i, j = argv.index("--destination"), argv.index("--root")
     # The mount's root is the export prefix (`only-dir=exports`): the run's directory is right under it.
     assert argv[i + 1] == f"{export.EXPORT_MOUNT}/r" and argv[j + 1] == export.EXPORT_MOUNT
-    assert export.volume(export.Destination("b", "exports"))["csi"]["volumeAttributes"]["mountOptions"] == \
-        f"implicit-dirs,{catalog.GCSFUSE_STREAMING_WRITES_OPTION},only-dir=exports"
-    bucket = tmp_path / "bucket" / "exports"          # the test's stand-in for the mounted export prefix
+    assert (
+        export.volume(export.Destination("b", "exports"))["csi"]["volumeAttributes"]["mountOptions"]
+        == f"implicit-dirs,{catalog.GCSFUSE_STREAMING_WRITES_OPTION},only-dir=exports"
+    )
+    bucket = tmp_path / "bucket" / "exports"  # the test's stand-in for the mounted export prefix
     argv[i + 1], argv[j + 1] = str(bucket / "r"), str(bucket)
     missing = subprocess.run(_as_local(argv), capture_output=True, text=True, timeout=60)
     assert missing.returncode != 0 and "is the bucket mounted" in missing.stderr
@@ -142,11 +162,16 @@ def test_a_model_outside_the_catalog_gets_the_ceiling_deadline_and_sizes_its_own
     # itself sizes a tighter deadline from the Hub's file list (tests/test_prefetch_program.py).
     import json
 
-    own = {"jobOverrides": json.dumps({"model_name": "acme/own-llm", "model_revision": "a" * 40}),
-           "checkpointBudgetSeconds": 0}
+    own = {
+        "jobOverrides": json.dumps({"model_name": "acme/own-llm", "model_revision": "a" * 40}),
+        "checkpointBudgetSeconds": 0,
+    }
     ceiling = prefetch.job_timeout_seconds(0)
-    assert ceiling == int(prefetch.UNKNOWN_MODEL_CEILING_BYTES / prefetch.SLOWEST_DOWNLOAD_BYTES_PER_S) + \
-        prefetch.TIMEOUT_MARGIN_SECONDS
+    assert (
+        ceiling
+        == int(prefetch.UNKNOWN_MODEL_CEILING_BYTES / prefetch.SLOWEST_DOWNLOAD_BYTES_PER_S)
+        + prefetch.TIMEOUT_MARGIN_SECONDS
+    )
     r = synth("dev", own)
     assert r.error is None, r.error
     job = next(x for x in r.of_type("kubernetes:batch/v1:Job") if x.name == "prefetch")

@@ -3,6 +3,7 @@
 The program runs as a subprocess, as the prefetch Job runs it: real files in a temporary HF_HOME, real HTTP
 on 127.0.0.1, the token in a file. huggingface_hub is the version the NeMo-RL images lock (0.34.4).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ C_MODEL = "1" * 40
 C_MODEL_V2 = "2" * 40
 C_GATED = "3" * 40
 C_DATA = "4" * 40
-BIG = os.urandom(24 * 1024 * 1024)     # above huggingface_hub's 10 MB download chunk: a cut leaves bytes on disk
+BIG = os.urandom(24 * 1024 * 1024)  # above huggingface_hub's 10 MB download chunk: a cut leaves bytes on disk
 SHARD_2 = os.urandom(64 * 1024)
 CONFIG = b'{"architectures": ["TinyForCausalLM"]}'
 
@@ -30,16 +31,35 @@ CONFIG = b'{"architectures": ["TinyForCausalLM"]}'
 @pytest.fixture()
 def hub():
     with FakeHub(token=TOKEN) as h:
-        h.add(Repo("model", "acme/tiny-llm", C_MODEL, {
-            "config.json": CONFIG, "model-00001-of-00002.safetensors": BIG,
-            "model-00002-of-00002.safetensors": SHARD_2, "tokenizer.json": b'{"version": "1.0"}'},
-            branches={"main": C_MODEL}))
+        h.add(
+            Repo(
+                "model",
+                "acme/tiny-llm",
+                C_MODEL,
+                {
+                    "config.json": CONFIG,
+                    "model-00001-of-00002.safetensors": BIG,
+                    "model-00002-of-00002.safetensors": SHARD_2,
+                    "tokenizer.json": b'{"version": "1.0"}',
+                },
+                branches={"main": C_MODEL},
+            )
+        )
         h.add(Repo("model", "acme/tiny-llm-v2", C_MODEL_V2, {"config.json": CONFIG}, branches={"main": C_MODEL_V2}))
-        h.add(Repo("model", "acme/gated-llm", C_GATED, {"config.json": CONFIG, "weights.safetensors": SHARD_2},
-                   gated=True))
-        h.add(Repo("dataset", "acme/tiny-data", C_DATA, {
-            "README.md": b"# tiny", "data/train-00000-of-00001.parquet": os.urandom(4096)},
-            branches={"main": C_DATA}))
+        h.add(
+            Repo(
+                "model", "acme/gated-llm", C_GATED, {"config.json": CONFIG, "weights.safetensors": SHARD_2}, gated=True
+            )
+        )
+        h.add(
+            Repo(
+                "dataset",
+                "acme/tiny-data",
+                C_DATA,
+                {"README.md": b"# tiny", "data/train-00000-of-00001.parquet": os.urandom(4096)},
+                branches={"main": C_DATA},
+            )
+        )
         yield h
 
 
@@ -49,19 +69,34 @@ def env(tmp_path, hub):
     token_file.parent.mkdir()
     token_file.write_text(TOKEN + "\n")
     e = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
-    e.update({"HF_ENDPOINT": hub.endpoint, "HF_HOME": str(tmp_path / "lustre" / "huggingface_cache"),
-              "HF_TOKEN_PATH": str(token_file), "HF_HUB_DISABLE_TELEMETRY": "1", "NO_PROXY": "127.0.0.1"})
+    e.update(
+        {
+            "HF_ENDPOINT": hub.endpoint,
+            "HF_HOME": str(tmp_path / "lustre" / "huggingface_cache"),
+            "HF_TOKEN_PATH": str(token_file),
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "NO_PROXY": "127.0.0.1",
+        }
+    )
     return e
 
 
 def run(env, *args, timeout=120):
-    return subprocess.run([sys.executable, str(PROGRAM), *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(PROGRAM), *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def download(env, tmp_path, *items, marker="prefetch/model.json"):
-    return run(env, "download", "--marker", str(tmp_path / "lustre" / marker),
-               "--links", str(tmp_path / "lustre" / "models"), *items)
+    return run(
+        env,
+        "download",
+        "--marker",
+        str(tmp_path / "lustre" / marker),
+        "--links",
+        str(tmp_path / "lustre" / "models"),
+        *items,
+    )
 
 
 MODEL_ITEM = f"model:acme/tiny-llm@{C_MODEL}"
@@ -76,8 +111,13 @@ def test_download_fills_the_hf_cache_pins_the_commit_and_links_the_snapshot(env,
     assert (snapshot / "config.json").read_bytes() == CONFIG
     # The layout is the real cache's: a loader asking for the pinned commit finds the files offline.
     from huggingface_hub import try_to_load_from_cache
-    found = try_to_load_from_cache("acme/tiny-llm", "model-00002-of-00002.safetensors",
-                                   cache_dir=str(Path(env["HF_HOME"]) / "hub"), revision=C_MODEL)
+
+    found = try_to_load_from_cache(
+        "acme/tiny-llm",
+        "model-00002-of-00002.safetensors",
+        cache_dir=str(Path(env["HF_HOME"]) / "hub"),
+        revision=C_MODEL,
+    )
     assert found is not None and Path(found).read_bytes() == SHARD_2
     dataset_snapshot = Path(env["HF_HOME"]) / "hub" / "datasets--acme--tiny-data" / "snapshots" / C_DATA
     assert (dataset_snapshot / "README.md").read_bytes() == b"# tiny"
@@ -106,7 +146,7 @@ def test_rerun_with_its_marker_returns_at_once_without_any_request(env, tmp_path
     assert download(env, tmp_path, MODEL_ITEM, DATA_ITEM).returncode == 0
     before = len(hub.log)
     started = time.monotonic()
-    r = download(env, tmp_path, DATA_ITEM, MODEL_ITEM)       # same items, other order
+    r = download(env, tmp_path, DATA_ITEM, MODEL_ITEM)  # same items, other order
     assert r.returncode == 0, r.stderr
     assert "complete already" in r.stdout
     assert len(hub.log) == before
@@ -151,7 +191,7 @@ def test_gated_model_needs_the_token_file(env, tmp_path, hub):
     r = download(anonymous, tmp_path, f"model:acme/gated-llm@{C_GATED}")
     assert r.returncode != 0
     assert not (tmp_path / "lustre" / "prefetch" / "model.json").exists()
-    assert not any(e["auth_header"] for e in hub.log)        # anonymous really means no token at all
+    assert not any(e["auth_header"] for e in hub.log)  # anonymous really means no token at all
     assert download(env, tmp_path, f"model:acme/gated-llm@{C_GATED}").returncode == 0
 
 
@@ -171,8 +211,16 @@ def test_missing_hf_home_is_refused(env, tmp_path, hub):
     assert hub.log == []
 
 
-@pytest.mark.parametrize("item", ["model:acme/tiny-llm", "weights:acme/tiny-llm@main", "model:../x/y@main",
-                                  "model:acme/tiny-llm@main\n", "model:acme@main"])
+@pytest.mark.parametrize(
+    "item",
+    [
+        "model:acme/tiny-llm",
+        "weights:acme/tiny-llm@main",
+        "model:../x/y@main",
+        "model:acme/tiny-llm@main\n",
+        "model:acme@main",
+    ],
+)
 def test_malformed_items_are_refused(env, tmp_path, hub, item):
     r = download(env, tmp_path, item)
     assert r.returncode != 0 and "bad item" in r.stderr
@@ -184,9 +232,24 @@ def test_wait_times_out_without_the_marker_and_returns_once_the_download_complet
     r = run(env, "wait", "--marker", str(marker), "--timeout", "1", "--interval", "0.2", MODEL_ITEM)
     assert r.returncode != 0 and "did not list every item" in r.stderr
 
-    waiter = subprocess.Popen([sys.executable, str(PROGRAM), "wait", "--marker", str(marker), "--timeout", "60",
-                               "--interval", "0.2", MODEL_ITEM], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [
+            sys.executable,
+            str(PROGRAM),
+            "wait",
+            "--marker",
+            str(marker),
+            "--timeout",
+            "60",
+            "--interval",
+            "0.2",
+            MODEL_ITEM,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert download(env, tmp_path, MODEL_ITEM).returncode == 0
         out, err = waiter.communicate(timeout=30)
@@ -199,20 +262,34 @@ def test_wait_times_out_without_the_marker_and_returns_once_the_download_complet
 
 def test_wait_does_not_accept_a_marker_for_other_items(env, tmp_path, hub):
     assert download(env, tmp_path, f"model:acme/tiny-llm-v2@{C_MODEL_V2}").returncode == 0
-    r = run(env, "wait", "--marker", str(tmp_path / "lustre" / "prefetch" / "model.json"), "--timeout", "0.5",
-            "--interval", "0.1", MODEL_ITEM)
+    r = run(
+        env,
+        "wait",
+        "--marker",
+        str(tmp_path / "lustre" / "prefetch" / "model.json"),
+        "--timeout",
+        "0.5",
+        "--interval",
+        "0.1",
+        MODEL_ITEM,
+    )
     assert r.returncode != 0
 
 
 # --- A model outside the catalog (issue 18 item 9) ------------------------------------------------------------
 C_LLAMA = "6" * 40
 LLAMA_FILES = {
-    "config.json": CONFIG, "generation_config.json": b"{}", "tokenizer.json": b'{"v": 1}',
-    "tokenizer_config.json": b"{}", "model.safetensors.index.json": b"{}",
+    "config.json": CONFIG,
+    "generation_config.json": b"{}",
+    "tokenizer.json": b'{"v": 1}',
+    "tokenizer_config.json": b"{}",
+    "model.safetensors.index.json": b"{}",
     "model-00001-of-00001.safetensors": os.urandom(8 * 1024),
     # What training never loads: Meta's own second copy of the weights (meta-llama repositories), a .bin copy.
-    "original/consolidated.00.pth": os.urandom(16 * 1024), "original/params.json": b"{}",
-    "original/tokenizer.model": os.urandom(2048), "pytorch_model.bin": os.urandom(4096),
+    "original/consolidated.00.pth": os.urandom(16 * 1024),
+    "original/params.json": b"{}",
+    "original/tokenizer.model": os.urandom(2048),
+    "pytorch_model.bin": os.urandom(4096),
 }
 LLAMA_ITEM = f"model:acme/llama-like@{C_LLAMA}"
 
@@ -239,8 +316,19 @@ def test_the_deadline_comes_from_the_repositorys_real_file_list(env, tmp_path, h
     assert f"{wanted / 1e9:.2f} GB to fetch at most; deadline {int(wanted / 1000 + 7)} s" in r.stdout
     # More than the Job's own deadline: refused at once, before a single file is fetched.
     before = len(hub.log)
-    r = run(env, "download", "--marker", str(tmp_path / "m2.json"), "--rate", "1", "--margin", "0",
-            "--job-deadline", "60", f"model:acme/tiny-llm@{C_MODEL}")
+    r = run(
+        env,
+        "download",
+        "--marker",
+        str(tmp_path / "m2.json"),
+        "--rate",
+        "1",
+        "--margin",
+        "0",
+        "--job-deadline",
+        "60",
+        f"model:acme/tiny-llm@{C_MODEL}",
+    )
     assert r.returncode != 0 and "more than the Job's 60 s deadline" in r.stderr
     assert not [e for e in hub.log[before:] if e["path"].startswith("/cdn/")]
     assert not (tmp_path / "m2.json").exists()
@@ -249,8 +337,7 @@ def test_the_deadline_comes_from_the_repositorys_real_file_list(env, tmp_path, h
 def test_a_download_past_its_deadline_stops_with_one_line_and_no_marker(env, tmp_path, hub):
     hub.cdn_delay = 3.0
     # 24 MB at 100 MB/s and no margin: a 1 s deadline, which the slow CDN cannot meet.
-    r = run(env, "download", "--marker", str(tmp_path / "m.json"), "--rate", "100000000", "--margin", "0",
-            MODEL_ITEM)
+    r = run(env, "download", "--marker", str(tmp_path / "m.json"), "--rate", "100000000", "--margin", "0", MODEL_ITEM)
     assert r.returncode != 0
     assert r.stderr.strip().splitlines()[-1].startswith("prefetch_hf: the download did not finish within its deadline")
     assert not (tmp_path / "m.json").exists()

@@ -5,6 +5,7 @@ Oracles: the installed distributions' own metadata (importlib.metadata; huggingf
 versions requirements-test.txt pins, those NeMo-RL's images lock), a bare interpreter that sees nothing but the
 packages the file lists, and the loopback Hub (tests/hub_server.py) with the real client.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,7 +57,7 @@ def test_the_file_pins_the_clients_nemo_rl_locks_and_their_whole_dependency_clos
     for name, (version, _) in pins.items():
         d = distribution(name)
         if d.version != version:
-            continue   # only metadata of the very version pinned says what it requires
+            continue  # only metadata of the very version pinned says what it requires
         for text in d.requires or []:
             req = Requirement(text)
             if req.marker is not None and not req.marker.evaluate(catalog.PREFETCH_PYTHON_MARKERS):
@@ -74,8 +75,8 @@ def prefetch_job(synth):
 
 def test_the_prefetch_job_installs_from_the_shipped_file_then_downloads_in_the_small_image(prefetch_job):
     pod = prefetch_job.inputs["spec"]["template"]["spec"]
-    install, = pod["initContainers"]
-    download, = pod["containers"]
+    (install,) = pod["initContainers"]
+    (download,) = pod["containers"]
     assert install["image"] == download["image"] == images.prefetch_python_image()
     assert "@sha256:" in download["image"]
     argv = install["command"]
@@ -94,7 +95,7 @@ def test_the_nemo_rl_image_setting_keeps_the_job_in_that_image(synth):
     r = synth("codelab", {"prefetchImage": "nemo-rl"})
     pod = r.get(JOB, "prefetch").inputs["spec"]["template"]["spec"]
     assert "initContainers" not in pod
-    ctr, = pod["containers"]
+    (ctr,) = pod["containers"]
     assert ctr["image"].startswith(catalog.NEMO_RL_IMAGE_REPO + ":")
     assert ctr["command"][:3] == ["uv", "run", "python"]
 
@@ -120,7 +121,7 @@ def _site_of(names, dest: Path) -> Path:
 
 def test_the_rendered_download_runs_with_nothing_but_the_pinned_packages(prefetch_job, tmp_path):
     pod = prefetch_job.inputs["spec"]["template"]["spec"]
-    download, = pod["containers"]
+    (download,) = pod["containers"]
     argv = download["command"]
     scripts_dir = next(m["mountPath"] for m in download["volumeMounts"] if m["name"] == "job-scripts")
     marker = argv[argv.index("--marker") + 1]
@@ -135,17 +136,39 @@ def test_the_rendered_download_runs_with_nothing_but_the_pinned_packages(prefetc
     token_file = tmp_path / "hf-token"
     token_file.write_text(TOKEN)
     with FakeHub(token=TOKEN) as hub:
-        hub.add(Repo("model", "acme/tiny-llm", COMMIT, {"config.json": b"{}", "model.safetensors": os.urandom(4096)},
-                     branches={"main": COMMIT}))
+        hub.add(
+            Repo(
+                "model",
+                "acme/tiny-llm",
+                COMMIT,
+                {"config.json": b"{}", "model.safetensors": os.urandom(4096)},
+                branches={"main": COMMIT},
+            )
+        )
         item = f"model:acme/tiny-llm@{COMMIT}"
         # The rendered command with its paths moved under tmp_path and the stack's items swapped for the
         # loopback Hub's; `python -S`: the bare interpreter without site-packages, so only PYTHONPATH counts.
-        cmd = [sys._base_executable, "-S",
-               str(shipped / Path(argv[1]).relative_to(scripts_dir)), "download",
-               "--marker", str(lustre / Path(marker).name), "--links", str(lustre / Path(links).name), item]
-        env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(deps), "HF_HOME": str(lustre / "hf"),
-               "HF_TOKEN_PATH": str(token_file), "HF_ENDPOINT": hub.endpoint, "HF_HUB_DISABLE_TELEMETRY": "1",
-               "NO_PROXY": "127.0.0.1", "HOME": str(tmp_path)}
+        cmd = [
+            sys._base_executable,
+            "-S",
+            str(shipped / Path(argv[1]).relative_to(scripts_dir)),
+            "download",
+            "--marker",
+            str(lustre / Path(marker).name),
+            "--links",
+            str(lustre / Path(links).name),
+            item,
+        ]
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": str(deps),
+            "HF_HOME": str(lustre / "hf"),
+            "HF_TOKEN_PATH": str(token_file),
+            "HF_ENDPOINT": hub.endpoint,
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "NO_PROXY": "127.0.0.1",
+            "HOME": str(tmp_path),
+        }
         assert argv[0] == "python", shlex.join(argv)
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -1,8 +1,9 @@
 """The job path end to end on a real local Ray head: what the program renders is submitted through the Jobs
 API, runs the real GSM8K preparation program from the scripts directory and the stand-in trainer from a
-directory standing in for /opt/nemo-rl (the entrypoint's work directory is a parameter; which builds its config from the release's real configs with NeMo-RL's own loader and real
-hydra-core), checkpoints to a directory standing in for Lustre, resumes after a simulated preemption, and
-never exposes a secret; the companion CLI drives the same head."""
+directory standing in for /opt/nemo-rl (the entrypoint's work directory is a parameter; which builds its config from the
+release's real configs with NeMo-RL's own loader and real hydra-core), checkpoints to a directory standing in for
+Lustre, resumes after a simulated preemption, and never exposes a secret; the companion CLI drives the same head."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -40,7 +41,7 @@ class Image:
     """What a NeMo-RL image holds for the entrypoint, laid out under the test's own directories."""
 
     release: NemoRlRelease
-    paths: recipes.ImagePaths     # the image's work directory and the head's scripts mount, here temporary
+    paths: recipes.ImagePaths  # the image's work directory and the head's scripts mount, here temporary
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +87,12 @@ def image_tools(tmp_path_factory):
     uv = bin_dir / "uv"
     uv.write_text(
         "#!/bin/sh\n"
-        "if [ \"$#\" -lt 2 ] || [ \"$1\" != run ] || [ \"$2\" != python ]; then\n"
+        'if [ "$#" -lt 2 ] || [ "$1" != run ] || [ "$2" != python ]; then\n'
         "  echo \"uv stand-in: only 'uv run python ...' is supported, got: uv $*\" >&2; exit 2\n"
         "fi\n"
         "shift 2\n"
-        f"PYTHONPATH={fake}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} \"$@\"\n")
+        f'PYTHONPATH={fake}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} "$@"\n'
+    )
     uv.chmod(0o755)
     return bin_dir
 
@@ -99,9 +101,15 @@ def image_tools(tmp_path_factory):
 def ray_head(job_scripts_dir, image_tools, datasets_calls):
     """A real Ray head with the dashboard (Jobs API) on loopback (tests/ray_local.py); yields its address."""
     # No HF_HOME on the head: the job's must come from the runtime env the program renders.
-    env = base_env({**CANARIES, "PATH": f"{image_tools}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-                    STEP_SECONDS_ENV: STEP_SECONDS, fake_datasets.CALLS_ENV: str(datasets_calls)},
-                   drop=("HF_HOME",))
+    env = base_env(
+        {
+            **CANARIES,
+            "PATH": f"{image_tools}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            STEP_SECONDS_ENV: STEP_SECONDS,
+            fake_datasets.CALLS_ENV: str(datasets_calls),
+        },
+        drop=("HF_HOME",),
+    )
     with local_cluster(env, head_cpus=2) as cluster:
         yield cluster.dashboard
 
@@ -110,7 +118,7 @@ def ray_head(job_scripts_dir, image_tools, datasets_calls):
 def client(ray_head, monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
-    for k, v in CANARIES.items():   # rendering happens with the secrets present in the environment
+    for k, v in CANARIES.items():  # rendering happens with the secrets present in the environment
         monkeypatch.setenv(k, v)
     return JobSubmissionClient(ray_head)
 
@@ -121,13 +129,19 @@ def render(name: str, overrides: dict, lustre: Path, image: Image, stack: str = 
     release = image.release
     settings = JobSettings.model_validate({"jobRecipe": name, "jobOverrides": overrides})
     recipe = recipes.resolve_recipe(settings, release)
-    assert recipes.check_job(settings, release=release, worker_replicas=recipe.num_nodes, gpus_per_node=8,
-                             stack_name=stack) == []
+    assert (
+        recipes.check_job(
+            settings, release=release, worker_replicas=recipe.num_nodes, gpus_per_node=8, stack_name=stack
+        )
+        == []
+    )
     run = recipes.default_run_name(settings, stack, release)
-    return (recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run, paths=image.paths),
-            recipes.runtime_env(recipe, mount_path=str(lustre)),
-            recipes.job_metadata(recipe, run_name=run, stack_name=stack),
-            Path(recipes.checkpoint_dir(str(lustre), run)))
+    return (
+        recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run, paths=image.paths),
+        recipes.runtime_env(recipe, mount_path=str(lustre)),
+        recipes.job_metadata(recipe, run_name=run, stack_name=stack),
+        Path(recipes.checkpoint_dir(str(lustre), run)),
+    )
 
 
 def wait_for(client, job_id: str, timeout: float = 60) -> JobStatus:
@@ -168,7 +182,7 @@ def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path,
         return capsys.readouterr().err
 
     assert "required setting checkpointing.checkpoint_dir is missing" in fails("checkpointing.checkpoint_dir=null")
-    assert "'results/grpo' must be absolute" in fails()   # the base config's own checkpoint_dir
+    assert "'results/grpo' must be absolute" in fails()  # the base config's own checkpoint_dir
     # NeMo-RL's own loader refuses these (struct mode: `+` only for a key the config lacks, and only then).
     assert "Could not override 'checkpointing.no_such_key'" in fails("checkpointing.no_such_key=1")
     assert "Could not append to config. An item is already at 'grpo.max_num_steps'" in fails("+grpo.max_num_steps=3")
@@ -179,17 +193,23 @@ def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path,
 
 # --- through a real Ray head -----------------------------------------------------------------------------
 @pytest.mark.parametrize("name,nemo_rl_image", HOME_RELEASE.items(), indirect=["nemo_rl_image"])
-def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, nemo_rl_image, client, tmp_path,
-                                                                    datasets_calls):
-    entrypoint, runtime_env, metadata, ckpt = render(name, {"max_num_steps": 4, "save_period": 2,
-                                                            "keep_top_k": 2}, tmp_path / "lustre", nemo_rl_image)
-    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
-                               submission_id=f"{name}-{os.getpid()}-{time.time_ns()}")
+def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(
+    name, nemo_rl_image, client, tmp_path, datasets_calls
+):
+    entrypoint, runtime_env, metadata, ckpt = render(
+        name, {"max_num_steps": 4, "save_period": 2, "keep_top_k": 2}, tmp_path / "lustre", nemo_rl_image
+    )
+    job_id = client.submit_job(
+        entrypoint=entrypoint,
+        runtime_env=runtime_env,
+        metadata=metadata,
+        submission_id=f"{name}-{os.getpid()}-{time.time_ns()}",
+    )
     status = wait_for(client, job_id)
     logs = client.get_job_logs(job_id)
     assert status == JobStatus.SUCCEEDED, logs
     assert "starting from step 0" in logs and "finished at step 4" in logs
-    assert "HF_TOKEN visible: yes" in logs   # the pod environment reaches the driver without the runtime env
+    assert "HF_TOKEN visible: yes" in logs  # the pod environment reaches the driver without the runtime env
     assert steps_saved(ckpt) == [2, 4]
     assert json.loads((ckpt / "step_4" / "training_info.json").read_text()) == {"step": 4}
     assert not list(ckpt.glob("tmp_step_*"))
@@ -202,8 +222,12 @@ def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(name, nemo_rl
         assert "ResponseDataset 3 train / 1 validation rows" in logs
         assert (tmp_path / "lustre" / "datasets" / "gsm8k" / "_SUCCESS").exists()
         calls = [json.loads(line) for line in datasets_calls.read_text().splitlines()]
-        assert {"path": "openai/gsm8k", "name": "main", "revision": None,
-                "hf_home": runtime_env["env_vars"]["HF_HOME"]} in calls
+        assert {
+            "path": "openai/gsm8k",
+            "name": "main",
+            "revision": None,
+            "hf_home": runtime_env["env_vars"]["HF_HOME"],
+        } in calls
     assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
 
 
@@ -212,22 +236,24 @@ def test_preempted_run_resumes_from_its_last_checkpoint(nemo_rl_image, client, t
     overrides = {"max_num_steps": 16, "save_period": 2, "keep_top_k": 2}
     rendering = render(GEMMA, overrides, tmp_path / "lustre", nemo_rl_image)
     entrypoint, runtime_env, metadata, ckpt = rendering
-    first = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
-                              submission_id=f"preempt-1-{time.time_ns()}")
+    first = client.submit_job(
+        entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata, submission_id=f"preempt-1-{time.time_ns()}"
+    )
     deadline = time.monotonic() + 60
     while not steps_saved(ckpt):
         assert not client.get_job_status(first).is_terminal(), client.get_job_logs(first)
         assert time.monotonic() < deadline, client.get_job_logs(first)
         time.sleep(0.05)
-    client.stop_job(first)   # the spot node goes away mid-run
+    client.stop_job(first)  # the spot node goes away mid-run
     assert wait_for(client, first) == JobStatus.STOPPED
     saved = steps_saved(ckpt)[-1]
     assert 0 < saved < overrides["max_num_steps"]
 
     # The RayJob is submitted again with exactly the same rendering (KubeRay gives it a new submission id).
     assert render(GEMMA, overrides, tmp_path / "lustre", nemo_rl_image) == rendering
-    second = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
-                               submission_id=f"preempt-2-{time.time_ns()}")
+    second = client.submit_job(
+        entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata, submission_id=f"preempt-2-{time.time_ns()}"
+    )
     assert wait_for(client, second) == JobStatus.SUCCEEDED, client.get_job_logs(second)
     logs = client.get_job_logs(second)
     assert f"resuming from step {saved} (" in logs
@@ -245,12 +271,26 @@ def test_preempted_run_resumes_from_its_last_checkpoint(nemo_rl_image, client, t
 @pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[QWEN]], indirect=True)
 def test_companion_cli_drives_status_logs_list_and_stop(nemo_rl_image, ray_head, client, tmp_path, capsys):
-    entrypoint, runtime_env, metadata, ckpt = render(QWEN, {"max_num_steps": 200}, tmp_path / "lustre",
-                                                     nemo_rl_image)
+    entrypoint, runtime_env, metadata, ckpt = render(QWEN, {"max_num_steps": 200}, tmp_path / "lustre", nemo_rl_image)
     job_id = f"cli-{time.time_ns()}"
     addr = ["--address", ray_head]
-    assert jobs.main(["submit", *addr, "--entrypoint", entrypoint, "--runtime-env-json", json.dumps(runtime_env),
-                      "--metadata-json", json.dumps(metadata), "--submission-id", job_id]) == 0
+    assert (
+        jobs.main(
+            [
+                "submit",
+                *addr,
+                "--entrypoint",
+                entrypoint,
+                "--runtime-env-json",
+                json.dumps(runtime_env),
+                "--metadata-json",
+                json.dumps(metadata),
+                "--submission-id",
+                job_id,
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.strip() == job_id
     info = client.get_job_info(job_id)
     assert (info.entrypoint, info.runtime_env, info.metadata) == (entrypoint, runtime_env, metadata)
@@ -269,7 +309,7 @@ def test_companion_cli_drives_status_logs_list_and_stop(nemo_rl_image, ray_head,
 
     assert jobs.main(["stop", job_id, "--wait", "30", *addr]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == f"{job_id}: STOPPED"
-    assert jobs.main(["logs", job_id, "--follow", *addr]) == 0   # the job has ended: prints and returns
+    assert jobs.main(["logs", job_id, "--follow", *addr]) == 0  # the job has ended: prints and returns
     assert "stand-in GRPO: step 1/200 done" in capsys.readouterr().out
     assert jobs.main(["status", job_id, *addr]) == 0
     assert capsys.readouterr().out.startswith(f"{job_id}: STOPPED")
@@ -285,8 +325,9 @@ def test_companion_cli_drives_status_logs_list_and_stop(nemo_rl_image, ray_head,
 @pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[QWEN]], indirect=True)
 def test_companion_cli_follows_logs_until_the_job_ends(nemo_rl_image, ray_head, client, tmp_path, capsys):
     entrypoint, runtime_env, metadata, _ = render(QWEN, {"max_num_steps": 3}, tmp_path / "lustre", nemo_rl_image)
-    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata,
-                               submission_id=f"follow-{time.time_ns()}")
+    job_id = client.submit_job(
+        entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata, submission_id=f"follow-{time.time_ns()}"
+    )
     assert jobs.main(["logs", job_id, "--follow", "--address", ray_head]) == 0
     out = capsys.readouterr().out
     assert client.get_job_status(job_id) == JobStatus.SUCCEEDED
@@ -309,12 +350,20 @@ def test_companion_cli_reports_an_unreachable_address_in_one_line(ray_head):
     closed = f"http://127.0.0.1:{free_port()}"
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")}
     root = Path(__file__).resolve().parents[1]
-    cases = [(["status", "x", "--address", closed], env),
-             # RAY_ADDRESS wins over --address, as in Ray's SDK: a live --address does not help.
-             (["list", "--address", ray_head], {**env, "RAY_ADDRESS": closed})]
+    cases = [
+        (["status", "x", "--address", closed], env),
+        # RAY_ADDRESS wins over --address, as in Ray's SDK: a live --address does not help.
+        (["list", "--address", ray_head], {**env, "RAY_ADDRESS": closed}),
+    ]
     for argv, case_env in cases:
-        result = subprocess.run([sys.executable, "-m", "cli.ray_jobs", *argv], cwd=root, env=case_env,
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "cli.ray_jobs", *argv],
+            cwd=root,
+            env=case_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == jobs.EXIT_UNREACHABLE
         assert result.stdout == ""
         assert result.stderr.splitlines() == [result.stderr.strip()]

@@ -7,6 +7,7 @@ same code), and a temporary directory on this machine's disk instead of Lustre. 
 of a GPU: NVML (its decisions are tested on NVML-shaped records in test_gate_checks.py) and NCCL's log (its
 parser is tested on NCCL-format lines there).
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,13 @@ NODES, RANKS_PER_NODE = 2, 2
 def cluster(image_tools):
     # GLOO_SOCKET_IFNAME plays the role the job's runtime env gives it on GKE (eth0 there, loopback here); the
     # image's `uv` goes first on PATH as in the NeMo-RL image.
-    env = base_env({"GLOO_SOCKET_IFNAME": "lo", "PATH": f"{image_tools}:{base_env().get('PATH', '/usr/bin:/bin')}",
-                    STEP_SECONDS_ENV: STEP_SECONDS})
+    env = base_env(
+        {
+            "GLOO_SOCKET_IFNAME": "lo",
+            "PATH": f"{image_tools}:{base_env().get('PATH', '/usr/bin:/bin')}",
+            STEP_SECONDS_ENV: STEP_SECONDS,
+        }
+    )
     with local_cluster(env, head_cpus=RANKS_PER_NODE, worker_cpus=(RANKS_PER_NODE,)) as c:
         yield c
 
@@ -66,18 +72,38 @@ def program(tmp_path_factory) -> Path:
 
 def fstype_of(path: Path) -> str:
     """The filesystem type holding `path`, from util-linux (an oracle independent of the gate's parser)."""
-    return subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(path)], check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["findmnt", "-n", "-o", "FSTYPE", "--target", str(path)], check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def gate_argv(program: Path, lustre: Path, **over) -> list[str]:
-    args = {"nodes": NODES, "gpus-per-node": RANKS_PER_NODE, "backend": "gloo", "mode": "enforce",
-            "summary-dir": lustre / "gate" / "ci-run", "min-allreduce-large-busbw": 1e-6,
-            "min-allgather-avg-busbw": 1e-6, "max-plausible-busbw": 1e6, "sweep-min-bytes": 1024,
-            "sweep-max-bytes": 1024 ** 2, "warmup": 1, "iters": 3, "lustre-path": lustre,
-            "lustre-fstype": fstype_of(lustre), "lustre-aggregate-gbps": 1e-6, "primary-nic-gbps": 25.0,
-            "lustre-fraction": 0.5, "lustre-seconds": 1, "lustre-threads": 2, "lustre-block-bytes": 1024 ** 2,
-            "lustre-max-bytes-per-node": 64 * 1024 ** 2, "lustre-sync-seconds": 1, "placement-timeout": 60, "step-timeout": 240}
+    args = {
+        "nodes": NODES,
+        "gpus-per-node": RANKS_PER_NODE,
+        "backend": "gloo",
+        "mode": "enforce",
+        "summary-dir": lustre / "gate" / "ci-run",
+        "min-allreduce-large-busbw": 1e-6,
+        "min-allgather-avg-busbw": 1e-6,
+        "max-plausible-busbw": 1e6,
+        "sweep-min-bytes": 1024,
+        "sweep-max-bytes": 1024**2,
+        "warmup": 1,
+        "iters": 3,
+        "lustre-path": lustre,
+        "lustre-fstype": fstype_of(lustre),
+        "lustre-aggregate-gbps": 1e-6,
+        "primary-nic-gbps": 25.0,
+        "lustre-fraction": 0.5,
+        "lustre-seconds": 1,
+        "lustre-threads": 2,
+        "lustre-block-bytes": 1024**2,
+        "lustre-max-bytes-per-node": 64 * 1024**2,
+        "lustre-sync-seconds": 1,
+        "placement-timeout": 60,
+        "step-timeout": 240,
+    }
     args.update({k.replace("_", "-"): v for k, v in over.items()})
     return [sys.executable, str(program), *[f"--{k}={v}" for k, v in args.items()]]
 
@@ -122,7 +148,7 @@ def test_gate_passes_on_two_nodes_and_writes_its_summary_to_the_shared_volume(cl
     # (PERFORMANCE.md: busbw/algbw = 2(n-1)/n = 1.5 for all-reduce, (n-1)/n = 0.75 for all-gather at n=4).
     for coll, ratio in (("all_reduce", 1.5), ("all_gather", 0.75)):
         rows = summary["sweeps"][coll]
-        assert [r["size_bytes"] for r in rows] == [1024 * 2 ** i for i in range(11)]
+        assert [r["size_bytes"] for r in rows] == [1024 * 2**i for i in range(11)]
         for r in rows:
             assert r["algbw"] == pytest.approx(r["size_bytes"] / r["seconds"] / 1e9)
             assert r["busbw"] == pytest.approx(r["algbw"] * ratio)
@@ -148,7 +174,8 @@ def test_missing_nodes_fail_at_placement_instead_of_hanging(cluster, program, tm
     assert status == JobStatus.FAILED, logs
     assert check_lines(logs)["placement"] == (
         "readiness-gate FAIL placement: measured 3 bundles of {'CPU': 2} not placed after 5 s, expected 3 nodes "
-        "with 2 free CPUs each (are the Ray workers up and idle?)")
+        "with 2 free CPUs each (are the Ray workers up and idle?)"
+    )
 
 
 # --- as the first step of the job's entrypoint -----------------------------------------------------------
@@ -160,20 +187,49 @@ def rendered_job(lustre: Path, image, gate_over: dict, mode: str = "on"):
     release = image.release
     recipe = recipes.resolve_recipe(settings, release)
     run = recipes.default_run_name(settings, "ci", release)
-    opts = gate.options(gate.GateArgs(
-        mode=mode, nodes=NODES, gpus_per_node=1, gpu_type="nvidia-b200", machine_type="a4-highgpu-8g",
-        mount_path=str(lustre), run_name=run, min_allreduce_busbw=catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS,
-        min_allgather_busbw=catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS, lustre_aggregate_gbps=1e-6,
-        lustre_fraction=0.5))
+    opts = gate.options(
+        gate.GateArgs(
+            mode=mode,
+            nodes=NODES,
+            gpus_per_node=1,
+            gpu_type="nvidia-b200",
+            machine_type="a4-highgpu-8g",
+            mount_path=str(lustre),
+            run_name=run,
+            min_allreduce_busbw=catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS,
+            min_allgather_busbw=catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS,
+            lustre_aggregate_gbps=1e-6,
+            lustre_fraction=0.5,
+        )
+    )
     opts = dict(zip(opts[0::2], opts[1::2], strict=True))
-    opts.update({"--backend": "gloo", "--lustre-fstype": fstype_of(lustre), "--sweep-max-bytes": str(1024 ** 2),
-                 "--warmup": "1", "--iters": "3", "--lustre-seconds": "1", "--lustre-threads": "2",
-                 "--lustre-block-bytes": str(1024 ** 2), "--lustre-max-bytes-per-node": str(64 * 1024 ** 2),
-                 "--lustre-sync-seconds": "1", "--placement-timeout": "60", "--step-timeout": "240",
-                 "--min-allreduce-large-busbw": "0.000001", "--min-allgather-avg-busbw": "0.000001"})
+    opts.update(
+        {
+            "--backend": "gloo",
+            "--lustre-fstype": fstype_of(lustre),
+            "--sweep-max-bytes": str(1024**2),
+            "--warmup": "1",
+            "--iters": "3",
+            "--lustre-seconds": "1",
+            "--lustre-threads": "2",
+            "--lustre-block-bytes": str(1024**2),
+            "--lustre-max-bytes-per-node": str(64 * 1024**2),
+            "--lustre-sync-seconds": "1",
+            "--placement-timeout": "60",
+            "--step-timeout": "240",
+            "--min-allreduce-large-busbw": "0.000001",
+            "--min-allgather-avg-busbw": "0.000001",
+        }
+    )
     opts.update(gate_over)
-    entrypoint = recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run, paths=image.paths,
-                                    gate=[w for kv in opts.items() for w in kv])
+    entrypoint = recipes.entrypoint(
+        recipe,
+        release,
+        mount_path=str(lustre),
+        run_name=run,
+        paths=image.paths,
+        gate=[w for kv in opts.items() for w in kv],
+    )
     env = recipes.runtime_env(recipe, mount_path=str(lustre))
     # eth0 is the pod's primary interface on GKE; this machine's two Ray nodes talk over loopback.
     env["env_vars"].update(NCCL_SOCKET_IFNAME="lo", GLOO_SOCKET_IFNAME="lo")
@@ -184,8 +240,16 @@ def rendered_job(lustre: Path, image, gate_over: dict, mode: str = "on"):
 def test_failed_gate_ends_the_rendered_job_before_training_starts(cluster, nemo_rl_image, tmp_path):
     lustre = tmp_path / "lustre"
     lustre.mkdir()
-    entrypoint, env, ckpt = rendered_job(lustre, nemo_rl_image, {"--min-allreduce-large-busbw": "100000", "--lustre-fstype": "lustre",
-                                                  "--lustre-aggregate-gbps": "100000", "--lustre-fraction": "1"})
+    entrypoint, env, ckpt = rendered_job(
+        lustre,
+        nemo_rl_image,
+        {
+            "--min-allreduce-large-busbw": "100000",
+            "--lustre-fstype": "lustre",
+            "--lustre-aggregate-gbps": "100000",
+            "--lustre-fraction": "1",
+        },
+    )
     status, logs = run_gate(cluster, entrypoint, runtime_env=env)
     assert status == JobStatus.FAILED, logs
     assert "stand-in GRPO" not in logs and steps_saved(ckpt) == []
@@ -193,7 +257,8 @@ def test_failed_gate_ends_the_rendered_job_before_training_starts(cluster, nemo_
     lines = check_lines(logs)
     assert lines["nccl.all_reduce.large_busbw"].startswith("readiness-gate FAIL nccl.all_reduce.large_busbw: measured ")
     assert lines["nccl.all_reduce.large_busbw"].endswith(
-        " GB/s, expected >= 100000.00 GB/s (busbw at 1 MiB, 2 ranks on 2 nodes)")
+        " GB/s, expected >= 100000.00 GB/s (busbw at 1 MiB, 2 ranks on 2 nodes)"
+    )
     fs = fstype_of(lustre)
     assert lines["lustre.mount"].startswith("readiness-gate FAIL lustre.mount: measured node0 ")
     assert f"{fs} at " in lines["lustre.mount"] and ", expected lustre on every node" in lines["lustre.mount"]
@@ -210,7 +275,9 @@ def test_failed_gate_ends_the_rendered_job_before_training_starts(cluster, nemo_
 def test_advisory_gate_logs_its_failure_and_training_runs(cluster, nemo_rl_image, tmp_path):
     lustre = tmp_path / "lustre"
     lustre.mkdir()
-    entrypoint, env, ckpt = rendered_job(lustre, nemo_rl_image, {"--min-allgather-avg-busbw": "100000"}, mode="advisory")
+    entrypoint, env, ckpt = rendered_job(
+        lustre, nemo_rl_image, {"--min-allgather-avg-busbw": "100000"}, mode="advisory"
+    )
     status, logs = run_gate(cluster, entrypoint, runtime_env=env)
     assert status == JobStatus.SUCCEEDED, logs
     assert logs.index("readiness-gate FAILED (advisory: continuing)") < logs.index("stand-in GRPO")

@@ -3,6 +3,7 @@ values, a secret-free runtime env, and the GSM8K preparation program (run agains
 
 What NeMo-RL makes of the rendered overrides (real configs, real loader, real hydra-core) is checked in
 test_nemo_rl_configs.py; here the rendered words are read with hydra-core's own override parser."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ from workloads import job_scripts as scripts
 
 V040, V050, V070 = (NEMO_RL_RELEASES[t] for t in ("v0.4.0", "v0.5.0", "v0.7.0"))
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
-HOME_RELEASE = {QWEN: V040, GEMMA: V050}   # the release each seed ran
+HOME_RELEASE = {QWEN: V040, GEMMA: V050}  # the release each seed ran
 MOUNT = "/lustre"
 
 
@@ -34,8 +35,9 @@ def job(**config) -> JobSettings:
 
 
 def problems(config: dict, *, release=V050, workers=2, gpus=8, stack="dev") -> list[str]:
-    return recipes.check_job(job(**config), release=release, worker_replicas=workers, gpus_per_node=gpus,
-                             stack_name=stack)
+    return recipes.check_job(
+        job(**config), release=release, worker_replicas=workers, gpus_per_node=gpus, stack_name=stack
+    )
 
 
 def rendered(name: str, overrides=None, run_name="run-1") -> dict:
@@ -60,70 +62,131 @@ def test_default_recipe_is_gemma_and_fits_the_default_two_workers():
 
 
 CONTRADICTIONS = [
-    ("num_nodes above worker replicas",
-     {"jobRecipe": GEMMA, "jobOverrides": {"num_nodes": 10}}, {},
-     "nemo-rl-gke:jobOverrides.num_nodes: 10 nodes (recipe 'gemma3-27b-gsm8k') but only 2 GPU workers "
-     "(nemo-rl-gke:workerReplicas)"),
-    ("recipe nodes above worker replicas",
-     {"jobRecipe": QWEN}, {"release": V040},
-     "nemo-rl-gke:jobRecipe: 8 nodes (recipe 'qwen2.5-72b-deepscaler') but only 2 GPU workers"),
-    ("GPU type with other than 8 GPUs",
-     {}, {"gpus": 4}, "nemo-rl-gke:jobRecipe: 8 GPUs per node but the GPU type has 4 (nemo-rl-gke:gpuType)"),
-    ("gpus_per_node overridden away from the catalog",
-     {"jobOverrides": {"gpus_per_node": 4}}, {},
-     "nemo-rl-gke:jobOverrides.gpus_per_node: 4 GPUs per node but the GPU type has 8"),
-    ("gemma config on v0.4.0",
-     {"jobRecipe": GEMMA}, {"release": V040},
-     "nemo-rl-gke:jobRecipe: config 'examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long"
-     ".yaml' of recipe 'gemma3-27b-gsm8k' is not shipped by NeMo-RL v0.4.0 (nemo-rl-gke:nemoRlRelease)"),
-    ("config path overridden to one no release ships",
-     {"jobOverrides": {"config_path": "examples/configs/nope.yaml"}}, {},
-     "nemo-rl-gke:jobOverrides.config_path: config 'examples/configs/nope.yaml'"),
-    ("release with the data.train/data.validation layout",
-     {}, {"release": V070}, "nemo-rl-gke:nemoRlRelease: NeMo-RL v0.7.0 keeps datasets under data.train"),
-    ("generation on every node",
-     {"jobOverrides": {"generation_nodes": 2}}, {},
-     "nemo-rl-gke:jobOverrides.generation_nodes: non-colocated generation on 2 of num_nodes=2 node(s) leaves no "
-     "node for training"),
-    ("single node with non-colocated generation",
-     {"jobOverrides": {"num_nodes": 1}}, {},
-     "nemo-rl-gke:jobOverrides.num_nodes: non-colocated generation on 1 of num_nodes=1 node(s) leaves no node"),
-    ("non-colocated generation without generation nodes",
-     {"jobOverrides": {"generation_nodes": None}}, {},
-     "nemo-rl-gke:jobOverrides.generation_nodes: non-colocated generation needs generation_nodes"),
-    ("generation nodes with colocated generation",
-     {"jobRecipe": QWEN, "jobOverrides": {"generation_nodes": 1}}, {"release": V040, "workers": 8},
-     "nemo-rl-gke:jobOverrides.generation_nodes: generation_nodes only applies to non-colocated generation"),
-    ("vLLM tensor parallelism not dividing the GPUs",
-     {"jobOverrides": {"vllm_tensor_parallel_size": 3}}, {},
-     "nemo-rl-gke:jobOverrides.vllm_tensor_parallel_size: vLLM tensor parallelism 3 does not divide the 8 GPUs"),
-    ("DTensor tensor parallelism not dividing the training GPUs",
-     {"jobOverrides": {"dtensor_tensor_parallel_size": 16}}, {},
-     "nemo-rl-gke:jobOverrides.dtensor_tensor_parallel_size: DTensor tensor parallelism 16 does not divide the 8"),
-    ("Megatron converter on the DTensor backend",
-     {"jobOverrides": {"converter_type": "Qwen2ForCausalLM"}}, {},
-     "nemo-rl-gke:jobOverrides.converter_type: converter_type applies to the Megatron backend, not dtensor"),
-    ("checkpoints without optimizer state",
-     {"jobOverrides": {"save_optimizer": False}}, {},
-     "nemo-rl-gke:jobOverrides.save_optimizer: the rendered run always checkpoints the optimizer state"),
-    ("unknown override field",
-     {"jobOverrides": {"max_steps": 5}}, {},
-     "nemo-rl-gke:jobOverrides.max_steps: is not a recipe field; did you mean 'max_num_steps'?"),
-    ("override of the wrong type",
-     {"jobOverrides": {"max_num_steps": "many"}}, {},
-     "nemo-rl-gke:jobOverrides.max_num_steps: max_num_steps: Input should be a valid integer"),
-    ("override out of range",
-     {"jobOverrides": {"save_period": 0}}, {},
-     "nemo-rl-gke:jobOverrides.save_period: save_period: Input should be greater than or equal to 1"),
-    ("override of the recipe name",
-     {"jobOverrides": {"name": "x"}}, {},
-     "nemo-rl-gke:jobOverrides.name: the recipe is chosen with nemo-rl-gke:jobRecipe"),
-    ("jobOverrides not an object",
-     {"jobOverrides": "[1, 2]"}, None, None),
-    ("unknown recipe",
-     {"jobRecipe": "gemma3-27b-gsm8"}, {},
-     "nemo-rl-gke:jobRecipe: unknown recipe 'gemma3-27b-gsm8'; valid: gemma3-27b-gsm8k, qwen2.5-72b-deepscaler; "
-     "did you mean 'gemma3-27b-gsm8k'?"),
+    (
+        "num_nodes above worker replicas",
+        {"jobRecipe": GEMMA, "jobOverrides": {"num_nodes": 10}},
+        {},
+        "nemo-rl-gke:jobOverrides.num_nodes: 10 nodes (recipe 'gemma3-27b-gsm8k') but only 2 GPU workers "
+        "(nemo-rl-gke:workerReplicas)",
+    ),
+    (
+        "recipe nodes above worker replicas",
+        {"jobRecipe": QWEN},
+        {"release": V040},
+        "nemo-rl-gke:jobRecipe: 8 nodes (recipe 'qwen2.5-72b-deepscaler') but only 2 GPU workers",
+    ),
+    (
+        "GPU type with other than 8 GPUs",
+        {},
+        {"gpus": 4},
+        "nemo-rl-gke:jobRecipe: 8 GPUs per node but the GPU type has 4 (nemo-rl-gke:gpuType)",
+    ),
+    (
+        "gpus_per_node overridden away from the catalog",
+        {"jobOverrides": {"gpus_per_node": 4}},
+        {},
+        "nemo-rl-gke:jobOverrides.gpus_per_node: 4 GPUs per node but the GPU type has 8",
+    ),
+    (
+        "gemma config on v0.4.0",
+        {"jobRecipe": GEMMA},
+        {"release": V040},
+        "nemo-rl-gke:jobRecipe: config 'examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long"
+        ".yaml' of recipe 'gemma3-27b-gsm8k' is not shipped by NeMo-RL v0.4.0 (nemo-rl-gke:nemoRlRelease)",
+    ),
+    (
+        "config path overridden to one no release ships",
+        {"jobOverrides": {"config_path": "examples/configs/nope.yaml"}},
+        {},
+        "nemo-rl-gke:jobOverrides.config_path: config 'examples/configs/nope.yaml'",
+    ),
+    (
+        "release with the data.train/data.validation layout",
+        {},
+        {"release": V070},
+        "nemo-rl-gke:nemoRlRelease: NeMo-RL v0.7.0 keeps datasets under data.train",
+    ),
+    (
+        "generation on every node",
+        {"jobOverrides": {"generation_nodes": 2}},
+        {},
+        "nemo-rl-gke:jobOverrides.generation_nodes: non-colocated generation on 2 of num_nodes=2 node(s) leaves no "
+        "node for training",
+    ),
+    (
+        "single node with non-colocated generation",
+        {"jobOverrides": {"num_nodes": 1}},
+        {},
+        "nemo-rl-gke:jobOverrides.num_nodes: non-colocated generation on 1 of num_nodes=1 node(s) leaves no node",
+    ),
+    (
+        "non-colocated generation without generation nodes",
+        {"jobOverrides": {"generation_nodes": None}},
+        {},
+        "nemo-rl-gke:jobOverrides.generation_nodes: non-colocated generation needs generation_nodes",
+    ),
+    (
+        "generation nodes with colocated generation",
+        {"jobRecipe": QWEN, "jobOverrides": {"generation_nodes": 1}},
+        {"release": V040, "workers": 8},
+        "nemo-rl-gke:jobOverrides.generation_nodes: generation_nodes only applies to non-colocated generation",
+    ),
+    (
+        "vLLM tensor parallelism not dividing the GPUs",
+        {"jobOverrides": {"vllm_tensor_parallel_size": 3}},
+        {},
+        "nemo-rl-gke:jobOverrides.vllm_tensor_parallel_size: vLLM tensor parallelism 3 does not divide the 8 GPUs",
+    ),
+    (
+        "DTensor tensor parallelism not dividing the training GPUs",
+        {"jobOverrides": {"dtensor_tensor_parallel_size": 16}},
+        {},
+        "nemo-rl-gke:jobOverrides.dtensor_tensor_parallel_size: DTensor tensor parallelism 16 does not divide the 8",
+    ),
+    (
+        "Megatron converter on the DTensor backend",
+        {"jobOverrides": {"converter_type": "Qwen2ForCausalLM"}},
+        {},
+        "nemo-rl-gke:jobOverrides.converter_type: converter_type applies to the Megatron backend, not dtensor",
+    ),
+    (
+        "checkpoints without optimizer state",
+        {"jobOverrides": {"save_optimizer": False}},
+        {},
+        "nemo-rl-gke:jobOverrides.save_optimizer: the rendered run always checkpoints the optimizer state",
+    ),
+    (
+        "unknown override field",
+        {"jobOverrides": {"max_steps": 5}},
+        {},
+        "nemo-rl-gke:jobOverrides.max_steps: is not a recipe field; did you mean 'max_num_steps'?",
+    ),
+    (
+        "override of the wrong type",
+        {"jobOverrides": {"max_num_steps": "many"}},
+        {},
+        "nemo-rl-gke:jobOverrides.max_num_steps: max_num_steps: Input should be a valid integer",
+    ),
+    (
+        "override out of range",
+        {"jobOverrides": {"save_period": 0}},
+        {},
+        "nemo-rl-gke:jobOverrides.save_period: save_period: Input should be greater than or equal to 1",
+    ),
+    (
+        "override of the recipe name",
+        {"jobOverrides": {"name": "x"}},
+        {},
+        "nemo-rl-gke:jobOverrides.name: the recipe is chosen with nemo-rl-gke:jobRecipe",
+    ),
+    ("jobOverrides not an object", {"jobOverrides": "[1, 2]"}, None, None),
+    (
+        "unknown recipe",
+        {"jobRecipe": "gemma3-27b-gsm8"},
+        {},
+        "nemo-rl-gke:jobRecipe: unknown recipe 'gemma3-27b-gsm8'; valid: gemma3-27b-gsm8k, qwen2.5-72b-deepscaler; "
+        "did you mean 'gemma3-27b-gsm8k'?",
+    ),
     ("run name with a slash", {"runName": "a/b"}, {}, "nemo-rl-gke:runName: 'a/b' is not usable as a directory"),
     ("run name climbing up", {"runName": "..x"}, {}, "nemo-rl-gke:runName: '..x' is not usable"),
     ("run name with a space", {"runName": "my run"}, {}, "nemo-rl-gke:runName: 'my run' is not usable"),
@@ -154,12 +217,15 @@ def test_disabled_job_is_not_checked_against_cluster_or_release():
     assert problems({"jobEnabled": False, "jobRecipe": "nope"})[0].startswith("nemo-rl-gke:jobRecipe: unknown")
 
 
-@pytest.mark.parametrize("values, required", [
-    ({"jobRecipe": GEMMA}, True),
-    ({"jobRecipe": GEMMA, "jobOverrides": {"wandb_enabled": False}}, False),
-    ({"jobRecipe": QWEN, "gpuNodes": 8, "nemoRlRelease": "v0.4.0"}, False),
-    ({"jobRecipe": GEMMA, "jobEnabled": False}, False),
-])
+@pytest.mark.parametrize(
+    "values, required",
+    [
+        ({"jobRecipe": GEMMA}, True),
+        ({"jobRecipe": GEMMA, "jobOverrides": {"wandb_enabled": False}}, False),
+        ({"jobRecipe": QWEN, "gpuNodes": 8, "nemoRlRelease": "v0.4.0"}, False),
+        ({"jobRecipe": GEMMA, "jobEnabled": False}, False),
+    ],
+)
 def test_wandb_key_is_required_exactly_when_the_job_logs_to_wandb(values, required):
     from core.settings import SettingsError, load_settings
 
@@ -168,8 +234,9 @@ def test_wandb_key_is_required_exactly_when_the_job_logs_to_wandb(values, requir
         problems = []
     except SettingsError as e:
         problems = e.problems
-    assert any(p.startswith("nemo-rl-gke:wandbApiKey: the recipe logs to Weights & Biases") for p in problems) \
-        == required, problems
+    assert (
+        any(p.startswith("nemo-rl-gke:wandbApiKey: the recipe logs to Weights & Biases") for p in problems) == required
+    ), problems
 
 
 def test_job_overrides_given_as_pulumi_json_string_are_parsed():
@@ -192,11 +259,42 @@ def test_rendering_is_deterministic_whatever_the_override_order():
 
 
 # Strings Hydra keeps as the same string without quotes: rendered bare, as the entrypoint's reader sees them.
-BARE = ["ResponseDataset", "question", "/lustre/checkpoints/run", "google/gemma-3-27b-it", "qwen2.5-72b-deepscaler",
-        "Qwen2ForCausalLM", "_private", "/", "/123", "e5", "nullable", "truel", "a@b+c", "x-1.5e3"]
+BARE = [
+    "ResponseDataset",
+    "question",
+    "/lustre/checkpoints/run",
+    "google/gemma-3-27b-it",
+    "qwen2.5-72b-deepscaler",
+    "Qwen2ForCausalLM",
+    "_private",
+    "/",
+    "/123",
+    "e5",
+    "nullable",
+    "truel",
+    "a@b+c",
+    "x-1.5e3",
+]
 # Strings Hydra would read bare as another type (null, bool, int, float, list, sweep) or refuse.
-NOT_STRINGS_BARE = ["null", "NULL", "true", "True", "FALSE", "inf", "NaN", "123", "1_000", "a=b", "a,b", "[x]",
-                    "f(x)", "~x", "it's", "ünï", "run\n"]
+NOT_STRINGS_BARE = [
+    "null",
+    "NULL",
+    "true",
+    "True",
+    "FALSE",
+    "inf",
+    "NaN",
+    "123",
+    "1_000",
+    "a=b",
+    "a,b",
+    "[x]",
+    "f(x)",
+    "~x",
+    "it's",
+    "ünï",
+    "run\n",
+]
 # Strings Hydra would read bare unchanged, but outside the deliberately narrow bare class (a leading digit or sign,
 # a word Python reads as a number, characters the shell or a reader could take otherwise).
 QUOTED_BY_CHOICE = ["Infinity", "7b", "-x", "+x", "two words", "a:b", "gs://b/c", "$HOME", "a*b", ""]
@@ -206,7 +304,7 @@ def hydra_reads_bare(value: str):
     """What hydra-core makes of `value` written bare as an override value (an exception if it refuses it)."""
     try:
         return parsed_overrides([f"k={value}"])[0].value()
-    except Exception as e:   # hydra.errors.OverrideParseException
+    except Exception as e:  # hydra.errors.OverrideParseException
         return e
 
 
@@ -219,7 +317,7 @@ def test_plain_strings_render_bare_and_hydra_reads_them_back(value):
 @pytest.mark.parametrize("value", NOT_STRINGS_BARE)
 def test_strings_hydra_would_read_as_another_value_render_quoted(value):
     bare = hydra_reads_bare(value)
-    assert not (isinstance(bare, str) and bare == value)   # the oracle: bare would not be this string
+    assert not (isinstance(bare, str) and bare == value)  # the oracle: bare would not be this string
     rendered_value = recipes.hydra_value(value)
     assert rendered_value.startswith("'") and rendered_value.endswith("'")
     assert parsed_overrides([f"k={rendered_value}"])[0].value() == value
@@ -244,10 +342,13 @@ def test_entrypoint_survives_kuberay_submit_command_line(name):
     # re-joins the words after `--` with shlex.join: emulate both and compare with what Ray runs via the SDK.
     release = HOME_RELEASE[name]
     ep = recipes.entrypoint(recipes.RECIPES[name], release, mount_path=MOUNT, run_name="r")
-    ray_cli = (f"{shlex.quote(sys.executable)} -c 'import shlex, sys; assert sys.argv[1] == \"--\"; "
-               f"print(shlex.join(sys.argv[2:]))'")
-    out = subprocess.run(["bash", "-ce", f"{ray_cli} -- {ep} ; echo submitted"], capture_output=True, text=True,
-                         check=True).stdout
+    ray_cli = (
+        f'{shlex.quote(sys.executable)} -c \'import shlex, sys; assert sys.argv[1] == "--"; '
+        f"print(shlex.join(sys.argv[2:]))'"
+    )
+    out = subprocess.run(
+        ["bash", "-ce", f"{ray_cli} -- {ep} ; echo submitted"], capture_output=True, text=True, check=True
+    ).stdout
     rejoined, tail = out.rsplit("\n", 2)[0], out.rsplit("\n", 2)[1]
     assert tail == "submitted"
     assert shlex.split(rejoined) == shlex.split(ep)
@@ -265,8 +366,9 @@ def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(na
     # GSM8K is prepared after `cd` (NeMo-RL's uv environment has `datasets`) and before training; a Megatron run
     # checks for an interrupted weight conversion right before it (tests/test_megatron_import_guard.py).
     guard = recipes.megatron_guard_command(recipe.model_name)
-    assert lines[3:-1] == ([prep] if recipe.dataset == "gsm8k" else []) + ([guard] if recipe.train_backend ==
-                                                                         "megatron" else [])
+    assert lines[3:-1] == ([prep] if recipe.dataset == "gsm8k" else []) + (
+        [guard] if recipe.train_backend == "megatron" else []
+    )
 
 
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
@@ -276,7 +378,7 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
     run = recipes.default_run_name(job(jobRecipe=name), "dev", release)
     ep = recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name=run)
     sh, dash_c, script = shlex.split(ep)
-    assert ep == f"sh -c '{script}'"   # one pair of quotes around the script, none inside it
+    assert ep == f"sh -c '{script}'"  # one pair of quotes around the script, none inside it
     assert not set("'\"\\$`") & set(script)
     assert "'\"'\"'\"'\"'" not in ep and "import " not in ep and "load_dataset" not in ep
     lines = script.split("\n")
@@ -302,12 +404,17 @@ def test_checkpoint_dir_is_the_run_name_on_lustre_and_stable_across_resubmission
     # tests/test_checkpoint_runs.py checks both directions).
     j, rel = job(jobRecipe=QWEN), HOME_RELEASE[QWEN]
     fp = recipes.checkpoint_fingerprint(recipes.RECIPES[QWEN], rel)
-    assert recipes.default_run_name(j, "dev", rel) == recipes.default_run_name(j, "dev", rel) == \
-        f"qwen2.5-72b-deepscaler-dev-{fp}"
+    assert (
+        recipes.default_run_name(j, "dev", rel)
+        == recipes.default_run_name(j, "dev", rel)
+        == f"qwen2.5-72b-deepscaler-dev-{fp}"
+    )
     assert recipes.default_run_name(job(runName="exp7"), "dev", rel) == "exp7"
     gemma_fp = recipes.checkpoint_fingerprint(recipes.RECIPES[GEMMA], HOME_RELEASE[GEMMA])
-    assert recipes.default_run_name(job(), "team/prod stack", HOME_RELEASE[GEMMA]) == \
-        f"gemma3-27b-gsm8k-team-prod-stack-{gemma_fp}"
+    assert (
+        recipes.default_run_name(job(), "team/prod stack", HOME_RELEASE[GEMMA])
+        == f"gemma3-27b-gsm8k-team-prod-stack-{gemma_fp}"
+    )
     assert recipes.default_run_name(job(), "a...b", HOME_RELEASE[GEMMA]) == f"gemma3-27b-gsm8k-a.b-{gemma_fp}"
     values = rendered(QWEN, run_name="qwen2.5-72b-deepscaler-dev")
     assert values["checkpointing.checkpoint_dir"] == "/lustre/checkpoints/qwen2.5-72b-deepscaler-dev"
@@ -320,17 +427,39 @@ def test_qwen_recipe_reproduces_the_codelab_run():
     v = rendered(QWEN)
     assert v["entry"] == "examples/run_grpo_math.py"
     assert v["config"] == "examples/configs/grpo_math_70B_megatron.yaml"
-    assert {k: v[k] for k in (
-        "policy.model_name", "policy.megatron_cfg.converter_type", "logger.wandb_enabled", "cluster.num_nodes",
-        "cluster.gpus_per_node", "grpo.max_num_steps", "grpo.num_generations_per_prompt",
-        "grpo.num_prompts_per_step", "policy.train_global_batch_size", "checkpointing.enabled",
-        "checkpointing.save_period", "checkpointing.keep_top_k", "checkpointing.metric_name", "data.dataset_name",
-    )} == {
-        "policy.model_name": "Qwen/Qwen2.5-72B-Instruct", "policy.megatron_cfg.converter_type": "Qwen2ForCausalLM",
-        "logger.wandb_enabled": False, "cluster.num_nodes": 8, "cluster.gpus_per_node": 8,
-        "grpo.max_num_steps": 20, "grpo.num_generations_per_prompt": 8, "grpo.num_prompts_per_step": 32,
-        "policy.train_global_batch_size": 256, "checkpointing.enabled": True, "checkpointing.save_period": 10,
-        "checkpointing.keep_top_k": 2, "checkpointing.metric_name": None, "data.dataset_name": "DeepScaler",
+    assert {
+        k: v[k]
+        for k in (
+            "policy.model_name",
+            "policy.megatron_cfg.converter_type",
+            "logger.wandb_enabled",
+            "cluster.num_nodes",
+            "cluster.gpus_per_node",
+            "grpo.max_num_steps",
+            "grpo.num_generations_per_prompt",
+            "grpo.num_prompts_per_step",
+            "policy.train_global_batch_size",
+            "checkpointing.enabled",
+            "checkpointing.save_period",
+            "checkpointing.keep_top_k",
+            "checkpointing.metric_name",
+            "data.dataset_name",
+        )
+    } == {
+        "policy.model_name": "Qwen/Qwen2.5-72B-Instruct",
+        "policy.megatron_cfg.converter_type": "Qwen2ForCausalLM",
+        "logger.wandb_enabled": False,
+        "cluster.num_nodes": 8,
+        "cluster.gpus_per_node": 8,
+        "grpo.max_num_steps": 20,
+        "grpo.num_generations_per_prompt": 8,
+        "grpo.num_prompts_per_step": 32,
+        "policy.train_global_batch_size": 256,
+        "checkpointing.enabled": True,
+        "checkpointing.save_period": 10,
+        "checkpointing.keep_top_k": 2,
+        "checkpointing.metric_name": None,
+        "data.dataset_name": "DeepScaler",
     }
     assert v["logger.wandb.name"] == "run-1"
     assert not any(k.startswith("+") or "colocated" in k for k in v)
@@ -342,19 +471,30 @@ def test_gemma_recipe_reproduces_the_tutorial_run_on_prepared_gsm8k():
     assert v["entry"] == "examples/run_grpo_math.py"
     assert v["config"] == "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml"
     expected = {
-        "cluster.num_nodes": 2, "cluster.gpus_per_node": 8, "grpo.max_num_steps": 300,
-        "data.dataset_name": "ResponseDataset", "+data.input_key": "question", "+data.output_key": "answer",
+        "cluster.num_nodes": 2,
+        "cluster.gpus_per_node": 8,
+        "grpo.max_num_steps": 300,
+        "data.dataset_name": "ResponseDataset",
+        "+data.input_key": "question",
+        "+data.output_key": "answer",
         "+data.train_data_path": "/lustre/datasets/gsm8k/train.jsonl",
         "+data.val_data_path": "/lustre/datasets/gsm8k/test.jsonl",
-        "+data.train_split": "train", "+data.val_split": "train",
-        "logger.tensorboard_enabled": False, "logger.wandb_enabled": True,
-        "grpo.num_prompts_per_step": 16, "grpo.num_generations_per_prompt": 64,
-        "policy.generation.colocated.enabled": False, "policy.generation.colocated.resources.num_nodes": 1,
+        "+data.train_split": "train",
+        "+data.val_split": "train",
+        "logger.tensorboard_enabled": False,
+        "logger.wandb_enabled": True,
+        "grpo.num_prompts_per_step": 16,
+        "grpo.num_generations_per_prompt": 64,
+        "policy.generation.colocated.enabled": False,
+        "policy.generation.colocated.resources.num_nodes": 1,
         "policy.generation.colocated.resources.gpus_per_node": 8,
         "policy.generation.vllm_cfg.tensor_parallel_size": 8,
-        "policy.generation.vllm_cfg.gpu_memory_utilization": 0.9, "policy.dtensor_cfg.tensor_parallel_size": 8,
-        "policy.model_name": "google/gemma-3-27b-it", "checkpointing.enabled": True,
-        "checkpointing.save_period": 10, "checkpointing.keep_top_k": 3,
+        "policy.generation.vllm_cfg.gpu_memory_utilization": 0.9,
+        "policy.dtensor_cfg.tensor_parallel_size": 8,
+        "policy.model_name": "google/gemma-3-27b-it",
+        "checkpointing.enabled": True,
+        "checkpointing.save_period": 10,
+        "checkpointing.keep_top_k": 3,
     }
     assert {k: v[k] for k in expected} == expected
 
@@ -375,9 +515,14 @@ def test_runtime_env_and_job_carry_no_secret(monkeypatch):
         assert env["env_vars"]["RAY_OVERRIDE_JOB_RUNTIME_ENV"] == "1"
         assert env["env_vars"]["NCCL_SOCKET_IFNAME"] == env["env_vars"]["GLOO_SOCKET_IFNAME"] == "eth0"
         assert not [k for k in env["env_vars"] if re.search(r"TOKEN|KEY|SECRET|PASSW|CRED", k, re.I)]
-        blob = json.dumps([env, recipes.runtime_env_yaml(recipe, mount_path=MOUNT),
-                           recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name="r"),
-                           recipes.job_metadata(recipe, run_name="r", stack_name="dev")])
+        blob = json.dumps(
+            [
+                env,
+                recipes.runtime_env_yaml(recipe, mount_path=MOUNT),
+                recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name="r"),
+                recipes.job_metadata(recipe, run_name="r", stack_name="dev"),
+            ]
+        )
         assert "canary" not in blob and "HF_TOKEN" not in blob and "WANDB_API_KEY" not in blob
 
 
@@ -399,8 +544,15 @@ def install_scripts(root: Path) -> Path:
     return root
 
 
-def run_prep(tmp_path: Path, mount: Path, fake_dir: Path, calls: Path, *,
-             hf_home: bool = True, prefetch_marker: Optional[str] = None) -> subprocess.CompletedProcess:
+def run_prep(
+    tmp_path: Path,
+    mount: Path,
+    fake_dir: Path,
+    calls: Path,
+    *,
+    hf_home: bool = True,
+    prefetch_marker: Optional[str] = None,
+) -> subprocess.CompletedProcess:
     """Run the preparation step the entrypoint runs, with the script from job_scripts() and the runtime env's
     HF_HOME (`uv run python` is NeMo-RL's Python; here the test's, with the offline `datasets`)."""
     cmd = recipes.gsm8k_prep_command(str(mount), prefetch_marker=prefetch_marker)
@@ -410,14 +562,20 @@ def run_prep(tmp_path: Path, mount: Path, fake_dir: Path, calls: Path, *,
     env.update(PYTHONPATH=str(fake_dir), **{fake_datasets.CALLS_ENV: str(calls)})
     if hf_home:
         env["HF_HOME"] = recipes.runtime_env(recipes.RECIPES[GEMMA], mount_path=str(mount))["env_vars"]["HF_HOME"]
-    return subprocess.run([sys.executable, str(script), *cmd[4:]], env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run([sys.executable, str(script), *cmd[4:]], env=env, capture_output=True, text=True, timeout=60)
 
 
 def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
     files = scripts.job_scripts()
-    assert set(files) == {recipes.GSM8K_SCRIPT, recipes.GATE_SCRIPT, recipes.GATE_MODULE, "prefetch_hf.py",
-                          "prefetch-requirements.txt", "export_checkpoints.py", recipes.MEGATRON_GUARD_SCRIPT}
+    assert set(files) == {
+        recipes.GSM8K_SCRIPT,
+        recipes.GATE_SCRIPT,
+        recipes.GATE_MODULE,
+        "prefetch_hf.py",
+        "prefetch-requirements.txt",
+        "export_checkpoints.py",
+        recipes.MEGATRON_GUARD_SCRIPT,
+    }
     assert files == scripts.job_scripts()
     for name, text in files.items():
         assert "/lustre" not in text and "huggingface_cache" not in text and recipes.SCRIPTS_DIR not in text, name
@@ -440,14 +598,18 @@ def test_gsm8k_prep_writes_response_dataset_jsonl_once(tmp_path):
         return [json.loads(line) for line in Path(p).read_text(encoding="utf-8").splitlines()]
 
     train, test = read(paths["train"]), read(paths["validation"])
-    assert [(r["answer"], set(r)) for r in train] == [("72", {"question", "answer"}), ("10", {"question", "answer"}),
-                                                      ("3000", {"question", "answer"})]
+    assert [(r["answer"], set(r)) for r in train] == [
+        ("72", {"question", "answer"}),
+        ("10", {"question", "answer"}),
+        ("3000", {"question", "answer"}),
+    ]
     assert train[2]["question"] == fake_datasets.SAMPLE_GSM8K["train"][2]["question"]
     assert [r["answer"] for r in test] == ["18"]
     assert json.loads(Path(paths["marker"]).read_text()) == {"train": 3, "test": 1}
     assert sorted(os.listdir(paths["dir"])) == ["_SUCCESS", "test.jsonl", "train.jsonl"]
     assert [json.loads(line) for line in calls.read_text().splitlines()] == [
-        {"path": "openai/gsm8k", "name": "main", "revision": None, "hf_home": f"{mount}/huggingface_cache"}]
+        {"path": "openai/gsm8k", "name": "main", "revision": None, "hf_home": f"{mount}/huggingface_cache"}
+    ]
 
     stamps = {n: os.stat(os.path.join(paths["dir"], n)).st_mtime_ns for n in os.listdir(paths["dir"])}
     second = run_prep(tmp_path, mount, fake, calls)
@@ -464,7 +626,7 @@ def test_gsm8k_prep_fails_without_marker_on_a_row_missing_its_final_answer(tmp_p
     assert result.returncode != 0 and "test row 0" in result.stderr
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert not os.path.exists(recipes.gsm8k_paths(str(mount))["marker"])
-    assert not os.path.exists(recipes.gsm8k_paths(str(mount))["train"])   # nothing written before all rows passed
+    assert not os.path.exists(recipes.gsm8k_paths(str(mount))["train"])  # nothing written before all rows passed
 
 
 def test_gsm8k_prep_without_hf_home_is_a_one_line_error(tmp_path):
@@ -472,17 +634,26 @@ def test_gsm8k_prep_without_hf_home_is_a_one_line_error(tmp_path):
     mount, calls = tmp_path / "lustre", tmp_path / "calls.jsonl"
     result = run_prep(tmp_path, mount, fake, calls, hf_home=False)
     assert result.returncode != 0 and result.stdout == ""
-    assert result.stderr.strip() == ("prepare_gsm8k: HF_HOME is not set; the Ray pods and the job's runtime env set "
-                                     "it to the cache on Lustre")
-    assert not calls.exists() and not mount.exists()   # nothing downloaded into a default cache
+    assert result.stderr.strip() == (
+        "prepare_gsm8k: HF_HOME is not set; the Ray pods and the job's runtime env set it to the cache on Lustre"
+    )
+    assert not calls.exists() and not mount.exists()  # nothing downloaded into a default cache
 
 
 def test_gsm8k_prep_refuses_a_missing_or_relative_output_directory(tmp_path):
     script = install_scripts(tmp_path / "scripts") / recipes.GSM8K_SCRIPT
     for argv in ([], ["datasets/gsm8k"], ["/a", "/b"], ["/a", "--pinned-by", "rel/marker.json"]):
-        result = subprocess.run([sys.executable, str(script), *argv], env={**os.environ, "HF_HOME": str(tmp_path)},
-                                capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        result = subprocess.run(
+            [sys.executable, str(script), *argv],
+            env={**os.environ, "HF_HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
         assert result.returncode != 0, argv
-        assert result.stderr.strip() == ("prepare_gsm8k: usage: prepare_gsm8k.py <absolute output directory> "
-                                         "[--pinned-by <absolute prefetch marker>]")
+        assert result.stderr.strip() == (
+            "prepare_gsm8k: usage: prepare_gsm8k.py <absolute output directory> "
+            "[--pinned-by <absolute prefetch marker>]"
+        )
     assert sorted(os.listdir(tmp_path)) == ["scripts"]

@@ -2,6 +2,7 @@
 imports; the tests' own packages are in requirements-test.txt. Judged by the installed distributions' metadata
 (importlib.metadata) and every import statement of the code (ast).
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,8 +42,11 @@ def third_party_imports(paths) -> set[str]:
         p = ROOT / top
         for f in [p] if p.is_file() else sorted(p.rglob("*.py")):
             for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                    [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+                )
                 out |= {n.split(".")[0] for n in names}
     return {m for m in out if m not in sys.stdlib_module_names and m not in OURS}
 
@@ -63,7 +67,7 @@ def closure(names: set[str]) -> set[str]:
         try:
             requires = metadata.requires(name) or []
         except metadata.PackageNotFoundError:
-            continue   # an optional extra's package, not installed
+            continue  # an optional extra's package, not installed
         for req in requires:
             todo.append(_norm(re.split(r"[\s\[<>=!~;(]", req, maxsplit=1)[0]))
     return seen

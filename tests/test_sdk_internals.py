@@ -3,6 +3,7 @@
 An SDK upgrade that renames or reshapes them must fail here, loudly, rather than silently turning the
 plain-text-secret refusal (tests/test_settings.py exercises it end to end) or the offline placeholder check off.
 """
+
 from __future__ import annotations
 
 from pulumi.runtime import config as rc

@@ -8,6 +8,7 @@ the documentation's own examples first. Run on the base commit of issue 19 the s
 write over the whole bucket, 3/3 stacks on one principal, no Pod Security label, 5 extra node roles, 2/5 digests,
 dev's IP endpoint open).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,25 +43,49 @@ def test_netpol_oracle_follows_the_kubernetes_semantics():
     src_label_only = np.pod("b", "third", {"app": "a"})
     dst = np.pod("d", "db", {"role": "db"})
     both = {"namespaceSelector": {"matchLabels": {"team": "x"}}, "podSelector": {"matchLabels": {"app": "a"}}}
-    one = {"kind": "NetworkPolicy", "metadata": {"name": "p", "namespace": "db"}, "spec": {
-        "podSelector": {"matchLabels": {"role": "db"}}, "policyTypes": ["Ingress"],
-        "ingress": [{"from": [both], "ports": [{"protocol": "TCP", "port": 5432}]}]}}
+    one = {
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "p", "namespace": "db"},
+        "spec": {
+            "podSelector": {"matchLabels": {"role": "db"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [both], "ports": [{"protocol": "TCP", "port": 5432}]}],
+        },
+    }
     pol = np.Policies([one])
     assert pol.allowed(src_ok, dst, 5432) and not pol.allowed(src_ok, dst, 5433)
-    assert not pol.allowed(src_label_only, dst, 5432)          # one entry: namespace AND pod selector
-    two = dict(one, spec=dict(one["spec"], ingress=[{"from": [{"namespaceSelector": both["namespaceSelector"]},
-                                                             {"podSelector": both["podSelector"]}]}]))
-    assert np.Policies([two]).allowed(np.pod("c", "db", {"app": "a"}), dst, 1)   # two entries: either
-    assert np.Policies([]).allowed(src_label_only, dst, 1)     # no policy selects the pod: not isolated
-    assert pol.allowed(np.Endpoint("node", node_local=True), dst, 1)   # the node's own traffic always passes
-    ip = {"kind": "NetworkPolicy", "metadata": {"name": "e", "namespace": "db"}, "spec": {
-        "podSelector": {}, "policyTypes": ["Egress"],
-        "egress": [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}}]}]}}
+    assert not pol.allowed(src_label_only, dst, 5432)  # one entry: namespace AND pod selector
+    two = dict(
+        one,
+        spec=dict(
+            one["spec"],
+            ingress=[
+                {"from": [{"namespaceSelector": both["namespaceSelector"]}, {"podSelector": both["podSelector"]}]}
+            ],
+        ),
+    )
+    assert np.Policies([two]).allowed(np.pod("c", "db", {"app": "a"}), dst, 1)  # two entries: either
+    assert np.Policies([]).allowed(src_label_only, dst, 1)  # no policy selects the pod: not isolated
+    assert pol.allowed(np.Endpoint("node", node_local=True), dst, 1)  # the node's own traffic always passes
+    ip = {
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "e", "namespace": "db"},
+        "spec": {
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}}]}],
+        },
+    }
     assert np.Policies([ip]).allowed(dst, np.Endpoint("x", ip="203.0.113.1"), 443)
     assert not np.Policies([ip]).allowed(dst, np.Endpoint("y", ip="10.1.2.3"), 443)
-    fq = {"kind": "FQDNNetworkPolicy", "metadata": {"name": "f", "namespace": "db"}, "spec": {
-        "podSelector": {}, "egress": [{"matches": [{"pattern": "*.google.com"}],
-                                       "ports": [{"protocol": "TCP", "port": 443}]}]}}
+    fq = {
+        "kind": "FQDNNetworkPolicy",
+        "metadata": {"name": "f", "namespace": "db"},
+        "spec": {
+            "podSelector": {},
+            "egress": [{"matches": [{"pattern": "*.google.com"}], "ports": [{"protocol": "TCP", "port": 443}]}],
+        },
+    }
     assert np.Policies([fq]).allowed(dst, np.Endpoint("m", host="mail.google.com"), 443)
     # GKE's examples: `*.google.com` matches one level only.
     assert not np.Policies([fq]).allowed(dst, np.Endpoint("g", host="google.com"), 443)
@@ -68,9 +93,12 @@ def test_netpol_oracle_follows_the_kubernetes_semantics():
 
 
 def test_pss_oracle_follows_the_pod_security_standards():
-    good = {"securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
-            "containers": [{"name": "c", "securityContext": {"allowPrivilegeEscalation": False,
-                                                             "capabilities": {"drop": ["ALL"]}}}]}
+    good = {
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [
+            {"name": "c", "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
+        ],
+    }
     assert pss.level_of(good) == "restricted"
     root = {**good, "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}}
     assert pss.level_of(root) == "baseline"
@@ -107,8 +135,11 @@ def test_only_the_operators_path_reaches_the_dashboard_besides_the_workload_and_
 def test_one_pod_template_may_write_to_the_bucket_and_only_under_the_export_prefix(shipped):
     for stack, r in shipped.items():
         assert f.bucket_write(r) == (1, 1, "export prefix only"), stack
-        (writer,) = [p for p in pods(r) if p.service_account == r.get(
-            "kubernetes:core/v1:ServiceAccount", "export-ksa").inputs["metadata"]["name"]]
+        (writer,) = [
+            p
+            for p in pods(r)
+            if p.service_account == r.get("kubernetes:core/v1:ServiceAccount", "export-ksa").inputs["metadata"]["name"]
+        ]
         assert writer.labels[f.ROLE] == "ray-head"
 
 
@@ -135,27 +166,40 @@ def test_every_namespace_enforces_what_its_pods_meet_and_warns_and_audits_restri
         good, total = f.namespaces_with_psa(r)
         assert good == total == (2 if stack == "autopilot" else 1), stack
     helm = synth("dev", {"kubeRayOperator": "helm"})
-    ns = {x.inputs["metadata"]["name"]: x.inputs["metadata"]["labels"] for x in helm.kubernetes_objects()
-          if x.inputs.get("kind") == "Namespace"}
+    ns = {
+        x.inputs["metadata"]["name"]: x.inputs["metadata"]["labels"]
+        for x in helm.kubernetes_objects()
+        if x.inputs.get("kind") == "Namespace"
+    }
     assert ns[catalog.KUBERAY_OPERATOR_NAMESPACE]["pod-security.kubernetes.io/enforce"] == "restricted"
 
 
 def test_each_pod_is_at_the_strictest_pod_security_level_it_can_be(shipped):
     # restricted wherever nothing root must own is written; baseline for the two root pods (the NeMo-RL image and
     # every file on Lustre belong to root); privileged only for the hostPath mounts of the GPU workers.
-    want = {"ray-head": "baseline", "ray-worker": "privileged", "ray-job-submitter": "restricted",
-            "weights-prefetch": "baseline", "gpu-warmup": "restricted", "image-prepull": "restricted"}
+    want = {
+        "ray-head": "baseline",
+        "ray-worker": "privileged",
+        "ray-job-submitter": "restricted",
+        "weights-prefetch": "baseline",
+        "gpu-warmup": "restricted",
+        "image-prepull": "restricted",
+    }
     for stack, r in shipped.items():
         for p in f.workload_pods(r):
-            assert pss.level_of(p.spec) == want[p.labels[f.ROLE]], (stack, p.source, pss.violations(p.spec,
-                                                                                                  "restricted"))
+            assert pss.level_of(p.spec) == want[p.labels[f.ROLE]], (
+                stack,
+                p.source,
+                pss.violations(p.spec, "restricted"),
+            )
 
 
 def test_every_container_of_a_pod_without_the_rdma_mounts_drops_all_capabilities(shipped):
     for stack, r in shipped.items():
         dropping, total = f.capability_drops(r)
         assert dropping == total > 0, stack
-        # The exception, with its reason in workloads/manifests/pod_security.py: the GPU workers, which mount the libraries.
+        # The exception, with its reason in workloads/manifests/pod_security.py: the GPU workers, which mount the
+        # libraries.
         for p in f.workload_pods(r):
             if has_host_paths(p):
                 assert p.labels[f.ROLE] == "ray-worker"
@@ -214,8 +258,15 @@ def test_the_pods_that_resolve_names_reach_kube_dns_and_cloud_dns_and_the_others
                         assert not pol.egress_allowed(src, dst, port), (stack, p.source, dst.name, port)
 
 
-HF_DOWNLOAD = ("huggingface.co", "cdn-lfs-us-1.hf.co", "cas-server.xethub.hf.co", "transfer.xethub.hf.co",
-               "cas-bridge.xethub.hf.co", "us-east-1.aws.cdn.hf.co", "us-central1.us.gcp.cdn.hf.co")
+HF_DOWNLOAD = (
+    "huggingface.co",
+    "cdn-lfs-us-1.hf.co",
+    "cas-server.xethub.hf.co",
+    "transfer.xethub.hf.co",
+    "cas-bridge.xethub.hf.co",
+    "us-east-1.aws.cdn.hf.co",
+    "us-central1.us.gcp.cdn.hf.co",
+)
 
 
 def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped):
@@ -225,11 +276,11 @@ def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped)
         ext = lambda host: np.Endpoint(host, host=host, ip="198.51.100.9")  # noqa: E731
         for host in HF_DOWNLOAD:
             assert pol.allowed(prefetch, ext(host), 443) and pol.allowed(head, ext(host), 443), (stack, host)
-            assert not pol.allowed(worker, ext(host), 443), (stack, host)     # prefetched: the workers are offline
-            assert not pol.allowed(prefetch, ext(host), 80), (stack, host)    # HTTPS only
+            assert not pol.allowed(worker, ext(host), 443), (stack, host)  # prefetched: the workers are offline
+            assert not pol.allowed(prefetch, ext(host), 80), (stack, host)  # HTTPS only
         for host in catalog.PYPI_HOSTS:
             assert pol.allowed(prefetch, ext(host), 443) and not pol.allowed(head, ext(host), 443)
-        assert pol.allowed(head, ext("storage.googleapis.com"), 443)        # the export's GCS FUSE sidecar
+        assert pol.allowed(head, ext("storage.googleapis.com"), 443)  # the export's GCS FUSE sidecar
         assert not pol.allowed(prefetch, ext("storage.googleapis.com"), 443)
         wandb = f._logs_to_wandb(r)
         assert pol.allowed(head, ext("api.wandb.ai"), 443) is wandb, stack
@@ -255,7 +306,8 @@ def test_ray_nodes_reach_each_other_on_every_port_and_managed_prometheus_the_met
         for port in (*f.RAY_PORTS, 29500, 45123, 61000):
             assert pol.allowed(head, worker, port) and pol.allowed(worker, head, port), (stack, port)
         assert pol.allowed(collector, head, catalog.RAY_METRICS_PORT) and pol.allowed(
-            collector, worker, catalog.RAY_METRICS_PORT)
+            collector, worker, catalog.RAY_METRICS_PORT
+        )
         assert not pol.allowed(collector, head, catalog.RAY_DASHBOARD_PORT)
 
 

@@ -1,4 +1,5 @@
 """Invalid settings fail before any resource is registered, one readable line per problem naming its key."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,23 +37,38 @@ INVALID = [
     ({"capacity": ["spot", "spot"]}, "nemo-rl-gke:capacity", "more than once"),
     ({"capacity": ["reservation", "spot"]}, "nemo-rl-gke:reservation", "no reservation name"),
     ({"capacity": ["reservation"], "reservation": "Res_1"}, "nemo-rl-gke:reservation", "not a reservation name"),
-    ({"capacity": ["reservation"], "reservation": "res-1/reservationBlocks/Blk_1"},
-     "nemo-rl-gke:reservation", "'Blk_1' is not a valid name"),
+    (
+        {"capacity": ["reservation"], "reservation": "res-1/reservationBlocks/Blk_1"},
+        "nemo-rl-gke:reservation",
+        "'Blk_1' is not a valid name",
+    ),
     ({"flexStartMaxRunHours": 200}, "nemo-rl-gke:flexStartMaxRunHours", "at most 7 days"),
-    ({"gkeVersion": "1.32.1-gke.1000000", "lustrePortMode": "legacy"}, "nemo-rl-gke:capacity",
-     "flex-start for GPUs needs GKE 1.32.2-gke.1652000"),
-    ({"capacity": ["reservation"], "reservation": "res-1", "gpuPlacement": "compact"}, "nemo-rl-gke:gpuPlacement",
-     "brings its own block placement"),
+    (
+        {"gkeVersion": "1.32.1-gke.1000000", "lustrePortMode": "legacy"},
+        "nemo-rl-gke:capacity",
+        "flex-start for GPUs needs GKE 1.32.2-gke.1652000",
+    ),
+    (
+        {"capacity": ["reservation"], "reservation": "res-1", "gpuPlacement": "compact"},
+        "nemo-rl-gke:gpuPlacement",
+        "brings its own block placement",
+    ),
     ({"computeClass": "gke-gpus"}, "nemo-rl-gke:computeClass", "reserves for its own classes"),
-    ({"clusterMode": "autopilot", "workerReplicas": 2, "gpuNodes": 2, "gpuPlacement": "compact"},
-     "nemo-rl-gke:gpuPlacement", "Autopilot"),
+    (
+        {"clusterMode": "autopilot", "workerReplicas": 2, "gpuNodes": 2, "gpuPlacement": "compact"},
+        "nemo-rl-gke:gpuPlacement",
+        "Autopilot",
+    ),
     ({"flexStartWaitMinutes": 30}, "nemo-rl-gke:flexStartWaitMinutes", "only applies to Autopilot"),
     ({"gpuNodes": -1}, "nemo-rl-gke:gpuNodes", ">= 0"),
     ({"gpuNodes": "two"}, "nemo-rl-gke:gpuNodes", "integer"),
     ({"workerReplicas": 3}, "nemo-rl-gke:workerReplicas", "at most 2"),
     ({"clusterMode": "autopilot", "controlPlane": "zonal"}, "nemo-rl-gke:controlPlane", "only applies to Standard"),
-    ({"clusterMode": "autopilot", "systemMachineType": "n2-standard-8"}, "nemo-rl-gke:systemMachineType",
-     "only applies to Standard"),
+    (
+        {"clusterMode": "autopilot", "systemMachineType": "n2-standard-8"},
+        "nemo-rl-gke:systemMachineType",
+        "only applies to Standard",
+    ),
     ({"clusterMode": "autopilot", "gpuDriverVersion": "DEFAULT"}, "nemo-rl-gke:gpuDriverVersion", "Standard"),
     ({"clusterMode": "kubernetes"}, "nemo-rl-gke:clusterMode", "'standard' or 'autopilot'"),
     ({"gkeVersion": "1.32"}, "nemo-rl-gke:gkeVersion", "1.33.2-gke.4780000"),
@@ -66,8 +82,9 @@ INVALID = [
 ]
 
 
-@pytest.mark.parametrize("overrides,key,hint", INVALID, ids=[f"{c[1].split(':')[1]}-{i}" for i, c in
-                                                             enumerate(INVALID)])
+@pytest.mark.parametrize(
+    "overrides,key,hint", INVALID, ids=[f"{c[1].split(':')[1]}-{i}" for i, c in enumerate(INVALID)]
+)
 def test_invalid_setting_is_rejected_naming_its_key_and_registers_nothing(synth, overrides, key, hint):
     r = synth("dev", overrides)
     assert r.error is not None, f"{overrides} was accepted"
@@ -80,8 +97,17 @@ def test_invalid_setting_is_rejected_naming_its_key_and_registers_nothing(synth,
 
 
 def test_every_problem_is_reported_at_once_one_line_each(synth):
-    r = synth("dev", {"gpuType": "nvidia-h100", "zone": "europe-west4-a", "lustreTier": 750, "capacity": ["spot"],
-                      "reservation": "r", "bogusKey": 1})
+    r = synth(
+        "dev",
+        {
+            "gpuType": "nvidia-h100",
+            "zone": "europe-west4-a",
+            "lustreTier": 750,
+            "capacity": ["spot"],
+            "reservation": "r",
+            "bogusKey": 1,
+        },
+    )
     lines = [ln for ln in r.error.splitlines() if ln.strip().startswith("- ")]
     keys = {ln.split(":", 2)[1] for ln in lines}
     assert {"gpuType", "zone", "lustreTier", "reservation", "bogusKey"} <= keys
@@ -110,11 +136,24 @@ def test_placeholder_project_is_accepted_by_the_offline_synth(synth):
 
 
 def test_valid_non_default_settings_are_accepted(synth):
-    r = synth("dev", {"lustreCapacityGib": 36000, "lustreTier": 500, "gpuNodes": 4,
-                      "capacity": ["reservation", "spot", "flex-start"], "reservation": "a3u-res/reservationBlocks/a3u-res-block-1",
-                      "reservationStartNodes": 2, "flexStartMaxRunHours": 72,
-                      "gpuPlacement": "compact", "gpuPlacementDistance": "BLOCK", "computeClass": "rl-gpus",
-                      "lustrePortMode": "legacy", "gkeVersion": "1.33.2-gke.4780000", "prefix": "rl-team"})
+    r = synth(
+        "dev",
+        {
+            "lustreCapacityGib": 36000,
+            "lustreTier": 500,
+            "gpuNodes": 4,
+            "capacity": ["reservation", "spot", "flex-start"],
+            "reservation": "a3u-res/reservationBlocks/a3u-res-block-1",
+            "reservationStartNodes": 2,
+            "flexStartMaxRunHours": 72,
+            "gpuPlacement": "compact",
+            "gpuPlacementDistance": "BLOCK",
+            "computeClass": "rl-gpus",
+            "lustrePortMode": "legacy",
+            "gkeVersion": "1.33.2-gke.4780000",
+            "prefix": "rl-team",
+        },
+    )
     assert r.error is None
     assert r.get("gcp:container/cluster:Cluster", "cluster").inputs["name"] == "rl-team"
 

@@ -1,17 +1,24 @@
 """Checkpoint sizing: the seed recipes' numbers, budget suggestions, disk warnings, unknown models."""
+
 import pytest
 
 from core import sizing
 
-QWEN = "Qwen/Qwen2.5-72B-Instruct"   # 72.7e9 parameters (catalog.MODEL_PARAMS)
-GEMMA = "google/gemma-3-27b-it"      # 27.4e9 parameters
+QWEN = "Qwen/Qwen2.5-72B-Instruct"  # 72.7e9 parameters (catalog.MODEL_PARAMS)
+GEMMA = "google/gemma-3-27b-it"  # 27.4e9 parameters
 
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 def size(model=QWEN, *, capacity_gib=9_000, tier=1000, keep_top_k=3, budget_seconds=None, save_optimizer=True):
-    return sizing.size_checkpoints(model, save_optimizer=save_optimizer, capacity_gib=capacity_gib, tier=tier,
-                                   keep_top_k=keep_top_k, budget_seconds=budget_seconds)
+    return sizing.size_checkpoints(
+        model,
+        save_optimizer=save_optimizer,
+        capacity_gib=capacity_gib,
+        tier=tier,
+        keep_top_k=keep_top_k,
+        budget_seconds=budget_seconds,
+    )
 
 
 def kwargs(**kw):
@@ -68,7 +75,8 @@ def test_over_budget_suggests_next_valid_capacity_and_slowest_faster_tier():
     assert problems == [
         "nemo-rl-gke:checkpointBudgetSeconds: a 1.02 TB checkpoint needs >= 116 s at 18000 GiB @ 500 MB/s/TiB, "
         "over the 60 s budget; set nemo-rl-gke:lustreCapacityGib to 36000 (tier 500) or "
-        "nemo-rl-gke:lustreTier to 1000 with 18000 GiB"]
+        "nemo-rl-gke:lustreTier to 1000 with 18000 GiB"
+    ]
 
 
 def test_over_budget_on_the_fastest_tier_suggests_capacity_only():
@@ -102,6 +110,7 @@ def test_when_nothing_meets_the_budget_the_problem_says_so():
 
 def test_suggested_capacity_is_valid_for_the_tier_and_meets_the_budget():
     from core import catalog
+
     for tier, t in catalog.LUSTRE_TIERS.items():
         for budget in (30, 60, 120, 600):
             cap = sizing.smallest_capacity_within(1_017_800_000_000, tier, budget)

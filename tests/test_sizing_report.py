@@ -1,4 +1,5 @@
 """synth.sizing_report sizes every configured stack: its Lustre from its stack file, its ratio against its budget."""
+
 from __future__ import annotations
 
 import re
@@ -130,6 +131,6 @@ def test_readme_shows_the_current_sizing_report(capsys):
     checkpoint_io.main([])
     out = capsys.readouterr().out
     readme = (ROOT / "README.md").read_text()
-    after = readme[readme.index("`make sizing-report`"):]
-    block = after[after.index("```\n") + 4:]
-    assert block[:block.index("```")] == out
+    after = readme[readme.index("`make sizing-report`") :]
+    block = after[after.index("```\n") + 4 :]
+    assert block[: block.index("```")] == out

@@ -8,6 +8,7 @@ Offline diffs: the report names every added, removed and changed GCP resource an
 the changed fields; for pairs of runs that differ in known ways it reports those fields and nothing else (the
 "nothing else" is checked against the engine's own records, so new resources of the program are covered).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,14 @@ OVERRIDES = {"gpuNodes": "4", "lustreCapacityGib": "36000"}
 
 def _start(stack: str, out: Path, *extra: str, seed: str = "0") -> subprocess.Popen:
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    return subprocess.Popen([sys.executable, "-m", "synth", stack, "--out", str(out), *extra], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "synth", stack, "--out", str(out), *extra],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(procs: dict[str, subprocess.Popen]) -> dict[str, str]:
@@ -75,12 +82,21 @@ def compared(first_run, tmp_path_factory) -> dict:
     """`--compare` runs against dev's output: dev with two overrides, and the codelab stack."""
     base = tmp_path_factory.mktemp("compare")
     sets = [a for k, v in OVERRIDES.items() for a in ("--set", f"{k}={v}")]
-    printed = _finish({"overrides": _start("dev", base / "overrides", *sets, "--compare", str(first_run / "dev")),
-                       "codelab": _start("codelab", base / "codelab", "--compare", str(first_run / "dev"))})
+    printed = _finish(
+        {
+            "overrides": _start("dev", base / "overrides", *sets, "--compare", str(first_run / "dev")),
+            "codelab": _start("codelab", base / "codelab", "--compare", str(first_run / "dev")),
+        }
+    )
     old = compare.load(first_run / "dev")
-    return {name: {"printed": printed[name], "dir": base / name,
-                   "sections": {s.title: s for s in compare.compare(old, compare.load(base / name))}}
-            for name in printed}
+    return {
+        name: {
+            "printed": printed[name],
+            "dir": base / name,
+            "sections": {s.title: s for s in compare.compare(old, compare.load(base / name))},
+        }
+        for name in printed
+    }
 
 
 def _leaf_values(value, path=""):
@@ -120,8 +136,9 @@ def _covers(a: str, b: str) -> bool:
     return long_ == short or long_.startswith(short + ".") or long_.startswith(short + "[")
 
 
-def assert_report_matches_engine(sections: dict[str, compare.Section], old: engine.SynthResult,
-                                 new: engine.SynthResult) -> None:
+def assert_report_matches_engine(
+    sections: dict[str, compare.Section], old: engine.SynthResult, new: engine.SynthResult
+) -> None:
     """The report lists exactly the keys and fields in which the two runs' records differ."""
     before, after = _engine_view(old), _engine_view(new)
     for title, section in sections.items():
@@ -150,13 +167,15 @@ def test_compare_reports_exactly_the_fields_two_overrides_change(compared, synth
     assert gcp.changed["gcp:lustre/instance:Instance lustre"] == [("capacityGib", "18000", "36000")]
     assert k8s.changed["PersistentVolume nemo-dev-lustre"] == [("spec.capacity.storage", "18000Gi", "36000Gi")]
     assert k8s.changed["PersistentVolumeClaim nemo-rl/lustre-pvc"] == [
-        ("spec.resources.requests.storage", "18000Gi", "36000Gi")]
+        ("spec.resources.requests.storage", "18000Gi", "36000Gi")
+    ]
     assert k8s.changed["RayCluster.ray.io nemo-rl/nemo-dev-ray"] == [
-        (f"spec.workerGroupSpecs[0].{f}", 2, 4) for f in ("maxReplicas", "minReplicas", "replicas")]
+        (f"spec.workerGroupSpecs[0].{f}", 2, 4) for f in ("maxReplicas", "minReplicas", "replicas")
+    ]
     assert not any(s.added or s.removed for s in run["sections"].values())
     assert_report_matches_engine(run["sections"], synth("dev"), synth("dev", OVERRIDES))
     printed = run["printed"]
-    assert "      capacityGib: \"18000\" -> \"36000\"\n" in printed
+    assert '      capacityGib: "18000" -> "36000"\n' in printed
     assert "      spec.workerGroupSpecs[0].replicas: 2 -> 4\n" in printed
 
 
@@ -164,8 +183,12 @@ def test_compare_reports_what_differs_between_two_stacks(compared, synth):
     run = compared["codelab"]
     gcp, k8s = run["sections"]["GCP resources"], run["sections"]["Kubernetes objects"]
     lustre = gcp.changed["gcp:lustre/instance:Instance lustre"]
-    for change in [("capacityGib", "18000", "9000"), ("perUnitStorageThroughput", "500", "1000"),
-                   ("location", "us-central1-b", "us-east1-b"), ("options.protect", compare.ABSENT, True)]:
+    for change in [
+        ("capacityGib", "18000", "9000"),
+        ("perUnitStorageThroughput", "500", "1000"),
+        ("location", "us-central1-b", "us-east1-b"),
+        ("options.protect", compare.ABSENT, True),
+    ]:
         assert change in lustre, lustre
     pool = gcp.changed["gcp:container/nodePool:NodePool gpu-spot"]
     assert ("nodeConfig.machineType", "a3-ultragpu-8g", "a4-highgpu-8g") in pool
@@ -175,7 +198,8 @@ def test_compare_reports_what_differs_between_two_stacks(compared, synth):
     assert {"RayCluster.ray.io nemo-rl/nemo-codelab-ray", "PersistentVolume nemo-codelab-lustre"} <= set(k8s.added)
     assert k8s.changed["GKENetworkParamSet.networking.gke.io rdma-0"] == [
         ("spec.vpc", "nemo-dev-rdma-net", "nemo-codelab-rdma-net"),
-        ("spec.vpcSubnet", "nemo-dev-rdma-sub-0", "nemo-codelab-rdma-sub-0")]
+        ("spec.vpcSubnet", "nemo-dev-rdma-sub-0", "nemo-codelab-rdma-sub-0"),
+    ]
     assert "Namespace nemo-rl" not in k8s.changed
     assert_report_matches_engine(run["sections"], synth("dev"), synth("codelab"))
     assert "  - RayCluster.ray.io nemo-rl/nemo-dev-ray\n" in run["printed"]
@@ -190,13 +214,21 @@ def test_compare_lists_hand_made_edits_exactly(first_run, tmp_path, capsys):
     lustre = next(r for r in records if r["type"] == "gcp:lustre/instance:Instance")
     lustre["inputs"]["capacityGib"] = "9000"
     lustre["options"]["retainOnDelete"] = True
-    records.append({"type": "gcp:compute/address:Address", "name": "legacy-ip", "custom": True,
-                    "inputs": {"name": "legacy-ip"}, "options": {}})
+    records.append(
+        {
+            "type": "gcp:compute/address:Address",
+            "name": "legacy-ip",
+            "custom": True,
+            "inputs": {"name": "legacy-ip"},
+            "options": {},
+        }
+    )
     inventory["resources"] = records
     (old / "inventory.json").write_text(json.dumps(inventory))
     (old / "manifests" / "namespace-nemo-rl.yaml").unlink()
-    (old / "manifests" / "configmap-nemo-rl-old.yaml").write_text(yaml.safe_dump(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "old", "namespace": "nemo-rl"}}))
+    (old / "manifests" / "configmap-nemo-rl-old.yaml").write_text(
+        yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "old", "namespace": "nemo-rl"}})
+    )
     ray_file = old / "manifests" / "raycluster-nemo-rl-nemo-dev-ray.yaml"
     ray = yaml.safe_load(ray_file.read_text())
     current_ray_version = ray["spec"]["rayVersion"]
@@ -209,22 +241,24 @@ def test_compare_lists_hand_made_edits_exactly(first_run, tmp_path, capsys):
     assert synth_main(["dev", "--out", str(tmp_path / "new"), "--compare", str(old)]) == 0
     report = capsys.readouterr().out.split("compared with", 1)[1]
     tol = f"spec.workerGroupSpecs[0].template.spec.tolerations[{len(tolerations)}]"
-    assert report == "".join([
-        f" {old}:\n",
-        "GCP resources: 1 added, 1 removed, 1 changed\n",
-        "  + gcp:storage/bucket:Bucket bucket\n",
-        "  - gcp:compute/address:Address legacy-ip\n",
-        "  ~ gcp:lustre/instance:Instance lustre\n",
-        '      capacityGib: "9000" -> "18000"\n',
-        "      options.retainOnDelete: true -> (absent)\n",
-        "Kubernetes objects: 1 added, 1 removed, 1 changed\n",
-        "  + Namespace nemo-rl\n",
-        "  - ConfigMap nemo-rl/old\n",
-        "  ~ RayCluster.ray.io nemo-rl/nemo-dev-ray\n",
-        '      metadata.annotations.example.com/old: "yes" -> (absent)\n',
-        f'      spec.rayVersion: "2.0.0" -> "{current_ray_version}"\n',
-        *[f"      {tol}.{k}: (absent) -> {json.dumps(dropped[k])}\n" for k in sorted(dropped)],
-    ])
+    assert report == "".join(
+        [
+            f" {old}:\n",
+            "GCP resources: 1 added, 1 removed, 1 changed\n",
+            "  + gcp:storage/bucket:Bucket bucket\n",
+            "  - gcp:compute/address:Address legacy-ip\n",
+            "  ~ gcp:lustre/instance:Instance lustre\n",
+            '      capacityGib: "9000" -> "18000"\n',
+            "      options.retainOnDelete: true -> (absent)\n",
+            "Kubernetes objects: 1 added, 1 removed, 1 changed\n",
+            "  + Namespace nemo-rl\n",
+            "  - ConfigMap nemo-rl/old\n",
+            "  ~ RayCluster.ray.io nemo-rl/nemo-dev-ray\n",
+            '      metadata.annotations.example.com/old: "yes" -> (absent)\n',
+            f'      spec.rayVersion: "2.0.0" -> "{current_ray_version}"\n',
+            *[f"      {tol}.{k}: (absent) -> {json.dumps(dropped[k])}\n" for k in sorted(dropped)],
+        ]
+    )
 
 
 def test_compare_with_an_identical_output_prints_no_changes(first_run, tmp_path, capsys):

@@ -10,6 +10,7 @@ envs (with `serialized_runtime_env`), the dashboard's HTTP endpoints on loopback
 file of the Ray session — and no canary may appear. A control job proves the probe would see a token that
 travels in the environment.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,7 +32,7 @@ from workloads.manifests import pod_security as ps
 HF_CANARY = "hf_canaryQ7v2Xk93LmP0"
 WANDB_CANARY = "wandbcanary5c1e0b7d3a9f2"
 RAY_AUTH_CANARY = "rayauthcanary8f3d1c2b"
-LEAK_CANARY = "leakcanary_in_env_0042"       # the control: a value that does travel in the environment
+LEAK_CANARY = "leakcanary_in_env_0042"  # the control: a value that does travel in the environment
 CANARIES = (HF_CANARY, WANDB_CANARY, RAY_AUTH_CANARY)
 
 DRIVER = textwrap.dedent('''
@@ -90,7 +91,7 @@ def rendered_head_env(synth, stack: str, overrides: dict, root: Path) -> dict[st
         value = e["value"]
         for prefix, local in ((ps.TOKENS_DIR, root / "tokens"), (ps.RAY_AUTH_DIR, root / "ray-auth")):
             if value.startswith(prefix):
-                value = str(local) + value[len(prefix):]
+                value = str(local) + value[len(prefix) :]
         env[e["name"]] = value
     env["HF_HOME"] = str(root / "hf-home")
     return env
@@ -103,15 +104,25 @@ def write_token_files(root: Path) -> None:
     (root / "tokens" / ps.WANDB_NETRC_KEY).write_text(ps.wandb_netrc(WANDB_CANARY))
     (root / "ray-auth" / ps.RAY_AUTH_TOKEN_KEY).write_text(RAY_AUTH_CANARY)
     for f in (root / "tokens").iterdir():
-        f.chmod(ps.TOKEN_FILE_MODE)   # as the Secret volume mounts them (owner and group may read)
+        f.chmod(ps.TOKEN_FILE_MODE)  # as the Secret volume mounts them (owner and group may read)
     (root / "ray-auth" / ps.RAY_AUTH_TOKEN_KEY).chmod(ps.TOKEN_FILE_MODE)
 
 
-def submit_like_kuberay(address: str, entrypoint: str, runtime_env: dict, submission_id: str,
-                        env: dict[str, str]) -> None:
+def submit_like_kuberay(
+    address: str, entrypoint: str, runtime_env: dict, submission_id: str, env: dict[str, str]
+) -> None:
     """What KubeRay's submitter pod runs (`ray job submit --address ... --no-wait ... -- <entrypoint>`)."""
-    cmd = [str(RAY), "job", "submit", f"--address={address}", "--no-wait", f"--submission-id={submission_id}",
-           f"--runtime-env-json={json.dumps(runtime_env)}", "--", *entrypoint.split()]
+    cmd = [
+        str(RAY),
+        "job",
+        "submit",
+        f"--address={address}",
+        "--no-wait",
+        f"--submission-id={submission_id}",
+        f"--runtime-env-json={json.dumps(runtime_env)}",
+        "--",
+        *entrypoint.split(),
+    ]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
 
@@ -127,9 +138,17 @@ def http_get(url: str, token: str | None = None) -> tuple[int, str]:
         return e.code, e.read().decode("utf-8", "replace")
 
 
-DASHBOARD_PATHS = ("/api/jobs/", "/api/v0/actors?detail=1&limit=1000", "/api/v0/tasks?detail=1&limit=1000",
-                   "/api/v0/workers?detail=1&limit=1000", "/api/v0/jobs?detail=1", "/api/v0/runtime_envs?detail=1",
-                   "/nodes?view=summary", "/logical/actors", "/api/cluster_status")
+DASHBOARD_PATHS = (
+    "/api/jobs/",
+    "/api/v0/actors?detail=1&limit=1000",
+    "/api/v0/tasks?detail=1&limit=1000",
+    "/api/v0/workers?detail=1&limit=1000",
+    "/api/v0/jobs?detail=1",
+    "/api/v0/runtime_envs?detail=1",
+    "/nodes?view=summary",
+    "/logical/actors",
+    "/api/cluster_status",
+)
 
 
 def everything_ray_exposes(address: str, job_id: str, temp_dir: Path, token: str | None = None) -> dict[str, str]:
@@ -140,21 +159,29 @@ def everything_ray_exposes(address: str, job_id: str, temp_dir: Path, token: str
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     client = JobSubmissionClient(address, headers=auth or None)
     dump = lambda x: json.dumps(x, default=lambda o: getattr(o, "__dict__", str(o)), sort_keys=True)  # noqa: E731
-    out = {"job_info": dump(client.get_job_info(job_id).model_dump()),
-           "job_list": dump([j.model_dump() for j in client.list_jobs()]),
-           "driver_logs": client.get_job_logs(job_id)}
+    out = {
+        "job_info": dump(client.get_job_info(job_id).model_dump()),
+        "job_list": dump([j.model_dump() for j in client.list_jobs()]),
+        "driver_logs": client.get_job_logs(job_id),
+    }
     # What `ray list actors --detail` and friends call (ray.util.state.list_*), with the caller's credentials.
     state = StateApiClient(address=address, headers={"Content-Type": "application/json", **auth})
-    for resource in (StateResource.ACTORS, StateResource.TASKS, StateResource.WORKERS, StateResource.JOBS,
-                     StateResource.RUNTIME_ENVS, StateResource.NODES):
+    for resource in (
+        StateResource.ACTORS,
+        StateResource.TASKS,
+        StateResource.WORKERS,
+        StateResource.JOBS,
+        StateResource.RUNTIME_ENVS,
+        StateResource.NODES,
+    ):
         listed = state.list(resource, ListApiOptions(limit=10000, detail=True), raise_on_missing_output=False)
         out[f"state.{resource.value}"] = dump(listed)
         if resource == StateResource.NODES:
             node_ids = [n.node_id for n in listed]
-    node_logs = [f"/api/v0/logs?node_id={n}" for n in node_ids]   # the log files each node offers
+    node_logs = [f"/api/v0/logs?node_id={n}" for n in node_ids]  # the log files each node offers
     for path in (*DASHBOARD_PATHS, *node_logs, f"/api/jobs/{job_id}", f"/api/jobs/{job_id}/logs"):
         status, body = http_get(address + path, token)
-        assert status == 200, f"GET {path}: {status} {body[:300]}"   # the probe really read the surface
+        assert status == 200, f"GET {path}: {status} {body[:300]}"  # the probe really read the surface
         out[f"GET {path}"] = body
     for f in sorted(temp_dir.rglob("*")):
         if f.is_file() and not f.is_symlink():
@@ -162,8 +189,9 @@ def everything_ray_exposes(address: str, job_id: str, temp_dir: Path, token: str
     return out
 
 
-def run_canary_job(head, env: dict[str, str], root: Path, runtime_env: dict, submit_env: dict[str, str],
-                   token: str | None = None) -> tuple[dict, dict[str, str]]:
+def run_canary_job(
+    head, env: dict[str, str], root: Path, runtime_env: dict, submit_env: dict[str, str], token: str | None = None
+) -> tuple[dict, dict[str, str]]:
     driver = root / "driver.py"
     driver.write_text(DRIVER)
     job_id = f"canary-{time.time_ns()}"
@@ -175,7 +203,7 @@ def run_canary_job(head, env: dict[str, str], root: Path, runtime_env: dict, sub
         assert not client.get_job_status(job_id).is_terminal(), client.get_job_logs(job_id)
         assert time.monotonic() < deadline, client.get_job_logs(job_id)
         time.sleep(0.3)
-    exposed = everything_ray_exposes(head.dashboard, job_id, Path(head.temp_dir), token)   # actor still alive
+    exposed = everything_ray_exposes(head.dashboard, job_id, Path(head.temp_dir), token)  # actor still alive
     release.touch()
     while not client.get_job_status(job_id).is_terminal():
         assert time.monotonic() < deadline + 60, client.get_job_logs(job_id)
@@ -230,8 +258,9 @@ def test_ray_token_auth_refuses_anonymous_calls_and_its_token_stays_in_its_file(
     submit`."""
     root = tmp_path
     write_token_files(root)
-    head_env = rendered_head_env(synth, "dev", {"nemoRlRelease": "v0.7.0", "jobEnabled": False,
-                                               "kubeRayOperator": "helm"}, root)
+    head_env = rendered_head_env(
+        synth, "dev", {"nemoRlRelease": "v0.7.0", "jobEnabled": False, "kubeRayOperator": "helm"}, root
+    )
     assert head_env.get("RAY_AUTH_MODE") == "token" and "RAY_AUTH_TOKEN_PATH" in head_env
     assert head_env["RAY_AUTH_TOKEN"] == ""
     for var in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", *ps.TOKEN_VALUE_VARIABLES):
@@ -245,7 +274,7 @@ def test_ray_token_auth_refuses_anonymous_calls_and_its_token_stays_in_its_file(
 
     import ray
 
-    assert catalog.ray_supports_token_auth(ray.__version__)   # requirements.txt pins a Ray with token auth
+    assert catalog.ray_supports_token_auth(ray.__version__)  # requirements.txt pins a Ray with token auth
     with local_cluster(env, auth_token=token) as head:
         assert http_get(head.dashboard + "/api/jobs/")[0] == 401
         assert http_get(head.dashboard + "/api/v0/actors?detail=1")[0] == 401

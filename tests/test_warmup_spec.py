@@ -1,5 +1,6 @@
 """GPU warmup objects: valid for the API server, shaped exactly like the Ray workers they stand in for, at a
 priority the cluster autoscaler still scales for, and a placeholder command that leaves quietly when preempted."""
+
 from __future__ import annotations
 
 import os
@@ -29,9 +30,15 @@ def worker_annotations(result):
 @pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
 def test_placeholders_carry_the_ray_workers_placement_and_resources(synth, stack_name):
     worker, _ = worker_template(synth(stack_name))
-    job = w.placeholder_job(name="warmup", namespace="nemo-rl", worker_pod_spec=worker, image=NEMO, replicas=8,
-                            priority_class_name="nemo-rl-gke-warmup",
-                            worker_annotations=worker_annotations(synth(stack_name)))
+    job = w.placeholder_job(
+        name="warmup",
+        namespace="nemo-rl",
+        worker_pod_spec=worker,
+        image=NEMO,
+        replicas=8,
+        priority_class_name="nemo-rl-gke-warmup",
+        worker_annotations=worker_annotations(synth(stack_name)),
+    )
     validate_core(job)
     assert job["spec"]["template"]["metadata"]["annotations"] == worker_annotations(synth(stack_name))
     env = job["spec"]["template"]["spec"]["containers"][0]["env"]
@@ -52,14 +59,15 @@ def test_priority_class_scales_nodes_up_yet_yields_to_default_priority_pods():
     validate_core(pc)
     # Below the autoscaler's expendable cutoff a pending Pod "doesn't cause scale up".
     assert pc["value"] >= catalog.AUTOSCALER_EXPENDABLE_PRIORITY_CUTOFF
-    assert pc["value"] < 0                      # Ray pods (no class, priority 0) preempt it
+    assert pc["value"] < 0  # Ray pods (no class, priority 0) preempt it
     assert pc["globalDefault"] is False and pc["preemptionPolicy"] == "Never"
 
 
 def test_cpu_prepull_daemonset_runs_on_the_head_nodes_and_is_valid(synth):
     _, head = worker_template(synth("codelab"))
-    ds = w.cpu_prepull_daemonset(name="image-prepull", namespace="nemo-rl", image=NEMO,
-                                 node_selector=head["nodeSelector"])
+    ds = w.cpu_prepull_daemonset(
+        name="image-prepull", namespace="nemo-rl", image=NEMO, node_selector=head["nodeSelector"]
+    )
     validate_core(ds)
     spec = ds["spec"]["template"]["spec"]
     assert spec["nodeSelector"] == head["nodeSelector"]
@@ -72,9 +80,9 @@ def test_placeholder_command_exits_zero_on_sigterm_and_holds_otherwise():
     proc = subprocess.Popen(cmd, start_new_session=True)
     try:
         time.sleep(0.5)
-        assert proc.poll() is None                  # holding the node
+        assert proc.poll() is None  # holding the node
         started = time.monotonic()
-        proc.send_signal(signal.SIGTERM)            # what the kubelet sends PID 1 of a preempted pod
+        proc.send_signal(signal.SIGTERM)  # what the kubelet sends PID 1 of a preempted pod
         assert proc.wait(timeout=10) == 0
         assert time.monotonic() - started < 5
     finally:
@@ -88,5 +96,11 @@ def test_placeholder_command_exits_zero_on_sigterm_and_holds_otherwise():
 
 def test_placeholder_job_refuses_zero_replicas():
     with pytest.raises(ValueError):
-        w.placeholder_job(name="x", namespace="y", worker_pod_spec={"containers": [{"resources": {}}]}, image=NEMO,
-                          replicas=0, priority_class_name="p")
+        w.placeholder_job(
+            name="x",
+            namespace="y",
+            worker_pod_spec={"containers": [{"resources": {}}]},
+            image=NEMO,
+            replicas=0,
+            priority_class_name="p",
+        )

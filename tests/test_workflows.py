@@ -2,6 +2,7 @@
 pinned by commit SHA, no real secret handed to code from a pull request, and a header that documents every
 repository secret and variable they read (issue 19, finding 10; GitHub's "Security hardening for GitHub
 Actions": pin actions to a full-length commit SHA, least-privilege tokens, environments for credentials)."""
+
 from __future__ import annotations
 
 import re
@@ -35,9 +36,11 @@ def step_using(workflow: dict, job: str, action: str) -> list[dict]:
 
 def ci_run_command() -> str:
     """The one command .ci/run executes (after its shell preamble)."""
-    commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-                if line.strip() and not line.strip().startswith("#")
-                and not re.match(r"^(set|cd|export)\b", line.strip())]
+    commands = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.strip().startswith("#") and not re.match(r"^(set|cd|export)\b", line.strip())
+    ]
     assert len(commands) == 1, commands
     return commands[0]
 
@@ -204,4 +207,4 @@ def test_preview_job_previews_dev_with_the_policy_pack_and_federated_google_auth
     assert config and config[0] < all_steps.index(preview[0])
     assert all_steps[config[0]]["env"]["GCP_PROJECT"].startswith("${{ vars.")
     # The policy pack's own venv exists before the preview needs it.
-    assert any(".venv-policy/.installed" in s.get("run", "") for s in all_steps[:all_steps.index(preview[0])])
+    assert any(".venv-policy/.installed" in s.get("run", "") for s in all_steps[: all_steps.index(preview[0])])

@@ -5,7 +5,8 @@ on it and count the failed checks per pod.
     python -m tools.checkov_scan dev [--checkov PATH] [--set key=value ...] [--json]
 
 checkov has heavy dependencies, so it lives in its own virtual environment (not the project's): `--checkov`,
-else `$CHECKOV`, else `.venv-checkov/bin/checkov` (`make checkov` creates it), else `checkov` on PATH. Pinned version: 3.3.30.
+else `$CHECKOV`, else `.venv-checkov/bin/checkov` (`make checkov` creates it), else `checkov` on PATH. Pinned version:
+3.3.30.
 
 Why expand: checkov judges Pods, Deployments and the like, not KubeRay custom resources; KubeRay creates one
 Pod per group replica from the group's `template` (metadata + spec), which is what the cluster really runs.
@@ -13,6 +14,7 @@ The expansion keeps the template as rendered (KubeRay's own additions, such as t
 not ours to claim) and names the pods the way KubeRay does (`<cluster>-head`, `<cluster>-<group>-worker`).
 NetworkPolicies are scanned together so that checks which look for a policy selecting the pod can see them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,7 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 CHECKOV_VERSION = "3.3.30"
-DEFAULT_CHECKOV = ".venv-checkov/bin/checkov"   # `make checkov` creates it
+DEFAULT_CHECKOV = ".venv-checkov/bin/checkov"  # `make checkov` creates it
 
 
 def _pod(name: str, namespace: Optional[str], template: dict) -> dict:
@@ -86,21 +88,37 @@ def find_checkov(flag: Optional[str]) -> str:
     found = shutil.which("checkov")
     if found:
         return found
-    raise SystemExit(f"checkov not found: install checkov=={CHECKOV_VERSION} in its own venv "
-                     f"(`make checkov`, or python -m venv .venv-checkov && .venv-checkov/bin/pip install "
-                     f"checkov=={CHECKOV_VERSION}) or pass --checkov")
+    raise SystemExit(
+        f"checkov not found: install checkov=={CHECKOV_VERSION} in its own venv "
+        f"(`make checkov`, or python -m venv .venv-checkov && .venv-checkov/bin/pip install "
+        f"checkov=={CHECKOV_VERSION}) or pass --checkov"
+    )
 
 
 def run_checkov(checkov: str, directory: Path) -> dict:
-    proc = subprocess.run([checkov, "--framework", "kubernetes", "--directory", str(directory), "--output", "json",
-                           "--compact", "--quiet", "--skip-download"],
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            checkov,
+            "--framework",
+            "kubernetes",
+            "--directory",
+            str(directory),
+            "--output",
+            "json",
+            "--compact",
+            "--quiet",
+            "--skip-download",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     # checkov exits 1 when a check fails; anything else with no JSON is a real failure.
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError as e:
         raise SystemExit(f"checkov exited {proc.returncode} without a JSON report:\n{proc.stderr[-3000:]}") from e
-    if isinstance(report, list):   # one entry per framework
+    if isinstance(report, list):  # one entry per framework
         report = next(r for r in report if r.get("check_type") == "kubernetes")
     return report
 
@@ -118,8 +136,9 @@ def failed_by_pod(report: dict, pods: list[dict]) -> dict[str, list[tuple[str, s
     return {n: sorted(set(v)) for n, v in out.items()}
 
 
-def scan(stack: str, checkov: str, overrides: Optional[dict[str, Any]] = None,
-         keep: Optional[Path] = None) -> dict[str, list[tuple[str, str]]]:
+def scan(
+    stack: str, checkov: str, overrides: Optional[dict[str, Any]] = None, keep: Optional[Path] = None
+) -> dict[str, list[tuple[str, str]]]:
     pods, policies = pods_and_policies(stack_objects(stack, overrides))
     if not pods:
         raise SystemExit(f"stack {stack} renders no Ray pods")

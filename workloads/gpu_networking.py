@@ -1,8 +1,10 @@
 """GPU networking inside the cluster: the 9 GKENetworkParamSet + Network pairs and the gIB NCCL installer.
 
 The objects come from `workloads.manifests.rdma` (one definition shared with the pod annotations) and
-`workloads.manifests.nccl_installer` (the upstream DaemonSet, rendered here with a pinned image, never applied from a URL).
+`workloads.manifests.nccl_installer` (the upstream DaemonSet, rendered here with a pinned image, never applied from a
+URL).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ class GpuVpcNames:
 
 @dataclass(frozen=True)
 class GpuNetworkingArgs:
-    autopilot: bool               # which upstream installer variant
+    autopilot: bool  # which upstream installer variant
 
     @classmethod
     def of(cls, s: Settings) -> "GpuNetworkingArgs":
@@ -41,26 +43,36 @@ class GpuNetworking(pulumi.ComponentResource):
     objects: list[k8s.apiextensions.CustomResource]
     installer: k8s.apps.v1.DaemonSet
 
-    def __init__(self, name: str, args: GpuNetworkingArgs, vpcs: GpuVpcNames, provider: k8s.Provider,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: GpuNetworkingArgs,
+        vpcs: GpuVpcNames,
+        provider: k8s.Provider,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:workloads:GpuNetworking", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         manifests = network_objects(vpcs.gvnic_network, vpcs.gvnic_subnet, vpcs.rdma_network, list(vpcs.rdma_subnets))
         self.objects = [
             k8s.apiextensions.CustomResource(
-                f"{m['kind'].lower()}-{m['metadata']['name']}", api_version=m["apiVersion"], kind=m["kind"],
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"]), spec=m["spec"], opts=child)
+                f"{m['kind'].lower()}-{m['metadata']['name']}",
+                api_version=m["apiVersion"],
+                kind=m["kind"],
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"]),
+                spec=m["spec"],
+                opts=child,
+            )
             for m in manifests
         ]
-        ds = installer_daemonset("autopilot" if args.autopilot else "standard",
-                                 catalog.NCCL_GIB_INSTALLER_IMAGE)
+        ds = installer_daemonset("autopilot" if args.autopilot else "standard", catalog.NCCL_GIB_INSTALLER_IMAGE)
         metadata = dict(ds["metadata"])
         if args.autopilot:
             # Upstream's Autopilot variant runs in its own `rdma-system` namespace, shipped with it.
             ns = namespace_manifest()
             self.installer_namespace = k8s.core.v1.Namespace(
-                "rdma-system", metadata=k8s.meta.v1.ObjectMetaArgs(**ns["metadata"]), opts=child)
+                "rdma-system", metadata=k8s.meta.v1.ObjectMetaArgs(**ns["metadata"]), opts=child
+            )
             metadata["namespace"] = self.installer_namespace.metadata.name
-        self.installer = k8s.apps.v1.DaemonSet(
-            "nccl-rdma-installer", metadata=metadata, spec=ds["spec"], opts=child)
+        self.installer = k8s.apps.v1.DaemonSet("nccl-rdma-installer", metadata=metadata, spec=ds["spec"], opts=child)
         self.register_outputs({"networks": sorted({m["metadata"]["name"] for m in manifests})})

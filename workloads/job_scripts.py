@@ -8,6 +8,7 @@ ConfigMap volume is missing would not start. The content is the same for every s
 through argv and the environment) and holds no secret; the policy pack scans ConfigMap data for credentials all
 the same.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -29,16 +30,24 @@ def job_scripts() -> dict[str, str]:
 class JobScripts(pulumi.ComponentResource):
     config_map: k8s.core.v1.ConfigMap
 
-    def __init__(self, name: str, namespace: pulumi.Input[str], provider: k8s.Provider,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        namespace: pulumi.Input[str],
+        provider: k8s.Provider,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:workloads:JobScripts", name, None, opts)
         files = job_scripts()
         self.config_map = k8s.core.v1.ConfigMap(
             "job-scripts",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=JOB_SCRIPTS, namespace=namespace,
+                name=JOB_SCRIPTS,
+                namespace=namespace,
                 labels={"app.kubernetes.io/part-of": "nemo-rl-gke"},
-                annotations={"nemo-rl-gke/mount-path": recipes.SCRIPTS_DIR}),
+                annotations={"nemo-rl-gke/mount-path": recipes.SCRIPTS_DIR},
+            ),
             data=files,
-            opts=pulumi.ResourceOptions(parent=self, provider=provider))
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
         self.register_outputs({"name": self.config_map.metadata.name, "files": sorted(files)})

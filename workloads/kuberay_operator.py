@@ -16,6 +16,7 @@ from a URL), with the image the chart pins, and namespaced RBAC for the workload
 installs the chart's CRDs on the first install and never upgrades them (Helm's rule for `crds/`): a later chart
 version's CRDs are applied by hand (README).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,8 +36,8 @@ RELEASE_NAME = "kuberay-operator"
 
 @dataclass(frozen=True)
 class KubeRayOperatorArgs:
-    namespace: str                 # the operator's own namespace
-    watch_namespace: str           # the workload namespace, the only one it manages
+    namespace: str  # the operator's own namespace
+    watch_namespace: str  # the workload namespace, the only one it manages
 
     @classmethod
     def of(cls, s: Settings) -> "KubeRayOperatorArgs":
@@ -59,17 +60,33 @@ class KubeRayOperator(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, args: KubeRayOperatorArgs, workload_namespace: pulumi.Resource,
-                 provider: k8s.Provider, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: KubeRayOperatorArgs,
+        workload_namespace: pulumi.Resource,
+        provider: k8s.Provider,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:workloads:KubeRayOperator", name, None, opts)
         a = args
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        self.namespace = k8s.core.v1.Namespace("operator-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=a.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke", **namespace_labels("restricted")}),
-            opts=child)
-        self.release = k8s.helm.v3.Release("kuberay-operator", k8s.helm.v3.ReleaseArgs(
-            name=RELEASE_NAME, chart=CHART_DIR, namespace=self.namespace.metadata.name,
-            values=chart_values(a),
-            # The Roles go into the workload namespace, which must exist first.
-            ), opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[workload_namespace]))
+        self.namespace = k8s.core.v1.Namespace(
+            "operator-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=a.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke", **namespace_labels("restricted")}
+            ),
+            opts=child,
+        )
+        self.release = k8s.helm.v3.Release(
+            "kuberay-operator",
+            k8s.helm.v3.ReleaseArgs(
+                name=RELEASE_NAME,
+                chart=CHART_DIR,
+                namespace=self.namespace.metadata.name,
+                values=chart_values(a),
+                # The Roles go into the workload namespace, which must exist first.
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[workload_namespace]),
+        )
         self.register_outputs({"namespace": self.namespace.metadata.name})

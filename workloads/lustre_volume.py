@@ -4,6 +4,7 @@ Pre-bound both ways (PV.claimRef -> PVC, PVC.volumeName -> PV) so no storage cla
 and `Retain` so deleting the claim never touches the data. It waits for the instance (its attributes come
 from the instance's outputs) and for nothing else on the Google Cloud side.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,8 @@ class LustreVolumeArgs:
 class LustreInstanceRef:
     """The instance's outputs the volume needs (from infra:LustreFilesystem, wired in __main__.py)."""
 
-    volume_handle: pulumi.Input[str]   # <project>/<zone>/<instance id>
-    ip: pulumi.Input[str]              # the mount point's address, before `@`
+    volume_handle: pulumi.Input[str]  # <project>/<zone>/<instance id>
+    ip: pulumi.Input[str]  # the mount point's address, before `@`
     filesystem: pulumi.Input[str]
 
 
@@ -40,9 +41,15 @@ class LustreVolume(pulumi.ComponentResource):
     pv: k8s.core.v1.PersistentVolume
     pvc: k8s.core.v1.PersistentVolumeClaim
 
-    def __init__(self, name: str, args: LustreVolumeArgs, instance: LustreInstanceRef,
-                 namespace: pulumi.Input[str], provider: k8s.Provider,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: LustreVolumeArgs,
+        instance: LustreInstanceRef,
+        namespace: pulumi.Input[str],
+        provider: k8s.Provider,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:workloads:LustreVolume", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         capacity = f"{args.capacity_gib}Gi"
@@ -57,13 +64,22 @@ class LustreVolume(pulumi.ComponentResource):
                 storage_class_name="",
                 claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=namespace, name=LUSTRE_PVC),
                 csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
-                    driver=catalog.LUSTRE_CSI_DRIVER, volume_handle=instance.volume_handle,
-                    volume_attributes={"ip": instance.ip, "filesystem": instance.filesystem})), opts=child)
+                    driver=catalog.LUSTRE_CSI_DRIVER,
+                    volume_handle=instance.volume_handle,
+                    volume_attributes={"ip": instance.ip, "filesystem": instance.filesystem},
+                ),
+            ),
+            opts=child,
+        )
         self.pvc = k8s.core.v1.PersistentVolumeClaim(
             "lustre-pvc",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=LUSTRE_PVC, namespace=namespace),
             spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
-                access_modes=["ReadWriteMany"], storage_class_name="", volume_name=self.pv.metadata.name,
-                resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": capacity})),
-            opts=child)
+                access_modes=["ReadWriteMany"],
+                storage_class_name="",
+                volume_name=self.pv.metadata.name,
+                resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": capacity}),
+            ),
+            opts=child,
+        )
         self.register_outputs({"pv": self.pv.metadata.name, "pvc": self.pvc.metadata.name})

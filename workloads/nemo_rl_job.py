@@ -6,6 +6,7 @@ wait for the job (`pulumi.com/skipAwait`). A finished RayJob never re-runs on up
 deadline replaces it (same name, so the old one, and its Ray job, goes first), and a replaced standing
 RayCluster replaces it too (`replace_with`), so a new cluster always gets a new job.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -25,19 +26,29 @@ class NemoRlJob(pulumi.ComponentResource):
     name: str
     run_name: str
     checkpoint_dir: str
-    gate_summary_command: Optional[str]   # prints the gate's last summary; None without a gate
+    gate_summary_command: Optional[str]  # prints the gate's last summary; None without a gate
 
-    def __init__(self, name: str, args: JobArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
-                 ray_cluster: Optional[k8s.apiextensions.CustomResource], needs: Sequence[pulumi.Resource],
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: JobArgs,
+        namespace: pulumi.Input[str],
+        provider: k8s.Provider,
+        ray_cluster: Optional[k8s.apiextensions.CustomResource],
+        needs: Sequence[pulumi.Resource],
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         """`ray_cluster`: the standing RayCluster the job selects; None in own-cluster mode."""
         super().__init__("nemo-rl-gke:workloads:NemoRlJob", name, None, opts)
         a = args
         self.name = a.name
         self.run_name = a.run_name
         self.checkpoint_dir = a.checkpoint_dir
-        self.gate_summary_command = gate.summary_command(
-            a.namespace, a.name, HEAD_CONTAINER, a.lustre_mount_path, a.run_name) if a.gate_args else None
+        self.gate_summary_command = (
+            gate.summary_command(a.namespace, a.name, HEAD_CONTAINER, a.lustre_mount_path, a.run_name)
+            if a.gate_args
+            else None
+        )
         for warning in a.warnings:
             pulumi.log.warn(warning, resource=self)
         if ray_cluster is not None:
@@ -46,18 +57,24 @@ class NemoRlJob(pulumi.ComponentResource):
         else:
             spec = rayjob_spec(a, ray_cluster_name=None)
         self.rayjob = k8s.apiextensions.CustomResource(
-            "rayjob", api_version="ray.io/v1", kind="RayJob",
+            "rayjob",
+            api_version="ray.io/v1",
+            kind="RayJob",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=self.name, namespace=namespace,
+                name=self.name,
+                namespace=namespace,
                 labels={"app.kubernetes.io/part-of": "nemo-rl-gke"},
                 # Training runs for hours: `pulumi up` must not wait for the job to finish.
-                annotations={"pulumi.com/skipAwait": "true", **rayjob_annotations(a)}),
+                annotations={"pulumi.com/skipAwait": "true", **rayjob_annotations(a)},
+            ),
             spec=spec,
             opts=pulumi.ResourceOptions(
-                parent=self, provider=provider,
+                parent=self,
+                provider=provider,
                 # A finished RayJob never re-runs on update: a new recipe or cluster means a new RayJob. Same
                 # name, so the old one (and its Ray job) goes first. The deadline alone is updated in place.
-                replace_on_changes=replace_paths(a), delete_before_replace=True,
+                replace_on_changes=replace_paths(a),
+                delete_before_replace=True,
                 # A replaced standing cluster (new image, release, env or resources) gets a new RayJob too: the
                 # old one finished or died with the old cluster and KubeRay never submits a RayJob twice.
                 # `replace_with` needs the Pulumi CLI >= 3.207.0 (pulumi/pulumi PR #20693); older CLIs stop with
@@ -65,5 +82,7 @@ class NemoRlJob(pulumi.ComponentResource):
                 replace_with=[ray_cluster] if ray_cluster is not None else None,
                 # Own-cluster pods name the PVC, Secret, service account and Network objects; the standing
                 # cluster already waited for them.
-                depends_on=list(needs)))
+                depends_on=list(needs),
+            ),
+        )
         self.register_outputs({"name": self.name, "runName": self.run_name, "checkpointDir": self.checkpoint_dir})

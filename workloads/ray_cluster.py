@@ -2,6 +2,7 @@
 
 The spec comes from `workloads.manifests.raycluster` (one function, reused by the RayJob's own-cluster mode).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,31 +35,48 @@ class RayCluster(pulumi.ComponentResource):
     name: pulumi.Output[str]
     dashboard_command: pulumi.Output[str]
 
-    def __init__(self, name: str, args: RayClusterArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
-                 needs: Sequence[pulumi.Resource], opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: RayClusterArgs,
+        namespace: pulumi.Input[str],
+        provider: k8s.Provider,
+        needs: Sequence[pulumi.Resource],
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:workloads:RayCluster", name, None, opts)
         for warning in args.warnings:
             pulumi.log.warn(warning, resource=self)
         m = raycluster_manifest(args.pods, name=args.name, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
         self.cluster = k8s.apiextensions.CustomResource(
-            "raycluster", api_version=m["apiVersion"], kind=m["kind"],
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"], namespace=namespace,
-                                                labels=m["metadata"].get("labels")),
+            "raycluster",
+            api_version=m["apiVersion"],
+            kind=m["kind"],
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=m["metadata"]["name"], namespace=namespace, labels=m["metadata"].get("labels")
+            ),
             spec=m["spec"],
             opts=pulumi.ResourceOptions(
-                parent=self, provider=provider,
+                parent=self,
+                provider=provider,
                 # KubeRay never recreates running pods when the pod template changes (up to 1.5; from 1.6.0 only
                 # with spec.upgradeStrategy.type Recreate, kuberay PR #4185, which the 1.4.2 CRD lacks), so an
                 # updated image, release, env or resources would leave the old pods serving the next job. Any
                 # spec change replaces the cluster instead; the name is fixed, so the old one goes first. The
                 # RayJob is replaced with it (workloads/nemo_rl_job.py, replace_with).
-                replace_on_changes=["spec"], delete_before_replace=True,
+                replace_on_changes=["spec"],
+                delete_before_replace=True,
                 # Pods refer to the PVC, Secret and service account by name, and their interface annotations
                 # to the Network objects: those must exist before the pods are admitted and scheduled.
-                depends_on=list(needs)))
+                depends_on=list(needs),
+            ),
+        )
         self.name = self.cluster.metadata.apply(lambda md: md["name"])
         ns = args.pods.namespace
         self.dashboard_command = self.name.apply(
-            lambda n: f"kubectl ray session {n} -n {ns}  # or: kubectl -n {ns} port-forward "
-                      f"service/{n}-head-svc {DASHBOARD_PORT}:{DASHBOARD_PORT}")
+            lambda n: (
+                f"kubectl ray session {n} -n {ns}  # or: kubectl -n {ns} port-forward "
+                f"service/{n}-head-svc {DASHBOARD_PORT}:{DASHBOARD_PORT}"
+            )
+        )
         self.register_outputs({"name": self.name, "dashboard": self.dashboard_command})

@@ -8,6 +8,7 @@ gives up after 10 minutes). `pulumi.com/replaceUnready: "true"`: a Job that fail
 reruns only if it changes or carries this annotation) is replaced on the next `pulumi up`, which resumes the
 download. The annotation `nemo-rl-gke/download-bytes` tells the critical-path report what it downloads.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -24,24 +25,39 @@ __all__ = ["WeightsPrefetch", "WeightsPrefetchArgs"]
 class WeightsPrefetch(pulumi.ComponentResource):
     job: k8s.batch.v1.Job
 
-    def __init__(self, name: str, args: WeightsPrefetchArgs, namespace: pulumi.Input[str], provider: k8s.Provider,
-                 needs: Sequence[pulumi.Resource], opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: WeightsPrefetchArgs,
+        namespace: pulumi.Input[str],
+        provider: k8s.Provider,
+        needs: Sequence[pulumi.Resource],
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:workloads:WeightsPrefetch", name, None, opts)
         a = args
         timeout = f"{a.timeout_seconds // 60}m"
         self.job = k8s.batch.v1.Job(
             "prefetch",
-            metadata={"name": a.name, "namespace": namespace,
-                      "labels": {"app.kubernetes.io/part-of": "nemo-rl-gke", "nemo-rl-gke/role": "weights-prefetch"},
-                      "annotations": {"pulumi.com/replaceUnready": "true",
-                                      catalog.DOWNLOAD_BYTES_ANNOTATION: str(a.plan.download_bytes),
-                                      "nemo-rl-gke/marker": a.plan.marker}},
+            metadata={
+                "name": a.name,
+                "namespace": namespace,
+                "labels": {"app.kubernetes.io/part-of": "nemo-rl-gke", "nemo-rl-gke/role": "weights-prefetch"},
+                "annotations": {
+                    "pulumi.com/replaceUnready": "true",
+                    catalog.DOWNLOAD_BYTES_ANNOTATION: str(a.plan.download_bytes),
+                    "nemo-rl-gke/marker": a.plan.marker,
+                },
+            },
             spec=job_spec(a),
             opts=pulumi.ResourceOptions(
-                parent=self, provider=provider,
+                parent=self,
+                provider=provider,
                 # The pod mounts the PVC, the scripts ConfigMap and the token Secret.
                 depends_on=list(needs),
-                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout)))
+                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
+            ),
+        )
         self.marker = a.plan.marker
         self.model_path = a.plan.model_path
         self.register_outputs({"marker": a.plan.marker, "modelPath": a.plan.model_path})

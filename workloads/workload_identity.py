@@ -11,13 +11,15 @@ describe sa` shows what it may access.
 Pod Security Admission (core/catalog/security.py, PSA): the namespace enforces the level every pod in it meets —
 `privileged`, because the GPU workers mount the host's NVIDIA and gIB libraries (hostPath, which `baseline`
 forbids) — and warns and audits `restricted`, which the submitter, the GPU placeholders and the image pre-pull
-meet; the Ray head and the prefetch run as root (workloads/manifests/raycluster.py, workloads/weights_prefetch.py say why).
+meet; the Ray head and the prefetch run as root (workloads/manifests/raycluster.py and prefetch_job.py say why).
 
-Token values stay Pulumi secrets end to end and reach pods only as read-only files (workloads/manifests/pod_security.py):
-the Secret holds the Hugging Face token as is and the W&B key as the netrc entry wandb reads; the Ray auth token
-(releases with Ray token authentication) has a Secret of its own, under the key KubeRay reads. The network
-policies (workloads/manifests/network_policy.py) deny ingress and egress by default and open only each pod's own paths.
+Token values stay Pulumi secrets end to end and reach pods only as read-only files
+(workloads/manifests/pod_security.py): the Secret holds the Hugging Face token as is and the W&B key as the netrc
+entry wandb reads; the Ray auth token (releases with Ray token authentication) has a Secret of its own, under the
+key KubeRay reads. The network policies (workloads/manifests/network_policy.py) deny ingress and egress by default
+and open only each pod's own paths.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,7 +50,7 @@ def enforce_level(worker_volumes: list[dict]) -> str:
 class WorkloadIdentityArgs:
     namespace: str
     ksa_name: str
-    export_ksa: Optional[str]             # the Ray head's service account with the export on
+    export_ksa: Optional[str]  # the Ray head's service account with the export on
     psa_enforce: str
     ray_token_auth: bool
     policies: PolicyArgs
@@ -59,15 +61,23 @@ class WorkloadIdentityArgs:
         prefetching = s.job.enabled and s.startup.prefetch_weights
         ns = s.storage.namespace
         return cls(
-            namespace=ns, ksa_name=s.storage.ksa_name, export_ksa=s.names.export_ksa if exporting else None,
+            namespace=ns,
+            ksa_name=s.storage.ksa_name,
+            export_ksa=s.names.export_ksa if exporting else None,
             psa_enforce=enforce_level(rdma_pod_mixin(s.gpu.accelerator, s.workload.release).volumes),
             ray_token_auth=token_auth_enabled(s),
             policies=PolicyArgs(
-                namespace=ns, dashboard_peers=dashboard_peers(s),
-                head_google_apis=exporting, head_wandb=needs_wandb_key(s),
-                head_hub=True, workers_hub=not prefetching, prefetch=prefetching,
+                namespace=ns,
+                dashboard_peers=dashboard_peers(s),
+                head_google_apis=exporting,
+                head_wandb=needs_wandb_key(s),
+                head_hub=True,
+                workers_hub=not prefetching,
+                prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
-                fqdn=s.security.egress_fqdn_policies))
+                fqdn=s.security.egress_fqdn_policies,
+            ),
+        )
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
@@ -78,45 +88,82 @@ class WorkloadIdentity(pulumi.ComponentResource):
     ray_auth_secret: Optional[k8s.core.v1.Secret]
     network_policies: list[pulumi.Resource]
 
-    def __init__(self, name: str, args: WorkloadIdentityArgs, secrets: Secrets,
-                 export_principal: Optional[pulumi.Input[str]], provider: k8s.Provider,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(
+        self,
+        name: str,
+        args: WorkloadIdentityArgs,
+        secrets: Secrets,
+        export_principal: Optional[pulumi.Input[str]],
+        provider: k8s.Provider,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
         super().__init__("nemo-rl-gke:workloads:WorkloadIdentity", name, None, opts)
         a = args
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        self.namespace = k8s.core.v1.Namespace("namespace", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=a.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke", **namespace_labels(a.psa_enforce)}),
-            opts=child)
+        self.namespace = k8s.core.v1.Namespace(
+            "namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=a.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke", **namespace_labels(a.psa_enforce)}
+            ),
+            opts=child,
+        )
         ns = self.namespace.metadata.name
-        self.service_account = k8s.core.v1.ServiceAccount("ksa", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=a.ksa_name, namespace=ns), opts=child)
+        self.service_account = k8s.core.v1.ServiceAccount(
+            "ksa", metadata=k8s.meta.v1.ObjectMetaArgs(name=a.ksa_name, namespace=ns), opts=child
+        )
         self.export_service_account = None
         if a.export_ksa is not None and export_principal is not None:
-            self.export_service_account = k8s.core.v1.ServiceAccount("export-ksa", metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=a.export_ksa, namespace=ns, annotations={PRINCIPAL_ANNOTATION: export_principal}), opts=child)
+            self.export_service_account = k8s.core.v1.ServiceAccount(
+                "export-ksa",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=a.export_ksa, namespace=ns, annotations={PRINCIPAL_ANNOTATION: export_principal}
+                ),
+                opts=child,
+            )
         data = {HF_TOKEN_KEY: secrets.hf_token}
         if secrets.wandb_api_key is not None:
             wandb_key: pulumi.Input[str] = secrets.wandb_api_key
             data[WANDB_NETRC_KEY] = pulumi.Output.secret(wandb_key).apply(wandb_netrc)
-        self.secret = k8s.core.v1.Secret("tokens", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=HF_SECRET, namespace=ns), type="Opaque", string_data=data, opts=child)
+        self.secret = k8s.core.v1.Secret(
+            "tokens",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=HF_SECRET, namespace=ns),
+            type="Opaque",
+            string_data=data,
+            opts=child,
+        )
         self.ray_auth_secret = None
         if a.ray_token_auth and secrets.ray_auth_token is not None:
-            self.ray_auth_secret = k8s.core.v1.Secret("ray-auth", metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=RAY_AUTH_SECRET, namespace=ns), type="Opaque",
-                string_data={RAY_AUTH_TOKEN_KEY: secrets.ray_auth_token}, opts=child)
+            self.ray_auth_secret = k8s.core.v1.Secret(
+                "ray-auth",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=RAY_AUTH_SECRET, namespace=ns),
+                type="Opaque",
+                string_data={RAY_AUTH_TOKEN_KEY: secrets.ray_auth_token},
+                opts=child,
+            )
         self.network_policies = []
         for m in network_policies(a.policies):
-            self.network_policies.append(k8s.networking.v1.NetworkPolicy(
-                f"netpol-{m['metadata']['name']}",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"], namespace=ns,
-                                                    labels=m["metadata"]["labels"]),
-                spec=m["spec"], opts=child))
+            self.network_policies.append(
+                k8s.networking.v1.NetworkPolicy(
+                    f"netpol-{m['metadata']['name']}",
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        name=m["metadata"]["name"], namespace=ns, labels=m["metadata"]["labels"]
+                    ),
+                    spec=m["spec"],
+                    opts=child,
+                )
+            )
         for m in fqdn_policies(a.policies):
             # GKE serves this CRD once the cluster has FQDN network policies on (infra/cluster.py).
-            self.network_policies.append(k8s.apiextensions.CustomResource(
-                f"fqdnpol-{m['metadata']['name']}", api_version=m["apiVersion"], kind=m["kind"],
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=m["metadata"]["name"], namespace=ns,
-                                                    labels=m["metadata"]["labels"]),
-                spec=m["spec"], opts=child))
+            self.network_policies.append(
+                k8s.apiextensions.CustomResource(
+                    f"fqdnpol-{m['metadata']['name']}",
+                    api_version=m["apiVersion"],
+                    kind=m["kind"],
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        name=m["metadata"]["name"], namespace=ns, labels=m["metadata"]["labels"]
+                    ),
+                    spec=m["spec"],
+                    opts=child,
+                )
+            )
         self.register_outputs({"namespace": ns, "serviceAccount": self.service_account.metadata.name})

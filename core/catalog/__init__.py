@@ -7,6 +7,7 @@ repeating literals. Where a new thing goes:
 - a Lustre tier, a GKE floor, an image pin, a gate default: lustre.py, gke.py, pins.py, gate.py.
 This package only re-exports every module's names, so call sites read `catalog.X`.
 """
+
 from core.catalog.capacity import *  # noqa: F403
 from core.catalog.gate import *  # noqa: F403
 from core.catalog.gke import *  # noqa: F403

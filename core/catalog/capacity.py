@@ -2,6 +2,7 @@
 2026-11-30, each fact with its source). Used by core/capacity.py, the GPU capacity component and
 workloads/manifests/compute_class.py.
 """
+
 from __future__ import annotations
 
 from typing import Optional

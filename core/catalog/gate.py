@@ -1,6 +1,7 @@
 """The readiness gate: what a healthy GPU node, fabric and Lustre look like (defaults and bounds of the gate's
 settings, rendered into the gate program's argv). Each figure names its source.
 """
+
 from __future__ import annotations
 
 # Read by the gate's settings (defaults and bounds) and rendered into the gate program's argv; the program
@@ -19,7 +20,7 @@ from __future__ import annotations
 # tools/cloud-build/daily-tests/ansible_playbooks/test-validation/test-gke-a4.yml @ 7544c47e7388 and
 # test-gke-a3-ultra.yml @ 1dbcc3b15374; the sweep is examples/gke-a4/nccl-jobset-example.yaml @ 0bcb0c2d3cb4).
 GATE_SWEEP_MIN_BYTES = 1024
-GATE_SWEEP_MAX_BYTES = 8 * 1024 ** 3
+GATE_SWEEP_MAX_BYTES = 8 * 1024**3
 GATE_SWEEP_WARMUP = 5
 GATE_SWEEP_ITERS = 100
 GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS = 100.0
@@ -44,5 +45,5 @@ GATE_ALLREDUCE_LARGE_BUSBW_GBPS = 200.0
 GATE_LUSTRE_FRACTION = 0.5
 GATE_LUSTRE_SECONDS = 15
 GATE_LUSTRE_THREADS_PER_NODE = 16
-GATE_LUSTRE_BLOCK_BYTES = 16 * 1024 ** 2     # O_DIRECT transfer size: a multiple of the page size
-GATE_LUSTRE_MAX_BYTES_PER_NODE = 64 * 1024 ** 3
+GATE_LUSTRE_BLOCK_BYTES = 16 * 1024**2  # O_DIRECT transfer size: a multiple of the page size
+GATE_LUSTRE_MAX_BYTES_PER_NODE = 64 * 1024**3

@@ -1,6 +1,7 @@
 """GKE and Compute Engine: version floors, limits, the APIs, maintenance, monitoring, disks, system namespaces
 and paths, Shielded nodes. Each fact names its source.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -151,8 +152,21 @@ GPU_DRIVER_MOUNT = "/usr/local/nvidia"
 GIB_MOUNT = "/usr/local/gib"
 SHM_MOUNT = "/dev/shm"
 RAY_TMP_DIR = "/tmp"
-SYSTEM_TREES = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/var", "/run", "/proc", "/sys", "/dev",
-                "/boot", "/root")
+SYSTEM_TREES = (
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/usr",
+    "/etc",
+    "/var",
+    "/run",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/boot",
+    "/root",
+)
 
 
 # Shielded nodes: secure boot + integrity monitoring on Standard pools where the machine type supports it. GPU

@@ -4,6 +4,7 @@ A new GPU type is one record in `_RECORDS` (and its sources); every table the pr
 per-machine views below it) is derived from the records. The policy pack's copy is generated from them too
 (`python -m synth.policy_facts`, checked by tests/test_policy.py), as Pulumi.yaml's descriptions are.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,107 +12,155 @@ from types import MappingProxyType
 from typing import Callable, Mapping
 
 # --- Sources shared by the records ------------------------------------------------------------------------------
-_TUTORIAL = ("GKE tutorial \"Optimize and scale RL with NVIDIA NeMo RL on GKE\" "
-             "(https://docs.cloud.google.com/kubernetes-engine/docs/tutorials/nemo-rl-gke): the machine type and GKE "
-             "version floor per GPU type, and NCCL_TUNER_CONFIG_PATH for B200 and H200")
-_MACHINES = ("Compute Engine \"Accelerator-optimized machine family\" "
-             "(https://cloud.google.com/compute/docs/accelerator-optimized-machines): vCPUs, memory, GPUs and GPU memory")
+_TUTORIAL = (
+    'GKE tutorial "Optimize and scale RL with NVIDIA NeMo RL on GKE" '
+    "(https://docs.cloud.google.com/kubernetes-engine/docs/tutorials/nemo-rl-gke): the machine type and GKE "
+    "version floor per GPU type, and NCCL_TUNER_CONFIG_PATH for B200 and H200"
+)
+_MACHINES = (
+    'Compute Engine "Accelerator-optimized machine family" '
+    "(https://cloud.google.com/compute/docs/accelerator-optimized-machines): vCPUs, memory, GPUs and GPU memory"
+)
 # Each local SSD holds 375 GiB (LOCAL_SSD_GIB); the count is set explicitly because 0 means "the machine's default"
 # only for machines with a fixed count (GKE API EphemeralStorageLocalSsdConfig.local_ssd_count).
-_LOCAL_SSD = ("Cluster Toolkit modules/compute/gke-node-pool/disk_definitions.tf @10470803: "
-              "local_ssd_count_ephemeral_storage = 32 for a3-ultragpu-8g and a4-highgpu-8g")
+_LOCAL_SSD = (
+    "Cluster Toolkit modules/compute/gke-node-pool/disk_definitions.tf @10470803: "
+    "local_ssd_count_ephemeral_storage = 32 for a3-ultragpu-8g and a4-highgpu-8g"
+)
 # Eight CX-7 NICs, one per GPU, 3,200 Gbps together; two gVNIC NICs add 400 Gbps for general networking, so the
 # primary interface (nic0, eth0 on the primary VPC, which Lustre traffic uses) has 200 Gbps.
-_NICS = ("Compute Engine \"Networking and GPU machines\", section \"A4 and A3 Ultra machine types\" "
-         "(https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth)")
-_H200_LINKS = ("NVIDIA H200 Tensor Core GPU datasheet, \"Interconnect\" (https://www.nvidia.com/en-us/data-center/h200/): "
-               "NVLink 900 GB/s, PCIe Gen5 128 GB/s")
+_NICS = (
+    'Compute Engine "Networking and GPU machines", section "A4 and A3 Ultra machine types" '
+    "(https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth)"
+)
+_H200_LINKS = (
+    'NVIDIA H200 Tensor Core GPU datasheet, "Interconnect" (https://www.nvidia.com/en-us/data-center/h200/): '
+    "NVLink 900 GB/s, PCIe Gen5 128 GB/s"
+)
 # PCIe Gen6 x16 (256 GB/s) is the fastest host link a B200 supports; a host running it at Gen5 only makes the gate's
 # bound looser, never wrong.
-_B200_LINKS = ("NVIDIA HGX B200 (https://www.nvidia.com/en-us/data-center/hgx/): NVLink 5, 1.8 TB/s per GPU; "
-               "PCIe Gen6 x16 256 GB/s")
+_B200_LINKS = (
+    "NVIDIA HGX B200 (https://www.nvidia.com/en-us/data-center/hgx/): NVLink 5, 1.8 TB/s per GPU; "
+    "PCIe Gen6 x16 256 GB/s"
+)
 # Cluster Toolkit's gke-node-pool enables secure boot by default ("keep enabled unless custom kernel modules need to be
 # loaded"); the gIB plugin is user-space libraries and GKE's COS GPU drivers are signed. No source names an A3 Ultra
 # exception.
-_SECURE_BOOT = ("Cluster Toolkit modules/compute/gke-node-pool/variables.tf @01df6b2604df4ecb0f55ab61861584595ab22818; "
-                "examples/gke-a4/gke-a4.yaml @0043c21e7ec8a5470edae7e7b87752505e28aa28 builds its a4-highgpu-8g pool "
-                "with secure boot on")
+_SECURE_BOOT = (
+    "Cluster Toolkit modules/compute/gke-node-pool/variables.tf @01df6b2604df4ecb0f55ab61861584595ab22818; "
+    "examples/gke-a4/gke-a4.yaml @0043c21e7ec8a5470edae7e7b87752505e28aa28 builds its a4-highgpu-8g pool "
+    "with secure boot on"
+)
 # Google's consumption-option table lists on-demand for N2 only and A4 / A3 Ultra / A3 Mega for reservations,
 # calendar mode, flex-start and spot; AI Hypercomputer "Consumption options" says A3 Ultra capacity is requested as
 # reservations. So every GPU pool here is spot, flex-start or a specific reservation.
-_NO_ON_DEMAND = ("Cluster Director \"Choose a consumption option\" "
-                 "(https://docs.cloud.google.com/cluster-director/docs/choose-consumption-option, read 2026-11-30)")
+_NO_ON_DEMAND = (
+    'Cluster Director "Choose a consumption option" '
+    "(https://docs.cloud.google.com/cluster-director/docs/choose-consumption-option, read 2026-11-30)"
+)
 # "Flex-start VMs support all accelerator-optimized machine types (except A4X and G4)". A3 Ultra included, checked
 # again: an older copy of AI Hypercomputer's "Consumption options" page lists Dynamic Workload Scheduler for "All GPU
 # machine types except A3 Ultra" next to a "specific amount of time, around 28 days" (calendar-mode reservations); the
 # page's current version lists flex-start for "Any GPU machine except A4X" (ai-hypercomputer/docs/consumption-models),
 # and Cluster Toolkit allows DWS flex-start compact placement precisely on "A3 Ultra, A4, and H4D" (below).
-_FLEX_START = ("Compute Engine \"About Flex-start VMs\" (https://cloud.google.com/compute/docs/instances/"
-               "about-flex-start-vms, read 2026-11-30)")
-_WORKLOAD_POLICY = ("Cluster Toolkit modules/compute/gke-node-pool/main.tf precondition \"Compact placement with DWS "
-                    "Flex start is only supported for A3 Ultra, A4, and H4D machine types\" "
-                    "@1047080375afbb44da4b596be314634e7486af4a (2026-06-25); "
-                    "examples/gke-consumption-options/dws-flex-start-compact-placement")
+_FLEX_START = (
+    'Compute Engine "About Flex-start VMs" (https://cloud.google.com/compute/docs/instances/'
+    "about-flex-start-vms, read 2026-11-30)"
+)
+_WORKLOAD_POLICY = (
+    'Cluster Toolkit modules/compute/gke-node-pool/main.tf precondition "Compact placement with DWS '
+    'Flex start is only supported for A3 Ultra, A4, and H4D machine types" '
+    "@1047080375afbb44da4b596be314634e7486af4a (2026-06-25); "
+    "examples/gke-consumption-options/dws-flex-start-compact-placement"
+)
 # A4 and A3 Ultra boot only from Hyperdisk; the NeMo-RL image is ~30 GB, so the disk leaves room for two.
-_BOOT_DISK = "Compute Engine \"Accelerator-optimized machine family\": A4 and A3 Ultra support Hyperdisk boot disks only"
+_BOOT_DISK = 'Compute Engine "Accelerator-optimized machine family": A4 and A3 Ultra support Hyperdisk boot disks only'
 
 
 @dataclass(frozen=True)
 class Accelerator:
     """One GPU type and its machine: every fact the program uses about it, and where each comes from."""
 
-    gpu_type: str            # value of the node label cloud.google.com/gke-accelerator
+    gpu_type: str  # value of the node label cloud.google.com/gke-accelerator
     machine_type: str
     gpus_per_node: int
-    family: str              # A4 / A3 Ultra
-    tuner_config: str        # NCCL_TUNER_CONFIG_PATH inside pods (gIB plugin mounted at /usr/local/gib)
-    min_gke_version: str     # first GKE version that supports the machine type
-    vcpus: int               # machine shape, used to size pod requests below allocatable
+    family: str  # A4 / A3 Ultra
+    tuner_config: str  # NCCL_TUNER_CONFIG_PATH inside pods (gIB plugin mounted at /usr/local/gib)
+    min_gke_version: str  # first GKE version that supports the machine type
+    vcpus: int  # machine shape, used to size pod requests below allocatable
     memory_gib: int
     gpu_memory_gib: int
-    local_ssd_count: int     # bundled local SSDs, backing the node's ephemeral storage (infra/local_ssd.py)
+    local_ssd_count: int  # bundled local SSDs, backing the node's ephemeral storage (infra/local_ssd.py)
     primary_nic_gbitps: int  # the primary interface, the one Lustre traffic uses (the readiness gate's bound)
-    nvlink_bidirectional_gbps: float   # NVLink per GPU, both directions together (NVIDIA's headline figure)
-    pcie_bidirectional_gbps: float     # the GPU's x16 host link, both directions together
-    secure_boot: bool        # checked to run with Shielded VM secure boot (Standard pools)
-    on_demand: bool          # plain on-demand capacity exists (the capacity models offer none otherwise)
-    flex_start: bool         # flex-start (Dynamic Workload Scheduler) VMs support the machine type
-    flex_start_workload_policy: bool   # flex-start compact placement through a Compute Engine workload policy
-    sources: Mapping[str, str] = field(default_factory=dict, compare=False)   # fact (field names) -> its source
+    nvlink_bidirectional_gbps: float  # NVLink per GPU, both directions together (NVIDIA's headline figure)
+    pcie_bidirectional_gbps: float  # the GPU's x16 host link, both directions together
+    secure_boot: bool  # checked to run with Shielded VM secure boot (Standard pools)
+    on_demand: bool  # plain on-demand capacity exists (the capacity models offer none otherwise)
+    flex_start: bool  # flex-start (Dynamic Workload Scheduler) VMs support the machine type
+    flex_start_workload_policy: bool  # flex-start compact placement through a Compute Engine workload policy
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)  # fact (field names) -> its source
     boot_disk_type: str = "hyperdisk-balanced"
     boot_disk_gb: int = 500
 
 
 def _sources(links: str) -> Mapping[str, str]:
-    return MappingProxyType({
-        "machine_type, min_gke_version, tuner_config": _TUTORIAL,
-        "gpus_per_node, vcpus, memory_gib, gpu_memory_gib": _MACHINES,
-        "local_ssd_count": _LOCAL_SSD,
-        "primary_nic_gbitps": _NICS,
-        "nvlink_bidirectional_gbps, pcie_bidirectional_gbps": links,
-        "secure_boot": _SECURE_BOOT,
-        "on_demand": _NO_ON_DEMAND,
-        "flex_start": _FLEX_START,
-        "flex_start_workload_policy": _WORKLOAD_POLICY,
-        "boot_disk_type, boot_disk_gb": _BOOT_DISK,
-    })
+    return MappingProxyType(
+        {
+            "machine_type, min_gke_version, tuner_config": _TUTORIAL,
+            "gpus_per_node, vcpus, memory_gib, gpu_memory_gib": _MACHINES,
+            "local_ssd_count": _LOCAL_SSD,
+            "primary_nic_gbitps": _NICS,
+            "nvlink_bidirectional_gbps, pcie_bidirectional_gbps": links,
+            "secure_boot": _SECURE_BOOT,
+            "on_demand": _NO_ON_DEMAND,
+            "flex_start": _FLEX_START,
+            "flex_start_workload_policy": _WORKLOAD_POLICY,
+            "boot_disk_type, boot_disk_gb": _BOOT_DISK,
+        }
+    )
 
 
 _RECORDS: tuple[Accelerator, ...] = (
     Accelerator(
-        gpu_type="nvidia-b200", machine_type="a4-highgpu-8g", gpus_per_node=8, family="A4",
-        tuner_config="/usr/local/gib/configs/tuner_config_a4.txtpb", min_gke_version="1.32.2-gke.1422000",
-        vcpus=224, memory_gib=3968, gpu_memory_gib=180, local_ssd_count=32, primary_nic_gbitps=200,
-        nvlink_bidirectional_gbps=1800.0, pcie_bidirectional_gbps=256.0,
-        secure_boot=True, on_demand=False, flex_start=True, flex_start_workload_policy=True,
-        sources=_sources(_B200_LINKS)),
+        gpu_type="nvidia-b200",
+        machine_type="a4-highgpu-8g",
+        gpus_per_node=8,
+        family="A4",
+        tuner_config="/usr/local/gib/configs/tuner_config_a4.txtpb",
+        min_gke_version="1.32.2-gke.1422000",
+        vcpus=224,
+        memory_gib=3968,
+        gpu_memory_gib=180,
+        local_ssd_count=32,
+        primary_nic_gbitps=200,
+        nvlink_bidirectional_gbps=1800.0,
+        pcie_bidirectional_gbps=256.0,
+        secure_boot=True,
+        on_demand=False,
+        flex_start=True,
+        flex_start_workload_policy=True,
+        sources=_sources(_B200_LINKS),
+    ),
     Accelerator(
-        gpu_type="nvidia-h200-141gb", machine_type="a3-ultragpu-8g", gpus_per_node=8, family="A3 Ultra",
-        tuner_config="/usr/local/gib/configs/tuner_config_a3u.txtpb", min_gke_version="1.31.4-gke.1183000",
-        vcpus=224, memory_gib=2952, gpu_memory_gib=141, local_ssd_count=32, primary_nic_gbitps=200,
-        nvlink_bidirectional_gbps=900.0, pcie_bidirectional_gbps=128.0,
-        secure_boot=True, on_demand=False, flex_start=True, flex_start_workload_policy=True,
-        sources=_sources(_H200_LINKS)),
+        gpu_type="nvidia-h200-141gb",
+        machine_type="a3-ultragpu-8g",
+        gpus_per_node=8,
+        family="A3 Ultra",
+        tuner_config="/usr/local/gib/configs/tuner_config_a3u.txtpb",
+        min_gke_version="1.31.4-gke.1183000",
+        vcpus=224,
+        memory_gib=2952,
+        gpu_memory_gib=141,
+        local_ssd_count=32,
+        primary_nic_gbitps=200,
+        nvlink_bidirectional_gbps=900.0,
+        pcie_bidirectional_gbps=128.0,
+        secure_boot=True,
+        on_demand=False,
+        flex_start=True,
+        flex_start_workload_policy=True,
+        sources=_sources(_H200_LINKS),
+    ),
 )
 
 ACCELERATORS: dict[str, Accelerator] = {a.gpu_type: a for a in _RECORDS}
@@ -138,7 +187,8 @@ SECURE_BOOT_MACHINE_TYPES: frozenset[str] = frozenset(a.machine_type for a in _R
 NO_ON_DEMAND_MACHINES: frozenset[str] = frozenset(a.machine_type for a in _RECORDS if not a.on_demand)
 FLEX_START_MACHINES: frozenset[str] = frozenset(a.machine_type for a in _RECORDS if a.flex_start)
 FLEX_START_WORKLOAD_POLICY_MACHINES: frozenset[str] = frozenset(
-    a.machine_type for a in _RECORDS if a.flex_start_workload_policy)
+    a.machine_type for a in _RECORDS if a.flex_start_workload_policy
+)
 
 # --- Facts every GPU type here shares (the records' machines all have them) --------------------------------------
 # One gVNIC NIC for the gVNIC VPC plus 8 MRDMA NICs, one per GPU: the tutorial (_TUTORIAL) creates eight RDMA subnets
@@ -180,4 +230,5 @@ class GateGpuFacts:
 
 
 GATE_GPU_FACTS: dict[str, GateGpuFacts] = {
-    a.gpu_type: GateGpuFacts(a.gpu_type, a.nvlink_bidirectional_gbps, a.pcie_bidirectional_gbps) for a in _RECORDS}
+    a.gpu_type: GateGpuFacts(a.gpu_type, a.nvlink_bidirectional_gbps, a.pcie_bidirectional_gbps) for a in _RECORDS
+}

@@ -1,6 +1,7 @@
 """What the recipes load from the Hugging Face Hub, pinned: models (revision, size, parameters), datasets, and
 every key of NeMo-RL's configs that names something NeMo-RL loads. Each fact names its source.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,9 +15,9 @@ HF_TAG_RE = r"v?[0-9]+(?:\.[0-9]+)*(?:[-+.][A-Za-z0-9]+)*"
 @dataclass(frozen=True)
 class ModelFacts:
     repo_id: str
-    revision: str            # the `main` commit pinned by the recipes
-    weight_bytes: int        # safetensors shards at that revision
-    gated: bool              # the Hub asks for an accepted licence (token needed)
+    revision: str  # the `main` commit pinned by the recipes
+    weight_bytes: int  # safetensors shards at that revision
+    gated: bool  # the Hub asks for an accepted licence (token needed)
     source: str
 
 
@@ -24,12 +25,20 @@ class ModelFacts:
 # several independent public projects (exact-string search), one of which records the download size.
 MODELS: dict[str, ModelFacts] = {
     "Qwen/Qwen2.5-72B-Instruct": ModelFacts(
-        "Qwen/Qwen2.5-72B-Instruct", "495f39366efef23836d0cfae4fbe635880d2be31", 145_000_000_000, False,
-        "public fetch scripts pinning this commit for snapshot_download; a run log: '145 GB, 37/37 shards'"),
+        "Qwen/Qwen2.5-72B-Instruct",
+        "495f39366efef23836d0cfae4fbe635880d2be31",
+        145_000_000_000,
+        False,
+        "public fetch scripts pinning this commit for snapshot_download; a run log: '145 GB, 37/37 shards'",
+    ),
     "google/gemma-3-27b-it": ModelFacts(
-        "google/gemma-3-27b-it", "005ad3404e59d6023443cb575daa05336842228a", 55_000_000_000, True,
+        "google/gemma-3-27b-it",
+        "005ad3404e59d6023443cb575daa05336842228a",
+        55_000_000_000,
+        True,
         "a provenance table linking huggingface.co/google/gemma-3-27b-it to this commit; a manifest requiring "
-        ">= 54,000,000,000 safetensors bytes (about 55 GB)"),
+        ">= 54,000,000,000 safetensors bytes (about 55 GB)",
+    ),
 }
 
 # Hugging Face datasets each recipe's data loader downloads (NeMo-RL calls load_dataset without a revision,
@@ -52,10 +61,13 @@ DATASET_REVISION = "main"
 # - "local": a directory the job renders under the Lustre mount.
 NEMO_RL_HUB_KEYS: dict[str, tuple[str, str]] = {
     "policy.model_name": ("model", "the weights"),
-    "policy.tokenizer.name": ("model", "tokenizer and chat template: `${policy.model_name}` in grpo_math_1B.yaml, "
-                                       "but the Gemma 3 recipes set `google/gemma-3-27b-it` literally "
-                                       "(examples/configs/recipes/llm/grpo-gemma3-27b-it-8n8g-fsdp2tp8-actckpt-long.yaml "
-                                       "at v0.5.0 and v0.7.0)"),
+    "policy.tokenizer.name": (
+        "model",
+        "tokenizer and chat template: `${policy.model_name}` in grpo_math_1B.yaml, "
+        "but the Gemma 3 recipes set `google/gemma-3-27b-it` literally "
+        "(examples/configs/recipes/llm/grpo-gemma3-27b-it-8n8g-fsdp2tp8-actckpt-long.yaml "
+        "at v0.5.0 and v0.7.0)",
+    ),
     "policy.draft.model_name": ("disabled", "v0.7.0's speculative-decoding draft model (policy.draft.enabled false)"),
     "data.dataset_name": ("dataset", "v0.4.0/v0.5.0 flat data layout"),
     "data.train.dataset_name": ("dataset", "v0.7.0 data.train layout (not rendered: core.recipes.FLAT_DATA_RELEASES)"),

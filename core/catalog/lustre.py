@@ -1,6 +1,7 @@
 """Managed Lustre: performance tiers and capacities, ports, the CSI driver, root squash. Each fact names its
 source.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,8 +14,8 @@ class LustreTier:
     throughput_mbps_per_tib: int
     min_gib: int
     step_gib: int
-    step_until_gib: int           # up to this capacity the step is step_gib ...
-    large_step_gib: int           # ... above it, large_step_gib
+    step_until_gib: int  # up to this capacity the step is step_gib ...
+    large_step_gib: int  # ... above it, large_step_gib
     max_gib: int
 
     def is_valid_capacity(self, gib: int) -> bool:
@@ -83,4 +84,3 @@ LUSTRE_NO_SQUASH_RULE = "gke_nodes"
 # Squashed root becomes nobody / nogroup (65534 on Ubuntu, the NeMo-RL image's base: cuda-dl-base ...-ubuntu24.04 in
 # the same Dockerfile); 0, the API's default, would squash nothing.
 LUSTRE_SQUASH_ID = 65534
-

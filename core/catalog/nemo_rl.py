@@ -6,6 +6,7 @@ the release's configs and config loader (tests/nemo_rl_reference/<tag>/, SOURCES
 NEMO_RL_IMAGE_PINS, BASE_VAL_PERIOD, the flat-data releases) is derived from the records; the policy pack's copy is
 generated from them (`python -m synth.policy_facts`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,22 +44,22 @@ class NemoRlRelease:
     """One NeMo-RL release (its image `nvcr.io/nvidia/nemo-rl:<tag>`): every fact the program uses about it."""
 
     tag: str
-    commit: str              # the tag's commit in NVIDIA-NeMo/RL
-    ray_version: str         # the Ray inside the image: a RayCluster's rayVersion must equal it
-    grpo_entry: str          # GRPO entry script, relative to /opt/nemo-rl
-    configs: frozenset       # example configs (relative to /opt/nemo-rl) the recipes may name
+    commit: str  # the tag's commit in NVIDIA-NeMo/RL
+    ray_version: str  # the Ray inside the image: a RayCluster's rayVersion must equal it
+    grpo_entry: str  # GRPO entry script, relative to /opt/nemo-rl
+    configs: frozenset  # example configs (relative to /opt/nemo-rl) the recipes may name
     # The data layout the recipes render (data.dataset_name, data.train_data_path, ...): releases before NeMo-RL
     # PR #1649 keep it flat.
     flat_data: bool
-    val_period: int = 10     # grpo.val_period every config above resolves to (a recipe without one validates there)
+    val_period: int = 10  # grpo.val_period every config above resolves to (a recipe without one validates there)
     ray_cli_join: str = "list2cmdline"
     # LD_LIBRARY_PATH entries the release's own Dockerfile puts in the image, in its order. A pod's `env` value
     # replaces the image's variable (Kubernetes expands `$(VAR)` only from the container's own env), so the Ray
     # pods' value (workloads/manifests/rdma.py library_path) must carry these after the gIB and driver directories.
     image_library_path: tuple[str, ...] = ()
-    image_digest: str = ""   # "sha256:<64 hex>" when a public source states it
+    image_digest: str = ""  # "sha256:<64 hex>" when a public source states it
     image_digest_source: str = _NO_NEMO_RL_DIGEST
-    sources: Mapping[str, str] = field(default_factory=dict, compare=False)   # fact (field names) -> its source
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)  # fact (field names) -> its source
 
     @property
     def image(self) -> str:
@@ -66,16 +67,18 @@ class NemoRlRelease:
 
 
 def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
-    return MappingProxyType({
-        "commit": f"{_REPO} tag {tag}",
-        "ray_version": f"uv.lock of {_REPO} at {commit[:8]} (tests/oracles/nemo_rl_environment/{tag}.txt)",
-        "grpo_entry, configs": f"{_REPO} tree at {commit[:8]} (tests/nemo_rl_reference/{tag})",
-        "flat_data": _DATA_LAYOUT,
-        "val_period": _VAL_PERIOD,
-        "ray_cli_join": _RAY_CLI_JOIN,
-        "image_digest": _NO_NEMO_RL_DIGEST,
-        **extra,
-    })
+    return MappingProxyType(
+        {
+            "commit": f"{_REPO} tag {tag}",
+            "ray_version": f"uv.lock of {_REPO} at {commit[:8]} (tests/oracles/nemo_rl_environment/{tag}.txt)",
+            "grpo_entry, configs": f"{_REPO} tree at {commit[:8]} (tests/nemo_rl_reference/{tag})",
+            "flat_data": _DATA_LAYOUT,
+            "val_period": _VAL_PERIOD,
+            "ray_cli_join": _RAY_CLI_JOIN,
+            "image_digest": _NO_NEMO_RL_DIGEST,
+            **extra,
+        }
+    )
 
 
 # v0.7.0's image adds, in this order of the final value, `/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib` (release
@@ -87,31 +90,49 @@ def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
 _LIBRARY_PATH = f"{_REPO} docker/Dockerfile at the tag"
 
 _RECORDS: tuple[NemoRlRelease, ...] = (
-    NemoRlRelease("v0.4.0", "c751f811217db7df0d4c94abdeaada6626cfc150", "2.46.0", "examples/run_grpo_math.py",
-                  frozenset({_GRPO_70B, _GRPO_1B}), flat_data=True,
-                  sources=_sources("v0.4.0", "c751f811217db7df0d4c94abdeaada6626cfc150",
-                                   image_library_path=_LIBRARY_PATH)),
-    NemoRlRelease("v0.5.0", "6c7089300fded94abfa49bb9cbf9eb357d862461", "2.49.2", "examples/run_grpo_math.py",
-                  frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}), flat_data=True,
-                  sources=_sources("v0.5.0", "6c7089300fded94abfa49bb9cbf9eb357d862461",
-                                   image_library_path=_LIBRARY_PATH)),
-    NemoRlRelease("v0.7.0", "81aa43dda4765b0429cf31dab44441e4e4383911", "2.55.1", "examples/run_grpo.py",
-                  frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}), flat_data=False,
-                  image_library_path=("/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib",
-                                      "/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib"),
-                  sources=_sources("v0.7.0", "81aa43dda4765b0429cf31dab44441e4e4383911",
-                                   image_library_path=_LIBRARY_PATH)),
+    NemoRlRelease(
+        "v0.4.0",
+        "c751f811217db7df0d4c94abdeaada6626cfc150",
+        "2.46.0",
+        "examples/run_grpo_math.py",
+        frozenset({_GRPO_70B, _GRPO_1B}),
+        flat_data=True,
+        sources=_sources("v0.4.0", "c751f811217db7df0d4c94abdeaada6626cfc150", image_library_path=_LIBRARY_PATH),
+    ),
+    NemoRlRelease(
+        "v0.5.0",
+        "6c7089300fded94abfa49bb9cbf9eb357d862461",
+        "2.49.2",
+        "examples/run_grpo_math.py",
+        frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}),
+        flat_data=True,
+        sources=_sources("v0.5.0", "6c7089300fded94abfa49bb9cbf9eb357d862461", image_library_path=_LIBRARY_PATH),
+    ),
+    NemoRlRelease(
+        "v0.7.0",
+        "81aa43dda4765b0429cf31dab44441e4e4383911",
+        "2.55.1",
+        "examples/run_grpo.py",
+        frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}),
+        flat_data=False,
+        image_library_path=(
+            "/opt/amazon/ofi-nccl/lib",
+            "/opt/amazon/efa/lib",
+            "/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib",
+        ),
+        sources=_sources("v0.7.0", "81aa43dda4765b0429cf31dab44441e4e4383911", image_library_path=_LIBRARY_PATH),
+    ),
 )
 
 NEMO_RL_RELEASES: dict[str, NemoRlRelease] = {r.tag: r for r in _RECORDS}
 
 NEMO_RL_IMAGE_PINS: dict[str, ImagePin] = {
-    r.tag: ImagePin(NEMO_RL_IMAGE_REPO, r.tag, r.image_digest, r.image_digest_source) for r in _RECORDS}
+    r.tag: ImagePin(NEMO_RL_IMAGE_REPO, r.tag, r.image_digest, r.image_digest_source) for r in _RECORDS
+}
 
 # grpo.val_period per (release, config): a recipe that does not set val_period validates at this period
 # (core.recipes.megatron_save_without_validation).
-BASE_VAL_PERIOD: dict[tuple[str, str], int] = {
-    (r.tag, config): r.val_period for r in _RECORDS for config in r.configs}
+BASE_VAL_PERIOD: dict[tuple[str, str], int] = {(r.tag, config): r.val_period for r in _RECORDS for config in r.configs}
 
 # Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes render.
 FLAT_DATA_RELEASES: frozenset[str] = frozenset(r.tag for r in _RECORDS if r.flat_data)

@@ -2,6 +2,7 @@
 what leaves the namespace, Pod Security, least privilege. Research and sources: docs/research/harden.md,
 docs/research/harden2.md.
 """
+
 from __future__ import annotations
 
 from core.catalog.gke import KUBERNETES_MINOR
@@ -28,8 +29,10 @@ KUBERAY_AUTH_OPTIONS_MIN = "1.5.1"
 
 def ray_version_at_least(version: str, floor: str) -> bool:
     """'2.55.1' >= '2.52.0' on numeric components."""
+
     def parts(v: str) -> tuple[int, ...]:
         return tuple(int(p) for p in v.split("."))
+
     return parts(version) >= parts(floor)
 
 
@@ -100,8 +103,11 @@ KUBERAY_OPERATOR_POD_LABELS = {"app.kubernetes.io/name": "kuberay-operator"}
 # commit 59d663ae, by skyhook-io/radar scripts/kuberay-demo/README.md ("Exact pins", commit 7f65f74a; exact-string
 # search of the code index, 2026-12).
 KUBERAY_OPERATOR_IMAGE_PIN = ImagePin(
-    "quay.io/kuberay/operator", "v1.7.0", "sha256:4a779237ef1c5262a63840ccf42d0d67f0b74e911158fbcaee4478fb1560bce6",
-    "skyhook-io/radar scripts/kuberay-demo/README.md @7f65f74a pins this digest for quay.io/kuberay/operator:v1.7.0")
+    "quay.io/kuberay/operator",
+    "v1.7.0",
+    "sha256:4a779237ef1c5262a63840ccf42d0d67f0b74e911158fbcaee4478fb1560bce6",
+    "skyhook-io/radar scripts/kuberay-demo/README.md @7f65f74a pins this digest for quay.io/kuberay/operator:v1.7.0",
+)
 
 # GKE FQDN network policies (networking.gke.io/v1alpha1 FQDNNetworkPolicy): GKE >= 1.26.4-gke.500 / 1.27.1-gke.400,
 # Dataplane V2, kube-dns or Cloud DNS; at most 50 IP addresses resolved per policy, 100 per hostname; a Service's
@@ -117,8 +123,8 @@ FQDN_POLICY_KIND = "FQDNNetworkPolicy"
 FQDN_POLICY_MAX_ADDRESSES = 50
 
 # Where pods resolve names: kube-dns pods in kube-system (GKE Standard's default provider), or Cloud DNS, which
-# answers on the metadata address 169.254.169.254:53 (Autopilot's provider; docs/research/harden2.md). Both are allowed: Dataplane
-# V2 evaluates policy after the Service VIP is translated to the kube-dns pods.
+# answers on the metadata address 169.254.169.254:53 (Autopilot's provider; docs/research/harden2.md). Both are allowed:
+# Dataplane V2 evaluates policy after the Service VIP is translated to the kube-dns pods.
 KUBE_DNS_LABELS = {"k8s-app": "kube-dns"}
 CLOUD_DNS_ADDRESS = "169.254.169.254/32"
 DNS_PORT = 53
@@ -127,11 +133,13 @@ DNS_PORT = 53
 # in the search corpora; public network policies written for GKE Workload Identity agree on these pairs (code
 # index, 2026-12). Both pairs reach only the node's metadata server.
 METADATA_SERVER_EGRESS: tuple[tuple[str, tuple[int, ...]], ...] = (
-    ("169.254.169.254/32", (80, 8080)), ("169.254.169.252/32", (987, 988)))
+    ("169.254.169.254/32", (80, 8080)),
+    ("169.254.169.252/32", (987, 988)),
+)
 # Hosts outside the cluster, by what needs them.
-GOOGLE_STORAGE_HOSTS = ("storage.googleapis.com",)       # the export's GCS FUSE sidecar; W&B's file uploads
-WANDB_HOSTS = ("api.wandb.ai",)                          # the netrc machine and wandb's default base URL
-PYPI_HOSTS = ("pypi.org", "files.pythonhosted.org")     # pip's index and its files (the prefetch's install)
+GOOGLE_STORAGE_HOSTS = ("storage.googleapis.com",)  # the export's GCS FUSE sidecar; W&B's file uploads
+WANDB_HOSTS = ("api.wandb.ai",)  # the netrc machine and wandb's default base URL
+PYPI_HOSTS = ("pypi.org", "files.pythonhosted.org")  # pip's index and its files (the prefetch's install)
 # Hugging Face downloads: the API host, then the redirects a download follows. Hugging Face publishes its domains
 # at https://huggingface.co/.well-known/meta.json (hubDomains, lfsDomains, cdnDomains; read 2026-12); real
 # downloads redirect to cdn-lfs*.hf.co (LFS), cas-bridge.xethub.hf.co and <region>.<provider>.cdn.hf.co (Xet
@@ -140,8 +148,7 @@ PYPI_HOSTS = ("pypi.org", "files.pythonhosted.org")     # pip's index and its fi
 HF_HOST_GROUPS: dict[str, tuple[str, ...]] = {
     "hub": ("huggingface.co", "hf.co"),
     "lfs": ("cdn-lfs.hf.co", "cdn-lfs-us-1.hf.co", "cdn-lfs-eu-1.hf.co"),
-    "xet": ("cas-server.xethub.hf.co", "cas-bridge.xethub.hf.co", "transfer.xethub.hf.co",
-            "transfer.xethub-eu.hf.co"),
+    "xet": ("cas-server.xethub.hf.co", "cas-bridge.xethub.hf.co", "transfer.xethub.hf.co", "transfer.xethub-eu.hf.co"),
     "cdn-aws": ("aws.cdn.hf.co", "*.aws.cdn.hf.co"),
     "cdn-gcp": ("*.gcp.cdn.hf.co", "*.*.gcp.cdn.hf.co"),
 }

@@ -2,6 +2,7 @@
 writes, and the nominal durations of the critical-path report (figures marked "nominal estimate" have no
 published source; the report prints them as such).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +20,11 @@ WARMUP_PRIORITY = AUTOSCALER_EXPENDABLE_PRIORITY_CUTOFF
 # digest: the multi-arch index as pinned by Cilium's curl test image Dockerfile and several other public manifests
 # (`registry.k8s.io/pause:3.10@sha256:ee6521f2...`, exact-string search of the code index, 2026-12).
 PAUSE_IMAGE_PIN = ImagePin(
-    "registry.k8s.io/pause", "3.10", "sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
-    "Cilium's curl test image Dockerfile and other public manifests pin this index digest")
+    "registry.k8s.io/pause",
+    "3.10",
+    "sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
+    "Cilium's curl test image Dockerfile and other public manifests pin this index digest",
+)
 PAUSE_IMAGE = f"{PAUSE_IMAGE_PIN.repo}:{PAUSE_IMAGE_PIN.tag}@{PAUSE_IMAGE_PIN.digest}"
 
 # --- Image streaming (`imagePath: streaming`) ------------------------------------------------------------
@@ -43,12 +47,14 @@ IMAGE_STREAMING_NODE_ROLE = "roles/serviceusage.serviceUsageConsumer"
 # "Creating and managing projects"); repository IDs: lowercase letters, digits and hyphens, starting with a
 # letter and ending with a letter or digit (the rule Terraform modules for Artifact Registry validate; Google's
 # own wording was not found).
-ARTIFACT_REGISTRY_REPO_RE = (r"(?P<location>[a-z]+(?:-[a-z]+[0-9]*)?)-docker\.pkg\.dev/"
-                             r"(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/(?P<repository>[a-z](?:[a-z0-9-]*[a-z0-9])?)")
+ARTIFACT_REGISTRY_REPO_RE = (
+    r"(?P<location>[a-z]+(?:-[a-z]+[0-9]*)?)-docker\.pkg\.dev/"
+    r"(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/(?P<repository>[a-z](?:[a-z0-9-]*[a-z0-9])?)"
+)
 # Artifact Registry's multi-regions: "a large geographic area, such as Asia or the United States"
 # (cloud.google.com/artifact-registry/docs/repositories/repo-locations; location IDs us, europe, asia).
 ARTIFACT_REGISTRY_MULTI_REGIONS = frozenset({"us", "europe", "asia"})
-NEMO_RL_IMAGE_NAME = "nemo-rl"      # the image's name under a repository copy: <repository>/nemo-rl:<tag>
+NEMO_RL_IMAGE_NAME = "nemo-rl"  # the image's name under a repository copy: <repository>/nemo-rl:<tag>
 
 # --- Weights prefetch runtime -------------------------------------------------------------------------
 # `prefetchImage: python`: the prefetch Job runs in a small Python image and installs huggingface_hub from PyPI
@@ -57,15 +63,24 @@ NEMO_RL_IMAGE_NAME = "nemo-rl"      # the image's name under a repository copy: 
 # deploy/docker Dockerfile ("Multi-architecture index pinned to the published Python 3.11.13 slim-bookworm
 # image"), found by exact-string search of the code index (2026-11).
 PREFETCH_PYTHON_PIN = ImagePin(
-    "python", "3.11.13-slim-bookworm",
+    "python",
+    "3.11.13-slim-bookworm",
     "sha256:86adf8dbadc3d6e82ee5dd2c74bec2e1c2467cdad47886280501df722372d2e1",
-    "amilworks/ultra deploy/docker Dockerfile: the multi-arch index of python:3.11.13-slim-bookworm")
+    "amilworks/ultra deploy/docker Dockerfile: the multi-arch index of python:3.11.13-slim-bookworm",
+)
 # That image's interpreter and platform as PEP 508 marker values (the CPU nodes are x86_64), which decide the
 # dependency closure and the wheels pod_programs/prefetch-requirements.txt pins.
 PREFETCH_PYTHON_MARKERS = {
-    "python_version": "3.11", "python_full_version": "3.11.13", "sys_platform": "linux", "platform_system": "Linux",
-    "platform_machine": "x86_64", "implementation_name": "cpython", "platform_python_implementation": "CPython",
-    "os_name": "posix", "extra": ""}
+    "python_version": "3.11",
+    "python_full_version": "3.11.13",
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "os_name": "posix",
+    "extra": "",
+}
 
 # --- Cloud Storage FUSE writes (the checkpoint export's sidecar) -------------------------------------------
 # Streaming writes upload new, sequentially written files straight to Cloud Storage instead of staging each whole
@@ -94,7 +109,9 @@ NOMINAL_ESTIMATE = "nominal estimate (no published figure)"
 
 # Seconds Pulumi waits for a resource of this type (create + await), by type token.
 NOMINAL_RESOURCE_SECONDS: dict[str, Nominal] = {
-    "gcp:lustre/instance:Instance": Nominal(900, "codelab (seed 000): 'Lustre ... 10~15분'; FACTS §5 10-15 min; upper bound"),
+    "gcp:lustre/instance:Instance": Nominal(
+        900, "codelab (seed 000): 'Lustre ... 10~15분'; FACTS §5 10-15 min; upper bound"
+    ),
     "gcp:container/cluster:Cluster": Nominal(600, NOMINAL_ESTIMATE + "; seed 000 says 'several minutes'"),
     "gcp:container/nodePool:NodePool": Nominal(120, NOMINAL_ESTIMATE + " (pool without nodes; nodes are added below)"),
     "gcp:servicenetworking/connection:Connection": Nominal(90, NOMINAL_ESTIMATE),
@@ -116,16 +133,19 @@ NOMINAL_DEFAULT_RESOURCE = Nominal(2, NOMINAL_ESTIMATE + " (one API call)")
 
 # What happens outside Pulumi's waits.
 NOMINAL_CPU_NODE_SECONDS = Nominal(
-    120, "GKE 'Provision extra compute capacity': 'Each new node takes approximately 80 to 120 seconds to boot'")
+    120, "GKE 'Provision extra compute capacity': 'Each new node takes approximately 80 to 120 seconds to boot'"
+)
 NOMINAL_GPU_NODE_SECONDS = Nominal(
-    300, NOMINAL_ESTIMATE + ": node boot 80-120 s (GKE capacity-provisioning page) plus GPU driver and 9 NICs")
+    300, NOMINAL_ESTIMATE + ": node boot 80-120 s (GKE capacity-provisioning page) plus GPU driver and 9 NICs"
+)
 NOMINAL_IMAGE_BYTES = Nominal(25e9, "issue 13: the NeMo-RL image is 20-30 GB (midpoint)")
 NOMINAL_IMAGE_PULL_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (registry download + gzip unpack)")
 NOMINAL_HF_DOWNLOAD_BYTES_PER_S = Nominal(500e6, NOMINAL_ESTIMATE + " (Hub to one CPU node, parallel files)")
 # The prefetch's own runtime in `prefetchImage: python` mode: the slim image (~45 MB compressed) and ~15 MB of
 # hash-pinned wheels from PyPI.
 NOMINAL_PREFETCH_RUNTIME_SECONDS = Nominal(
-    30, NOMINAL_ESTIMATE + " (python slim image ~45 MB + pip install of ~15 MB of wheels)")
+    30, NOMINAL_ESTIMATE + " (python slim image ~45 MB + pip install of ~15 MB of wheels)"
+)
 NOMINAL_RAY_START_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (container start + `ray start`)")
 NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submitter pod + `ray job submit`)")
 # The RayJob's deadline (spec.activeDeadlineSeconds, core.recipes.job_deadline_seconds): KubeRay counts it from the
@@ -134,14 +154,17 @@ NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submit
 # comes before the first step: GPU capacity (flex-start may queue), image pulls, the HF->Megatron conversion, the
 # readiness gate, and the export after the last step.
 NOMINAL_JOB_STARTUP_SECONDS = Nominal(
-    4 * 3600, NOMINAL_ESTIMATE + " (capacity wait, image pulls, weight conversion, readiness gate, export)")
+    4 * 3600, NOMINAL_ESTIMATE + " (capacity wait, image pulls, weight conversion, readiness gate, export)"
+)
 # activeDeadlineSeconds is `format: int32` in both CRDs (K8S_INT32_MAX above), and KubeRay refuses a value <= 0
 # (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a positive integer", v1.4.2 and
 # v1.7.0).
 # The entrypoint's steps before NeMo-RL starts (core/recipes/commands.py job_script), timed by the critical-path report.
 NOMINAL_GATE_SECONDS = Nominal(
-    150, "README 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, Lustre ~45 s, the "
-         "collectives ~1 min); the tests measured ~20 s on CPU")
+    150,
+    "README 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, Lustre ~45 s, the "
+    "collectives ~1 min); the tests measured ~20 s on CPU",
+)
 NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, the ~5 MB dataset, two JSONL files)")
 NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")
 # The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.

@@ -6,6 +6,7 @@
 - commands.py: the entrypoint script, the runtime env, the job's metadata, the programs' commands.
 This package only re-exports their names, so call sites read `recipes.X`.
 """
+
 from core.recipes.commands import *  # noqa: F403
 from core.recipes.model import *  # noqa: F403
 from core.recipes.overrides import *  # noqa: F403

@@ -5,6 +5,7 @@ job-scripts ConfigMap ships (pod_programs/).
 Pure code. Secrets never appear here: the tokens reach the driver and the workers as files in the Ray pods
 (workloads/manifests/pod_security.py token_files); a Ray runtime env is shown in the Ray dashboard.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,10 +32,19 @@ class ImagePaths:
 IMAGE_PATHS = ImagePaths()
 
 
-def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
-               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None,
-               model_path: Optional[str] = None, before: tuple[list[str], ...] = (),
-               after: tuple[list[str], ...] = (), prefetch_marker: Optional[str] = None) -> str:
+def job_script(
+    recipe: Recipe,
+    release: NemoRlRelease,
+    *,
+    mount_path: str,
+    run_name: str,
+    paths: ImagePaths = IMAGE_PATHS,
+    gate: Optional[list[str]] = None,
+    model_path: Optional[str] = None,
+    before: tuple[list[str], ...] = (),
+    after: tuple[list[str], ...] = (),
+    prefetch_marker: Optional[str] = None,
+) -> str:
     """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint()).
 
     `model_path`: the prefetched, pinned model directory (policy.model_name); `before`: commands run before
@@ -54,17 +64,32 @@ def job_script(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
         script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker)))
     if recipe.train_backend == "megatron":
         script.append(shlex.join(megatron_guard_command(model_path or recipe.model_name, paths.scripts_dir)))
-    train = shlex.join(["uv", "run", "python", *render_args(recipe, release, mount_path=mount_path,
-                                                             run_name=run_name, model_path=model_path)])
+    train = shlex.join(
+        [
+            "uv",
+            "run",
+            "python",
+            *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=model_path),
+        ]
+    )
     script.append(train if after else "exec " + train)
     script.extend(shlex.join(cmd) for cmd in after)
     return "\n".join(script)
 
 
-def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
-               paths: ImagePaths = IMAGE_PATHS, gate: Optional[list[str]] = None,
-               model_path: Optional[str] = None, before: tuple[list[str], ...] = (),
-               after: tuple[list[str], ...] = (), prefetch_marker: Optional[str] = None) -> str:
+def entrypoint(
+    recipe: Recipe,
+    release: NemoRlRelease,
+    *,
+    mount_path: str,
+    run_name: str,
+    paths: ImagePaths = IMAGE_PATHS,
+    gate: Optional[list[str]] = None,
+    model_path: Optional[str] = None,
+    before: tuple[list[str], ...] = (),
+    after: tuple[list[str], ...] = (),
+    prefetch_marker: Optional[str] = None,
+) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
     KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`, so a
@@ -79,9 +104,24 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_n
     line, and with bare Hydra strings the built-in recipes need no quote inside the script, so `pulumi preview`
     shows every override as plain `key=value`.
     """
-    return shlex.join(["sh", "-c", job_script(recipe, release, mount_path=mount_path, run_name=run_name,
-                                              paths=paths, gate=gate, model_path=model_path, before=before,
-                                              after=after, prefetch_marker=prefetch_marker)])
+    return shlex.join(
+        [
+            "sh",
+            "-c",
+            job_script(
+                recipe,
+                release,
+                mount_path=mount_path,
+                run_name=run_name,
+                paths=paths,
+                gate=gate,
+                model_path=model_path,
+                before=before,
+                after=after,
+                prefetch_marker=prefetch_marker,
+            ),
+        ]
+    )
 
 
 # The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new
@@ -112,8 +152,7 @@ def runtime_env_yaml(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[st
     return json.dumps(runtime_env(recipe, mount_path=mount_path, gate_rerun=gate_rerun), sort_keys=True, indent=2)
 
 
-def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str,
-                 gate_rerun: Optional[str] = None) -> dict[str, str]:
+def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str, gate_rerun: Optional[str] = None) -> dict[str, str]:
     """Ray job metadata (string map, shown by `ray job list`): which recipe and run a submission belongs to.
 
     `gate_rerun` (setting gateRerun) is listed here too; what makes a new value replace the RayJob (and so run
@@ -132,8 +171,9 @@ SCRIPTS_DIR = IMAGE_PATHS.scripts_dir
 GSM8K_SCRIPT = pod_programs.GSM8K_PREP.name
 
 
-def gsm8k_prep_command(mount_path: str, scripts_dir: str = SCRIPTS_DIR,
-                       prefetch_marker: Optional[str] = None) -> list[str]:
+def gsm8k_prep_command(
+    mount_path: str, scripts_dir: str = SCRIPTS_DIR, prefetch_marker: Optional[str] = None
+) -> list[str]:
     """argv of the preparation step (pod_programs/prepare_gsm8k.py, writing `<mount>/datasets/gsm8k`). Run from
     NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
     and the runtime env. With the weights prefetch, `prefetch_marker` makes it load the dataset at the commit the

@@ -3,6 +3,7 @@
 Pure code. A recipe names a model, a NeMo-RL config and dataset, the layout, steps, checkpointing and logging;
 `jobOverrides` change any field but the name (resolve.py applies them and checks the result).
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal, Optional, Protocol
@@ -35,63 +36,95 @@ class Recipe(BaseModel):
 
     name: str = Field(description="Recipe name (jobRecipe).")
     model_name: str = Field(description="policy.model_name (Hugging Face id).")
-    model_revision: Optional[str] = Field(None, description=(
-        "Hugging Face revision of the model the weights prefetch downloads and the job trains from: a 40-hex "
-        "commit id or a version tag (branches move and are refused). Built-in recipes pin their model's "
-        "commit (core.catalog.MODELS)."))
+    model_revision: Optional[str] = Field(
+        None,
+        description=(
+            "Hugging Face revision of the model the weights prefetch downloads and the job trains from: a 40-hex "
+            "commit id or a version tag (branches move and are refused). Built-in recipes pin their model's "
+            "commit (core.catalog.MODELS)."
+        ),
+    )
     config_path: str = Field(description="NeMo-RL base config, relative to /opt/nemo-rl (--config).")
     train_backend: Literal["megatron", "dtensor"] = Field(description="Training backend the base config enables.")
     converter_type: Optional[str] = Field(None, description="policy.megatron_cfg.converter_type (Megatron only).")
-    dataset: Literal["DeepScaler", "gsm8k"] = Field(description=(
-        "DeepScaler (NeMo-RL built-in) or gsm8k (prepared as JSONL on Lustre, read by ResponseDataset)."))
+    dataset: Literal["DeepScaler", "gsm8k"] = Field(
+        description=("DeepScaler (NeMo-RL built-in) or gsm8k (prepared as JSONL on Lustre, read by ResponseDataset).")
+    )
     num_nodes: int = Field(ge=1, description="cluster.num_nodes: GPU nodes the run uses.")
     gpus_per_node: int = Field(ge=1, description="cluster.gpus_per_node.")
     max_num_steps: int = Field(ge=1, description="grpo.max_num_steps.")
     num_prompts_per_step: int = Field(ge=1, description="grpo.num_prompts_per_step.")
     num_generations_per_prompt: int = Field(ge=1, description="grpo.num_generations_per_prompt.")
     train_global_batch_size: Optional[int] = Field(None, ge=1, description="policy.train_global_batch_size.")
-    colocated_generation: bool = Field(True, description=(
-        "policy.generation.colocated.enabled: vLLM shares the training GPUs (false: dedicated nodes)."))
-    generation_nodes: Optional[int] = Field(None, ge=1, description=(
-        "policy.generation.colocated.resources.num_nodes: nodes dedicated to vLLM (non-colocated only)."))
-    generation_gpus_per_node: Optional[int] = Field(None, ge=1, description=(
-        "policy.generation.colocated.resources.gpus_per_node (non-colocated only)."))
-    vllm_tensor_parallel_size: Optional[int] = Field(None, ge=1,
-                                                     description="policy.generation.vllm_cfg.tensor_parallel_size.")
-    vllm_gpu_memory_utilization: Optional[float] = Field(None, gt=0, le=1, description=(
-        "policy.generation.vllm_cfg.gpu_memory_utilization."))
-    dtensor_tensor_parallel_size: Optional[int] = Field(None, ge=1, description=(
-        "policy.dtensor_cfg.tensor_parallel_size (DTensor only)."))
-    val_period: Optional[int] = Field(None, ge=0, description=(
-        "grpo.val_period: steps between validations (0: none); null keeps the base config's (catalog "
-        "BASE_VAL_PERIOD)."))
-    step_budget_seconds: int = Field(ge=1, description=(
-        "Upper bound of one GRPO step (rollouts, training, checkpoint) for the RayJob's deadline: "
-        "activeDeadlineSeconds = startup allowance + max_num_steps x step_budget_seconds (jobDeadlineSeconds "
-        "overrides the result)."))
+    colocated_generation: bool = Field(
+        True,
+        description=("policy.generation.colocated.enabled: vLLM shares the training GPUs (false: dedicated nodes)."),
+    )
+    generation_nodes: Optional[int] = Field(
+        None,
+        ge=1,
+        description=("policy.generation.colocated.resources.num_nodes: nodes dedicated to vLLM (non-colocated only)."),
+    )
+    generation_gpus_per_node: Optional[int] = Field(
+        None, ge=1, description=("policy.generation.colocated.resources.gpus_per_node (non-colocated only).")
+    )
+    vllm_tensor_parallel_size: Optional[int] = Field(
+        None, ge=1, description="policy.generation.vllm_cfg.tensor_parallel_size."
+    )
+    vllm_gpu_memory_utilization: Optional[float] = Field(
+        None, gt=0, le=1, description=("policy.generation.vllm_cfg.gpu_memory_utilization.")
+    )
+    dtensor_tensor_parallel_size: Optional[int] = Field(
+        None, ge=1, description=("policy.dtensor_cfg.tensor_parallel_size (DTensor only).")
+    )
+    val_period: Optional[int] = Field(
+        None,
+        ge=0,
+        description=(
+            "grpo.val_period: steps between validations (0: none); null keeps the base config's (catalog "
+            "BASE_VAL_PERIOD)."
+        ),
+    )
+    step_budget_seconds: int = Field(
+        ge=1,
+        description=(
+            "Upper bound of one GRPO step (rollouts, training, checkpoint) for the RayJob's deadline: "
+            "activeDeadlineSeconds = startup allowance + max_num_steps x step_budget_seconds (jobDeadlineSeconds "
+            "overrides the result)."
+        ),
+    )
     save_period: int = Field(ge=1, description="checkpointing.save_period: steps between checkpoints.")
     keep_top_k: int = Field(ge=1, description="checkpointing.keep_top_k: checkpoints kept.")
-    metric_name: Optional[str] = Field(None, description=(
-        "checkpointing.metric_name (val:<key> or train:<key>); null keeps the newest keep_top_k checkpoints, "
-        "which is what resuming after a preemption needs."))
-    higher_is_better: Optional[bool] = Field(None, description=(
-        "checkpointing.higher_is_better, with metric_name: whether a higher value of the metric is better (for "
-        "keep_top_k pruning and the exported best checkpoint); null takes the known direction of val:accuracy, "
-        "train:reward (higher) or train:loss (lower), and must be set for any other metric."))
+    metric_name: Optional[str] = Field(
+        None,
+        description=(
+            "checkpointing.metric_name (val:<key> or train:<key>); null keeps the newest keep_top_k checkpoints, "
+            "which is what resuming after a preemption needs."
+        ),
+    )
+    higher_is_better: Optional[bool] = Field(
+        None,
+        description=(
+            "checkpointing.higher_is_better, with metric_name: whether a higher value of the metric is better (for "
+            "keep_top_k pruning and the exported best checkpoint); null takes the known direction of val:accuracy, "
+            "train:reward (higher) or train:loss (lower), and must be set for any other metric."
+        ),
+    )
     wandb_enabled: bool = Field(False, description="logger.wandb_enabled (needs the wandbApiKey secret).")
     wandb_name: Optional[str] = Field(None, description="logger.wandb.name; default: the run name.")
     tensorboard_enabled: Optional[bool] = Field(None, description="logger.tensorboard_enabled.")
-    save_optimizer: bool = Field(True, description=(
-        "Checkpoints include the optimizer state (policy/optimizer/); used for checkpoint sizing."))
+    save_optimizer: bool = Field(
+        True, description=("Checkpoints include the optimizer state (policy/optimizer/); used for checkpoint sizing.")
+    )
     precision: Literal["bfloat16"] = Field("bfloat16", description="policy.precision of the base configs (sizing).")
 
 
 # Source: the codelab's run_nemo_rl.sh ("Scale RL with GKE and Managed Lustre",
-# https://codelabs.developers.google.com/next26/rl-gke-lustre) on NeMo-RL v0.4.0, with one deliberate difference: the codelab
-# saves every 2 steps while grpo_math_70B_megatron.yaml inherits grpo.val_period 10 (from grpo_math_1B_megatron.yaml
-# in v0.4.0, v0.5.0 and v0.7.0; catalog BASE_VAL_PERIOD), so 8 of its 10 checkpoints are written at steps without
-# validation, which on the Megatron backend hits NVIDIA-NeMo/RL #1137 (CUDA OOM after such a save). Here the run
-# saves every 10 steps, at the validation steps 10 and 20 (see megatron_save_without_validation()).
+# https://codelabs.developers.google.com/next26/rl-gke-lustre) on NeMo-RL v0.4.0, with one deliberate difference: the
+# codelab saves every 2 steps while grpo_math_70B_megatron.yaml inherits grpo.val_period 10 (from
+# grpo_math_1B_megatron.yaml in v0.4.0, v0.5.0 and v0.7.0; catalog BASE_VAL_PERIOD), so 8 of its 10 checkpoints are
+# written at steps without validation, which on the Megatron backend hits NVIDIA-NeMo/RL #1137 (CUDA OOM after such a
+# save). Here the run saves every 10 steps, at the validation steps 10 and 20 (see megatron_save_without_validation()).
 _QWEN_72B = Recipe(
     name="qwen2.5-72b-deepscaler",
     model_name="Qwen/Qwen2.5-72B-Instruct",
@@ -116,8 +149,8 @@ _QWEN_72B = Recipe(
 )
 
 # Source: the GKE tutorial's gemma3-27b-gsm8k.sh ("Optimize and scale RL with NVIDIA NeMo RL on GKE",
-# https://docs.cloud.google.com/kubernetes-engine/docs/tutorials/nemo-rl-gke) on NeMo-RL v0.5.0. The seed leaves checkpointing
-# to the base config; its output shows `step_10`, i.e. the base save_period 10 (keep_top_k 3 there too).
+# https://docs.cloud.google.com/kubernetes-engine/docs/tutorials/nemo-rl-gke) on NeMo-RL v0.5.0. The seed leaves
+# checkpointing to the base config; its output shows `step_10`, i.e. the base save_period 10 (keep_top_k 3 there too).
 _GEMMA3_27B = Recipe(
     name="gemma3-27b-gsm8k",
     model_name="google/gemma-3-27b-it",

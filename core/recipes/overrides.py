@@ -28,6 +28,7 @@ The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main bran
    worked solution: NeMo-RL's math environment wraps the ground truth in `\\boxed{...}` and compares it with
    the model's boxed answer, so a whole solution as ground truth would score almost every response as wrong.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,17 +39,23 @@ from core.lustre_paths import mount_root
 from core.recipes.model import Recipe
 from core.recipes.resolve import higher_is_better, run_name_problem
 
-GSM8K_DIR = "datasets/gsm8k"          # under the Lustre mount
-CHECKPOINTS_DIR = "checkpoints"       # under the Lustre mount
-LOGS_DIR = "logs"                     # under the Lustre mount
+GSM8K_DIR = "datasets/gsm8k"  # under the Lustre mount
+CHECKPOINTS_DIR = "checkpoints"  # under the Lustre mount
+LOGS_DIR = "logs"  # under the Lustre mount
 
 # Override keys the GRPO base configs of v0.4.0/v0.5.0 do not define: their `data` section names a built-in
 # dataset and lists ResponseDataset's keys only in a comment (examples/configs/grpo_math_1B.yaml). Hydra refuses
 # to set a missing key without `+` and refuses `+` on a key that exists, so this set must be exact.
-KEYS_ABSENT_FROM_BASE = frozenset({
-    "data.train_data_path", "data.val_data_path", "data.input_key", "data.output_key",
-    "data.train_split", "data.val_split",
-})
+KEYS_ABSENT_FROM_BASE = frozenset(
+    {
+        "data.train_data_path",
+        "data.val_data_path",
+        "data.input_key",
+        "data.output_key",
+        "data.train_split",
+        "data.val_split",
+    }
+)
 
 
 def checkpoint_dir(mount_path: str, run_name: str) -> str:
@@ -60,8 +67,9 @@ def gsm8k_paths(mount_path: str) -> dict[str, str]:
     return {"dir": d, "train": f"{d}/train.jsonl", "validation": f"{d}/test.jsonl", "marker": f"{d}/_SUCCESS"}
 
 
-def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
-                    model_path: Optional[str] = None) -> dict[str, Any]:
+def hydra_overrides(
+    recipe: Recipe, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+) -> dict[str, Any]:
     """Config key -> value, in a stable (sorted) order; None renders as null. `model_path`: the local
     directory of the prefetched, pinned model (NeMo-RL accepts a path as policy.model_name)."""
     problem = run_name_problem(run_name)
@@ -102,22 +110,25 @@ def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
     if not recipe.colocated_generation:
         o["policy.generation.colocated.enabled"] = False
         o["policy.generation.colocated.resources.num_nodes"] = recipe.generation_nodes
-        o["policy.generation.colocated.resources.gpus_per_node"] = (recipe.generation_gpus_per_node
-                                                                   or recipe.gpus_per_node)
+        o["policy.generation.colocated.resources.gpus_per_node"] = (
+            recipe.generation_gpus_per_node or recipe.gpus_per_node
+        )
     if recipe.dataset == "DeepScaler":
         o["data.dataset_name"] = "DeepScaler"
     else:
         paths = gsm8k_paths(mount_path)
-        o.update({
-            "data.dataset_name": "ResponseDataset",
-            "data.train_data_path": paths["train"],
-            "data.val_data_path": paths["validation"],
-            "data.input_key": "question",
-            "data.output_key": "answer",
-            # A local .jsonl loads as a single split named "train" (see the module docstring).
-            "data.train_split": "train",
-            "data.val_split": "train",
-        })
+        o.update(
+            {
+                "data.dataset_name": "ResponseDataset",
+                "data.train_data_path": paths["train"],
+                "data.val_data_path": paths["validation"],
+                "data.input_key": "question",
+                "data.output_key": "answer",
+                # A local .jsonl loads as a single split named "train" (see the module docstring).
+                "data.train_split": "train",
+                "data.val_split": "train",
+            }
+        )
     return dict(sorted(o.items()))
 
 
@@ -126,7 +137,7 @@ def hydra_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
 # unquoted characters `/ . @ + -`, joined as written. The first character is a letter, `_` or `/`, so no word
 # starts like a number or a sign. Not bare: `:` `=` `,` spaces, quotes, brackets and parentheses (lists, dicts,
 # sweeps, functions), `$` (interpolation), `\` (escapes), `~`, `*`, `?`, `|`, `%`, non-ASCII.
-_BARE_STRING = re.compile(r"[A-Za-z_/][A-Za-z0-9_./@+-]*")   # fullmatch: `$` would accept a final "\n"
+_BARE_STRING = re.compile(r"[A-Za-z_/][A-Za-z0-9_./@+-]*")  # fullmatch: `$` would accept a final "\n"
 # Single tokens Hydra converts instead of keeping a string: NULL, BOOL and the FLOAT spellings inf / nan (any
 # case). Anything Python reads as a number is quoted too (float() accepts "infinity"), whatever Hydra does.
 _HYDRA_KEYWORDS = frozenset({"null", "true", "false", "inf", "nan"})
@@ -177,17 +188,21 @@ def hydra_value(value: Any) -> str:
     raise TypeError(f"cannot render {type(value).__name__} as a Hydra value")
 
 
-def render_overrides(recipe: Recipe, *, mount_path: str, run_name: str,
-                     model_path: Optional[str] = None) -> list[str]:
+def render_overrides(recipe: Recipe, *, mount_path: str, run_name: str, model_path: Optional[str] = None) -> list[str]:
     """Hydra overrides as command-line words, `+` exactly on the keys the base config lacks."""
-    return [("+" if k in KEYS_ABSENT_FROM_BASE else "") + f"{k}={hydra_value(v)}"
-            for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name,
-                                        model_path=model_path).items()]
+    return [
+        ("+" if k in KEYS_ABSENT_FROM_BASE else "") + f"{k}={hydra_value(v)}"
+        for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path).items()
+    ]
 
 
-def render_args(recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str,
-                model_path: Optional[str] = None) -> list[str]:
+def render_args(
+    recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+) -> list[str]:
     """The training program's argv after `python`: entry script, --config, Hydra overrides."""
-    return [release.grpo_entry, "--config", recipe.config_path,
-            *render_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path)]
-
+    return [
+        release.grpo_entry,
+        "--config",
+        recipe.config_path,
+        *render_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path),
+    ]

@@ -7,6 +7,7 @@ incompatible, so resubmitting the same recipe resumes from the newest `step_N` o
 layout starts fresh (NeMo-RL resumes from the highest `step_N` in `checkpointing.checkpoint_dir`: nemo_rl/utils/
 checkpoint.py CheckpointManager.get_latest_checkpoint_path, tests/oracles/nemo_rl_checkpoint.py).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -56,24 +57,31 @@ def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
     name = recipe_name(job)
     base = RECIPES.get(name)
     if base is None:
-        return None, [f"{_key('jobRecipe')}: unknown recipe {name!r}; valid: {', '.join(sorted(RECIPES))}"
-                      f"{_suggest(name, RECIPES)}"]
+        return None, [
+            f"{_key('jobRecipe')}: unknown recipe {name!r}; valid: {', '.join(sorted(RECIPES))}"
+            f"{_suggest(name, RECIPES)}"
+        ]
     problems = []
     values = base.model_dump()
     for field, value in sorted(job.overrides.items()):
         if field == "name":
-            problems.append(f"{_key('jobOverrides.name')}: the recipe is chosen with {_key('jobRecipe')}, "
-                            "not overridden")
+            problems.append(
+                f"{_key('jobOverrides.name')}: the recipe is chosen with {_key('jobRecipe')}, not overridden"
+            )
         elif field not in Recipe.model_fields:
-            problems.append(f"{_key(f'jobOverrides.{field}')}: is not a recipe field{_suggest(field, OVERRIDABLE)}"
-                            f"; fields: {', '.join(OVERRIDABLE)}")
+            problems.append(
+                f"{_key(f'jobOverrides.{field}')}: is not a recipe field{_suggest(field, OVERRIDABLE)}"
+                f"; fields: {', '.join(OVERRIDABLE)}"
+            )
         elif isinstance(value, str) and shell.unsafe_characters(value):
             # The value reaches NeMo-RL through KubeRay's bash, the image's Ray CLI (list2cmdline) and /bin/sh
             # (core/shell.py); tests/test_entrypoint_shells.py runs that chain.
             chars = " ".join(shell.unsafe_characters(value))
-            problems.append(f"{_key(f'jobOverrides.{field}')}: {value!r} contains {chars}, which the job's shells "
-                            "(KubeRay's bash, the image's ray job submit, /bin/sh) would change or run; "
-                            "remove $ ` \\ \" and ' from the value")
+            problems.append(
+                f"{_key(f'jobOverrides.{field}')}: {value!r} contains {chars}, which the job's shells "
+                "(KubeRay's bash, the image's ray job submit, /bin/sh) would change or run; "
+                "remove $ ` \\ \" and ' from the value"
+            )
         else:
             values[field] = value
     if "model_name" in job.overrides and "model_revision" not in job.overrides:
@@ -95,43 +103,80 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
     """Contradictions inside one recipe, as (fields involved, message)."""
     p: list[tuple[tuple[str, ...], str]] = []
     if r.converter_type is not None and r.train_backend != "megatron":
-        p.append((("converter_type", "train_backend"),
-                  f"converter_type applies to the Megatron backend, not {r.train_backend}"))
+        p.append(
+            (
+                ("converter_type", "train_backend"),
+                f"converter_type applies to the Megatron backend, not {r.train_backend}",
+            )
+        )
     if r.dtensor_tensor_parallel_size is not None and r.train_backend != "dtensor":
-        p.append((("dtensor_tensor_parallel_size", "train_backend"),
-                  f"dtensor_tensor_parallel_size applies to the DTensor backend, not {r.train_backend}"))
+        p.append(
+            (
+                ("dtensor_tensor_parallel_size", "train_backend"),
+                f"dtensor_tensor_parallel_size applies to the DTensor backend, not {r.train_backend}",
+            )
+        )
     train_gpus = r.num_nodes * r.gpus_per_node
     if r.colocated_generation:
         for f in ("generation_nodes", "generation_gpus_per_node"):
             if getattr(r, f) is not None:
-                p.append(((f, "colocated_generation"),
-                          f"{f} only applies to non-colocated generation (colocated_generation is true)"))
+                p.append(
+                    (
+                        (f, "colocated_generation"),
+                        f"{f} only applies to non-colocated generation (colocated_generation is true)",
+                    )
+                )
     else:
         if r.generation_nodes is None:
-            p.append((("generation_nodes", "colocated_generation"),
-                      "non-colocated generation needs generation_nodes (nodes dedicated to vLLM)"))
+            p.append(
+                (
+                    ("generation_nodes", "colocated_generation"),
+                    "non-colocated generation needs generation_nodes (nodes dedicated to vLLM)",
+                )
+            )
         elif r.generation_nodes >= r.num_nodes:
-            p.append((("generation_nodes", "num_nodes", "colocated_generation"),
-                      f"non-colocated generation on {r.generation_nodes} of num_nodes={r.num_nodes} node(s) leaves "
-                      "no node for training; lower generation_nodes or raise num_nodes"))
+            p.append(
+                (
+                    ("generation_nodes", "num_nodes", "colocated_generation"),
+                    f"non-colocated generation on {r.generation_nodes} of num_nodes={r.num_nodes} node(s) leaves "
+                    "no node for training; lower generation_nodes or raise num_nodes",
+                )
+            )
             train_gpus = 0
         else:
             train_gpus = (r.num_nodes - r.generation_nodes) * r.gpus_per_node
         if r.generation_gpus_per_node is not None and r.generation_gpus_per_node != r.gpus_per_node:
-            p.append((("generation_gpus_per_node", "gpus_per_node"),
-                      f"generation_gpus_per_node={r.generation_gpus_per_node} differs from gpus_per_node="
-                      f"{r.gpus_per_node}; dedicated generation nodes use all their GPUs"))
+            p.append(
+                (
+                    ("generation_gpus_per_node", "gpus_per_node"),
+                    f"generation_gpus_per_node={r.generation_gpus_per_node} differs from gpus_per_node="
+                    f"{r.gpus_per_node}; dedicated generation nodes use all their GPUs",
+                )
+            )
     tp = r.vllm_tensor_parallel_size
     if tp is not None and r.gpus_per_node % tp:
-        p.append((("vllm_tensor_parallel_size", "gpus_per_node"),
-                  f"vLLM tensor parallelism {tp} does not divide the {r.gpus_per_node} GPUs of a node"))
+        p.append(
+            (
+                ("vllm_tensor_parallel_size", "gpus_per_node"),
+                f"vLLM tensor parallelism {tp} does not divide the {r.gpus_per_node} GPUs of a node",
+            )
+        )
     dtp = r.dtensor_tensor_parallel_size
     if dtp is not None and train_gpus and train_gpus % dtp:
-        p.append((("dtensor_tensor_parallel_size", "num_nodes", "generation_nodes"),
-                  f"DTensor tensor parallelism {dtp} does not divide the {train_gpus} training GPUs"))
+        p.append(
+            (
+                ("dtensor_tensor_parallel_size", "num_nodes", "generation_nodes"),
+                f"DTensor tensor parallelism {dtp} does not divide the {train_gpus} training GPUs",
+            )
+        )
     if not r.save_optimizer:
-        p.append((("save_optimizer",), "the rendered run always checkpoints the optimizer state "
-                                       "(policy/optimizer/), which resuming after a preemption needs"))
+        p.append(
+            (
+                ("save_optimizer",),
+                "the rendered run always checkpoints the optimizer state "
+                "(policy/optimizer/), which resuming after a preemption needs",
+            )
+        )
     p.extend(_metric_problems(r))
     if r.model_revision is not None and prefetch.revision_problem(r.model_revision):
         p.append((("model_revision",), f"model_revision {prefetch.revision_problem(r.model_revision)}"))
@@ -142,22 +187,39 @@ def _metric_problems(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
     """metric_name in NeMo-RL's form and a ranking direction that matches it (catalog METRIC_HIGHER_IS_BETTER)."""
     if r.metric_name is None:
         if r.higher_is_better is not None:
-            return [(("higher_is_better", "metric_name"),
-                     "higher_is_better only applies when metric_name ranks the checkpoints (metric_name is null)")]
+            return [
+                (
+                    ("higher_is_better", "metric_name"),
+                    "higher_is_better only applies when metric_name ranks the checkpoints (metric_name is null)",
+                )
+            ]
         return []
     if not r.metric_name.startswith(catalog.METRIC_PREFIXES) or r.metric_name.endswith(":"):
-        return [(("metric_name",), f"metric_name {r.metric_name!r} must be 'val:<key>' or 'train:<key>' (NeMo-RL "
-                                   "asserts it at the first checkpoint save), e.g. 'val:accuracy'")]
+        return [
+            (
+                ("metric_name",),
+                f"metric_name {r.metric_name!r} must be 'val:<key>' or 'train:<key>' (NeMo-RL "
+                "asserts it at the first checkpoint save), e.g. 'val:accuracy'",
+            )
+        ]
     known = catalog.METRIC_HIGHER_IS_BETTER.get(r.metric_name)
     if r.higher_is_better is None and known is None:
-        return [(("higher_is_better", "metric_name"),
-                 f"metric_name {r.metric_name!r} has no known direction; set higher_is_better (true when a higher "
-                 "value is better), or NeMo-RL's keep_top_k and the exported best checkpoint may keep the worst")]
+        return [
+            (
+                ("higher_is_better", "metric_name"),
+                f"metric_name {r.metric_name!r} has no known direction; set higher_is_better (true when a higher "
+                "value is better), or NeMo-RL's keep_top_k and the exported best checkpoint may keep the worst",
+            )
+        ]
     if r.higher_is_better is not None and known is not None and r.higher_is_better != known:
-        return [(("higher_is_better", "metric_name"),
-                 f"higher_is_better {str(r.higher_is_better).lower()} contradicts {r.metric_name!r}, for which "
-                 f"{'higher' if known else 'lower'} is better; remove higher_is_better or set it to "
-                 f"{str(known).lower()}")]
+        return [
+            (
+                ("higher_is_better", "metric_name"),
+                f"higher_is_better {str(r.higher_is_better).lower()} contradicts {r.metric_name!r}, for which "
+                f"{'higher' if known else 'lower'} is better; remove higher_is_better or set it to "
+                f"{str(known).lower()}",
+            )
+        ]
     return []
 
 
@@ -176,13 +238,17 @@ def _consistency_problems(r: Recipe, job: JobSpec) -> list[str]:
 def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[str]:
     p = []
     if r.config_path not in release.configs:
-        p.append(f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
-                 f"NeMo-RL {release.tag} ({_key('nemoRlRelease')}); releases with it: "
-                 f"{', '.join(_releases_with(r.config_path)) or 'none known'}")
+        p.append(
+            f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
+            f"NeMo-RL {release.tag} ({_key('nemoRlRelease')}); releases with it: "
+            f"{', '.join(_releases_with(r.config_path)) or 'none known'}"
+        )
     if release.tag not in FLAT_DATA_RELEASES:
-        p.append(f"{_key('nemoRlRelease')}: NeMo-RL {release.tag} keeps datasets under data.train/data.validation; "
-                 f"the recipes render the data.* layout of {', '.join(sorted(FLAT_DATA_RELEASES))}; use one of "
-                 f"those or set {_key('jobEnabled')} to false")
+        p.append(
+            f"{_key('nemoRlRelease')}: NeMo-RL {release.tag} keeps datasets under data.train/data.validation; "
+            f"the recipes render the data.* layout of {', '.join(sorted(FLAT_DATA_RELEASES))}; use one of "
+            f"those or set {_key('jobEnabled')} to false"
+        )
     return p
 
 
@@ -194,10 +260,12 @@ RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def run_name_problem(name: str) -> Optional[str]:
-    if RUN_NAME_RE.fullmatch(name) and ".." not in name:   # fullmatch: `$` alone accepts a final "\n"
+    if RUN_NAME_RE.fullmatch(name) and ".." not in name:  # fullmatch: `$` alone accepts a final "\n"
         return None
-    return (f"{_key('runName')}: {name!r} is not usable as a directory name under <lustreMountPath>/checkpoints "
-            "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')")
+    return (
+        f"{_key('runName')}: {name!r} is not usable as a directory name under <lustreMountPath>/checkpoints "
+        "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')"
+    )
 
 
 # What makes a checkpoint the wrong one to resume from, besides the NeMo-RL release that wrote it (checkpoint
@@ -211,9 +279,20 @@ def run_name_problem(name: str) -> Optional[str]:
 # - dataset: train_dataloader.pt holds the position in this dataset.
 # Everything else resumes: steps, periods, keep_top_k, logging, batch shape and the vLLM settings (generation
 # weights are refreshed from the policy at every refit).
-CHECKPOINT_IDENTITY = ("model_name", "config_path", "converter_type", "precision", "train_backend", "num_nodes",
-                       "gpus_per_node", "colocated_generation", "generation_nodes", "generation_gpus_per_node",
-                       "dtensor_tensor_parallel_size", "dataset")
+CHECKPOINT_IDENTITY = (
+    "model_name",
+    "config_path",
+    "converter_type",
+    "precision",
+    "train_backend",
+    "num_nodes",
+    "gpus_per_node",
+    "colocated_generation",
+    "generation_nodes",
+    "generation_gpus_per_node",
+    "dtensor_tensor_parallel_size",
+    "dataset",
+)
 
 
 def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease) -> str:
@@ -274,17 +353,19 @@ def job_warnings(job: JobSpec, release: NemoRlRelease) -> list[str]:
     try:
         recipe = resolve_recipe(job, release)
     except RecipeError:
-        return []   # reported as problems by check_job()
+        return []  # reported as problems by check_job()
     steps = megatron_save_without_validation(recipe, release)
     if not steps:
         return []
     val_period = effective_val_period(recipe, release)
     shown = ", ".join(str(s) for s in steps[:6]) + (", ..." if len(steps) > 6 else "")
-    return [f"{_origin(job, 'save_period', 'val_period', 'max_num_steps')}: the Megatron run saves checkpoints "
-            f"at steps without validation ({shown}; save_period {recipe.save_period}, val_period "
-            f"{val_period}, max_num_steps {recipe.max_num_steps}); such runs can run out of GPU memory "
-            f"after the save (NVIDIA-NeMo/RL #1137, reported before v0.4.0, open; #834, a segfault, fixed in "
-            f"v0.4.0); make save_period and max_num_steps multiples of val_period"]
+    return [
+        f"{_origin(job, 'save_period', 'val_period', 'max_num_steps')}: the Megatron run saves checkpoints "
+        f"at steps without validation ({shown}; save_period {recipe.save_period}, val_period "
+        f"{val_period}, max_num_steps {recipe.max_num_steps}); such runs can run out of GPU memory "
+        f"after the save (NVIDIA-NeMo/RL #1137, reported before v0.4.0, open; #834, a segfault, fixed in "
+        f"v0.4.0); make save_period and max_num_steps multiples of val_period"
+    ]
 
 
 def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Optional[Recipe], list[str]]:
@@ -308,11 +389,15 @@ def fit_problems(recipe: Recipe, job: JobSpec, *, worker_replicas: int, gpus_per
     """What the recipe asks of the cluster that the cluster does not have."""
     problems = []
     if recipe.num_nodes > worker_replicas:
-        problems.append(f"{_origin(job, 'num_nodes')}: {recipe.num_nodes} nodes (recipe {recipe.name!r}) but only "
-                        f"{worker_replicas} GPU workers ({_key('workerReplicas')})")
+        problems.append(
+            f"{_origin(job, 'num_nodes')}: {recipe.num_nodes} nodes (recipe {recipe.name!r}) but only "
+            f"{worker_replicas} GPU workers ({_key('workerReplicas')})"
+        )
     if recipe.gpus_per_node != gpus_per_node:
-        problems.append(f"{_origin(job, 'gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
-                        f"has {gpus_per_node} ({_key('gpuType')})")
+        problems.append(
+            f"{_origin(job, 'gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
+            f"has {gpus_per_node} ({_key('gpuType')})"
+        )
     return problems
 
 
@@ -326,14 +411,17 @@ def deadline_problems(recipe: Recipe, job: JobSpec) -> list[str]:
     seconds = job_deadline_seconds(recipe)
     if seconds <= catalog.K8S_INT32_MAX:
         return []
-    return [f"{_origin(job, 'max_num_steps', 'step_budget_seconds')}: the RayJob deadline of {seconds} s "
-            f"(startup allowance + {recipe.max_num_steps} steps x {recipe.step_budget_seconds} s) exceeds KubeRay's "
-            f"int32 activeDeadlineSeconds ({catalog.K8S_INT32_MAX}); lower them or set {_key('jobDeadlineSeconds')} "
-            "(0: no deadline)"]
+    return [
+        f"{_origin(job, 'max_num_steps', 'step_budget_seconds')}: the RayJob deadline of {seconds} s "
+        f"(startup allowance + {recipe.max_num_steps} steps x {recipe.step_budget_seconds} s) exceeds KubeRay's "
+        f"int32 activeDeadlineSeconds ({catalog.K8S_INT32_MAX}); lower them or set {_key('jobDeadlineSeconds')} "
+        "(0: no deadline)"
+    ]
 
 
-def check_job(job: JobSpec, *, release: NemoRlRelease, worker_replicas: int, gpus_per_node: int,
-              stack_name: str) -> list[str]:
+def check_job(
+    job: JobSpec, *, release: NemoRlRelease, worker_replicas: int, gpus_per_node: int, stack_name: str
+) -> list[str]:
     """Every problem of the job settings, one line each, naming the config key. Empty when runnable.
 
     A disabled job (jobEnabled false) is only checked for its own shape, not against the cluster or release.
@@ -348,11 +436,10 @@ def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
     """The recipe the job runs on `release`, or RecipeError with every problem (for callers outside the
     settings, which have already resolved it: tests and tools)."""
     recipe, problems = _apply_overrides(job)
-    if recipe is None:   # no recipe comes without a problem saying why
+    if recipe is None:  # no recipe comes without a problem saying why
         raise RecipeError(problems)
     problems.extend(_consistency_problems(recipe, job))
     problems.extend(_release_problems(recipe, job, release))
     if problems:
         raise RecipeError(problems)
     return recipe
-

@@ -9,6 +9,7 @@ listing every problem on its own line with the config key it is about, before an
 Defaults live here, not in Pulumi.yaml: the CLI applies Pulumi.yaml defaults, the in-process engine does not.
 `make project-file` generates Pulumi.yaml from these models and a test keeps the two in step.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -53,15 +54,28 @@ from core.settings.startup import StartupSettings
 from core.settings.storage import StorageSettings
 from core.settings.workload import WorkloadSettings
 
-__all__ = ["PLACEHOLDER_PROJECT", "PROJECT", "SECRET_KEYS", "Secrets", "Settings", "SettingsError", "UncheckedSettings",
-           "config_fields", "load_secrets", "load_settings"]
+__all__ = [
+    "PLACEHOLDER_PROJECT",
+    "PROJECT",
+    "SECRET_KEYS",
+    "Secrets",
+    "Settings",
+    "SettingsError",
+    "UncheckedSettings",
+    "config_fields",
+    "load_secrets",
+    "load_settings",
+]
 
 # Stack files ship with this project id; the offline synth accepts it, a real deployment refuses it.
 PLACEHOLDER_PROJECT = "your-gcp-project-id"
 
 # Secret config keys: read with get_secret/require_secret only, never part of the model.
-SECRET_KEYS = {"hfToken": "Hugging Face token", "wandbApiKey": "Weights & Biases API key",
-               "rayAuthToken": "Ray auth token (releases whose Ray has token authentication)"}
+SECRET_KEYS = {
+    "hfToken": "Hugging Face token",
+    "wandbApiKey": "Weights & Biases API key",
+    "rayAuthToken": "Ray auth token (releases whose Ray has token authentication)",
+}
 
 # Section name (the Settings attribute) -> model. A new concern adds its module and one line here.
 SECTIONS: dict[str, type[Section]] = {
@@ -83,8 +97,19 @@ SECTIONS: dict[str, type[Section]] = {
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
 RULES: tuple[Callable[["UncheckedSettings"], list[str]], ...] = (
-    stack.check, network.check, cluster.check, gpu.check, capacity.check, lustre.check, storage.check,
-    workload.check, job.check, monitoring.check, gate.check, security.check, startup.check,
+    stack.check,
+    network.check,
+    cluster.check,
+    gpu.check,
+    capacity.check,
+    lustre.check,
+    storage.check,
+    workload.check,
+    job.check,
+    monitoring.check,
+    gate.check,
+    security.check,
+    startup.check,
 )
 
 
@@ -177,8 +202,9 @@ class UncheckedSettings(BaseModel):
     @property
     def nemo_rl_image(self) -> str:
         """The one NeMo-RL image reference every pod uses (Ray pods, submitter, placeholders, pre-pull)."""
-        return images.nemo_rl_image(self.workload.release.tag,
-                                    self.startup.image_repository if self.image_streaming else "")
+        return images.nemo_rl_image(
+            self.workload.release.tag, self.startup.image_repository if self.image_streaming else ""
+        )
 
 
 class Settings(UncheckedSettings):
@@ -247,10 +273,13 @@ def _close_matches(k: str, known: list[str]) -> str:
     return f"; did you mean {key(m[0])}?" if m else ""
 
 
-def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] = None,
-                  values: Optional[dict[str, Any]] = None,
-                  secret_state: Optional[dict[str, str]] = None,
-                  gcp_region: Optional[str] = None) -> Settings:
+def load_settings(
+    stack_name: Optional[str] = None,
+    gcp_project: Optional[str] = None,
+    values: Optional[dict[str, Any]] = None,
+    secret_state: Optional[dict[str, str]] = None,
+    gcp_region: Optional[str] = None,
+) -> Settings:
     """Build and validate the settings. `values` (config key -> raw value) defaults to the Pulumi config."""
     problems: list[str] = []
     fields = config_fields()
@@ -273,8 +302,10 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
         if k in SECRET_KEYS:
             continue  # read as secrets by load_secrets(), never as plain values
         if k not in fields:
-            problems.append(f"{key(k)}: is not a setting of this project"
-                            f"{_close_matches(k, sorted(list(fields) + list(SECRET_KEYS)))}")
+            problems.append(
+                f"{key(k)}: is not a setting of this project"
+                f"{_close_matches(k, sorted(list(fields) + list(SECRET_KEYS)))}"
+            )
             continue
         section, _, info = fields[k]
         grouped[section][k] = _decode(raw, info)
@@ -284,14 +315,18 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
     for k, what in SECRET_KEYS.items():
         state = secret_state.get(k)
         if state == "plain":
-            problems.append(f"{key(k)}: the {what} is stored in plain text; set it again with "
-                            f"`pulumi config set --secret {k} <value>`")
+            problems.append(
+                f"{key(k)}: the {what} is stored in plain text; set it again with "
+                f"`pulumi config set --secret {k} <value>`"
+            )
         elif state is None and k == "hfToken":
             problems.append(f"{key(k)}: the {what} is not set; run `pulumi config set --secret {k} <token>`")
 
     if gcp_project == PLACEHOLDER_PROJECT and not sdk.running_offline():
-        problems.append(f"gcp:project: {PLACEHOLDER_PROJECT!r} is the placeholder from the stack file; run "
-                        "`pulumi config set gcp:project <your-project-id>` (the offline synth accepts it)")
+        problems.append(
+            f"gcp:project: {PLACEHOLDER_PROJECT!r} is the placeholder from the stack file; run "
+            "`pulumi config set gcp:project <your-project-id>` (the offline synth accepts it)"
+        )
     if not gcp_project:
         problems.append("gcp:project: is not set; run `pulumi config set gcp:project <your-project-id>`")
         gcp_project = ""
@@ -305,8 +340,9 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
     if len(sections) < len(SECTIONS):
         raise SettingsError(problems)  # the rules need every section parsed
 
-    unchecked = UncheckedSettings(gcp_project=gcp_project, gcp_region=gcp_region or None, stack_name=stack_name,
-                                  **sections)
+    unchecked = UncheckedSettings(
+        gcp_project=gcp_project, gcp_region=gcp_region or None, stack_name=stack_name, **sections
+    )
     recipe = None
     release = catalog.NEMO_RL_RELEASES.get(unchecked.workload.nemo_rl_release)
     if release is not None:  # an unknown release is reported by the workload rules
@@ -320,7 +356,7 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
     for rule in RULES:
         problems.extend(rule(unchecked))
     problems.extend(_mode_problems(unchecked))
-    if problems or recipe is None:   # no recipe comes without a problem saying why (recipes.resolve, workload)
+    if problems or recipe is None:  # no recipe comes without a problem saying why (recipes.resolve, workload)
         raise SettingsError(problems)
     return Settings(**{**dict(unchecked), "recipe": recipe})
 
@@ -328,8 +364,9 @@ def load_settings(stack_name: Optional[str] = None, gcp_project: Optional[str] =
 def _mode_problems(s: UncheckedSettings) -> list[str]:
     """Keys set for the other cluster mode. Compared with the defaults, not with "was it set": the CLI passes
     Pulumi.yaml's defaults for every key."""
-    keys, mode, value = (STANDARD_ONLY, "Standard", "standard") if s.autopilot else (AUTOPILOT_ONLY, "Autopilot",
-                                                                                      "autopilot")
+    keys, mode, value = (
+        (STANDARD_ONLY, "Standard", "standard") if s.autopilot else (AUTOPILOT_ONLY, "Autopilot", "autopilot")
+    )
     fields = config_fields()
     p = []
     for k in sorted(keys):
@@ -343,8 +380,12 @@ def _mode_problems(s: UncheckedSettings) -> list[str]:
 class Secrets:
     """Secret config as Pulumi secret Outputs; never plaintext in the settings model."""
 
-    def __init__(self, hf_token: pulumi.Output[str], wandb_api_key: Optional[pulumi.Output[str]],
-                 ray_auth_token: Optional[pulumi.Output[str]] = None):
+    def __init__(
+        self,
+        hf_token: pulumi.Output[str],
+        wandb_api_key: Optional[pulumi.Output[str]],
+        ray_auth_token: Optional[pulumi.Output[str]] = None,
+    ):
         self.hf_token = hf_token
         self.wandb_api_key = wandb_api_key
         self.ray_auth_token = ray_auth_token
@@ -352,5 +393,8 @@ class Secrets:
 
 def load_secrets() -> Secrets:
     cfg = pulumi.Config(PROJECT)
-    return Secrets(hf_token=cfg.require_secret("hfToken"), wandb_api_key=cfg.get_secret("wandbApiKey"),
-                   ray_auth_token=cfg.get_secret("rayAuthToken"))
+    return Secrets(
+        hf_token=cfg.require_secret("hfToken"),
+        wandb_api_key=cfg.get_secret("wandbApiKey"),
+        ray_auth_token=cfg.get_secret("rayAuthToken"),
+    )

@@ -1,4 +1,5 @@
 """What every settings section shares: the frozen pydantic base and the error that lists every problem."""
+
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict

@@ -1,4 +1,5 @@
 """The GKE cluster (both modes) and its rules: GKE version floors, the maintenance window."""
+
 from __future__ import annotations
 
 import datetime
@@ -23,26 +24,47 @@ _MACHINE_TYPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)+$")
 class ClusterSettings(Section):
     """The GKE cluster (both modes)."""
 
-    mode: Literal["standard", "autopilot"] = Field("standard", alias="clusterMode",
-                                                  description="GKE mode: standard or autopilot.")
-    control_plane: Literal["regional", "zonal"] = Field("regional", alias="controlPlane", description=(
-        "Standard only: regional (3 control-plane replicas) or zonal control plane (in `zone`)."))
-    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field("REGULAR", alias="releaseChannel",
-                                                                  description="GKE release channel.")
-    gke_version: Optional[str] = Field(None, alias="gkeVersion", description=(
-        "Minimum GKE version (e.g. 1.33 or 1.33.2-gke.4780000); default: the channel's default."))
-    maintenance_start: str = Field("03:00", alias="maintenanceStart",
-                                   description="Start (HH:MM, UTC) of the daily 4-hour maintenance window.")
-    maintenance_exclusion_start: Optional[str] = Field(None, alias="maintenanceExclusionStart", description=(
-        "First day (YYYY-MM-DD, UTC) of a window in which GKE does not drain nodes for minor or node upgrades "
-        "(NO_MINOR_OR_NODE_UPGRADES), e.g. the start of a long run; unset: no exclusion, nodes get GKE's "
-        "patches in the maintenance window. Does not stop host maintenance, spot preemption or auto-repair."))
-    maintenance_exclusion_days: int = Field(14, alias="maintenanceExclusionDays", description=(
-        "Length of that window in days, at most 30: node security patches wait at most this long."))
-    system_machine_type: str = Field("n2-standard-16", alias="systemMachineType", description=(
-        "Standard only: machine type of the CPU system pool (Ray head, controllers)."))
-    system_nodes: int = Field(1, alias="systemNodes", ge=1,
-                              description="Standard only: nodes of the CPU system pool (in `zone`).")
+    mode: Literal["standard", "autopilot"] = Field(
+        "standard", alias="clusterMode", description="GKE mode: standard or autopilot."
+    )
+    control_plane: Literal["regional", "zonal"] = Field(
+        "regional",
+        alias="controlPlane",
+        description=("Standard only: regional (3 control-plane replicas) or zonal control plane (in `zone`)."),
+    )
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field(
+        "REGULAR", alias="releaseChannel", description="GKE release channel."
+    )
+    gke_version: Optional[str] = Field(
+        None,
+        alias="gkeVersion",
+        description=("Minimum GKE version (e.g. 1.33 or 1.33.2-gke.4780000); default: the channel's default."),
+    )
+    maintenance_start: str = Field(
+        "03:00", alias="maintenanceStart", description="Start (HH:MM, UTC) of the daily 4-hour maintenance window."
+    )
+    maintenance_exclusion_start: Optional[str] = Field(
+        None,
+        alias="maintenanceExclusionStart",
+        description=(
+            "First day (YYYY-MM-DD, UTC) of a window in which GKE does not drain nodes for minor or node upgrades "
+            "(NO_MINOR_OR_NODE_UPGRADES), e.g. the start of a long run; unset: no exclusion, nodes get GKE's "
+            "patches in the maintenance window. Does not stop host maintenance, spot preemption or auto-repair."
+        ),
+    )
+    maintenance_exclusion_days: int = Field(
+        14,
+        alias="maintenanceExclusionDays",
+        description=("Length of that window in days, at most 30: node security patches wait at most this long."),
+    )
+    system_machine_type: str = Field(
+        "n2-standard-16",
+        alias="systemMachineType",
+        description=("Standard only: machine type of the CPU system pool (Ray head, controllers)."),
+    )
+    system_nodes: int = Field(
+        1, alias="systemNodes", ge=1, description="Standard only: nodes of the CPU system pool (in `zone`)."
+    )
 
 
 def check(s: "UncheckedSettings") -> list[str]:
@@ -59,30 +81,51 @@ def check(s: "UncheckedSettings") -> list[str]:
             if acc is not None:
                 floors.append((acc.min_gke_version, f"{acc.gpu_type} ({acc.machine_type})"))
             if s.lustre.port_mode == "modern":
-                floors.append((catalog.LUSTRE_MODERN_PORT_MIN_GKE,
-                               f"Lustre port mode 'modern' ({key('lustrePortMode')}; or use 'legacy')"))
+                floors.append(
+                    (
+                        catalog.LUSTRE_MODERN_PORT_MIN_GKE,
+                        f"Lustre port mode 'modern' ({key('lustrePortMode')}; or use 'legacy')",
+                    )
+                )
             if s.startup.export_checkpoints and s.job.enabled:
-                floors.append((catalog.GCSFUSE_STREAMING_WRITES_DEFAULT_MIN_GKE,
-                               f"the checkpoint export's streaming writes to the bucket ({key('exportCheckpoints')}; "
-                               "its sidecar has no room to stage a checkpoint file)"))
+                floors.append(
+                    (
+                        catalog.GCSFUSE_STREAMING_WRITES_DEFAULT_MIN_GKE,
+                        f"the checkpoint export's streaming writes to the bucket ({key('exportCheckpoints')}; "
+                        "its sidecar has no room to stage a checkpoint file)",
+                    )
+                )
             if s.image_streaming:
-                floors.append((catalog.IMAGE_STREAMING_MIN_GKE_AUTOPILOT if s.autopilot
-                               else catalog.IMAGE_STREAMING_MIN_GKE_STANDARD, f"image streaming ({key('imagePath')})"))
+                floors.append(
+                    (
+                        catalog.IMAGE_STREAMING_MIN_GKE_AUTOPILOT
+                        if s.autopilot
+                        else catalog.IMAGE_STREAMING_MIN_GKE_STANDARD,
+                        f"image streaming ({key('imagePath')})",
+                    )
+                )
             for floor, why in floors:
                 if not catalog.version_at_least(c.gke_version, floor):
                     p.append(f"{key('gkeVersion')}: {c.gke_version} is older than {floor}, needed by {why}")
     if not s.autopilot:
         # The Ray head runs on one system node: its requests must fit what that node offers (core/node_fit.py).
-        p.extend(node_fit.head_problems(node_fit.Resources(s.workload.head_cpu, s.workload.head_memory_gib),
-                                        c.system_machine_type))
+        p.extend(
+            node_fit.head_problems(
+                node_fit.Resources(s.workload.head_cpu, s.workload.head_memory_gib), c.system_machine_type
+            )
+        )
     # Autopilot has no system pool: a value set there is reported once, as a Standard-only key.
     if not system_nodes_valid(s):
         # The system pool lives in `zone` (infra/cluster.py); GKE's per-pool-per-zone node limit (core.catalog).
-        p.append(f"{key('systemNodes')}: {c.system_nodes} nodes exceed GKE's {catalog.GKE_MAX_NODES_PER_POOL_ZONE} "
-                 f"nodes per node pool per zone; the system pool is one pool in {key('zone')}")
+        p.append(
+            f"{key('systemNodes')}: {c.system_nodes} nodes exceed GKE's {catalog.GKE_MAX_NODES_PER_POOL_ZONE} "
+            f"nodes per node pool per zone; the system pool is one pool in {key('zone')}"
+        )
     if not s.autopilot and not _MACHINE_TYPE.match(c.system_machine_type):
-        p.append(f"{key('systemMachineType')}: {c.system_machine_type!r} is not a Compute Engine machine type name "
-                 "such as n2-standard-16")
+        p.append(
+            f"{key('systemMachineType')}: {c.system_machine_type!r} is not a Compute Engine machine type name "
+            "such as n2-standard-16"
+        )
     if not _HHMM.match(c.maintenance_start):
         p.append(f"{key('maintenanceStart')}: {c.maintenance_start!r} must be HH:MM (UTC), e.g. 03:00")
     p.extend(_exclusion_problems(c))
@@ -96,11 +139,15 @@ def system_nodes_valid(s: "UncheckedSettings") -> bool:
 def _exclusion_problems(c: ClusterSettings) -> list[str]:
     days = c.maintenance_exclusion_days
     if not 1 <= days <= catalog.MAINTENANCE_EXCLUSION_MAX_DAYS:
-        return [f"{key('maintenanceExclusionDays')}: {days} is outside 1..{catalog.MAINTENANCE_EXCLUSION_MAX_DAYS}: "
-                "a longer window holds back node security patches for longer"]
+        return [
+            f"{key('maintenanceExclusionDays')}: {days} is outside 1..{catalog.MAINTENANCE_EXCLUSION_MAX_DAYS}: "
+            "a longer window holds back node security patches for longer"
+        ]
     if c.maintenance_exclusion_start is not None and exclusion_window(c) is None:
-        return [f"{key('maintenanceExclusionStart')}: {c.maintenance_exclusion_start!r} is not a date like "
-                "2026-12-01 (YYYY-MM-DD, UTC)"]
+        return [
+            f"{key('maintenanceExclusionStart')}: {c.maintenance_exclusion_start!r} is not a date like "
+            "2026-12-01 (YYYY-MM-DD, UTC)"
+        ]
     return []
 
 
@@ -126,6 +173,8 @@ def exclusion_warnings(c: ClusterSettings, today: Optional[datetime.date] = None
     today = today or datetime.datetime.now(datetime.timezone.utc).date()
     end = datetime.date.fromisoformat(window[1][:10])
     if end <= today:
-        return [f"{key('maintenanceExclusionStart')}: the node-upgrade freeze ended on {end.isoformat()}; nodes "
-                "take GKE's upgrades again (set a new start date for the next run, or unset it)"]
+        return [
+            f"{key('maintenanceExclusionStart')}: the node-upgrade freeze ended on {end.isoformat()}; nodes "
+            "take GKE's upgrades again (set a new start date for the next run, or unset it)"
+        ]
     return []

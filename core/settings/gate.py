@@ -5,6 +5,7 @@ the job does. Thresholds default to the catalog's figures for the GPU type; a th
 below what the GPU type can physically move (catalog.GateGpuFacts.implausible_busbw_gbps explains the bound),
 and the Lustre fraction lies in (0, 1].
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, Optional
@@ -22,20 +23,43 @@ if TYPE_CHECKING:
 class GateSettings(Section):
     """The readiness gate that runs on the training nodes before NeMo-RL starts."""
 
-    mode: Literal["on", "advisory", "off"] = Field("on", alias="readinessGate", description=(
-        "on: a failed check fails the RayJob before training; advisory: failures are logged and training "
-        "starts; off: no gate."))
-    min_allreduce_busbw: Optional[float] = Field(None, alias="gateMinAllReduceBusbw", description=(
-        "All-reduce bus bandwidth (GB/s) required at the largest message (8 GiB); default: the catalog's "
-        "figure for the GPU type."))
-    min_allgather_busbw: Optional[float] = Field(None, alias="gateMinAllGatherBusbw", description=(
-        "All-gather bus bandwidth (GB/s) required as the average over the 1 KiB-8 GiB sweep; default: "
-        "Cluster Toolkit's 100 GB/s."))
-    min_lustre_fraction: Optional[float] = Field(None, alias="gateLustreFraction", description=(
-        "Required share of min(Lustre aggregate throughput, nodes x primary NIC) for the write and the "
-        "read, in (0, 1]; default 0.5."))
-    rerun: Optional[str] = Field(None, alias="gateRerun", description=(
-        "Any new value resubmits the job, so the gate runs again (e.g. after a bad node was replaced)."))
+    mode: Literal["on", "advisory", "off"] = Field(
+        "on",
+        alias="readinessGate",
+        description=(
+            "on: a failed check fails the RayJob before training; advisory: failures are logged and training "
+            "starts; off: no gate."
+        ),
+    )
+    min_allreduce_busbw: Optional[float] = Field(
+        None,
+        alias="gateMinAllReduceBusbw",
+        description=(
+            "All-reduce bus bandwidth (GB/s) required at the largest message (8 GiB); default: the catalog's "
+            "figure for the GPU type."
+        ),
+    )
+    min_allgather_busbw: Optional[float] = Field(
+        None,
+        alias="gateMinAllGatherBusbw",
+        description=(
+            "All-gather bus bandwidth (GB/s) required as the average over the 1 KiB-8 GiB sweep; default: "
+            "Cluster Toolkit's 100 GB/s."
+        ),
+    )
+    min_lustre_fraction: Optional[float] = Field(
+        None,
+        alias="gateLustreFraction",
+        description=(
+            "Required share of min(Lustre aggregate throughput, nodes x primary NIC) for the write and the "
+            "read, in (0, 1]; default 0.5."
+        ),
+    )
+    rerun: Optional[str] = Field(
+        None,
+        alias="gateRerun",
+        description=("Any new value resubmits the job, so the gate runs again (e.g. after a bad node was replaced)."),
+    )
 
     @property
     def enabled(self) -> bool:
@@ -47,35 +71,44 @@ class GateSettings(Section):
 
     @property
     def allreduce_busbw(self) -> float:
-        return catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS if self.min_allreduce_busbw is None \
-            else self.min_allreduce_busbw
+        return catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS if self.min_allreduce_busbw is None else self.min_allreduce_busbw
 
     @property
     def allgather_busbw(self) -> float:
-        return catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS if self.min_allgather_busbw is None \
+        return (
+            catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS
+            if self.min_allgather_busbw is None
             else self.min_allgather_busbw
+        )
 
 
 def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     g = s.gate
-    facts = catalog.GATE_GPU_FACTS.get(s.gpu.gpu_type)   # an unknown GPU type is reported by the gpu rules
-    for k, value in (("gateMinAllReduceBusbw", g.min_allreduce_busbw),
-                     ("gateMinAllGatherBusbw", g.min_allgather_busbw)):
+    facts = catalog.GATE_GPU_FACTS.get(s.gpu.gpu_type)  # an unknown GPU type is reported by the gpu rules
+    for k, value in (
+        ("gateMinAllReduceBusbw", g.min_allreduce_busbw),
+        ("gateMinAllGatherBusbw", g.min_allgather_busbw),
+    ):
         if value is None:
             continue
         if not value > 0:
             p.append(f"{key(k)}: must be a positive bus bandwidth in GB/s (got {value:g})")
         elif facts is not None and value > facts.implausible_busbw_gbps:
-            p.append(f"{key(k)}: {value:g} GB/s is more than an {facts.gpu_type} GPU can move "
-                     f"({facts.implausible_busbw_gbps:g} GB/s = NVLink {facts.nvlink_bidirectional_gbps:g} + PCIe "
-                     f"{facts.pcie_bidirectional_gbps:g} GB/s, both directions); no run could pass it")
+            p.append(
+                f"{key(k)}: {value:g} GB/s is more than an {facts.gpu_type} GPU can move "
+                f"({facts.implausible_busbw_gbps:g} GB/s = NVLink {facts.nvlink_bidirectional_gbps:g} + PCIe "
+                f"{facts.pcie_bidirectional_gbps:g} GB/s, both directions); no run could pass it"
+            )
     if g.rerun and shell.unsafe_characters(g.rerun):
         # The token travels in the runtime env and the job metadata, which KubeRay pastes into its submitter's
         # bash command inside strconv.Quote'd double quotes, where `$` and backticks still expand (core/shell.py).
-        p.append(f"{key('gateRerun')}: {g.rerun!r} must not contain $ ` \\ \" or ', which KubeRay's submitter "
-                 "shell would change")
+        p.append(
+            f"{key('gateRerun')}: {g.rerun!r} must not contain $ ` \\ \" or ', which KubeRay's submitter "
+            "shell would change"
+        )
     if not 0 < g.lustre_fraction <= 1:
-        p.append(f"{key('gateLustreFraction')}: must be in (0, 1], a share of the Lustre ceiling "
-                 f"(got {g.lustre_fraction:g})")
+        p.append(
+            f"{key('gateLustreFraction')}: must be in (0, 1], a share of the Lustre ceiling (got {g.lustre_fraction:g})"
+        )
     return p

@@ -1,4 +1,5 @@
 """GPU nodes: type, node count, driver, and their rules (where the nodes come from: core/settings/capacity.py)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Literal, Optional
@@ -18,16 +19,24 @@ class GpuSettings(Section):
 
     standard_only: ClassVar[frozenset[str]] = frozenset({"gpuNodes", "gpuDriverVersion"})
 
-    gpu_type: str = Field("nvidia-b200", alias="gpuType",
-                          description=f"GPU type: {catalog.one_of([f'{a.gpu_type} ({a.family})' for a in catalog.ACCELERATORS.values()])}.")
-    machine_type: Optional[str] = Field(None, alias="machineType",
-                                        description="Machine type; default and only valid value: the GPU type's.")
+    gpu_type: str = Field(
+        "nvidia-b200",
+        alias="gpuType",
+        description=f"GPU type: {catalog.one_of([f'{g} ({a.family})' for g, a in catalog.ACCELERATORS.items()])}.",
+    )
+    machine_type: Optional[str] = Field(
+        None, alias="machineType", description="Machine type; default and only valid value: the GPU type's."
+    )
     # Every GPU pool starts at zero nodes (capacity that has to be obtained; a pool created with N spot nodes
     # waits for them and fails on a stockout, FACTS.md §11) and scales up to this many for the workload.
-    nodes: int = Field(2, alias="gpuNodes", description=(
-        "Standard only: GPU nodes the workload asks for; every GPU pool scales from 0 up to this many."))
-    driver_version: Literal["LATEST", "DEFAULT"] = Field("LATEST", alias="gpuDriverVersion", description=(
-        "Standard only: GPU driver GKE installs (LATEST or DEFAULT)."))
+    nodes: int = Field(
+        2,
+        alias="gpuNodes",
+        description=("Standard only: GPU nodes the workload asks for; every GPU pool scales from 0 up to this many."),
+    )
+    driver_version: Literal["LATEST", "DEFAULT"] = Field(
+        "LATEST", alias="gpuDriverVersion", description=("Standard only: GPU driver GKE installs (LATEST or DEFAULT).")
+    )
 
     @property
     def accelerator(self) -> catalog.Accelerator:
@@ -41,16 +50,20 @@ def check(s: "UncheckedSettings") -> list[str]:
     if acc is None:
         p.append(f"{key('gpuType')}: unknown GPU type {g.gpu_type!r}; valid: {', '.join(sorted(catalog.ACCELERATORS))}")
     elif g.machine_type is not None and g.machine_type != acc.machine_type:
-        p.append(f"{key('machineType')}: {g.machine_type!r} does not carry {acc.gpu_type}; use "
-                 f"{acc.machine_type} (or unset it)")
+        p.append(
+            f"{key('machineType')}: {g.machine_type!r} does not carry {acc.gpu_type}; use "
+            f"{acc.machine_type} (or unset it)"
+        )
     if s.autopilot:
-        pass   # gpuNodes is Standard-only: a value set on Autopilot is reported once, as such
+        pass  # gpuNodes is Standard-only: a value set on Autopilot is reported once, as such
     elif g.nodes < 0:
         p.append(f"{key('gpuNodes')}: must be >= 0 (got {g.nodes})")
     elif g.nodes > catalog.GKE_MAX_NODES_PER_POOL_ZONE:
         # Every GPU pool is in one zone and scales up to gpuNodes (core.catalog, GKE quotas page).
-        p.append(f"{key('gpuNodes')}: {g.nodes} GPU nodes exceed GKE's {catalog.GKE_MAX_NODES_PER_POOL_ZONE} nodes per "
-                 f"node pool per zone, and every GPU pool is in {key('zone')}; lower it")
+        p.append(
+            f"{key('gpuNodes')}: {g.nodes} GPU nodes exceed GKE's {catalog.GKE_MAX_NODES_PER_POOL_ZONE} nodes per "
+            f"node pool per zone, and every GPU pool is in {key('zone')}; lower it"
+        )
     return p
 
 

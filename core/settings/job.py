@@ -3,6 +3,7 @@
 The recipe itself is resolved once per run by `load_settings` (core.recipes.resolve) and kept on the
 settings as `Settings.recipe`; the rules here check what it asks of the cluster.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,21 +25,38 @@ class JobSettings(Section):
 
     enabled: bool = Field(True, alias="jobEnabled", description="Submit the NeMo-RL job (false: cluster only).")
     recipe: Optional[str] = Field(None, alias="jobRecipe", description="Built-in recipe name.")
-    overrides: dict[str, Any] = Field(default_factory=dict, alias="jobOverrides",
-                                      description="Recipe fields to override (JSON object).")
-    mode: Literal["standing-cluster", "own-cluster"] = Field("standing-cluster", alias="jobMode",
-                                                             description="Where the RayJob runs.")
+    overrides: dict[str, Any] = Field(
+        default_factory=dict, alias="jobOverrides", description="Recipe fields to override (JSON object)."
+    )
+    mode: Literal["standing-cluster", "own-cluster"] = Field(
+        "standing-cluster", alias="jobMode", description="Where the RayJob runs."
+    )
     # Both are int32 in the RayJob CRD (core.catalog.K8S_INT32_MAX).
-    backoff_limit: int = Field(3, alias="jobBackoffLimit", ge=0, le=catalog.K8S_INT32_MAX,
-                               description="own-cluster mode: retries.")
-    ttl_seconds: int = Field(0, alias="jobTtlSeconds", ge=0, le=catalog.K8S_INT32_MAX, description=(
-        "own-cluster mode: seconds the GPU cluster stays after the job ends (0: deleted at once); the RayJob "
-        "object stays until pulumi destroy or a job change."))
+    backoff_limit: int = Field(
+        3, alias="jobBackoffLimit", ge=0, le=catalog.K8S_INT32_MAX, description="own-cluster mode: retries."
+    )
+    ttl_seconds: int = Field(
+        0,
+        alias="jobTtlSeconds",
+        ge=0,
+        le=catalog.K8S_INT32_MAX,
+        description=(
+            "own-cluster mode: seconds the GPU cluster stays after the job ends (0: deleted at once); the RayJob "
+            "object stays until pulumi destroy or a job change."
+        ),
+    )
     run_name: Optional[str] = Field(None, alias="runName", description="Run name (checkpoint directory).")
-    deadline_seconds: Optional[int] = Field(None, alias="jobDeadlineSeconds", ge=0, le=catalog.K8S_INT32_MAX, description=(
-        "The RayJob's activeDeadlineSeconds, per attempt: past it KubeRay marks the job Failed (no retry) and, in "
-        "own-cluster mode, deletes its GPU cluster; a standing cluster and its Ray job stay. Default: from the "
-        "recipe (startup allowance + max_num_steps x step_budget_seconds); 0: no deadline. Changed in place."))
+    deadline_seconds: Optional[int] = Field(
+        None,
+        alias="jobDeadlineSeconds",
+        ge=0,
+        le=catalog.K8S_INT32_MAX,
+        description=(
+            "The RayJob's activeDeadlineSeconds, per attempt: past it KubeRay marks the job Failed (no retry) and, in "
+            "own-cluster mode, deletes its GPU cluster; a standing cluster and its Ray job stay. Default: from the "
+            "recipe (startup allowance + max_num_steps x step_budget_seconds); 0: no deadline. Changed in place."
+        ),
+    )
 
     @field_validator("overrides", mode="before")
     @classmethod
@@ -64,8 +82,7 @@ def check(s: "UncheckedSettings") -> list[str]:
         p.extend(recipes.deadline_problems(s.recipe, s.job))
     if acc is None or not workload.workers_valid(s):
         return p
-    return p + recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas,
-                                    gpus_per_node=acc.gpus_per_node)
+    return p + recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas, gpus_per_node=acc.gpus_per_node)
 
 
 def deadline_seconds(s: "Settings") -> Optional[int]:
@@ -89,9 +106,11 @@ def _mode_problems(s: "UncheckedSettings") -> list[str]:
     fields = JobSettings.model_fields
     for fname, k in (("ttl_seconds", "jobTtlSeconds"), ("backoff_limit", "jobBackoffLimit")):
         if getattr(s.job, fname) != fields[fname].get_default():
-            p.append(f"{key(k)}: only applies to {key('jobMode')} own-cluster; a standing cluster stays up and "
-                     "KubeRay takes no TTL or retries for a RayJob that selects it; remove it or set jobMode to "
-                     "own-cluster")
+            p.append(
+                f"{key(k)}: only applies to {key('jobMode')} own-cluster; a standing cluster stays up and "
+                "KubeRay takes no TTL or retries for a RayJob that selects it; remove it or set jobMode to "
+                "own-cluster"
+            )
     return p
 
 
@@ -117,14 +136,18 @@ def idle_gpu_warnings(s: "UncheckedSettings") -> list[str]:
     if n <= 0:
         return []
     if not s.job.enabled:
-        return [f"{_workers_key(s)}: {n} GPU worker(s) start with no job to run ({key('jobEnabled')} is false); each "
-                "holds a GPU node, billed, until a job runs or the workers are removed"]
+        return [
+            f"{_workers_key(s)}: {n} GPU worker(s) start with no job to run ({key('jobEnabled')} is false); each "
+            "holds a GPU node, billed, until a job runs or the workers are removed"
+        ]
     if s.recipe is None or n <= s.recipe.num_nodes:
         return []
     idle = n - s.recipe.num_nodes
-    return [f"{_workers_key(s)}: {n} GPU workers but the job uses cluster.num_nodes={s.recipe.num_nodes}: {idle} "
-            f"node(s) sit idle and billed; set {_workers_key(s)} to {s.recipe.num_nodes}, or raise "
-            f"{key('jobOverrides')}.num_nodes to use them"]
+    return [
+        f"{_workers_key(s)}: {n} GPU workers but the job uses cluster.num_nodes={s.recipe.num_nodes}: {idle} "
+        f"node(s) sit idle and billed; set {_workers_key(s)} to {s.recipe.num_nodes}, or raise "
+        f"{key('jobOverrides')}.num_nodes to use them"
+    ]
 
 
 def needs_wandb_key(s: "UncheckedSettings") -> bool:
@@ -132,6 +155,8 @@ def needs_wandb_key(s: "UncheckedSettings") -> bool:
     return bool(s.job.enabled and s.recipe is not None and s.recipe.wandb_enabled)
 
 
-WANDB_KEY_MISSING = (f"{key('wandbApiKey')}: the recipe logs to Weights & Biases (logger.wandb_enabled) but the key "
-                     "is not set; run `pulumi config set --secret wandbApiKey <key>` or set "
-                     f"{key('jobOverrides')}.wandb_enabled to false")
+WANDB_KEY_MISSING = (
+    f"{key('wandbApiKey')}: the recipe logs to Weights & Biases (logger.wandb_enabled) but the key "
+    "is not set; run `pulumi config set --secret wandbApiKey <key>` or set "
+    f"{key('jobOverrides')}.wandb_enabled to false"
+)

@@ -1,4 +1,5 @@
 """The Managed Lustre instance and its rules (tier table, filesystem name)."""
+
 from __future__ import annotations
 
 import re
@@ -22,14 +23,25 @@ class LustreSettings(Section):
 
     capacity_gib: int = Field(18000, alias="lustreCapacityGib", description="Capacity in GiB (valid for the tier).")
     tier: int = Field(500, alias="lustreTier", description="Throughput tier in MB/s per TiB: 125, 250, 500 or 1000.")
-    filesystem: str = Field("lustrefs", alias="lustreFilesystem",
-                            description="Filesystem name (1-8 letters or digits).")
-    root_squash: bool = Field(True, alias="lustreRootSquash", description=(
-        "Squash root to nobody for every Lustre client outside the cluster's nodes (the primary subnet keeps root: "
-        "the NeMo-RL image runs as root). Changing it updates the instance in place."))
-    port_mode: Literal["modern", "legacy"] = Field("modern", alias="lustrePortMode", description=(
-        "modern: port 988, needs GKE >= 1.33.2-gke.4780000; legacy: instance with GKE support on 6988 and the "
-        "cluster's legacy Lustre port. Drives both sides."))
+    filesystem: str = Field(
+        "lustrefs", alias="lustreFilesystem", description="Filesystem name (1-8 letters or digits)."
+    )
+    root_squash: bool = Field(
+        True,
+        alias="lustreRootSquash",
+        description=(
+            "Squash root to nobody for every Lustre client outside the cluster's nodes (the primary subnet keeps root: "
+            "the NeMo-RL image runs as root). Changing it updates the instance in place."
+        ),
+    )
+    port_mode: Literal["modern", "legacy"] = Field(
+        "modern",
+        alias="lustrePortMode",
+        description=(
+            "modern: port 988, needs GKE >= 1.33.2-gke.4780000; legacy: instance with GKE support on 6988 and the "
+            "cluster's legacy Lustre port. Drives both sides."
+        ),
+    )
 
     @property
     def tier_info(self) -> catalog.LustreTier:
@@ -53,14 +65,18 @@ def check(s: "UncheckedSettings") -> list[str]:
     lu = s.lustre
     tier = catalog.LUSTRE_TIERS.get(lu.tier)
     if tier is None:
-        p.append(f"{key('lustreTier')}: {lu.tier} is not a tier; valid: "
-                 f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)")
+        p.append(
+            f"{key('lustreTier')}: {lu.tier} is not a tier; valid: "
+            f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)"
+        )
     elif not tier.is_valid_capacity(lu.capacity_gib):
         nxt = tier.next_valid_capacity(lu.capacity_gib)
         hint = f"; the next valid capacity is {nxt}" if nxt else f"; the maximum is {tier.max_gib}"
-        p.append(f"{key('lustreCapacityGib')}: {lu.capacity_gib} GiB is not valid for tier {lu.tier} "
-                 f"(min {tier.min_gib}, step {tier.step_gib} up to {tier.step_until_gib}, then "
-                 f"{tier.large_step_gib}, max {tier.max_gib}){hint}")
+        p.append(
+            f"{key('lustreCapacityGib')}: {lu.capacity_gib} GiB is not valid for tier {lu.tier} "
+            f"(min {tier.min_gib}, step {tier.step_gib} up to {tier.step_until_gib}, then "
+            f"{tier.large_step_gib}, max {tier.max_gib}){hint}"
+        )
     if not _FILESYSTEM.match(lu.filesystem):
         p.append(f"{key('lustreFilesystem')}: {lu.filesystem!r} must be 1-8 letters or digits")
     return p

@@ -1,4 +1,5 @@
 """Dashboard and the checkpoint I/O budget; the budget rule (will checkpoints stall the GPUs?)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
@@ -17,9 +18,15 @@ class MonitoringSettings(Section):
     """Dashboard and the checkpoint I/O budget."""
 
     dashboard: bool = Field(True, alias="dashboard", description="Create the stack's Cloud Monitoring dashboard.")
-    checkpoint_budget_seconds: int = Field(300, alias="checkpointBudgetSeconds", ge=0, description=(
-        "Longest acceptable checkpoint write (s) at the Lustre instance's aggregate throughput; preview fails "
-        "with the smallest capacity or tier that meets it. 0: no budget."))
+    checkpoint_budget_seconds: int = Field(
+        300,
+        alias="checkpointBudgetSeconds",
+        ge=0,
+        description=(
+            "Longest acceptable checkpoint write (s) at the Lustre instance's aggregate throughput; preview fails "
+            "with the smallest capacity or tier that meets it. 0: no budget."
+        ),
+    )
 
     @property
     def budget(self) -> Optional[float]:
@@ -31,8 +38,13 @@ def check(s: "UncheckedSettings") -> list[str]:
     if s.recipe is None or not s.job.enabled or not lustre.valid(s):
         return []
     return sizing.check_budget(
-        s.recipe.model_name, save_optimizer=s.recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,
-        tier=s.lustre.tier, keep_top_k=s.recipe.keep_top_k, budget_seconds=s.monitoring.budget)
+        s.recipe.model_name,
+        save_optimizer=s.recipe.save_optimizer,
+        capacity_gib=s.lustre.capacity_gib,
+        tier=s.lustre.tier,
+        keep_top_k=s.recipe.keep_top_k,
+        budget_seconds=s.monitoring.budget,
+    )
 
 
 def checkpoint_sizing(s: "UncheckedSettings") -> Optional[sizing.CheckpointSizing]:
@@ -40,5 +52,10 @@ def checkpoint_sizing(s: "UncheckedSettings") -> Optional[sizing.CheckpointSizin
     if s.recipe is None or not s.job.enabled or s.recipe.model_name not in catalog.MODEL_PARAMS:
         return None
     return sizing.size_checkpoints(
-        s.recipe.model_name, save_optimizer=s.recipe.save_optimizer, capacity_gib=s.lustre.capacity_gib,
-        tier=s.lustre.tier, keep_top_k=s.recipe.keep_top_k, budget_seconds=s.monitoring.budget)
+        s.recipe.model_name,
+        save_optimizer=s.recipe.save_optimizer,
+        capacity_gib=s.lustre.capacity_gib,
+        tier=s.lustre.tier,
+        keep_top_k=s.recipe.keep_top_k,
+        budget_seconds=s.monitoring.budget,
+    )

@@ -1,4 +1,5 @@
 """Address plan of the primary VPC and the two GPU VPCs, and its rules."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -24,28 +25,38 @@ if TYPE_CHECKING:
 class NetworkSettings(Section):
     """Address plan of the primary VPC and the two GPU VPCs."""
 
-    primary_subnet_cidr: str = Field("10.0.0.0/20", alias="primarySubnetCidr",
-                                     description="Primary subnet of the primary VPC (nodes).")
+    primary_subnet_cidr: str = Field(
+        "10.0.0.0/20", alias="primarySubnetCidr", description="Primary subnet of the primary VPC (nodes)."
+    )
     pods_cidr: str = Field("10.4.0.0/14", alias="podsCidr", description="Secondary range for pods (primary VPC).")
-    services_cidr: str = Field("10.8.0.0/20", alias="servicesCidr",
-                               description="Secondary range for services (primary VPC).")
-    psa_cidr: str = Field("10.16.0.0/20", alias="psaCidr", description=(
-        "Private service access range reserved for Managed Lustre (primary VPC)."))
+    services_cidr: str = Field(
+        "10.8.0.0/20", alias="servicesCidr", description="Secondary range for services (primary VPC)."
+    )
+    psa_cidr: str = Field(
+        "10.16.0.0/20",
+        alias="psaCidr",
+        description=("Private service access range reserved for Managed Lustre (primary VPC)."),
+    )
     gvnic_subnet_cidr: str = Field("192.168.0.0/24", alias="gvnicSubnetCidr", description="Subnet of the gVNIC VPC.")
     rdma_subnet_cidrs: list[str] = Field(
-        [f"192.168.{i + 1}.0/24" for i in range(catalog.RDMA_NICS_PER_NODE)], alias="rdmaSubnetCidrs",
-        description="The 8 subnets of the RDMA VPC, one per GPU NIC (rdma-0..7).")
+        [f"192.168.{i + 1}.0/24" for i in range(catalog.RDMA_NICS_PER_NODE)],
+        alias="rdmaSubnetCidrs",
+        description="The 8 subnets of the RDMA VPC, one per GPU NIC (rdma-0..7).",
+    )
 
 
 def address_ranges(n: NetworkSettings) -> list[AddressRange]:
     """Every range of the plan, with the key it comes from."""
-    ranges = [AddressRange("primarySubnetCidr", "primary subnet", n.primary_subnet_cidr, "subnet"),
-              AddressRange("podsCidr", "pod range", n.pods_cidr, "pods"),
-              AddressRange("servicesCidr", "service range", n.services_cidr, "services"),
-              AddressRange("psaCidr", "PSA range", n.psa_cidr, "psa"),
-              AddressRange("gvnicSubnetCidr", "gVNIC subnet", n.gvnic_subnet_cidr, "subnet")]
-    ranges += [AddressRange("rdmaSubnetCidrs", f"RDMA subnet {i}", c, "subnet")
-               for i, c in enumerate(n.rdma_subnet_cidrs)]
+    ranges = [
+        AddressRange("primarySubnetCidr", "primary subnet", n.primary_subnet_cidr, "subnet"),
+        AddressRange("podsCidr", "pod range", n.pods_cidr, "pods"),
+        AddressRange("servicesCidr", "service range", n.services_cidr, "services"),
+        AddressRange("psaCidr", "PSA range", n.psa_cidr, "psa"),
+        AddressRange("gvnicSubnetCidr", "gVNIC subnet", n.gvnic_subnet_cidr, "subnet"),
+    ]
+    ranges += [
+        AddressRange("rdmaSubnetCidrs", f"RDMA subnet {i}", c, "subnet") for i, c in enumerate(n.rdma_subnet_cidrs)
+    ]
     return ranges
 
 
@@ -53,8 +64,10 @@ def check(s: "UncheckedSettings") -> list[str]:
     n = s.network
     p: list[str] = []
     if len(n.rdma_subnet_cidrs) != catalog.RDMA_NICS_PER_NODE:
-        p.append(f"{key('rdmaSubnetCidrs')}: needs exactly {catalog.RDMA_NICS_PER_NODE} CIDRs, one per GPU NIC "
-                 f"(got {len(n.rdma_subnet_cidrs)})")
+        p.append(
+            f"{key('rdmaSubnetCidrs')}: needs exactly {catalog.RDMA_NICS_PER_NODE} CIDRs, one per GPU NIC "
+            f"(got {len(n.rdma_subnet_cidrs)})"
+        )
     ranges = address_ranges(n)
     if p:
         # The RDMA list as a whole is refused: the other ranges are still checked, its entries are not.
@@ -62,7 +75,7 @@ def check(s: "UncheckedSettings") -> list[str]:
     # The plan as a whole: any two ranges overlapping, or a range outside GCP's limits (core/gcp_rules.py).
     p.extend(address_plan_problems(ranges))
     if p or not workload.workers_valid(s) or not cluster.system_nodes_valid(s):
-        return p   # the node counts' own rules report a refused count; room is only checked for valid ones
+        return p  # the node counts' own rules report a refused count; room is only checked for valid ones
     # Room for every node. GPU nodes have a NIC in the primary, gVNIC and each RDMA subnet; Standard adds the
     # system pool. Autopilot's node count is its own business: the GPU workers plus one for the head is a floor.
     # The GPU pools of a capacity chain together hold as many nodes as the workers ask for (gpuNodes at most).

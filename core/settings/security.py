@@ -13,6 +13,7 @@ Rules (each problem names its key):
   token (`kubeRayOperator: helm`, KubeRay 1.7.0): GKE does not publish its add-on's KubeRay, which may be 1.4.2,
   and without the token the operator cannot read a job's status or stop it (core/catalog/security.py).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -36,36 +37,72 @@ OPERATORS = ("gke-addon", "helm")
 class SecuritySettings(Section):
     """Control-plane access, the dashboard's NetworkPolicy peer, Ray token authentication."""
 
-    authorized_networks: list[str] = Field([], alias="authorizedNetworks", description=(
-        "CIDRs allowed to reach the cluster's IP endpoint (control-plane authorized networks); empty: open to "
-        "every address (IAM still applies); the policy pack warns outside dev."))
-    private_endpoint: bool = Field(True, alias="privateEndpoint", description=(
-        "Keep the cluster's IP endpoint private (VPC only); pulumi and kubectl use the DNS-based endpoint "
-        "(IAM). Set false together with authorizedNetworks to open the IP endpoint to those ranges."))
-    dns_endpoint: bool = Field(True, alias="dnsEndpoint", description=(
-        "GKE's DNS-based control-plane endpoint, reachable from anywhere and authorised by IAM; used by the "
-        "Kubernetes provider when privateEndpoint is on."))
-    ray_dashboard_peers: list[str] = Field([], alias="rayDashboardPeers", description=(
-        "Who may reach the Ray head's dashboard port besides the Ray pods and the job submitter: 'konnectivity' "
-        "(the API server's agents, through which GKE's hosted KubeRay operator calls), 'kuberay-operator' (the "
-        "operator pods of kubeRayOperator helm), 'kube-system' (any pod there) or CIDRs; empty: the operator's "
-        "own path."))
-    ray_token_auth: Literal["auto", "on", "off"] = Field("auto", alias="rayTokenAuth", description=(
-        "Ray token authentication on the dashboard, Jobs API and GCS: auto = on where the release's Ray has it "
-        "(>= 2.52: v0.7.0) and the operator can send it (kubeRayOperator helm), on, or off."))
-    kuberay_operator: Literal["gke-addon", "helm"] = Field("gke-addon", alias="kubeRayOperator", description=(
-        "Which KubeRay runs the Ray clusters: GKE's hosted RayOperator add-on (version not published), or helm: "
-        "KubeRay 1.7.0 from its Helm chart kept in the repository, in its own namespace (needed for Ray token "
-        "authentication)."))
-    egress_fqdn_policies: bool = Field(True, alias="egressFqdnPolicies", description=(
-        "Allow the pods' outside hosts (Hugging Face, PyPI, Cloud Storage, W&B) by name with GKE FQDN network "
-        "policies; false: HTTPS to any public address for those pods instead."))
+    authorized_networks: list[str] = Field(
+        [],
+        alias="authorizedNetworks",
+        description=(
+            "CIDRs allowed to reach the cluster's IP endpoint (control-plane authorized networks); empty: open to "
+            "every address (IAM still applies); the policy pack warns outside dev."
+        ),
+    )
+    private_endpoint: bool = Field(
+        True,
+        alias="privateEndpoint",
+        description=(
+            "Keep the cluster's IP endpoint private (VPC only); pulumi and kubectl use the DNS-based endpoint "
+            "(IAM). Set false together with authorizedNetworks to open the IP endpoint to those ranges."
+        ),
+    )
+    dns_endpoint: bool = Field(
+        True,
+        alias="dnsEndpoint",
+        description=(
+            "GKE's DNS-based control-plane endpoint, reachable from anywhere and authorised by IAM; used by the "
+            "Kubernetes provider when privateEndpoint is on."
+        ),
+    )
+    ray_dashboard_peers: list[str] = Field(
+        [],
+        alias="rayDashboardPeers",
+        description=(
+            "Who may reach the Ray head's dashboard port besides the Ray pods and the job submitter: 'konnectivity' "
+            "(the API server's agents, through which GKE's hosted KubeRay operator calls), 'kuberay-operator' (the "
+            "operator pods of kubeRayOperator helm), 'kube-system' (any pod there) or CIDRs; empty: the operator's "
+            "own path."
+        ),
+    )
+    ray_token_auth: Literal["auto", "on", "off"] = Field(
+        "auto",
+        alias="rayTokenAuth",
+        description=(
+            "Ray token authentication on the dashboard, Jobs API and GCS: auto = on where the release's Ray has it "
+            "(>= 2.52: v0.7.0) and the operator can send it (kubeRayOperator helm), on, or off."
+        ),
+    )
+    kuberay_operator: Literal["gke-addon", "helm"] = Field(
+        "gke-addon",
+        alias="kubeRayOperator",
+        description=(
+            "Which KubeRay runs the Ray clusters: GKE's hosted RayOperator add-on (version not published), or helm: "
+            "KubeRay 1.7.0 from its Helm chart kept in the repository, in its own namespace (needed for Ray token "
+            "authentication)."
+        ),
+    )
+    egress_fqdn_policies: bool = Field(
+        True,
+        alias="egressFqdnPolicies",
+        description=(
+            "Allow the pods' outside hosts (Hugging Face, PyPI, Cloud Storage, W&B) by name with GKE FQDN network "
+            "policies; false: HTTPS to any public address for those pods instead."
+        ),
+    )
 
 
 RAY_AUTH_TOKEN_MISSING = (
     f"{key('rayAuthToken')}: Ray token authentication is on ({key('rayTokenAuth')}; the release's Ray has it) but "
-    "no token is set; run `pulumi config set --secret rayAuthToken \"$(openssl rand -hex 32)\"` or set "
-    f"{key('rayTokenAuth')} to off")
+    'no token is set; run `pulumi config set --secret rayAuthToken "$(openssl rand -hex 32)"` or set '
+    f"{key('rayTokenAuth')} to off"
+)
 
 
 def own_operator(s: "UncheckedSettings") -> bool:
@@ -76,7 +113,7 @@ def own_operator(s: "UncheckedSettings") -> bool:
 def token_auth_enabled(s: "UncheckedSettings") -> bool:
     release = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)
     if release is None:
-        return False   # the workload rules report the unknown release; nothing here may look it up
+        return False  # the workload rules report the unknown release; nothing here may look it up
     # `on` where the release's Ray or the operator cannot take a token is refused by check(); it never counts as on.
     supported = catalog.ray_supports_token_auth(release.ray_version) and own_operator(s)
     return s.security.ray_token_auth in ("on", "auto") and supported
@@ -95,8 +132,11 @@ def credentials_flag(s: "UncheckedSettings") -> str:
 
 def authorized_networks_limit(s: "UncheckedSettings") -> int:
     """How many authorized networks GKE takes (core.catalog: the authorized-networks page's Limitations)."""
-    return (catalog.GKE_MAX_AUTHORIZED_NETWORKS_PRIVATE if s.security.private_endpoint
-            else catalog.GKE_MAX_AUTHORIZED_NETWORKS_PUBLIC)
+    return (
+        catalog.GKE_MAX_AUTHORIZED_NETWORKS_PRIVATE
+        if s.security.private_endpoint
+        else catalog.GKE_MAX_AUTHORIZED_NETWORKS_PUBLIC
+    )
 
 
 def warnings(s: "UncheckedSettings") -> list[str]:
@@ -116,12 +156,14 @@ def warnings(s: "UncheckedSettings") -> list[str]:
         try:
             net = ipaddress.ip_network(c, strict=False)
         except ValueError:
-            continue   # refused by check()
+            continue  # refused by check()
         if net.is_global:
-            out.append(f"{key('authorizedNetworks')}: {c} is a public range, but the IP endpoint is private "
-                       f"({key('privateEndpoint')}): only addresses inside the VPC, peered networks, Cloud VPN or "
-                       "Interconnect reach it, so this entry admits nobody unless the VPC uses it as privately used "
-                       f"public IPs; reach the cluster through {key('dnsEndpoint')} or list an internal range")
+            out.append(
+                f"{key('authorizedNetworks')}: {c} is a public range, but the IP endpoint is private "
+                f"({key('privateEndpoint')}): only addresses inside the VPC, peered networks, Cloud VPN or "
+                "Interconnect reach it, so this entry admits nobody unless the VPC uses it as privately used "
+                f"public IPs; reach the cluster through {key('dnsEndpoint')} or list an internal range"
+            )
     return out
 
 
@@ -138,24 +180,34 @@ def check(s: "UncheckedSettings") -> list[str]:
     nets = [parse_cidr("authorizedNetworks", c, p) for c in sec.authorized_networks]
     limit = authorized_networks_limit(s)
     if len(sec.authorized_networks) > limit:
-        p.append(f"{key('authorizedNetworks')}: {len(sec.authorized_networks)} CIDRs exceed GKE's {limit} for a cluster "
-                 f"whose IP endpoint is {'private' if sec.private_endpoint else 'public'} ({key('privateEndpoint')}); "
-                 "merge ranges into larger ones")
+        p.append(
+            f"{key('authorizedNetworks')}: {len(sec.authorized_networks)} CIDRs exceed GKE's {limit} for a cluster "
+            f"whose IP endpoint is {'private' if sec.private_endpoint else 'public'} ({key('privateEndpoint')}); "
+            "merge ranges into larger ones"
+        )
     if sec.private_endpoint and not sec.dns_endpoint and not [n for n in nets if n is not None]:
-        p.append(f"{key('privateEndpoint')}: a private IP endpoint leaves `pulumi up` no way to reach the API "
-                 f"server; turn on {key('dnsEndpoint')} or add the runner's range to {key('authorizedNetworks')}")
+        p.append(
+            f"{key('privateEndpoint')}: a private IP endpoint leaves `pulumi up` no way to reach the API "
+            f"server; turn on {key('dnsEndpoint')} or add the runner's range to {key('authorizedNetworks')}"
+        )
     if "kuberay-operator" in sec.ray_dashboard_peers and not own_operator(s):
-        p.append(f"{key('rayDashboardPeers')}: 'kuberay-operator' names the operator pods of {key('kubeRayOperator')} "
-                 "helm; GKE's add-on runs its operator outside the cluster (use 'konnectivity')")
+        p.append(
+            f"{key('rayDashboardPeers')}: 'kuberay-operator' names the operator pods of {key('kubeRayOperator')} "
+            "helm; GKE's add-on runs its operator outside the cluster (use 'konnectivity')"
+        )
     for peer in sec.ray_dashboard_peers:
         if peer not in NAMED_DASHBOARD_PEERS:
             parse_cidr("rayDashboardPeers", peer, p)
-    release = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)   # None: reported by the workload rules
+    release = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)  # None: reported by the workload rules
     if sec.ray_token_auth == "on" and release is not None and not catalog.ray_supports_token_auth(release.ray_version):
-        p.append(f"{key('rayTokenAuth')}: 'on' needs Ray >= {catalog.RAY_TOKEN_AUTH_MIN_RAY}; NeMo-RL "
-                 f"{release.tag} ships Ray {release.ray_version} (use v0.7.0, or 'auto')")
+        p.append(
+            f"{key('rayTokenAuth')}: 'on' needs Ray >= {catalog.RAY_TOKEN_AUTH_MIN_RAY}; NeMo-RL "
+            f"{release.tag} ships Ray {release.ray_version} (use v0.7.0, or 'auto')"
+        )
     elif sec.ray_token_auth == "on" and not own_operator(s):
-        p.append(f"{key('rayTokenAuth')}: 'on' needs an operator that sends the token on its job-status and stop "
-                 f"calls; GKE's add-on does not publish its KubeRay (1.4.2 has no authOptions, so its calls would "
-                 f"get 401 and a deleted job would keep its GPUs): set {key('kubeRayOperator')} to helm")
+        p.append(
+            f"{key('rayTokenAuth')}: 'on' needs an operator that sends the token on its job-status and stop "
+            f"calls; GKE's add-on does not publish its KubeRay (1.4.2 has no authOptions, so its calls would "
+            f"get 401 and a deleted job would keep its GPUs): set {key('kubeRayOperator')} to helm"
+        )
     return p

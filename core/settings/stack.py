@@ -3,6 +3,7 @@
 Rules: the project id, the region/zone pair (and `gcp:region`, which the provider uses, must agree with
 `region`), the names derived from the prefix (every one of them, from core.naming), the bucket name.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,56 +29,83 @@ _PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 class StackSettings(Section):
     """Where and under which names everything is created."""
 
-    prefix: Optional[str] = Field(None, alias="prefix", description=(
-        "Prefix of every cloud resource name (lowercase, starts with a letter). Default: nemo-<stack>."))
-    region: str = Field("us-central1", alias="region", description=(
-        "Region of the VPC subnets, cluster and bucket (must equal gcp:region when that is set)."))
-    zone: str = Field("us-central1-b", alias="zone", description=(
-        "Zone of the GPU nodes, the RoCE network profile and the Lustre instance (in the region)."))
+    prefix: Optional[str] = Field(
+        None,
+        alias="prefix",
+        description=("Prefix of every cloud resource name (lowercase, starts with a letter). Default: nemo-<stack>."),
+    )
+    region: str = Field(
+        "us-central1",
+        alias="region",
+        description=("Region of the VPC subnets, cluster and bucket (must equal gcp:region when that is set)."),
+    )
+    zone: str = Field(
+        "us-central1-b",
+        alias="zone",
+        description=("Zone of the GPU nodes, the RoCE network profile and the Lustre instance (in the region)."),
+    )
 
 
 class TeardownSettings(Section):
     """What `pulumi destroy` may delete. Explicit in every stack file; the defaults are the safe ones."""
 
-    lustre_on_destroy: Literal["protect", "retain", "delete"] = Field("protect", alias="lustreOnDestroy", description=(
-        "What pulumi destroy does to the Lustre instance holding checkpoints: protect (refuse), retain (leave "
-        "it, drop it from the state) or delete."))
-    cluster_deletion_protection: bool = Field(True, alias="clusterDeletionProtection", description=(
-        "GKE deletion protection: destroy fails until it is turned off."))
+    lustre_on_destroy: Literal["protect", "retain", "delete"] = Field(
+        "protect",
+        alias="lustreOnDestroy",
+        description=(
+            "What pulumi destroy does to the Lustre instance holding checkpoints: protect (refuse), retain (leave "
+            "it, drop it from the state) or delete."
+        ),
+    )
+    cluster_deletion_protection: bool = Field(
+        True,
+        alias="clusterDeletionProtection",
+        description=("GKE deletion protection: destroy fails until it is turned off."),
+    )
 
 
 def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     if s.gcp_project and not _PROJECT_ID.match(s.gcp_project):
-        p.append(f"gcp:project: {s.gcp_project!r} is not a valid project id (6-30 lowercase letters, digits, "
-                 "hyphens, starting with a letter)")
+        p.append(
+            f"gcp:project: {s.gcp_project!r} is not a valid project id (6-30 lowercase letters, digits, "
+            "hyphens, starting with a letter)"
+        )
 
     region_ok = bool(_REGION.match(s.region))
     m = _GCP_ZONE.match(s.zone)
     if not m:
         p.append(f"{key('zone')}: {s.zone!r} is not a zone name like us-central1-b")
     elif region_ok and m.group(1) != s.region:
-        p.append(f"{key('zone')}: {s.zone!r} is not in region {s.region!r} ({key('region')}); "
-                 f"use a zone {s.region}-<letter> or set region to {m.group(1)}")
+        p.append(
+            f"{key('zone')}: {s.zone!r} is not in region {s.region!r} ({key('region')}); "
+            f"use a zone {s.region}-<letter> or set region to {m.group(1)}"
+        )
     if not region_ok:
         # Reported once here; the zone and gcp:region are not compared with a region that is not one.
         p.append(f"{key('region')}: {s.region!r} is not a region name like us-central1")
     elif s.gcp_region is not None and s.gcp_region != s.region:
         # The provider creates regional resources without an explicit region in gcp:region; the program
         # passes `region` everywhere, so two different values would split the stack across regions.
-        p.append(f"gcp:region: {s.gcp_region!r} differs from {key('region')} ({s.region!r}); set both to the "
-                 "same region or remove gcp:region")
+        p.append(
+            f"gcp:region: {s.gcp_region!r} differs from {key('region')} ({s.region!r}); set both to the "
+            "same region or remove gcp:region"
+        )
 
     prefix_ok = s.stack.prefix is None or is_gcp_name(s.stack.prefix, 30)
     if not prefix_ok:
-        p.append(f"{key('prefix')}: {s.stack.prefix!r} must be lowercase letters, digits and hyphens, start with "
-                 "a letter, end with a letter or digit, and be at most 30 characters")
+        p.append(
+            f"{key('prefix')}: {s.stack.prefix!r} must be lowercase letters, digits and hyphens, start with "
+            "a letter, end with a letter or digit, and be at most 30 characters"
+        )
     else:
         derived = {**s.names.all_gcp_names(), **s.names.all_kubernetes_names()}
         for name, (what, max_len) in derived.items():
             if not is_gcp_name(name, max_len):
-                p.append(f"{key('prefix')}: derived {what} name {name!r} is invalid or longer than {max_len} "
-                         f"characters; choose a shorter prefix (now {s.prefix!r})")
+                p.append(
+                    f"{key('prefix')}: derived {what} name {name!r} is invalid or longer than {max_len} "
+                    f"characters; choose a shorter prefix (now {s.prefix!r})"
+                )
                 break
     # Without a project, or with a refused prefix, the default bucket name means nothing (both are reported).
     if s.storage.bucket_name is not None or (s.gcp_project and prefix_ok):

@@ -9,6 +9,7 @@ Research and evidence: docs/research/ttfs.md (README "Time to the first step"). 
 - the prefetch fills the Hugging Face cache on the Lustre volume: it needs the job's recipe (the model) and a
   Lustre mount path (checked by the workload rules).
 """
+
 from __future__ import annotations
 
 import re
@@ -27,31 +28,70 @@ if TYPE_CHECKING:
 class StartupSettings(Section):
     """Image path (warmup, streaming), weights prefetch and checkpoint export."""
 
-    image_path: Literal["prepull", "streaming", "pull"] = Field("prepull", alias="imagePath", description=(
-        "How the NeMo-RL image reaches the nodes: prepull (low-priority GPU placeholders pull it on each new GPU "
-        "node while Lustre is created; a DaemonSet pulls it on the CPU pool), streaming (the same, and the nodes "
-        "stream the image from your Artifact Registry copy in imageRepository: GKE Image streaming) or pull "
-        "(the Ray pods pull it when they start)."))
-    image_repository: str = Field("", alias="imageRepository", description=(
-        "imagePath streaming: the Artifact Registry Docker repository holding a copy of the NeMo-RL image as "
-        "<repository>/nemo-rl:<release>, e.g. us-central1-docker.pkg.dev/<gcpProject>/<repo>; in the stack's "
-        "project and region."))
-    warmup_hold_seconds: int = Field(7200, alias="warmupHoldSeconds", ge=600, description=(
-        "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers."))
-    prefetch_weights: bool = Field(True, alias="prefetchWeights", description=(
-        "Download the recipe's model (pinned revision) and datasets into the HF cache on Lustre with a Job, as "
-        "soon as the Lustre volume exists; the job trains from that snapshot."))
-    prefetch_image: Literal["python", "nemo-rl"] = Field("python", alias="prefetchImage", description=(
-        "What the prefetch Job runs in: python (a pinned slim Python image that installs the hash-pinned "
-        "huggingface_hub from PyPI, so the download starts without waiting for the 20-30 GB NeMo-RL image; "
-        "needs egress to pypi.org and files.pythonhosted.org) or nemo-rl (the NeMo-RL image, no PyPI access)."))
-    export_checkpoints: bool = Field(True, alias="exportCheckpoints", description=(
-        "After training succeeded, copy the final checkpoint (and the best, with a metric) to the bucket."))
-    export_destination: str = Field("", alias="exportDestination", description=(
-        "Where exports go: gs://<stack bucket>/<prefix> or a prefix; default: exports."))
-    export_soft_delete_days: int = Field(30, alias="exportSoftDeleteDays", description=(
-        "Days a deleted or overwritten object of the bucket stays restorable (Cloud Storage soft delete; 7 to "
-        "90, or 0 for none; Cloud Storage's own default is 7). Soft-deleted bytes are billed."))
+    image_path: Literal["prepull", "streaming", "pull"] = Field(
+        "prepull",
+        alias="imagePath",
+        description=(
+            "How the NeMo-RL image reaches the nodes: prepull (low-priority GPU placeholders pull it on each new GPU "
+            "node while Lustre is created; a DaemonSet pulls it on the CPU pool), streaming (the same, and the nodes "
+            "stream the image from your Artifact Registry copy in imageRepository: GKE Image streaming) or pull "
+            "(the Ray pods pull it when they start)."
+        ),
+    )
+    image_repository: str = Field(
+        "",
+        alias="imageRepository",
+        description=(
+            "imagePath streaming: the Artifact Registry Docker repository holding a copy of the NeMo-RL image as "
+            "<repository>/nemo-rl:<release>, e.g. us-central1-docker.pkg.dev/<gcpProject>/<repo>; in the stack's "
+            "project and region."
+        ),
+    )
+    warmup_hold_seconds: int = Field(
+        7200,
+        alias="warmupHoldSeconds",
+        ge=600,
+        description=(
+            "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers."
+        ),
+    )
+    prefetch_weights: bool = Field(
+        True,
+        alias="prefetchWeights",
+        description=(
+            "Download the recipe's model (pinned revision) and datasets into the HF cache on Lustre with a Job, as "
+            "soon as the Lustre volume exists; the job trains from that snapshot."
+        ),
+    )
+    prefetch_image: Literal["python", "nemo-rl"] = Field(
+        "python",
+        alias="prefetchImage",
+        description=(
+            "What the prefetch Job runs in: python (a pinned slim Python image that installs the hash-pinned "
+            "huggingface_hub from PyPI, so the download starts without waiting for the 20-30 GB NeMo-RL image; "
+            "needs egress to pypi.org and files.pythonhosted.org) or nemo-rl (the NeMo-RL image, no PyPI access)."
+        ),
+    )
+    export_checkpoints: bool = Field(
+        True,
+        alias="exportCheckpoints",
+        description=(
+            "After training succeeded, copy the final checkpoint (and the best, with a metric) to the bucket."
+        ),
+    )
+    export_destination: str = Field(
+        "",
+        alias="exportDestination",
+        description=("Where exports go: gs://<stack bucket>/<prefix> or a prefix; default: exports."),
+    )
+    export_soft_delete_days: int = Field(
+        30,
+        alias="exportSoftDeleteDays",
+        description=(
+            "Days a deleted or overwritten object of the bucket stays restorable (Cloud Storage soft delete; 7 to "
+            "90, or 0 for none; Cloud Storage's own default is 7). Soft-deleted bytes are billed."
+        ),
+    )
 
     @property
     def warmup(self) -> bool:
@@ -69,12 +109,16 @@ def check(s: "UncheckedSettings") -> list[str]:
             p.append(f"{key('exportDestination')}: {problem}")
     days = st.export_soft_delete_days
     if days != 0 and not catalog.SOFT_DELETE_MIN_DAYS <= days <= catalog.SOFT_DELETE_MAX_DAYS:
-        p.append(f"{key('exportSoftDeleteDays')}: {days} is not 0 or {catalog.SOFT_DELETE_MIN_DAYS}.."
-                 f"{catalog.SOFT_DELETE_MAX_DAYS} (the range Cloud Storage soft delete accepts)")
+        p.append(
+            f"{key('exportSoftDeleteDays')}: {days} is not 0 or {catalog.SOFT_DELETE_MIN_DAYS}.."
+            f"{catalog.SOFT_DELETE_MAX_DAYS} (the range Cloud Storage soft delete accepts)"
+        )
     if st.prefetch_weights and s.recipe is not None and s.recipe.model_revision is None:
-        p.append(f"{key('prefetchWeights')}: model {s.recipe.model_name!r} has no pinned revision; set "
-                 f"{key('jobOverrides')}.model_revision to a commit id or a version tag, or set prefetchWeights "
-                 "to false")
+        p.append(
+            f"{key('prefetchWeights')}: model {s.recipe.model_name!r} has no pinned revision; set "
+            f"{key('jobOverrides')}.model_revision to a commit id or a version tag, or set prefetchWeights "
+            "to false"
+        )
     return p
 
 
@@ -87,23 +131,33 @@ def _streaming_problems(s: "UncheckedSettings") -> list[str]:
     repo = st.image_repository
     if not s.image_streaming:
         if repo:
-            return [f"{key('imageRepository')}: only used with imagePath 'streaming' (imagePath is "
-                    f"{st.image_path!r}); unset it or set imagePath to streaming"]
+            return [
+                f"{key('imageRepository')}: only used with imagePath 'streaming' (imagePath is "
+                f"{st.image_path!r}); unset it or set imagePath to streaming"
+            ]
         return []
     if not repo:
-        return [f"{key('imageRepository')}: imagePath 'streaming' needs the Artifact Registry repository holding "
-                f"the NeMo-RL image copy, e.g. {s.region}-docker.pkg.dev/{s.gcp_project}/<repo> (GKE cannot "
-                "stream from nvcr.io)"]
+        return [
+            f"{key('imageRepository')}: imagePath 'streaming' needs the Artifact Registry repository holding "
+            f"the NeMo-RL image copy, e.g. {s.region}-docker.pkg.dev/{s.gcp_project}/<repo> (GKE cannot "
+            "stream from nvcr.io)"
+        ]
     m = re.fullmatch(catalog.ARTIFACT_REGISTRY_REPO_RE, repo)
     if m is None:
-        return [f"{key('imageRepository')}: {repo!r} is not an Artifact Registry Docker repository path "
-                "<location>-docker.pkg.dev/<project>/<repository>"]
+        return [
+            f"{key('imageRepository')}: {repo!r} is not an Artifact Registry Docker repository path "
+            "<location>-docker.pkg.dev/<project>/<repository>"
+        ]
     p = []
     if m["project"] != s.gcp_project:
-        p.append(f"{key('imageRepository')}: the repository is in project {m['project']!r}, not the stack's "
-                 f"{s.gcp_project!r}; the node service account is granted reader and service usage there only")
+        p.append(
+            f"{key('imageRepository')}: the repository is in project {m['project']!r}, not the stack's "
+            f"{s.gcp_project!r}; the node service account is granted reader and service usage there only"
+        )
     allowed = {s.region} | ({s.region.split("-", 1)[0]} & catalog.ARTIFACT_REGISTRY_MULTI_REGIONS)
     if m["location"] not in allowed:
-        p.append(f"{key('imageRepository')}: the repository is in {m['location']!r}; keep the copy in the "
-                 f"nodes' region {s.region!r} or its multi-region")
+        p.append(
+            f"{key('imageRepository')}: the repository is in {m['location']!r}; keep the copy in the "
+            f"nodes' region {s.region!r} or its multi-region"
+        )
     return p

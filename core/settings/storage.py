@@ -1,4 +1,5 @@
 """The training bucket and the workload identity that may use it; Kubernetes names and their rules."""
+
 from __future__ import annotations
 
 import re
@@ -20,12 +21,18 @@ _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 class StorageSettings(Section):
     """Bucket and the workload identity that may use it."""
 
-    bucket_name: Optional[str] = Field(None, alias="bucketName",
-                                       description="Bucket name (global); default: <prefix>-<gcp project>.")
+    bucket_name: Optional[str] = Field(
+        None, alias="bucketName", description="Bucket name (global); default: <prefix>-<gcp project>."
+    )
     namespace: str = Field("nemo-rl", alias="namespace", description="Kubernetes namespace of the workload.")
-    ksa_name: str = Field("nemo-rl-runner", alias="ksaName", description=(
-        "Kubernetes service account of the Ray pods; it holds no Google grant (the checkpoint export runs on the "
-        "head as the stack's own <prefix>-export service account)."))
+    ksa_name: str = Field(
+        "nemo-rl-runner",
+        alias="ksaName",
+        description=(
+            "Kubernetes service account of the Ray pods; it holds no Google grant (the checkpoint export runs on the "
+            "head as the stack's own <prefix>-export service account)."
+        ),
+    )
 
 
 def check(s: "UncheckedSettings") -> list[str]:
@@ -33,6 +40,7 @@ def check(s: "UncheckedSettings") -> list[str]:
     # The program creates the namespace and deletes it on destroy: never a Kubernetes or GKE system namespace.
     p.extend(namespace_problems(s.storage.namespace))
     if len(s.storage.ksa_name) > 63 or not _K8S_NAME.match(s.storage.ksa_name):
-        p.append(f"{key('ksaName')}: {s.storage.ksa_name!r} is not a valid Kubernetes name (lowercase RFC 1123 "
-                 "label, <= 63)")
+        p.append(
+            f"{key('ksaName')}: {s.storage.ksa_name!r} is not a valid Kubernetes name (lowercase RFC 1123 label, <= 63)"
+        )
     return p

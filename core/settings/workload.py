@@ -1,4 +1,5 @@
 """The RayCluster: NeMo-RL release, worker group, mounts; and their rules."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
@@ -18,23 +19,45 @@ if TYPE_CHECKING:
 class WorkloadSettings(Section):
     """The RayCluster: NeMo-RL release, worker group, mounts."""
 
-    nemo_rl_release: str = Field("v0.5.0", alias="nemoRlRelease",
-                                 description=f"NeMo-RL container release ({catalog.one_of(list(catalog.NEMO_RL_RELEASES))}).")
-    ray_version: Optional[str] = Field(None, alias="rayVersion", description=(
-        "Ray version of the RayCluster; default and only valid value: the Ray inside the NeMo-RL image."))
-    worker_replicas: Optional[int] = Field(None, alias="workerReplicas", description=(
-        "GPU worker pods (one per node); default: gpuNodes (Standard) or 2 (Autopilot)."))
-    lustre_mount_path: str = Field("/lustre", alias="lustreMountPath",
-                                   description="Where Lustre is mounted in the Ray pods.")
+    nemo_rl_release: str = Field(
+        "v0.5.0",
+        alias="nemoRlRelease",
+        description=f"NeMo-RL container release ({catalog.one_of(list(catalog.NEMO_RL_RELEASES))}).",
+    )
+    ray_version: Optional[str] = Field(
+        None,
+        alias="rayVersion",
+        description=("Ray version of the RayCluster; default and only valid value: the Ray inside the NeMo-RL image."),
+    )
+    worker_replicas: Optional[int] = Field(
+        None,
+        alias="workerReplicas",
+        description=("GPU worker pods (one per node); default: gpuNodes (Standard) or 2 (Autopilot)."),
+    )
+    lustre_mount_path: str = Field(
+        "/lustre", alias="lustreMountPath", description="Where Lustre is mounted in the Ray pods."
+    )
     shm_size_gib: int = Field(240, alias="shmSizeGib", ge=1, description="Size of /dev/shm (memory) in worker pods.")
     head_cpu: int = Field(8, alias="headCpu", ge=1, description="CPU request of the Ray head (CPU node).")
     head_memory_gib: int = Field(32, alias="headMemoryGib", ge=1, description="Memory of the Ray head in GiB.")
-    head_ephemeral_gib: Optional[int] = Field(None, alias="headEphemeralStorageGib", ge=1, description=(
-        "Ephemeral storage (GiB) the Ray head requests: Ray's session logs and spilled objects under /tmp/ray; "
-        "default 32 (Standard) or 8 (Autopilot, where a pod gets at most 10 GiB, the export's sidecar included)."))
-    worker_ephemeral_gib: Optional[int] = Field(None, alias="workerEphemeralStorageGib", ge=1, description=(
-        "Ephemeral storage (GiB) each GPU worker requests: Ray logs and spill, vLLM, Triton and TorchInductor "
-        "compile caches; default 200 (Standard: local SSDs) or 10 (Autopilot's maximum per pod)."))
+    head_ephemeral_gib: Optional[int] = Field(
+        None,
+        alias="headEphemeralStorageGib",
+        ge=1,
+        description=(
+            "Ephemeral storage (GiB) the Ray head requests: Ray's session logs and spilled objects under /tmp/ray; "
+            "default 32 (Standard) or 8 (Autopilot, where a pod gets at most 10 GiB, the export's sidecar included)."
+        ),
+    )
+    worker_ephemeral_gib: Optional[int] = Field(
+        None,
+        alias="workerEphemeralStorageGib",
+        ge=1,
+        description=(
+            "Ephemeral storage (GiB) each GPU worker requests: Ray logs and spill, vLLM, Triton and TorchInductor "
+            "compile caches; default 200 (Standard: local SSDs) or 10 (Autopilot's maximum per pod)."
+        ),
+    )
 
     @property
     def release(self) -> catalog.NemoRlRelease:
@@ -60,11 +83,15 @@ def check(s: "UncheckedSettings") -> list[str]:
     w = s.workload
     rel = catalog.NEMO_RL_RELEASES.get(w.nemo_rl_release)
     if rel is None:
-        p.append(f"{key('nemoRlRelease')}: unknown release {w.nemo_rl_release!r}; valid: "
-                 f"{', '.join(sorted(catalog.NEMO_RL_RELEASES))}")
+        p.append(
+            f"{key('nemoRlRelease')}: unknown release {w.nemo_rl_release!r}; valid: "
+            f"{', '.join(sorted(catalog.NEMO_RL_RELEASES))}"
+        )
     elif w.ray_version is not None and w.ray_version != rel.ray_version:
-        p.append(f"{key('rayVersion')}: {w.ray_version} differs from the Ray inside {rel.image} "
-                 f"({rel.ray_version}); unset it or set {rel.ray_version}")
+        p.append(
+            f"{key('rayVersion')}: {w.ray_version} differs from the Ray inside {rel.image} "
+            f"({rel.ray_version}); unset it or set {rel.ray_version}"
+        )
     p.extend(worker_problems(s))
     # Lustre must neither hide nor sit inside anything the pods mount or the image needs (core/gcp_rules.py).
     mount_problems = mount_path_problems(w.lustre_mount_path, protected_paths(recipes.SCRIPTS_DIR))
@@ -77,8 +104,10 @@ def check(s: "UncheckedSettings") -> list[str]:
     if not mount_problems and shell.unsafe_characters(w.lustre_mount_path):
         # The path is part of the job's entrypoint, which KubeRay's bash, the image's `ray job submit`
         # (list2cmdline) and /bin/sh each parse again (core/shell.py).
-        p.append(f"{key('lustreMountPath')}: {w.lustre_mount_path!r} must not contain $ ` \\ \" or ', which the "
-                 "job's shells would change on the way to NeMo-RL")
+        p.append(
+            f"{key('lustreMountPath')}: {w.lustre_mount_path!r} must not contain $ ` \\ \" or ', which the "
+            "job's shells would change on the way to NeMo-RL"
+        )
     return p
 
 
@@ -91,11 +120,15 @@ def worker_problems(s: "UncheckedSettings") -> list[str]:
         return [f"{key('workerReplicas')}: must be >= 0 (got {w})"]
     if w > catalog.K8S_INT32_MAX:
         # The worker group's replicas, minReplicas and maxReplicas are int32 in both KubeRay CRDs.
-        return [f"{key('workerReplicas')}: {w} is above {catalog.K8S_INT32_MAX}, the largest replica count "
-                "Kubernetes takes (int32)"]
+        return [
+            f"{key('workerReplicas')}: {w} is above {catalog.K8S_INT32_MAX}, the largest replica count "
+            "Kubernetes takes (int32)"
+        ]
     if not s.autopilot and gpu.nodes_valid(s) and w > s.gpu.nodes:
-        return [f"{key('workerReplicas')}: {w} GPU workers need {w} nodes but the GPU pools scale to at most "
-                f"{s.gpu.nodes} ({key('gpuNodes')})"]
+        return [
+            f"{key('workerReplicas')}: {w} GPU workers need {w} nodes but the GPU pools scale to at most "
+            f"{s.gpu.nodes} ({key('gpuNodes')})"
+        ]
     return []
 
 

@@ -7,6 +7,7 @@
   nemo_rl/utils/config.py) and the stand-in at the release's entry script path.
 - `fake_datasets`: a `datasets` package stand-in serving GSM8K-shaped rows from memory.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -29,8 +30,9 @@ def release_tree(tag: str) -> Path:
 
 def install_workdir(workdir: Path, release: NemoRlRelease) -> None:
     """`workdir` as /opt/nemo-rl of `release`: its real configs and config loader, the stand-in at its entry."""
-    shutil.copytree(release_tree(release.tag), workdir, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))   # only the kept files
+    shutil.copytree(
+        release_tree(release.tag), workdir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )  # only the kept files
     dest = workdir / release.grpo_entry
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(TRAINER, dest)

@@ -5,6 +5,7 @@
 preparation step uses of a DatasetDict. Like the real hub dataset, it refuses a missing config name. Each
 call is appended, with the HF_HOME it saw, to the file named by $FAKE_DATASETS_CALLS when that is set.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,23 +16,31 @@ CALLS_ENV = "FAKE_DATASETS_CALLS"
 # GSM8K's shape: a question, and a worked solution ending in '#### <final answer>'.
 SAMPLE_GSM8K: dict[str, list[dict[str, str]]] = {
     "train": [
-        {"question": "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in "
-                     "May. How many clips did Natalia sell altogether in April and May?",
-         "answer": "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips "
-                   "altogether in April and May.\n#### 72"},
-        {"question": "Weng earns $12 an hour for babysitting. Yesterday, she just did 50 minutes of babysitting. "
-                     "How much did she earn?",
-         "answer": "Weng earns 12/60 = $<<12/60=0.2>>0.2 per minute.\nWorking 50 minutes, she earned "
-                   "0.2 x 50 = $<<0.2*50=10>>10.\n#### 10"},
-        {"question": "A company pays \"Tom's\" team $1,500 a week for 2 weeks. How much is that?",
-         "answer": "2 x 1,500 = 3,000\n#### 3,000"},
+        {
+            "question": "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in "
+            "May. How many clips did Natalia sell altogether in April and May?",
+            "answer": "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips "
+            "altogether in April and May.\n#### 72",
+        },
+        {
+            "question": "Weng earns $12 an hour for babysitting. Yesterday, she just did 50 minutes of babysitting. "
+            "How much did she earn?",
+            "answer": "Weng earns 12/60 = $<<12/60=0.2>>0.2 per minute.\nWorking 50 minutes, she earned "
+            "0.2 x 50 = $<<0.2*50=10>>10.\n#### 10",
+        },
+        {
+            "question": 'A company pays "Tom\'s" team $1,500 a week for 2 weeks. How much is that?',
+            "answer": "2 x 1,500 = 3,000\n#### 3,000",
+        },
     ],
     "test": [
-        {"question": "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes "
-                     "muffins for her friends every day with four. She sells the remainder at the farmers' "
-                     "market daily for $2 per fresh duck egg. How much in dollars does she make every day?",
-         "answer": "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\nShe makes 9 * 2 = $<<9*2=18>>18 "
-                   "every day at the farmer's market.\n#### 18"},
+        {
+            "question": "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes "
+            "muffins for her friends every day with four. She sells the remainder at the farmers' "
+            "market daily for $2 per fresh duck egg. How much in dollars does she make every day?",
+            "answer": "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\nShe makes 9 * 2 = $<<9*2=18>>18 "
+            "every day at the farmer's market.\n#### 18",
+        },
     ],
 }
 
@@ -63,6 +72,6 @@ def install(target: Path, splits: dict[str, list[dict[str, str]]] = SAMPLE_GSM8K
     pkg = Path(target) / "datasets"
     pkg.mkdir(parents=True, exist_ok=True)
     (pkg / "__init__.py").write_text(
-        _MODULE.replace("__SPLITS__", repr(json.dumps(splits))).replace("__CALLS_ENV__", CALLS_ENV),
-        encoding="utf-8")
+        _MODULE.replace("__SPLITS__", repr(json.dumps(splits))).replace("__CALLS_ENV__", CALLS_ENV), encoding="utf-8"
+    )
     return Path(target)

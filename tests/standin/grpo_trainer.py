@@ -17,6 +17,7 @@ as the release's entry script does, with NeMo-RL's own loader and real hydra-cor
 
 Needs hydra-core and omegaconf (NeMo-RL's own dependencies); it never prints a secret.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -146,8 +147,12 @@ def check_response_dataset(config: dict) -> None:
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 row = json.loads(line)
-                if not (isinstance(row.get(in_key), str) and row[in_key] and isinstance(row.get(out_key), str)
-                        and row[out_key]):
+                if not (
+                    isinstance(row.get(in_key), str)
+                    and row[in_key]
+                    and isinstance(row.get(out_key), str)
+                    and row[out_key]
+                ):
                     raise StandInError(f"{path}:{n}: needs non-empty {in_key!r} and {out_key!r}")
                 rows += 1
         if rows == 0:
@@ -156,8 +161,10 @@ def check_response_dataset(config: dict) -> None:
     for which in ("train_split", "val_split"):
         if lookup(config, f"data.{which}")[1] != "train":
             raise StandInError(f"data.{which} must be 'train' for a local JSONL file")
-    print(f"{PREFIX} ResponseDataset {counts['train_data_path']} train / {counts['val_data_path']} validation rows",
-          flush=True)
+    print(
+        f"{PREFIX} ResponseDataset {counts['train_data_path']} train / {counts['val_data_path']} validation rows",
+        flush=True,
+    )
 
 
 def checkpoints(ckpt_dir: str) -> dict[int, str]:
@@ -218,7 +225,7 @@ def main(argv: Optional[list[str]] = None, nemo_rl_root: Optional[Path] = None) 
         loader = import_nemo_rl_loader(root)
         try:
             config = load_nemo_rl_config(loader, args.config, words)
-        except Exception as e:   # NeMo-RL's own errors: OverridesError, FileNotFoundError, OmegaConf's
+        except Exception as e:  # NeMo-RL's own errors: OverridesError, FileNotFoundError, OmegaConf's
             raise StandInError(f"NeMo-RL could not build the config: {type(e).__name__}: {e}") from e
         if require(config, "checkpointing.enabled", bool) is not True:
             raise StandInError("checkpointing.enabled must be True: nothing could resume after a preemption")

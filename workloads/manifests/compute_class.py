@@ -15,6 +15,7 @@ node selector `cloud.google.com/compute-class` and tolerate its taint (`worker_s
 
 Validated in tests against the ComputeClass CRD schema published from GKE clusters, CEL rules included.
 """
+
 from __future__ import annotations
 
 from core import catalog
@@ -80,8 +81,9 @@ def worker_scheduling(compute_class: str, spot: bool = False) -> tuple[dict, lis
     """(node selector entries, tolerations) that put a GPU worker pod on the class's capacity; `spot`: the
     chain has spot capacity, whose nodes Autopilot taints."""
     selector = {catalog.COMPUTE_CLASS_LABEL: compute_class}
-    tolerations = [{"key": catalog.COMPUTE_CLASS_LABEL, "operator": "Equal", "value": compute_class,
-                    "effect": "NoSchedule"}]
+    tolerations = [
+        {"key": catalog.COMPUTE_CLASS_LABEL, "operator": "Equal", "value": compute_class, "effect": "NoSchedule"}
+    ]
     if spot:
         tolerations.append({"key": SPOT_TAINT_KEY, "operator": "Equal", "value": "true", "effect": "NoSchedule"})
     return selector, tolerations

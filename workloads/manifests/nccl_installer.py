@@ -25,6 +25,7 @@ The installer is privileged with hostNetwork/hostPID (it writes to the host); on
 admitted only when it matches Google's allowlist for this workload, which is one more reason to keep the spec
 identical to upstream.
 """
+
 from __future__ import annotations
 
 from typing import Literal
@@ -70,8 +71,11 @@ def namespace_manifest() -> dict:
     (privileged, hostNetwork, hostPID, hostPath), and warns and audits `restricted`. The labels are the one
     difference from upstream's Namespace; Autopilot's allowlist matches the DaemonSet, which stays identical."""
     ns = NAMESPACES["autopilot"]
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": ns, "labels": {"name": ns, **namespace_labels("privileged")}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": ns, "labels": {"name": ns, **namespace_labels("privileged")}},
+    }
 
 
 def installer_daemonset(mode: Mode = "standard", image: str = NCCL_GIB_INSTALLER_IMAGE) -> dict:
@@ -83,36 +87,54 @@ def installer_daemonset(mode: Mode = "standard", image: str = NCCL_GIB_INSTALLER
     if mode == "standard":
         # Standard only: Autopilot reserves system-node-critical for its own components.
         pod_spec["priorityClassName"] = "system-node-critical"
-    pod_spec.update({
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [
-                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": list(RDMA_GPU_TYPES)},
-            ]},
-        ]}}},
-        # Tolerate every taint (GPU, spot, impending termination): the plugin must be on every GPU node.
-        "tolerations": [{"operator": "Exists"}],
-        "hostNetwork": True,
-        "hostPID": True,
-        "volumes": [
-            {"name": "library-dir-host",
-             "hostPath": {"path": "/home/kubernetes/bin/nvidia/lib64", "type": "DirectoryOrCreate"}},
-            {"name": "gib", "hostPath": {"path": "/home/kubernetes/bin/gib"}},
-        ],
-        "initContainers": [{
-            "image": image,
-            "name": NAME,
-            "resources": {"requests": {"cpu": "150m"}},
-            "securityContext": {"privileged": True},
-            "volumeMounts": [
-                {"name": "library-dir-host", "mountPath": "/usr/local/home/kubernetes/bin/nvidia/lib64"},
-                {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"},
+    pod_spec.update(
+        {
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "cloud.google.com/gke-accelerator",
+                                        "operator": "In",
+                                        "values": list(RDMA_GPU_TYPES),
+                                    },
+                                ]
+                            },
+                        ]
+                    }
+                }
+            },
+            # Tolerate every taint (GPU, spot, impending termination): the plugin must be on every GPU node.
+            "tolerations": [{"operator": "Exists"}],
+            "hostNetwork": True,
+            "hostPID": True,
+            "volumes": [
+                {
+                    "name": "library-dir-host",
+                    "hostPath": {"path": "/home/kubernetes/bin/nvidia/lib64", "type": "DirectoryOrCreate"},
+                },
+                {"name": "gib", "hostPath": {"path": "/home/kubernetes/bin/gib"}},
             ],
-            "command": ["/bin/sh", "-c"],
-            "args": [install_script(mode)],
-        }],
-        # The work is done in the init container; pause keeps the pod (and so the DaemonSet) Ready.
-        "containers": [{"image": PAUSE_IMAGE, "name": "pause"}],
-    })
+            "initContainers": [
+                {
+                    "image": image,
+                    "name": NAME,
+                    "resources": {"requests": {"cpu": "150m"}},
+                    "securityContext": {"privileged": True},
+                    "volumeMounts": [
+                        {"name": "library-dir-host", "mountPath": "/usr/local/home/kubernetes/bin/nvidia/lib64"},
+                        {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"},
+                    ],
+                    "command": ["/bin/sh", "-c"],
+                    "args": [install_script(mode)],
+                }
+            ],
+            # The work is done in the init container; pause keeps the pod (and so the DaemonSet) Ready.
+            "containers": [{"image": PAUSE_IMAGE, "name": "pause"}],
+        }
+    )
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",

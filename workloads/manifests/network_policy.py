@@ -32,6 +32,7 @@ policies do not cover; only this stack's GPU nodes are on them (infra/networks.p
 Pods are selected by labels our templates carry (workloads/manifests/pod_security.py): KubeRay adds its `ray.io/*`
 labels only when it creates the pods.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -60,7 +61,7 @@ from workloads.manifests.pod_security import (
 )
 
 API_VERSION = "networking.k8s.io/v1"
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"   # set by the API server on every namespace (>= 1.22)
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace (>= 1.22)
 PART_OF = {"app.kubernetes.io/part-of": "nemo-rl-gke"}
 
 # Values of the dashboard-peer setting besides CIDRs.
@@ -98,18 +99,23 @@ def dashboard_peer(spec: str, operator_namespace: str = catalog.KUBERAY_OPERATOR
     if spec == PEER_KONNECTIVITY:
         # Namespace AND pod selector in ONE entry: the agents of kube-system, not any pod of kube-system and not
         # a pod labelled like them elsewhere.
-        return {"namespaceSelector": _namespace(KUBE_SYSTEM_NAMESPACE),
-                "podSelector": {"matchLabels": dict(KONNECTIVITY_AGENT_LABELS)}}
+        return {
+            "namespaceSelector": _namespace(KUBE_SYSTEM_NAMESPACE),
+            "podSelector": {"matchLabels": dict(KONNECTIVITY_AGENT_LABELS)},
+        }
     if spec == PEER_OPERATOR:
-        return {"namespaceSelector": _namespace(operator_namespace),
-                "podSelector": {"matchLabels": dict(catalog.KUBERAY_OPERATOR_POD_LABELS)}}
+        return {
+            "namespaceSelector": _namespace(operator_namespace),
+            "podSelector": {"matchLabels": dict(catalog.KUBERAY_OPERATOR_POD_LABELS)},
+        }
     if spec == PEER_KUBE_SYSTEM:
         return {"namespaceSelector": _namespace(KUBE_SYSTEM_NAMESPACE)}
     try:
         net = ipaddress.ip_network(spec, strict=True)
     except ValueError:
-        raise PeerError(f"{spec!r} is neither {', '.join(repr(p) for p in NAMED_PEERS)} nor a CIDR "
-                        f"(e.g. 172.16.0.0/28)") from None
+        raise PeerError(
+            f"{spec!r} is neither {', '.join(repr(p) for p in NAMED_PEERS)} nor a CIDR (e.g. 172.16.0.0/28)"
+        ) from None
     return {"ipBlock": {"cidr": str(net)}}
 
 
@@ -120,13 +126,13 @@ class PolicyArgs:
     namespace: str
     dashboard_peers: Sequence[str]
     operator_namespace: str = catalog.KUBERAY_OPERATOR_NAMESPACE
-    head_google_apis: bool = False        # the export's GCS FUSE sidecar on the head
-    head_wandb: bool = False              # the recipe logs to W&B from the driver on the head
-    head_hub: bool = True                 # the driver and the data preparation call the Hub
-    workers_hub: bool = False             # nothing prefetched: the GPU workers download from the Hub
-    prefetch: bool = False                # the prefetch Job exists
-    prefetch_pypi: bool = False           # ... and installs its client from PyPI
-    fqdn: bool = True                     # outside hosts by name (GKE FQDNNetworkPolicy)
+    head_google_apis: bool = False  # the export's GCS FUSE sidecar on the head
+    head_wandb: bool = False  # the recipe logs to W&B from the driver on the head
+    head_hub: bool = True  # the driver and the data preparation call the Hub
+    workers_hub: bool = False  # nothing prefetched: the GPU workers download from the Hub
+    prefetch: bool = False  # the prefetch Job exists
+    prefetch_pypi: bool = False  # ... and installs its client from PyPI
+    fqdn: bool = True  # outside hosts by name (GKE FQDNNetworkPolicy)
     labels: dict = field(default_factory=lambda: dict(PART_OF))
 
     def outside_hosts(self) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -151,8 +157,9 @@ class PolicyArgs:
         return out
 
 
-def _policy(name: str, a: PolicyArgs, pod_selector: dict, *, ingress: list[dict] | None = None,
-            egress: list[dict] | None = None) -> dict:
+def _policy(
+    name: str, a: PolicyArgs, pod_selector: dict, *, ingress: list[dict] | None = None, egress: list[dict] | None = None
+) -> dict:
     types: list[str] = []
     spec: dict[str, Any] = {"podSelector": pod_selector}
     if ingress is not None:
@@ -162,8 +169,12 @@ def _policy(name: str, a: PolicyArgs, pod_selector: dict, *, ingress: list[dict]
         types.append("Egress")
         spec["egress"] = egress
     spec["policyTypes"] = types
-    return {"apiVersion": API_VERSION, "kind": "NetworkPolicy",
-            "metadata": {"name": name, "namespace": a.namespace, "labels": dict(a.labels)}, "spec": spec}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name, "namespace": a.namespace, "labels": dict(a.labels)},
+        "spec": spec,
+    }
 
 
 def _ports(*ports: int, protocols: Sequence[str] = ("TCP",)) -> list[dict]:
@@ -172,9 +183,18 @@ def _ports(*ports: int, protocols: Sequence[str] = ("TCP",)) -> list[dict]:
 
 def _dns_rule() -> list[dict]:
     dns_ports = _ports(catalog.DNS_PORT, protocols=("UDP", "TCP"))
-    return [{"to": [{"namespaceSelector": _namespace(KUBE_SYSTEM_NAMESPACE),
-                     "podSelector": {"matchLabels": dict(catalog.KUBE_DNS_LABELS)}}], "ports": dns_ports},
-            {"to": [{"ipBlock": {"cidr": catalog.CLOUD_DNS_ADDRESS}}], "ports": dns_ports}]
+    return [
+        {
+            "to": [
+                {
+                    "namespaceSelector": _namespace(KUBE_SYSTEM_NAMESPACE),
+                    "podSelector": {"matchLabels": dict(catalog.KUBE_DNS_LABELS)},
+                }
+            ],
+            "ports": dns_ports,
+        },
+        {"to": [{"ipBlock": {"cidr": catalog.CLOUD_DNS_ADDRESS}}], "ports": dns_ports},
+    ]
 
 
 def network_policies(args: PolicyArgs) -> list[dict]:
@@ -186,25 +206,49 @@ def network_policies(args: PolicyArgs) -> list[dict]:
     dashboard = _ports(RAY_DASHBOARD_PORT)
     out = [
         _policy("default-deny", a, {}, ingress=[], egress=[]),
-        _policy("ray-nodes-internal", a, RAY_NODES, ingress=[{"from": [{"podSelector": RAY_NODES}]}],
-                egress=[{"to": [{"podSelector": RAY_NODES}]}]),
-        _policy("dashboard-from-submitter", a, HEAD, ingress=[{"from": [{"podSelector": SUBMITTER}],
-                                                              "ports": dashboard}]),
+        _policy(
+            "ray-nodes-internal",
+            a,
+            RAY_NODES,
+            ingress=[{"from": [{"podSelector": RAY_NODES}]}],
+            egress=[{"to": [{"podSelector": RAY_NODES}]}],
+        ),
+        _policy(
+            "dashboard-from-submitter", a, HEAD, ingress=[{"from": [{"podSelector": SUBMITTER}], "ports": dashboard}]
+        ),
         _policy("submitter-to-dashboard", a, SUBMITTER, egress=[{"to": [{"podSelector": HEAD}], "ports": dashboard}]),
         _policy("dashboard-from-operator", a, HEAD, ingress=[{"from": peers, "ports": dashboard}]),
-        _policy("metrics-from-managed-prometheus", a, RAY_NODES, ingress=[{
-            "from": [{"namespaceSelector": _namespace(GMP_NAMESPACE)}], "ports": _ports(RAY_METRICS_PORT)}]),
+        _policy(
+            "metrics-from-managed-prometheus",
+            a,
+            RAY_NODES,
+            ingress=[{"from": [{"namespaceSelector": _namespace(GMP_NAMESPACE)}], "ports": _ports(RAY_METRICS_PORT)}],
+        ),
         _policy("dns", a, NAME_RESOLVERS, egress=_dns_rule()),
     ]
     if a.head_google_apis:
-        out.append(_policy("head-metadata-server", a, HEAD, egress=[
-            {"to": [{"ipBlock": {"cidr": cidr}}], "ports": _ports(*ports)}
-            for cidr, ports in catalog.METADATA_SERVER_EGRESS]))
+        out.append(
+            _policy(
+                "head-metadata-server",
+                a,
+                HEAD,
+                egress=[
+                    {"to": [{"ipBlock": {"cidr": cidr}}], "ports": _ports(*ports)}
+                    for cidr, ports in catalog.METADATA_SERVER_EGRESS
+                ],
+            )
+        )
     if not a.fqdn:
         public = {"ipBlock": {"cidr": "0.0.0.0/0", "except": list(catalog.NON_PUBLIC_RANGES)}}
         for role in a.outside_hosts():
-            out.append(_policy(f"{role}-public-https", a, SELECTORS[role],
-                               egress=[{"to": [public], "ports": _ports(catalog.HTTPS_PORT)}]))
+            out.append(
+                _policy(
+                    f"{role}-public-https",
+                    a,
+                    SELECTORS[role],
+                    egress=[{"to": [public], "ports": _ports(catalog.HTTPS_PORT)}],
+                )
+            )
     return out
 
 
@@ -220,10 +264,20 @@ def fqdn_policies(args: PolicyArgs) -> list[dict]:
     out = []
     for role, groups in args.outside_hosts().items():
         for group, hosts in groups.items():
-            out.append({
-                "apiVersion": catalog.FQDN_POLICY_API_VERSION, "kind": catalog.FQDN_POLICY_KIND,
-                "metadata": {"name": f"{role}-{group}", "namespace": args.namespace, "labels": dict(args.labels)},
-                "spec": {"podSelector": SELECTORS[role],
-                         "egress": [{"matches": [_match(h) for h in hosts],
-                                     "ports": [{"protocol": "TCP", "port": catalog.HTTPS_PORT}]}]}})
+            out.append(
+                {
+                    "apiVersion": catalog.FQDN_POLICY_API_VERSION,
+                    "kind": catalog.FQDN_POLICY_KIND,
+                    "metadata": {"name": f"{role}-{group}", "namespace": args.namespace, "labels": dict(args.labels)},
+                    "spec": {
+                        "podSelector": SELECTORS[role],
+                        "egress": [
+                            {
+                                "matches": [_match(h) for h in hosts],
+                                "ports": [{"protocol": "TCP", "port": catalog.HTTPS_PORT}],
+                            }
+                        ],
+                    },
+                }
+            )
     return out

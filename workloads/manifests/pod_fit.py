@@ -9,6 +9,7 @@ one line per problem, naming the setting to change, like the settings' own rules
 rules accepted. A pod that cannot fit never schedules: on Standard it pends while the rest of the stack (the GPU
 nodes included) comes up and `pulumi up` reports success; on Autopilot it is refused.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,8 +31,8 @@ AUTOPILOT_DEFAULT_CLASS = "General-purpose"
 
 @dataclass(frozen=True)
 class RenderedPod:
-    what: str                    # how a problem line names the pod
-    keys: dict[str, str]         # Resources field -> the config key that changes it
+    what: str  # how a problem line names the pod
+    keys: dict[str, str]  # Resources field -> the config key that changes it
     annotations: dict
     spec: dict
 
@@ -46,25 +47,41 @@ def rendered_pods(s: Settings) -> list[RenderedPod]:
     worker_keys = _keys("gpuType", "gpuType", "workerEphemeralStorageGib")
     spec = raycluster_spec(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
     head, worker = spec["headGroupSpec"]["template"], spec["workerGroupSpecs"][0]["template"]
-    pods = [RenderedPod("the Ray head pod", _keys("headCpu", "headMemoryGib", "headEphemeralStorageGib"),
-                        head.get("metadata", {}).get("annotations", {}), head["spec"]),
-            RenderedPod("a GPU worker pod", worker_keys, worker.get("metadata", {}).get("annotations", {}),
-                        worker["spec"])]
+    pods = [
+        RenderedPod(
+            "the Ray head pod",
+            _keys("headCpu", "headMemoryGib", "headEphemeralStorageGib"),
+            head.get("metadata", {}).get("annotations", {}),
+            head["spec"],
+        ),
+        RenderedPod("a GPU worker pod", worker_keys, worker.get("metadata", {}).get("annotations", {}), worker["spec"]),
+    ]
     if s.job.enabled and s.recipe is not None:
         pods.append(RenderedPod("the RayJob's submitter pod", cpu_pod, {}, submitter_template(JobArgs.of(s))["spec"]))
         if s.startup.prefetch_weights and s.recipe.model_revision is not None:
-            pods.append(RenderedPod("the weights prefetch pod", cpu_pod, {},
-                                    job_spec(WeightsPrefetchArgs.of(s))["template"]["spec"]))
+            pods.append(
+                RenderedPod(
+                    "the weights prefetch pod", cpu_pod, {}, job_spec(WeightsPrefetchArgs.of(s))["template"]["spec"]
+                )
+            )
     if s.startup.warmup:
         w = GpuWarmupArgs.of(s)
         if w.replicas >= 1:
-            job = warmup.placeholder_job(name=w.job_name, namespace=w.namespace, worker_pod_spec=w.worker_pod_spec,
-                                              image=w.image, replicas=w.replicas, priority_class_name=PRIORITY_CLASS,
-                                              hold_seconds=w.hold_seconds, worker_annotations=w.worker_annotations)
+            job = warmup.placeholder_job(
+                name=w.job_name,
+                namespace=w.namespace,
+                worker_pod_spec=w.worker_pod_spec,
+                image=w.image,
+                replicas=w.replicas,
+                priority_class_name=PRIORITY_CLASS,
+                hold_seconds=w.hold_seconds,
+                worker_annotations=w.worker_annotations,
+            )
             pods.append(RenderedPod("a GPU placeholder pod", worker_keys, {}, job["spec"]["template"]["spec"]))
         if w.cpu_node_selector is not None:
-            ds = warmup.cpu_prepull_daemonset(name=w.prepull_name, namespace=w.namespace, image=w.image,
-                                                   node_selector=w.cpu_node_selector)
+            ds = warmup.cpu_prepull_daemonset(
+                name=w.prepull_name, namespace=w.namespace, image=w.image, node_selector=w.cpu_node_selector
+            )
             pods.append(RenderedPod("the image pre-pull pod", cpu_pod, {}, ds["spec"]["template"]["spec"]))
     return pods
 
@@ -91,7 +108,7 @@ def problems(s: Settings) -> list[str]:
     for pod in rendered_pods(s):
         room = room_for(s, pod.spec)
         if room is None:
-            continue   # a machine type node_fit cannot decode: GKE reports the pending pod
+            continue  # a machine type node_fit cannot decode: GKE reports the pending pod
         request = node_fit.pod_request(pod.spec, pod.annotations, autopilot=s.autopilot)
         for field, key, line in node_fit.pod_fit_problems(pod.what, request, room, pod.keys):
             if (key, field) not in seen:

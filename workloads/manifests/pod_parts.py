@@ -7,6 +7,7 @@
 
 Token files and security contexts, shared the same way, are in pod_security.py.
 """
+
 from __future__ import annotations
 
 from core.lustre_paths import hf_home

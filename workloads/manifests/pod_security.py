@@ -19,6 +19,7 @@ submitter, the prefetch, the GPU placeholders and the image pre-pull): plain dic
   `RAY_AUTH_TOKEN` as the empty string: KubeRay injects the token from its Secret only into containers that do
   not define the variable, and Ray's token loader skips an empty one for the file (core/catalog/security.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -74,17 +75,27 @@ def pod_security_context() -> dict:
 
 
 def restricted_container_context() -> dict:
-    return {**container_security_context(), "runAsNonRoot": True, "runAsUser": catalog.NOBODY_UID,
-            "runAsGroup": catalog.NOBODY_UID}
+    return {
+        **container_security_context(),
+        "runAsNonRoot": True,
+        "runAsUser": catalog.NOBODY_UID,
+        "runAsGroup": catalog.NOBODY_UID,
+    }
 
 
 def restricted_pod_context() -> dict:
-    return {**pod_security_context(), "runAsNonRoot": True, "runAsUser": catalog.NOBODY_UID,
-            "runAsGroup": catalog.NOBODY_UID, "fsGroup": catalog.NOBODY_UID}
+    return {
+        **pod_security_context(),
+        "runAsNonRoot": True,
+        "runAsUser": catalog.NOBODY_UID,
+        "runAsGroup": catalog.NOBODY_UID,
+        "fsGroup": catalog.NOBODY_UID,
+    }
 
 
-def harden_pod_spec(pod_spec: dict, *, calls_kubernetes_api: bool = False, drop_all: bool = True,
-                    restricted: bool = False) -> dict:
+def harden_pod_spec(
+    pod_spec: dict, *, calls_kubernetes_api: bool = False, drop_all: bool = True, restricted: bool = False
+) -> dict:
     """`pod_spec` with the pod and container security contexts set (existing keys win, so a template that
     deliberately differs keeps its value) and the service-account token unmounted unless the pod needs it.
     `drop_all=False` only for the GPU workers; `restricted` for pods that can run as non-root."""
@@ -96,8 +107,9 @@ def harden_pod_spec(pod_spec: dict, *, calls_kubernetes_api: bool = False, drop_
         out["automountServiceAccountToken"] = False
     for key in ("initContainers", "containers"):
         if key in pod_spec:
-            out[key] = [{**c, "securityContext": {**container_ctx, **(c.get("securityContext") or {})}}
-                        for c in pod_spec[key]]
+            out[key] = [
+                {**c, "securityContext": {**container_ctx, **(c.get("securityContext") or {})}} for c in pod_spec[key]
+            ]
     return out
 
 
@@ -122,8 +134,9 @@ class TokenFiles:
     env: list[dict] = field(default_factory=list)
 
 
-def token_files(secret_name: str, *, hugging_face: bool, wandb: bool = False,
-                ray_auth_secret: str | None = None) -> TokenFiles:
+def token_files(
+    secret_name: str, *, hugging_face: bool, wandb: bool = False, ray_auth_secret: str | None = None
+) -> TokenFiles:
     """Secret volume(s) + mounts + the *_PATH variables for the tokens this pod may use.
 
     `hugging_face`: every pod that calls the Hub (the prefetch, the Ray head; the GPU workers only when nothing
@@ -140,20 +153,37 @@ def token_files(secret_name: str, *, hugging_face: bool, wandb: bool = False,
         env.append({"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE})
     if wandb:
         # The W&B key is an optional setting: without it the file is absent and the pod still starts.
-        sources.append({"secret": {"name": secret_name, "optional": True,
-                                   "items": [{"key": WANDB_NETRC_KEY, "path": WANDB_NETRC_KEY}]}})
+        sources.append(
+            {
+                "secret": {
+                    "name": secret_name,
+                    "optional": True,
+                    "items": [{"key": WANDB_NETRC_KEY, "path": WANDB_NETRC_KEY}],
+                }
+            }
+        )
         env.append({"name": "NETRC", "value": WANDB_NETRC_FILE})
     if sources:
         # One projected volume, so each source keeps its own `optional` while both files share one directory.
         volumes.append({"name": TOKENS_VOLUME, "projected": {"sources": sources, "defaultMode": TOKEN_FILE_MODE}})
         mounts.append({"name": TOKENS_VOLUME, "mountPath": TOKENS_DIR, "readOnly": True})
     if ray_auth_secret is not None:
-        volumes.append({"name": RAY_AUTH_VOLUME, "secret": {
-            "secretName": ray_auth_secret, "defaultMode": TOKEN_FILE_MODE,
-            "items": [{"key": RAY_AUTH_TOKEN_KEY, "path": RAY_AUTH_TOKEN_KEY}]}})
+        volumes.append(
+            {
+                "name": RAY_AUTH_VOLUME,
+                "secret": {
+                    "secretName": ray_auth_secret,
+                    "defaultMode": TOKEN_FILE_MODE,
+                    "items": [{"key": RAY_AUTH_TOKEN_KEY, "path": RAY_AUTH_TOKEN_KEY}],
+                },
+            }
+        )
         mounts.append({"name": RAY_AUTH_VOLUME, "mountPath": RAY_AUTH_DIR, "readOnly": True})
-        env += [{"name": "RAY_AUTH_MODE", "value": "token"}, dict(RAY_AUTH_TOKEN_BLOCKER),
-                {"name": "RAY_AUTH_TOKEN_PATH", "value": RAY_AUTH_TOKEN_FILE}]
+        env += [
+            {"name": "RAY_AUTH_MODE", "value": "token"},
+            dict(RAY_AUTH_TOKEN_BLOCKER),
+            {"name": "RAY_AUTH_TOKEN_PATH", "value": RAY_AUTH_TOKEN_FILE},
+        ]
     return TokenFiles(volumes, mounts, env)
 
 

@@ -11,6 +11,7 @@ CPU node, about four minutes after the node exists, and on the critical path (sy
 right before the 145 GB download. `prefetchImage: nemo-rl` keeps the NeMo-RL image for clusters without PyPI
 access. It lands on the CPU nodes the Ray head uses (pod_parts.cpu_node_selector).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,26 +49,34 @@ class WeightsPrefetchArgs:
     name: str
     namespace: str
     image: str
-    in_nemo_rl_image: bool               # False: the small Python image plus the pinned wheels
+    in_nemo_rl_image: bool  # False: the small Python image plus the pinned wheels
     plan: prefetch.PrefetchPlan
     lustre_mount_path: str
     scripts_dir: str
-    node_selector: dict                  # the CPU pods' placement, like the Ray head's
+    node_selector: dict  # the CPU pods' placement, like the Ray head's
     backoff_limit: int = 4
 
     @classmethod
     def of(cls, s: Settings) -> "WeightsPrefetchArgs":
         r = s.recipe
-        if r.model_revision is None:   # the startup rules refuse prefetchWeights without a pinned revision
+        if r.model_revision is None:  # the startup rules refuse prefetchWeights without a pinned revision
             raise ValueError(f"prefetchWeights: model {r.model_name!r} has no pinned revision")
         in_nemo_rl_image = s.startup.prefetch_image == "nemo-rl"
-        return cls(name=f"{s.prefix}-prefetch", namespace=s.storage.namespace,
-                   image=s.nemo_rl_image if in_nemo_rl_image else images.prefetch_python_image(),
-                   in_nemo_rl_image=in_nemo_rl_image,
-                   plan=prefetch.plan(model_name=r.model_name, revision=r.model_revision, dataset=r.dataset,
-                                      mount_path=s.workload.lustre_mount_path),
-                   lustre_mount_path=s.workload.lustre_mount_path, scripts_dir=recipes.SCRIPTS_DIR,
-                   node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool))
+        return cls(
+            name=f"{s.prefix}-prefetch",
+            namespace=s.storage.namespace,
+            image=s.nemo_rl_image if in_nemo_rl_image else images.prefetch_python_image(),
+            in_nemo_rl_image=in_nemo_rl_image,
+            plan=prefetch.plan(
+                model_name=r.model_name,
+                revision=r.model_revision,
+                dataset=r.dataset,
+                mount_path=s.workload.lustre_mount_path,
+            ),
+            lustre_mount_path=s.workload.lustre_mount_path,
+            scripts_dir=recipes.SCRIPTS_DIR,
+            node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
+        )
 
     @property
     def timeout_seconds(self) -> int:
@@ -81,29 +90,47 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
         "name": CONTAINER,
         "image": a.image,
         "command": prefetch.download_argv(a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image),
-        "env": [*hf_environment(mount), {"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE},
-                {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"}],
+        "env": [
+            *hf_environment(mount),
+            {"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE},
+            {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
+        ],
         "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "8", "memory": "16Gi"}},
-        "volumeMounts": [lustre_mount(mount), scripts, {"name": TOKEN_VOLUME, "mountPath": TOKENS_DIR, "readOnly": True}],
+        "volumeMounts": [
+            lustre_mount(mount),
+            scripts,
+            {"name": TOKEN_VOLUME, "mountPath": TOKENS_DIR, "readOnly": True},
+        ],
     }
     # The Hugging Face token only, as one Secret volume of its own (the Ray pods' projected `tokens` volume also
     # carries the W&B netrc, which the prefetch never reads).
     volumes = [
         lustre_volume(LUSTRE_PVC),
         scripts_volume(),
-        {"name": TOKEN_VOLUME, "secret": {"secretName": HF_SECRET, "defaultMode": TOKEN_FILE_MODE,
-                                          "items": [{"key": HF_TOKEN_KEY, "path": HF_TOKEN_KEY}]}},
+        {
+            "name": TOKEN_VOLUME,
+            "secret": {
+                "secretName": HF_SECRET,
+                "defaultMode": TOKEN_FILE_MODE,
+                "items": [{"key": HF_TOKEN_KEY, "path": HF_TOKEN_KEY}],
+            },
+        },
     ]
     init = []
     if a.in_nemo_rl_image:
-        download["workingDir"] = catalog.NEMO_RL_WORKDIR    # `uv run` uses NeMo-RL's environment (huggingface_hub)
+        download["workingDir"] = catalog.NEMO_RL_WORKDIR  # `uv run` uses NeMo-RL's environment (huggingface_hub)
     else:
         deps = {"name": "prefetch-deps", "mountPath": DEPS_DIR}
         # The install sees neither the token nor Lustre: only the requirements file and the empty target.
-        init.append({"name": INSTALL_CONTAINER, "image": a.image,
-                     "command": prefetch.install_argv(a.scripts_dir, DEPS_DIR),
-                     "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}},
-                     "volumeMounts": [scripts, deps]})
+        init.append(
+            {
+                "name": INSTALL_CONTAINER,
+                "image": a.image,
+                "command": prefetch.install_argv(a.scripts_dir, DEPS_DIR),
+                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}},
+                "volumeMounts": [scripts, deps],
+            }
+        )
         download["env"].append({"name": "PYTHONPATH", "value": DEPS_DIR})
         download["volumeMounts"].append({**deps, "readOnly": True})
         volumes.append({"name": "prefetch-deps", "emptyDir": {"sizeLimit": "1Gi"}})
@@ -116,11 +143,15 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
         "containers": [download],
         "volumes": volumes,
     }
-    # The same hardening as the Ray head (workloads/manifests/pod_security.py: every capability dropped); root like it, so
-    # the HF cache it writes on Lustre belongs to the user the job runs as (a root head without capabilities
+    # The same hardening as the Ray head (workloads/manifests/pod_security.py: every capability dropped); root like it,
+    # so the HF cache it writes on Lustre belongs to the user the job runs as (a root head without capabilities
     # could not write into a non-root user's directories). Its role label is what the network policies select:
     # DNS, and Hugging Face (and PyPI for the install) by name.
-    return {"backoffLimit": a.backoff_limit, "activeDeadlineSeconds": a.timeout_seconds,
-            "template": {"metadata": {"labels": {"app.kubernetes.io/part-of": "nemo-rl-gke",
-                                                 ROLE_LABEL: ROLE_PREFETCH}},
-                         "spec": harden_pod_spec(pod)}}
+    return {
+        "backoffLimit": a.backoff_limit,
+        "activeDeadlineSeconds": a.timeout_seconds,
+        "template": {
+            "metadata": {"labels": {"app.kubernetes.io/part-of": "nemo-rl-gke", ROLE_LABEL: ROLE_PREFETCH}},
+            "spec": harden_pod_spec(pod),
+        },
+    }

@@ -25,6 +25,7 @@ writes only what root owns, which includes the export mount (Cloud Storage FUSE 
 the pod sets an fsGroup: gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go @5fcdc04a). The
 images are pinned (core/images.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,22 +75,21 @@ WORKER_TERMINATION_GRACE_SECONDS = 25
 WORKER_SHARE = node_fit.WORKER_SHARE
 
 
-
 @dataclass(frozen=True)
 class RayPodsConfig:
     """What the RayCluster's pods are made of (the standing cluster and own-cluster mode alike)."""
 
     release: NemoRlRelease
-    image: str                    # the release's image, from NGC or the stack's Artifact Registry copy
+    image: str  # the release's image, from NGC or the stack's Artifact Registry copy
     accelerator: Accelerator
-    zone: str                     # the RoCE zone the workers must land in
+    zone: str  # the RoCE zone the workers must land in
     autopilot: bool
-    compute_class: str            # the custom ComputeClass that orders the GPU capacity models
-    spot_capacity: bool           # spot is one of those models
+    compute_class: str  # the custom ComputeClass that orders the GPU capacity models
+    spot_capacity: bool  # spot is one of those models
     worker_replicas: int
     namespace: str
     ksa_name: str
-    system_pool: str              # Standard: the CPU pool of the head
+    system_pool: str  # Standard: the CPU pool of the head
     lustre_mount_path: str
     shm_size_gib: int
     head_cpu: int
@@ -119,17 +119,32 @@ class RayPodsConfig:
         if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None:
             bucket = s.bucket_name
             prefix = s.export_destination.prefix
-        return cls(release=w.release, image=s.nemo_rl_image, accelerator=s.gpu.accelerator, zone=s.zone,
-                   autopilot=s.autopilot,
-                   compute_class=s.capacity.compute_class, spot_capacity="spot" in s.capacity.models,
-                   worker_replicas=s.worker_replicas, namespace=s.storage.namespace,
-                   ksa_name=s.storage.ksa_name, system_pool=s.names.system_pool,
-                   lustre_mount_path=w.lustre_mount_path, shm_size_gib=w.shm_size_gib, head_cpu=w.head_cpu,
-                   head_memory_gib=w.head_memory_gib, head_ephemeral_gib=workload_settings.head_ephemeral_gib(s),
-                   worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s), ray_token_auth=token_auth_enabled(s),
-                   export_bucket=bucket,
-                   head_ksa_name=s.names.export_ksa if bucket else s.storage.ksa_name, export_prefix=prefix,
-                   workers_offline=s.job.enabled and s.startup.prefetch_weights, wandb=needs_wandb_key(s))
+        return cls(
+            release=w.release,
+            image=s.nemo_rl_image,
+            accelerator=s.gpu.accelerator,
+            zone=s.zone,
+            autopilot=s.autopilot,
+            compute_class=s.capacity.compute_class,
+            spot_capacity="spot" in s.capacity.models,
+            worker_replicas=s.worker_replicas,
+            namespace=s.storage.namespace,
+            ksa_name=s.storage.ksa_name,
+            system_pool=s.names.system_pool,
+            lustre_mount_path=w.lustre_mount_path,
+            shm_size_gib=w.shm_size_gib,
+            head_cpu=w.head_cpu,
+            head_memory_gib=w.head_memory_gib,
+            head_ephemeral_gib=workload_settings.head_ephemeral_gib(s),
+            worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s),
+            ray_token_auth=token_auth_enabled(s),
+            export_bucket=bucket,
+            head_ksa_name=s.names.export_ksa if bucket else s.storage.ksa_name,
+            export_prefix=prefix,
+            workers_offline=s.job.enabled and s.startup.prefetch_weights,
+            wandb=needs_wandb_key(s),
+        )
+
 
 _SHM_VOLUME = "dshm"
 
@@ -150,25 +165,29 @@ def _head_resources(c: RayPodsConfig) -> dict:
 
 def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     """The head group: CPU only (GCS, dashboard, job driver), on the CPU pods' node selector."""
-    pod_spec: dict = {"serviceAccountName": c.head_ksa_name or c.ksa_name,
-                      "nodeSelector": cpu_node_selector(autopilot=c.autopilot, system_pool=c.system_pool)}
+    pod_spec: dict = {
+        "serviceAccountName": c.head_ksa_name or c.ksa_name,
+        "nodeSelector": cpu_node_selector(autopilot=c.autopilot, system_pool=c.system_pool),
+    }
     tokens = token_files(secret_name, hugging_face=True, wandb=c.wandb, ray_auth_secret=c.ray_auth_secret)
-    pod_spec["containers"] = [{
-        "name": HEAD_CONTAINER,
-        "image": c.image,
-        "ports": [
-            {"containerPort": GCS_PORT, "name": "gcs-server"},
-            {"containerPort": DASHBOARD_PORT, "name": "dashboard"},
-            {"containerPort": CLIENT_PORT, "name": "client"},
-        ],
-        "resources": _head_resources(c),
-        # The workers' static LD_LIBRARY_PATH (one definition, workloads/manifests/rdma.py): NeMo-RL's driver runs here and
-        # hands its environment to every actor, on the GPU workers too. Only the variable: the head has no gIB
-        # mount and must not source the gIB script.
-        "env": [library_path_env(c.release)] + hf_environment(c.lustre_mount_path) + tokens.env,
-        # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
-        "volumeMounts": [lustre_mount(c.lustre_mount_path), scripts_mount(SCRIPTS_DIR), *tokens.volume_mounts],
-    }]
+    pod_spec["containers"] = [
+        {
+            "name": HEAD_CONTAINER,
+            "image": c.image,
+            "ports": [
+                {"containerPort": GCS_PORT, "name": "gcs-server"},
+                {"containerPort": DASHBOARD_PORT, "name": "dashboard"},
+                {"containerPort": CLIENT_PORT, "name": "client"},
+            ],
+            "resources": _head_resources(c),
+            # The workers' static LD_LIBRARY_PATH (one definition, workloads/manifests/rdma.py): NeMo-RL's driver runs
+            # here and hands its environment to every actor, on the GPU workers too. Only the variable: the head has no
+            # gIB mount and must not source the gIB script.
+            "env": [library_path_env(c.release)] + hf_environment(c.lustre_mount_path) + tokens.env,
+            # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
+            "volumeMounts": [lustre_mount(c.lustre_mount_path), scripts_mount(SCRIPTS_DIR), *tokens.volume_mounts],
+        }
+    ]
     pod_spec["volumes"] = [lustre_volume(pvc_name), scripts_volume(), *tokens.volumes]
     template: dict = {"metadata": {"labels": dict(RAY_HEAD_LABELS)}}
     if c.export_bucket:
@@ -181,7 +200,8 @@ def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     return {
         # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on
         # the head even if a GPU were visible. The dashboard listens on all interfaces so the submitter and
-        # the operator's proxied calls reach it; the NetworkPolicies decide who may (workloads/manifests/network_policy.py).
+        # the operator's proxied calls reach it; the NetworkPolicies decide who may
+        # (workloads/manifests/network_policy.py).
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-gpus": "0"},
         "template": template,
     }
@@ -244,8 +264,7 @@ def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         "volumes": [
             # NCCL and the Ray object store use /dev/shm; the container runtime's 64 MiB default is far too
             # small. Memory-backed, counted against the pod's memory limit.
-            {"name": _SHM_VOLUME,
-             "emptyDir": {"medium": "Memory", "sizeLimit": f"{c.shm_size_gib}Gi"}},
+            {"name": _SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": f"{c.shm_size_gib}Gi"}},
             lustre_volume(pvc_name),
             *mixin.volumes,
             *tokens.volumes,
@@ -258,8 +277,10 @@ def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         "minReplicas": replicas,
         "maxReplicas": replicas,
         "rayStartParams": {},
-        "template": {"metadata": {"labels": dict(RAY_WORKER_LABELS), "annotations": dict(mixin.annotations)},
-                     "spec": harden_pod_spec(pod_spec, drop_all=False)},
+        "template": {
+            "metadata": {"labels": dict(RAY_WORKER_LABELS), "annotations": dict(mixin.annotations)},
+            "spec": harden_pod_spec(pod_spec, drop_all=False),
+        },
     }
 
 

@@ -33,6 +33,7 @@ KubeRay fills in the `ray job submit` command and the RAY_DASHBOARD_ADDRESS / RA
 first container when the template leaves the command empty (rayjob_controller.go getSubmitterTemplate); a Job's
 pods must not restart in place, hence `restartPolicy: Never` as in KubeRay's default template.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,11 +56,11 @@ SUBMITTER_RESOURCES = {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cp
 
 @dataclass(frozen=True)
 class JobArgs:
-    name: str                     # the RayJob's name (core.naming: at most 47 characters for KubeRay)
+    name: str  # the RayJob's name (core.naming: at most 47 characters for KubeRay)
     stack_name: str
-    recipe: Recipe                # resolved once by the settings
+    recipe: Recipe  # resolved once by the settings
     release: NemoRlRelease
-    image: str                    # the submitter's: the head's image (the Ray CLI must match the cluster's Ray)
+    image: str  # the submitter's: the head's image (the Ray CLI must match the cluster's Ray)
     run_name: str
     lustre_mount_path: str
     # own-cluster mode: the pods of the cluster the RayJob creates, its retries and TTL; None in standing mode.
@@ -77,7 +78,7 @@ class JobArgs:
     # entrypoint first waits for the prefetch Job's marker (a graph edge would hold the RayJob, and with it the
     # GPU nodes it asks for, until the download ends).
     model_path: Optional[str] = None
-    prefetch_marker: Optional[str] = None    # the GSM8K step loads the dataset at the commit the marker records
+    prefetch_marker: Optional[str] = None  # the GSM8K step loads the dataset at the commit the marker records
     before: tuple[tuple[str, ...], ...] = ()
     # Checkpoint export (core.export), run after a successful training.
     after: tuple[tuple[str, ...], ...] = ()
@@ -92,26 +93,54 @@ class JobArgs:
         before: tuple[tuple[str, ...], ...] = ()
         after: tuple[tuple[str, ...], ...] = ()
         if s.startup.prefetch_weights and r.model_revision is not None:
-            plan = prefetch.plan(model_name=r.model_name, revision=r.model_revision, dataset=r.dataset,
-                                 mount_path=s.workload.lustre_mount_path)
+            plan = prefetch.plan(
+                model_name=r.model_name,
+                revision=r.model_revision,
+                dataset=r.dataset,
+                mount_path=s.workload.lustre_mount_path,
+            )
             model_path, marker = plan.model_path, plan.marker
             if own:
-                before = (tuple(prefetch.wait_argv(plan, recipes.SCRIPTS_DIR,
-                                                   prefetch.job_timeout_seconds(plan.download_bytes))),)
+                before = (
+                    tuple(
+                        prefetch.wait_argv(plan, recipes.SCRIPTS_DIR, prefetch.job_timeout_seconds(plan.download_bytes))
+                    ),
+                )
         if s.startup.export_checkpoints:
-            after = (tuple(export.export_argv(
-                scripts_dir=recipes.SCRIPTS_DIR,
-                checkpoint_dir=recipes.checkpoint_dir(s.workload.lustre_mount_path, s.run_name),
-                prefix=s.export_destination.prefix, run_name=s.run_name, metric_name=r.metric_name,
-                higher_is_better=recipes.higher_is_better(r))),)
-        return cls(name=s.names.ray_job, stack_name=s.stack_name, recipe=r, release=s.workload.release,
-                   image=s.nemo_rl_image,
-                   run_name=s.run_name, lustre_mount_path=s.workload.lustre_mount_path,
-                   own_cluster=RayPodsConfig.of(s) if own else None, backoff_limit=s.job.backoff_limit,
-                   ttl_seconds=s.job.ttl_seconds, namespace=s.storage.namespace, gate_args=gate.GateArgs.of(s),
-                   gate_rerun=s.gate.rerun if s.gate.enabled else None, ray_token_auth=token_auth_enabled(s),
-                   warnings=tuple(job_settings.warnings(s)), model_path=model_path, prefetch_marker=marker,
-                   before=before, after=after, deadline_seconds=job_settings.deadline_seconds(s))
+            after = (
+                tuple(
+                    export.export_argv(
+                        scripts_dir=recipes.SCRIPTS_DIR,
+                        checkpoint_dir=recipes.checkpoint_dir(s.workload.lustre_mount_path, s.run_name),
+                        prefix=s.export_destination.prefix,
+                        run_name=s.run_name,
+                        metric_name=r.metric_name,
+                        higher_is_better=recipes.higher_is_better(r),
+                    )
+                ),
+            )
+        return cls(
+            name=s.names.ray_job,
+            stack_name=s.stack_name,
+            recipe=r,
+            release=s.workload.release,
+            image=s.nemo_rl_image,
+            run_name=s.run_name,
+            lustre_mount_path=s.workload.lustre_mount_path,
+            own_cluster=RayPodsConfig.of(s) if own else None,
+            backoff_limit=s.job.backoff_limit,
+            ttl_seconds=s.job.ttl_seconds,
+            namespace=s.storage.namespace,
+            gate_args=gate.GateArgs.of(s),
+            gate_rerun=s.gate.rerun if s.gate.enabled else None,
+            ray_token_auth=token_auth_enabled(s),
+            warnings=tuple(job_settings.warnings(s)),
+            model_path=model_path,
+            prefetch_marker=marker,
+            before=before,
+            after=after,
+            deadline_seconds=job_settings.deadline_seconds(s),
+        )
 
     @property
     def checkpoint_dir(self) -> str:
@@ -136,10 +165,17 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
     embedded cluster in own-cluster mode."""
     mount = a.lustre_mount_path
     spec: dict = {
-        "entrypoint": recipes.entrypoint(a.recipe, a.release, mount_path=mount, run_name=a.run_name,
-                                         gate=gate.options(a.gate_args) if a.gate_args else None,
-                                         model_path=a.model_path, before=tuple(list(c) for c in a.before),
-                                         after=tuple(list(c) for c in a.after), prefetch_marker=a.prefetch_marker),
+        "entrypoint": recipes.entrypoint(
+            a.recipe,
+            a.release,
+            mount_path=mount,
+            run_name=a.run_name,
+            gate=gate.options(a.gate_args) if a.gate_args else None,
+            model_path=a.model_path,
+            before=tuple(list(c) for c in a.before),
+            after=tuple(list(c) for c in a.after),
+            prefetch_marker=a.prefetch_marker,
+        ),
         # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
         "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
         "submissionMode": "K8sJobMode",
@@ -155,16 +191,19 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
         # Never `metadata` together with clusterSelector (module docstring: KubeRay < 1.5.0, kuberay PR #4102).
         spec["clusterSelector"] = {"ray.io/cluster": ray_cluster_name}
     else:
-        spec.update({
-            "metadata": recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name,
-                                             gate_rerun=a.gate_rerun),
-            "rayClusterSpec": raycluster_spec(a.own_cluster, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
-            "backoffLimit": a.backoff_limit,
-            # The GPU cluster goes when the job ends (after the last retry): KubeRay deletes the RayCluster
-            # ttlSecondsAfterFinished seconds after the end and keeps the RayJob (module docstring).
-            "shutdownAfterJobFinishes": True,
-            "ttlSecondsAfterFinished": a.ttl_seconds,
-        })
+        spec.update(
+            {
+                "metadata": recipes.job_metadata(
+                    a.recipe, run_name=a.run_name, stack_name=a.stack_name, gate_rerun=a.gate_rerun
+                ),
+                "rayClusterSpec": raycluster_spec(a.own_cluster, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
+                "backoffLimit": a.backoff_limit,
+                # The GPU cluster goes when the job ends (after the last retry): KubeRay deletes the RayCluster
+                # ttlSecondsAfterFinished seconds after the end and keeps the RayJob (module docstring).
+                "shutdownAfterJobFinishes": True,
+                "ttlSecondsAfterFinished": a.ttl_seconds,
+            }
+        )
     return spec
 
 

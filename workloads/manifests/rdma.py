@@ -11,6 +11,7 @@ Builds plain manifest dicts (no Pulumi resources):
 The pod side follows Google's A4 NCCL test pods (container-engine-accelerators gpudirect-rdma/
 nccl-test-a4.yaml and nccl-test-a4-autopilot.yaml): no `privileged`, no `hostNetwork` (FACTS.md §2).
 """
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,9 @@ def pod_networks() -> list[tuple[str, str]]:
 NameLike = Any
 
 
-def network_objects(gvnic_vpc: NameLike, gvnic_subnet: NameLike, rdma_vpc: NameLike,
-                    rdma_subnets: Sequence[NameLike]) -> list[dict]:
+def network_objects(
+    gvnic_vpc: NameLike, gvnic_subnet: NameLike, rdma_vpc: NameLike, rdma_subnets: Sequence[NameLike]
+) -> list[dict]:
     """GKENetworkParamSet + Network for gvnic-1 and rdma-0..7, in that order (18 objects, cluster-scoped).
 
     `rdma_subnets[i]` backs `rdma-i`; the node pool attaches the subnets in the same order, so the i-th RDMA
@@ -78,21 +80,25 @@ def network_objects(gvnic_vpc: NameLike, gvnic_subnet: NameLike, rdma_vpc: NameL
     backing += [(net, rdma_vpc, subnet, "RDMA") for net, subnet in zip(RDMA_NETWORKS, rdma_subnets, strict=True)]
     objects: list[dict] = []
     for name, vpc, subnet, device_mode in backing:
-        objects.append({
-            "apiVersion": NETWORKING_API_VERSION,
-            "kind": "GKENetworkParamSet",
-            "metadata": {"name": name},
-            "spec": {"vpc": vpc, "vpcSubnet": subnet, "deviceMode": device_mode},
-        })
-        objects.append({
-            "apiVersion": NETWORKING_API_VERSION,
-            "kind": "Network",
-            "metadata": {"name": name},
-            "spec": {
-                "type": "Device",
-                "parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": name},
-            },
-        })
+        objects.append(
+            {
+                "apiVersion": NETWORKING_API_VERSION,
+                "kind": "GKENetworkParamSet",
+                "metadata": {"name": name},
+                "spec": {"vpc": vpc, "vpcSubnet": subnet, "deviceMode": device_mode},
+            }
+        )
+        objects.append(
+            {
+                "apiVersion": NETWORKING_API_VERSION,
+                "kind": "Network",
+                "metadata": {"name": name},
+                "spec": {
+                    "type": "Device",
+                    "parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": name},
+                },
+            }
+        )
     return objects
 
 
@@ -145,10 +151,10 @@ def rdma_pod_mixin(accelerator: Accelerator, release: NemoRlRelease) -> RdmaMixi
     # The installer DaemonSet fills the gIB directory after the node joins; until then the script is missing.
     # Stop the container (it restarts with backoff) instead of starting Ray with NCCL silently on TCP.
     startup_prefix = (
-        f'if [ ! -r {SET_NCCL_ENV} ]; then '
+        f"if [ ! -r {SET_NCCL_ENV} ]; then "
         f'echo "{SET_NCCL_ENV} not found: is the nccl-rdma-installer DaemonSet running on this node?" >&2; '
-        f'exit 1; fi; '
-        f'source {SET_NCCL_ENV}'
+        f"exit 1; fi; "
+        f"source {SET_NCCL_ENV}"
     )
     return RdmaMixin(
         annotations=interfaces_annotation(),

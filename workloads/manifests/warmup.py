@@ -23,6 +23,7 @@ capacity; GKE creates nodes for them and evicts them for higher-priority Pods).
   container with the NeMo-RL image (pulls it), then a pinned pause container. The Ray head and the prefetch
   Job, both on that pool, then start without a 25 GB pull.
 """
+
 from __future__ import annotations
 
 import copy
@@ -50,7 +51,7 @@ PLACEHOLDER_CONTAINER = "placeholder"
 DEFAULT_HOLD_SECONDS = 2 * 3600
 
 
-PRIORITY_CLASS = "nemo-rl-gke-gpu-warmup"     # cluster-scoped; one cluster per stack
+PRIORITY_CLASS = "nemo-rl-gke-gpu-warmup"  # cluster-scoped; one cluster per stack
 
 
 @dataclass(frozen=True)
@@ -62,20 +63,26 @@ class GpuWarmupArgs:
     replicas: int
     worker_pod_spec: dict
     worker_annotations: dict
-    cpu_node_selector: Optional[dict]       # Standard: the CPU pods' system pool; Autopilot: None
+    cpu_node_selector: Optional[dict]  # Standard: the CPU pods' system pool; Autopilot: None
     hold_seconds: int
 
     @classmethod
     def of(cls, s: Settings) -> "GpuWarmupArgs":
         # The placeholders take the rendered worker template, so they cannot drift from the workers.
         worker = worker_group(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)["template"]
-        return cls(job_name=f"{s.prefix}-gpu-warmup", prepull_name="nemo-rl-image-prepull",
-                   namespace=s.storage.namespace, image=s.nemo_rl_image, replicas=s.worker_replicas,
-                   worker_pod_spec=worker["spec"],
-                   worker_annotations=dict(worker.get("metadata", {}).get("annotations", {})),
-                   cpu_node_selector=None if s.autopilot else cpu_node_selector(autopilot=False,
-                                                                                system_pool=s.names.system_pool),
-                   hold_seconds=s.startup.warmup_hold_seconds)
+        return cls(
+            job_name=f"{s.prefix}-gpu-warmup",
+            prepull_name="nemo-rl-image-prepull",
+            namespace=s.storage.namespace,
+            image=s.nemo_rl_image,
+            replicas=s.worker_replicas,
+            worker_pod_spec=worker["spec"],
+            worker_annotations=dict(worker.get("metadata", {}).get("annotations", {})),
+            cpu_node_selector=None
+            if s.autopilot
+            else cpu_node_selector(autopilot=False, system_pool=s.names.system_pool),
+            hold_seconds=s.startup.warmup_hold_seconds,
+        )
 
 
 def _hardened() -> dict:
@@ -85,13 +92,14 @@ def _hardened() -> dict:
 
 def priority_class(name: str) -> dict:
     return {
-        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
         "metadata": {"name": name, "labels": dict(PART_OF)},
         "value": catalog.WARMUP_PRIORITY,
         "globalDefault": False,
         "preemptionPolicy": "Never",
         "description": "nemo-rl-gke GPU warmup placeholders: bring GPU nodes up and pull the NeMo-RL image; "
-                       "evicted by the Ray workers (priority 0).",
+        "evicted by the Ray workers (priority 0).",
     }
 
 
@@ -100,9 +108,17 @@ def placeholder_command(hold_seconds: int) -> list[str]:
     return ["/bin/sh", "-c", f"trap 'exit 0' TERM; sleep {int(hold_seconds)} & wait"]
 
 
-def placeholder_job(*, name: str, namespace: str, worker_pod_spec: dict, image: str, replicas: int,
-                    priority_class_name: str, hold_seconds: int = DEFAULT_HOLD_SECONDS,
-                    worker_annotations: Optional[dict] = None) -> dict:
+def placeholder_job(
+    *,
+    name: str,
+    namespace: str,
+    worker_pod_spec: dict,
+    image: str,
+    replicas: int,
+    priority_class_name: str,
+    hold_seconds: int = DEFAULT_HOLD_SECONDS,
+    worker_annotations: Optional[dict] = None,
+) -> dict:
     """The placeholder Job: `replicas` Pods shaped like the Ray workers of `worker_pod_spec`.
 
     `worker_annotations` (the worker template's: the RDMA interfaces) and the worker's plain-value environment
@@ -117,21 +133,24 @@ def placeholder_job(*, name: str, namespace: str, worker_pod_spec: dict, image: 
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": 5,
-        "containers": [{
-            "name": PLACEHOLDER_CONTAINER,
-            "image": image,
-            "command": placeholder_command(hold_seconds),
-            "resources": copy.deepcopy(worker["resources"]),
-            "env": [copy.deepcopy(e) for e in worker.get("env", []) if "value" in e],
-            "securityContext": _hardened(),
-        }],
+        "containers": [
+            {
+                "name": PLACEHOLDER_CONTAINER,
+                "image": image,
+                "command": placeholder_command(hold_seconds),
+                "resources": copy.deepcopy(worker["resources"]),
+                "env": [copy.deepcopy(e) for e in worker.get("env", []) if "value" in e],
+                "securityContext": _hardened(),
+            }
+        ],
     }
     for key in ("nodeSelector", "affinity", "tolerations"):
         if key in worker_pod_spec:
             pod[key] = copy.deepcopy(worker_pod_spec[key])
     labels = dict(PART_OF, **{ROLE_LABEL: ROLE_WARMUP})
     return {
-        "apiVersion": "batch/v1", "kind": "Job",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
         "spec": {
             "parallelism": replicas,
@@ -140,11 +159,16 @@ def placeholder_job(*, name: str, namespace: str, worker_pod_spec: dict, image: 
             # are retried a few times; losses to preemption or node shutdown do not count (rule below).
             "backoffLimit": replicas * 2,
             "activeDeadlineSeconds": int(hold_seconds),
-            "podFailurePolicy": {"rules": [
-                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
-            "template": {"metadata": {"labels": labels, **({"annotations": dict(worker_annotations)}
-                                                            if worker_annotations else {})},
-                         "spec": harden_pod_spec(pod, restricted=True)},
+            "podFailurePolicy": {
+                "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
+            },
+            "template": {
+                "metadata": {
+                    "labels": labels,
+                    **({"annotations": dict(worker_annotations)} if worker_annotations else {}),
+                },
+                "spec": harden_pod_spec(pod, restricted=True),
+            },
         },
     }
 
@@ -153,20 +177,39 @@ def cpu_prepull_daemonset(*, name: str, namespace: str, image: str, node_selecto
     labels = dict(PART_OF, **{ROLE_LABEL: ROLE_PREPULL})
     tiny = {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
         # Pulumi would otherwise wait for the rollout, i.e. for the 25 GB pull on every node.
         "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
         "spec": {
             "selector": {"matchLabels": {ROLE_LABEL: ROLE_PREPULL}},
-            "template": {"metadata": {"labels": labels}, "spec": harden_pod_spec(restricted=True, pod_spec={
-                "nodeSelector": dict(node_selector),
-                "automountServiceAccountToken": False,
-                "enableServiceLinks": False,
-                "initContainers": [{"name": "pull", "image": image, "command": ["/bin/true"],
-                                    "resources": tiny, "securityContext": _hardened()}],
-                "containers": [{"name": "pause", "image": catalog.PAUSE_IMAGE, "resources": tiny,
-                                "securityContext": _hardened()}],
-            })},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": harden_pod_spec(
+                    restricted=True,
+                    pod_spec={
+                        "nodeSelector": dict(node_selector),
+                        "automountServiceAccountToken": False,
+                        "enableServiceLinks": False,
+                        "initContainers": [
+                            {
+                                "name": "pull",
+                                "image": image,
+                                "command": ["/bin/true"],
+                                "resources": tiny,
+                                "securityContext": _hardened(),
+                            }
+                        ],
+                        "containers": [
+                            {
+                                "name": "pause",
+                                "image": catalog.PAUSE_IMAGE,
+                                "resources": tiny,
+                                "securityContext": _hardened(),
+                            }
+                        ],
+                    },
+                ),
+            },
         },
     }
-
