@@ -4,10 +4,10 @@ Pure code. The job's entrypoint ends with `pod_programs/export_checkpoints.py` (
 on the Ray head after training succeeded; the head mounts the bucket through the GCS FUSE CSI driver (enabled
 on every cluster of this project), restricted to the export prefix (`only-dir`), at EXPORT_MOUNT.
 
-Identity (issue 19): the head runs as the stack's own export service account (core.naming Names.export_ksa),
-whose Workload Identity principal may write and delete under the export prefix only (a managed folder of that
-name carries roles/storage.objectUser) and list the bucket (Cloud Storage FUSE checks access with a bucket-level
-listing); the GPU workers' service account holds no grant (infra/bucket.py).
+Identity (least privilege: only the export writes to the bucket): the head runs as the stack's own export service
+account (core.naming Names.export_ksa), whose Workload Identity principal may write and delete under the export prefix
+only (a managed folder of that name carries roles/storage.objectUser) and list the bucket (Cloud Storage FUSE checks
+access with a bucket-level listing); the GPU workers' service account holds no grant (infra/bucket.py).
 
 Why GCS FUSE and not Managed Lustre's export API (research notes docs/research/ttfs.md §3): the copy runs
 with the head's own identity, needs no role for the Lustre service agent and no Lustre admin permission

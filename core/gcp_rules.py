@@ -1,7 +1,7 @@
 """Real-world rules on names, the address plan and mount paths that can be checked before anything exists.
 
 Pure functions over plain values. Each returns problem lines (`nemo-rl-gke:<key>: ...`), empty when the
-value is fine; settings validation (core/settings.py) calls them and raises before anything is registered.
+value is fine; settings validation (core/settings/) calls them and raises before anything is registered.
 The facts behind them live in core/catalog/ with their sources; the rule-specific limits below cite theirs.
 """
 
@@ -114,7 +114,8 @@ PROHIBITED_RANGES = tuple(
 )
 POD_SLICE_PREFIX_STANDARD = 24
 POD_SLICE_PREFIX_AUTOPILOT = 26
-# Managed Lustre's private-service-access range (FACTS.md §5): at least a /24.
+# Managed Lustre's private-service-access range: at least a /24 (Managed Lustre "Configure a VPC network",
+# https://cloud.google.com/managed-lustre/docs/vpc, reserves it with --prefix-length=24 or 20).
 PSA_SMALLEST_PREFIX = 24
 
 

@@ -14,6 +14,6 @@ def mount_root(mount_path: str) -> str:
 
 
 def hf_home(mount_path: str) -> str:
-    """HF_HOME on Lustre: a model or dataset downloads once for every node and survives pod restarts
-    (FACTS.md §7)."""
+    """HF_HOME on Lustre: a model or dataset downloads once for every node and survives pod restarts (the GKE
+    tutorial and the codelab put it on their shared volume for that reason)."""
     return f"{mount_root(mount_path)}/{HF_CACHE_DIR}"

@@ -73,10 +73,10 @@ def allocatable(vcpus: float, memory_gib: float) -> Resources:
     return Resources(vcpus - reserved_cpu(vcpus), memory_gib - reserved_memory_gib(memory_gib) - EVICTION_THRESHOLD_GIB)
 
 
-# Ephemeral storage (same page, "Local ephemeral storage reservation", as issue 18 quotes it): of the disk backing
+# Ephemeral storage (same page, "Local ephemeral storage reservation"): of the disk backing
 # ephemeral storage GKE keeps an eviction threshold of 10 % and reserves min(50 %, 6 GiB + 35 %, 100 GiB) for the
 # system. The formula is applied to the whole disk; the partitions the OS image takes out of a boot disk make the
-# kubelet's figure a few GiB smaller (issue 18 states about 96-99 GiB for 200 GB, this gives 104), so pods are sized
+# kubelet's figure a few GiB smaller (about 96-99 GiB reported for 200 GB, this gives 104), so pods are sized
 # with the headroom of GKE_OVERHEAD below. GPU pools back ephemeral storage with their local SSDs
 # (infra/local_ssd.py); the page's reservation for local-SSD-backed storage was not read, so the same formula is
 # used there, on the SSDs' total (its 100 GiB cap is what matters at 12 TB).
@@ -231,7 +231,7 @@ GCSFUSE_DEFAULT_REQUESTS = {"cpu": "250m", "memory": "256Mi", "ephemeral-storage
 
 # Autopilot ("Resource requests in Autopilot", kubernetes-engine/docs/concepts/autopilot-resource-requests):
 # containers without an ephemeral-storage request get 1 GiB ("All other containers: Ephemeral storage: 1 GiB",
-# the page's default requests, read 2026-11 in its zh-cn copy; issue 18 item 2), and Autopilot refuses a Pod whose
+# the page's default requests, read 2026-11 in its zh-cn copy), and Autopilot refuses a Pod whose
 # requests exceed the maximum of its compute class or hardware configuration. Ephemeral storage: "The ephemeral
 # storage request must be between 10 MiB and 10 GiB for all compute classes and hardware configurations" (the
 # page as quoted in GoogleCloudPlatform/gcs-fuse-csi-driver issue #21, a driver maintainer, 2023; a 2026-03 report,

@@ -8,11 +8,12 @@ Pure code. `plan()` turns a recipe's model (at its pinned revision) and dataset 
 - the marker is `<mount>/prefetch/<digest>.json`, the digest naming the items, so a changed revision or
   dataset can never be mistaken for a finished one;
 - the model path is `<mount>/models/<org>/<name>@<revision>`, a symlink the program points at the snapshot
-  it downloaded. NeMo-RL has no revision setting but accepts a local path as `policy.model_name` (FACTS/
-  ttfs notes), so the job trains from exactly the pinned revision, even when the revision is a tag;
+  it downloaded. NeMo-RL has no revision setting but accepts a local path as `policy.model_name`
+  (docs/research/ttfs.md §2), so the job trains from exactly the pinned revision, even when the revision is a tag;
 - `job_timeout_seconds()` sizes the Job's deadline and Pulumi timeout: pulumi-kubernetes gives up on a Job after
-  10 minutes unless customTimeouts says otherwise (FACTS §11); for a model outside the catalog, whose size is
-  known only in the pod, a ceiling, while the download sizes its own deadline from the Hub's file list.
+  10 minutes unless customTimeouts says otherwise (the Pulumi registry's kubernetes batch/v1 Job page); for a model
+  outside the catalog, whose size is known only in the pod, a ceiling, while the download sizes its own deadline from
+  the Hub's file list.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Pure arithmetic over `catalog.MODEL_PARAMS` and `catalog.LUSTRE_TIERS`; nothing here builds resources.
 Settings validation and the sizing report (synth/sizing_report.py) call it.
 
-Checkpoint size (NeMo-RL `<checkpoint_dir>/step_N/`, FACTS.md §7), per model parameter:
+Checkpoint size (NeMo-RL `<checkpoint_dir>/step_N/`, nemo_rl/utils/checkpoint.py: tests/oracles), per model parameter:
   * weights in bf16 ........................................... 2 B
   * with the optimizer saved (Adam with fp32 master weights):
       fp32 master copy 4 B + first moment 4 B + second moment 4 B = 12 B

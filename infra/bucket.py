@@ -1,6 +1,6 @@
 """The training bucket (hierarchical namespace, uniform access, soft delete) and the export's access to it.
 
-Only the checkpoint export writes to the bucket, and only under its prefix (issue 19): the export runs on the
+Only the checkpoint export writes to the bucket, and only under its prefix (least privilege): the export runs on the
 Ray head as the stack's own Kubernetes service account (core.naming Names.export_ksa), named as a Workload
 Identity principal (principal://…/subject/ns/<ns>/sa/<ksa>) directly, so no Google service account or
 annotation is needed, and distinct per stack, so two stacks of one project cannot touch each other's buckets.

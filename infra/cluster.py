@@ -5,10 +5,10 @@ network policies, multi-networking, Workload Identity, the RayOperator add-on wi
 when the stack installs KubeRay itself), the Lustre CSI driver (legacy port from the one port-mode setting), GCS
 FUSE CSI, managed Prometheus with DCGM metrics.
 
-Hardened (issues 11, 19): private nodes in both modes (no external IPs; egress through the primary VPC's Cloud
-NAT, for the pods the namespace's egress policies allow); the IP endpoint private by default, GKE's DNS-based
-endpoint (IAM-authorised) on, and control-plane access limited to `authorizedNetworks` when given; the IP endpoint
-is private only together with the DNS endpoint or an authorised network, because the Kubernetes provider must
+Hardened (docs/research/harden.md, harden2.md): private nodes in both modes (no external IPs; egress through the primary
+VPC's Cloud NAT, for the pods the namespace's egress policies allow); the IP endpoint private by default, GKE's
+DNS-based endpoint (IAM-authorised) on, and control-plane access limited to `authorizedNetworks` when given; the IP
+endpoint is private only together with the DNS endpoint or an authorised network, because the Kubernetes provider must
 reach the API server from wherever `pulumi up` runs (core/settings/security.py); the provider then talks to the
 DNS endpoint. Node upgrades are held back only in a bounded window the user opens for a run. Standard pools get shielded
 nodes with Secure Boot and integrity monitoring where the machine type supports it (core/catalog/gke.py,

@@ -185,7 +185,9 @@ class GpuCapacity(pulumi.ComponentResource):
                 # The RoCE profile is zonal (and a reservation is zonal): nodes must be in its zone.
                 node_locations=[plan.zone],
                 # Capacity that has to be obtained starts at zero: a pool created with N nodes waits for them and
-                # fails on a stockout (FACTS.md §11). Flex-start takes no static nodes at all.
+                # fails on a stockout (terraform-provider-google resource_container_node_pool.go waits for them; Cluster
+                # Toolkit's gke-node-pool refuses static nodes without a reservation). Flex-start takes no static nodes
+                # at all.
                 initial_node_count=pool.initial_nodes,
                 # A warm reservation pool keeps its nodes (they are paid for anyway); the rest scale down to zero.
                 autoscaling=gcp.container.NodePoolAutoscalingArgs(

@@ -1,8 +1,9 @@
 """The Managed Lustre instance that holds the HF cache, datasets and checkpoints.
 
-One port-mode setting drives both sides (FACTS.md §5): `legacy` creates the instance with GKE support (LNet on
-6988) and the cluster turns on `enable_legacy_lustre_port`; `modern` does neither. The seeds' codelab sets only
-the instance side, which cannot mount.
+One port-mode setting drives both sides (Managed Lustre CSI driver, "Lustre communication ports":
+https://cloud.google.com/managed-lustre/docs/lustre-csi-driver-new-volume): `legacy` creates the instance with GKE
+support (LNet on 6988) and the cluster turns on `enable_legacy_lustre_port`; `modern` does neither. The seeds' codelab
+sets only the instance side, which cannot mount.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Watching the training: a Cloud Monitoring dashboard scoped to this stack, and the checkpoint sizing report.
 
 The dashboard JSON is built from typed structures in `infra.dashboard`; its filters name this stack's Lustre
-instance and cluster, which flow in from those resources. The sizing (infra.sizing) is arithmetic on the job
+instance and cluster, which flow in from those resources. The sizing (core.sizing) is arithmetic on the job
 recipe and the Lustre settings: an over-budget checkpoint is a settings error (raised before anything is
 registered); a keep_top_k that would fill the instance is a warning.
 """

@@ -1,7 +1,8 @@
 """Private service access for Managed Lustre: the reserved peering range, the service-networking connection,
 and the ingress rule for the Lustre port from that range.
 
-Teardown (FACTS.md §5): deleting a `servicenetworking.Connection` often fails with "Producer services … still
+Teardown (hashicorp/terraform-provider-google issue #16275; GoogleCloudPlatform/magic-modules PR #18476, which added
+REMOVE_PEERING): deleting a `servicenetworking.Connection` often fails with "Producer services … still
 using this connection", and ABANDON leaves the peering so the VPC cannot be deleted afterwards. We use
 `REMOVE_PEERING`: destroy first tries deleteConnection and, if the producer refuses, removes the peering from
 our VPC so the range and the VPC can go. That is safe here because the only producer behind it is our Lustre

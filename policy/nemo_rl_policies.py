@@ -746,8 +746,8 @@ def check_tokens_only_as_files(r: Resource) -> list[str]:
 
 # --- control plane not open to everyone (advisory) ---------------------------------------------------------
 def check_control_plane_restricted(r: Resource) -> list[str]:
-    """The cluster's IP endpoint is private or limited to authorized networks, on every stack (dev included:
-    issue 19)."""
+    """The cluster's IP endpoint is private or limited to authorized networks, on every stack (dev included: an
+    endpoint open to every address is one leaked credential away from the control plane)."""
     if r.type != CLUSTER_TYPE:
         return []
     private = r.get("privateClusterConfig.enablePrivateEndpoint")

@@ -72,8 +72,8 @@ def config_block() -> dict:
 def render() -> str:
     doc = {**HEADER, "config": config_block()}
     return (
-        "# Generated from core/settings.py by `python -m synth.project_file`; edit the model, not this file.\n"
-        + yaml.safe_dump(doc, sort_keys=False, width=120)
+        "# Generated from the settings models (core/settings/) by `python -m synth.project_file`; edit them, not this "
+        "file.\n" + yaml.safe_dump(doc, sort_keys=False, width=120)
     )
 
 

@@ -1,6 +1,7 @@
-"""The measure of issue 19, each figure computed from the engine's records of the shipped stacks (and the CI
-workflow), with the oracles in tests/netpol_oracle.py and tests/pod_security_standards.py. `figures()` returns
-figure name -> the value the README's Security section states (tests/test_security_measures.py compares them).
+"""The security measures (docs/research/harden2.md), each figure computed from the engine's records of the shipped
+stacks (and the CI workflow), with the oracles in tests/netpol_oracle.py and tests/pod_security_standards.py.
+`figures()` returns figure name -> the value the README's Security section states (tests/test_security_measures.py
+compares them).
 """
 
 from __future__ import annotations

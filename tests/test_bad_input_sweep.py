@@ -1,4 +1,4 @@
-"""Every setting with a bad value: one line naming its key, no traceback, nothing registered (issue 18 item 11).
+"""Every setting with a bad value: one line naming its key, no traceback, nothing registered.
 
 The guide's rule "bad input gets one clear line naming the key and changes nothing, never a traceback" holds only
 if no rule runs on a value another rule refused: a refused release looked up by the token rule (`KeyError`), a
@@ -165,7 +165,7 @@ def test_bad_settings_never_raise_without_optional_secrets_or_with_the_job_disab
 
 
 def test_the_issue_examples_are_one_line_each(synth):
-    # Issue 18: an unknown nemoRlRelease without rayAuthToken raised KeyError; workerReplicas 0 / gpuNodes 0 with
+    # Found by review: an unknown nemoRlRelease without rayAuthToken raised KeyError; workerReplicas 0 / gpuNodes 0 with
     # jobEnabled false raised "replicas must be at least 1" while building the warmup placeholders.
     r = synth("dev", {"nemoRlRelease": "v9.9.9"}, {"rayAuthToken": None})
     assert _problem_lines(r.error) == [

@@ -311,7 +311,7 @@ def test_valid_inputs_have_no_problems():
 
 
 def test_flex_start_is_offered_on_a3_ultra_and_refused_on_machines_google_excludes(synth):
-    # Issue 18 item 16, checked against Google's current pages (core/catalog/gpus.py flex_start): Compute Engine
+    # Checked against Google's current pages (core/catalog/gpus.py flex_start): Compute Engine
     # "About Flex-start VMs" supports "all accelerator-optimized machine types (except A4X and G4)", AI
     # Hypercomputer's consumption options list flex-start for "Any GPU machine except A4X"; the "except A3 Ultra"
     # line came from an older copy of that page. So dev (a3-ultragpu-8g) keeps its [spot, flex-start] chain...

@@ -3,7 +3,7 @@
 - NeMo-RL resumes from the newest `step_N` under `checkpointing.checkpoint_dir` (nemo_rl/utils/checkpoint.py
   `CheckpointManager.get_latest_checkpoint_path`, v0.4.0-v0.7.0); the program puts that directory at
   `<mount>/checkpoints/<run name>`. A checkpoint written for another model, backend, layout or release must not
-  be picked up (issue 9 item 12), while the same recipe with more steps or other periods continues.
+  be picked up, while the same recipe with more steps or other periods continues.
 - NeMo-RL's GRPO loop validates when `(step + 1) % val_period == 0` and saves when `is_last_step or (step + 1) %
   save_period == 0` (nemo_rl/algorithms/grpo.py `grpo_train`, v0.4.0 and v0.5.0). Megatron runs that save at a step
   without validation hit NVIDIA-NeMo/RL #1137 (CUDA OOM, reported 2025-09-16 on main after v0.3.1, open) and #834

@@ -264,7 +264,7 @@ def test_every_shipped_stack_has_a_report_whose_path_ends_at_the_first_step(synt
     assert "ratio:" in text and "nominal estimate" in text
 
 
-# --- the entrypoint's own steps (issue 18 item 17) ---------------------------------------------------------------
+# --- the entrypoint's own steps ---------------------------------------------------------------------------------
 # The job's entrypoint (core/recipes/commands.py job_script) runs, in order and under `set -e`, the readiness gate, in
 # own-cluster mode the wait for the prefetch marker, the GSM8K preparation and, for Megatron, the conversion check,
 # and only then NeMo-RL: each is on the way to the first step.

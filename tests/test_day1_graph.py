@@ -1,4 +1,5 @@
-"""The first `pulumi up` in a fresh project: ordering and settings the real APIs need (issue 9, Google Cloud side).
+"""The first `pulumi up` in a fresh project: ordering and settings the real APIs need (Google Cloud side;
+docs/research/day1gcp.md).
 
 Each test names the real-world rule and its source; the graph comes from the engine's records of the shipped
 stacks (the `synth` fixture), asserted by (type, name).
@@ -59,7 +60,7 @@ def test_project_number_lookup_waits_for_the_apis(synth):
 
 def test_workload_identity_grant_waits_for_the_cluster(synth, stack):
     # `<project>.svc.id.goog` exists only after the project's first Workload Identity cluster; a binding naming
-    # it before fails "Identity Pool does not exist" (FACTS.md §11; GKE attached-clusters Managed Prometheus:
+    # it before fails "Identity Pool does not exist" (GKE attached-clusters Managed Prometheus:
     # "fails unless at least one cluster has been created").
     result = synth(stack)
     for grant in (
@@ -89,7 +90,7 @@ def test_cluster_and_pools_wait_for_the_node_service_account_roles(synth, stack)
 
 
 def test_shipped_stacks_hold_back_no_node_patch(synth, stack):
-    # Issue 19 finding 8: an exclusion until end of support kept security patches off the nodes for months.
+    # An exclusion until end of support would keep security patches off the nodes for months.
     policy = synth(stack).get(*CLUSTER).inputs["maintenancePolicy"]
     assert not policy.get("maintenanceExclusions")
     assert policy["dailyMaintenanceWindow"]["startTime"]

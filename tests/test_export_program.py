@@ -19,7 +19,8 @@ METRIC = "val:accuracy"
 
 
 def write_checkpoint(run: Path, name: str, info: dict | None, shard_bytes: int = 4096) -> Path:
-    """NeMo-RL's layout (FACTS §7): training_info.json, config.yaml, policy/{weights,optimizer,tokenizer}/."""
+    """NeMo-RL's layout (nemo_rl/utils/checkpoint.py): training_info.json, config.yaml,
+    policy/{weights,optimizer,tokenizer}/."""
     d = run / name
     for sub in ("policy/weights", "policy/optimizer", "policy/tokenizer"):
         (d / sub).mkdir(parents=True, exist_ok=True)
@@ -148,8 +149,8 @@ def test_rerun_copies_only_what_is_missing_or_partial(dirs):
     assert untouched.stat().st_mtime_ns == mtime
     assert tree(dest / "step_20") == tree(src)
     # The cut file was written again as a NEW file: Cloud Storage FUSE streams only new files written
-    # sequentially and stages a modified one whole on the sidecar's disk (gcsfuse docs/semantics.md v3.11.2),
-    # which core/export.py sizes at 1 GiB.
+    # sequentially and stages a modified one whole on the sidecar's disk (GoogleCloudPlatform/gcsfuse docs/semantics.md
+    # v3.11.2), which core/export.py sizes at 1 GiB.
     assert held.stat().st_size == 1000 and not held.samefile(shard)
 
 

@@ -160,7 +160,7 @@ def test_gate_rerun_changes_the_rayjob_so_it_is_submitted_again(synth):
     assert recipes.GATE_SCRIPT in own.get(RAYJOB, "rayjob").get("spec.entrypoint")
 
 
-# Rule (issue 18 item 8): the RayCluster keeps every worker replica up and NeMo-RL's placement groups may use any
+# Rule: the RayCluster keeps every worker replica up and NeMo-RL's placement groups may use any
 # of them (nemo_rl/distributed/virtual_cluster.py builds its bundles from whatever GPU nodes Ray offers), so the
 # gate tests every GPU worker, not only cluster.num_nodes of them; workers the job leaves idle are a preview warning.
 def test_the_gate_covers_every_gpu_worker_and_preview_warns_about_idle_ones(synth):

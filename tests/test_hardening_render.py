@@ -1,4 +1,5 @@
-"""What the hardened program renders for every shipped stack, and the bad input it refuses (issue 11)."""
+"""What the hardened program renders for every shipped stack, and the bad input it refuses
+(docs/research/harden.md)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ INVALID = [
     ({"rayDashboardPeers": ["kuberay-operator"]}, "nemo-rl-gke:rayDashboardPeers", "kubeRayOperator"),
     ({"rayDashboardPeers": ["control-plane"]}, "nemo-rl-gke:rayDashboardPeers", "not a valid CIDR"),
     ({"rayTokenAuth": "on"}, "nemo-rl-gke:rayTokenAuth", "Ray >= 2.52.0"),
-    # Issue 18 item 3: GKE's add-on may run KubeRay 1.4.2, whose operator cannot send a token.
+    # GKE's add-on may run KubeRay 1.4.2, whose operator cannot send a token.
     (
         {"rayTokenAuth": "on", "nemoRlRelease": "v0.7.0", "jobEnabled": False},
         "nemo-rl-gke:rayTokenAuth",
@@ -244,7 +245,8 @@ def test_authorized_networks_and_a_private_endpoint_reach_the_cluster_and_the_pr
 
 
 def test_every_shipped_stack_keeps_its_ip_endpoint_private_and_opening_it_takes_two_settings(synth, stack):
-    # Issue 19 finding 9: dev's IP endpoint was open to every address; the default is now the DNS endpoint (IAM).
+    # An IP endpoint open to every address is one credential away from the control plane: the default is the DNS
+    # endpoint (IAM).
     (cluster,) = synth(stack).of_type(CLUSTER)
     assert cluster.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
     assert cluster.inputs["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]["allowExternalTraffic"] is True

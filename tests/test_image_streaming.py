@@ -68,7 +68,7 @@ def test_the_pools_stream_after_the_container_file_system_api_is_on(pair, stack)
 
 
 def test_the_nodes_read_the_copy_through_a_grant_on_that_repository_alone(pair):
-    # Issue 19 finding 11: no project-wide Artifact Registry reader; the copy's repository grants the nodes reads.
+    # No project-wide Artifact Registry reader (least privilege): the copy's repository grants the nodes reads.
     base, r, repo = pair
     assert not [m for m in base.of_type(IAM) if m.get("role") == catalog.ARTIFACT_REGISTRY_READER_ROLE]
     (grant,) = r.of_type(REPO_IAM)

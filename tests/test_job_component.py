@@ -127,7 +127,7 @@ def test_a_changed_cluster_replaces_the_cluster_and_its_job(synth, stack):
 
 
 def test_what_changes_the_cluster_is_in_its_spec(synth):
-    # The changes issue 9 names all land in the RayCluster's spec, which replace_on_changes watches.
+    # A new image, release, env or resources all land in the RayCluster's spec, which replace_on_changes watches.
     base = synth("dev").get(RAYCLUSTER, "raycluster").inputs["spec"]
     for overrides in (
         {"nemoRlRelease": "v0.4.0", "jobEnabled": False},
@@ -209,7 +209,7 @@ def test_megatron_saves_without_validation_warn_at_preview(synth):
     assert not [w for w in synth("codelab").warnings if "#1137" in w]
 
 
-# --- the RayJob's deadline (issue 18 item 10) ------------------------------------------------------------------
+# --- the RayJob's deadline ----------------------------------------------------------------------------------------
 # Rule (KubeRay rayjob_controller.go checkActiveDeadlineAndUpdateStatusIfNeeded at v1.4.2 34ea80e0 and v1.7.0
 # 59d663ae): past spec.activeDeadlineSeconds, counted from the attempt's Status.StartTime, the RayJob turns Failed
 # with reason DeadlineExceeded and is not retried; own-cluster RayJobs with shutdownAfterJobFinishes then lose their

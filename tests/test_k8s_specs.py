@@ -464,7 +464,7 @@ def test_worker_shm_is_memory_backed_with_the_configured_size(variant):
 
 
 def test_workers_run_as_the_grantless_service_account_and_the_head_as_the_exports_own(variant):
-    # Issue 19 finding 3: only the export may write to the bucket, so only the head (which runs it) holds its
+    # Least privilege: only the export may write to the bucket, so only the head (which runs it) holds its
     # identity; without the export the head runs as the Ray pods' service account too.
     s = settings_for(variant, ksaName="rl-runner")
     pods = pods_of(raycluster_for(s))

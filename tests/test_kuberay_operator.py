@@ -1,5 +1,5 @@
-"""`kubeRayOperator: helm`: the stack installs KubeRay 1.7.0 itself, so its operator can send the Ray token (issue
-18 item 3, issue 19 finding 1). The chart is the one kept in the repository (verbatim from ray-project/kuberay at
+"""`kubeRayOperator: helm`: the stack installs KubeRay 1.7.0 itself, so its operator can send the Ray token
+(docs/research/harden2.md). The chart is the one kept in the repository (verbatim from ray-project/kuberay at
 the tag), its CRDs are the ones the Ray objects are validated against, the values we pass exist in the chart, and
 the stack then renders token auth the way KubeRay 1.6.0+ reads it (authOptions.secretName) with no token in any
 environment."""

@@ -1,4 +1,4 @@
-"""Every label the program renders meets the rules of the API that stores it (issue 18 item 12).
+"""Every label the program renders meets the rules of the API that stores it.
 
 - Google Cloud labels (the GKE cluster's resource labels, node pools' resource labels, Managed Lustre, Cloud
   Storage): keys 1-63 characters starting with a lowercase letter, values 0-63 characters, both "only lowercase

@@ -1,5 +1,5 @@
-"""Limits GCP, GKE and KubeRay enforce, checked at preview, and how the control plane is reached (issue 18 items
-13 and 14). Each test names the rule's source; the facts live in core/catalog/."""
+"""Limits GCP, GKE and KubeRay enforce, checked at preview, and how the control plane is reached. Each test names the
+rule's source; the facts live in core/catalog/."""
 
 from __future__ import annotations
 

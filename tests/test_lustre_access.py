@@ -1,4 +1,4 @@
-"""Managed Lustre root squash (issue 18 item 15): every client outside the cluster's nodes mounts squashed.
+"""Managed Lustre root squash: every client outside the cluster's nodes mounts squashed.
 
 Rules and sources (core/catalog/lustre.py, LUSTRE_NO_SQUASH_RULE): pulumi-gcp 10.2.0 `access_rules_options`
 (ROOT_SQUASH / NO_SQUASH, rule names of at most 16 alphanumerics or '_', a squash uid/gid of 0 squashing nothing);

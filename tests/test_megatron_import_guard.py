@@ -1,4 +1,4 @@
-"""An interrupted one-time HF -> Megatron conversion is redone, never trained on (issue 18 item 7).
+"""An interrupted one-time HF -> Megatron conversion is redone, never trained on.
 
 Rule: NeMo-RL converts the weights once into `<HF_HOME>/nemo_rl/<model subdir>` and skips the conversion whenever
 `iter_0000000` exists there (NVIDIA-NeMo/RL v0.4.0 nemo_rl/models/policy/megatron_policy_worker.py lines 486-499:

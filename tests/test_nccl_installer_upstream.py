@@ -34,7 +34,7 @@ UPSTREAM_FILES = {"standard": "nccl-rdma-installer.yaml", "autopilot": "nccl-rdm
 # - upstream's YAML comments (the license header) are not part of the objects.
 ALLOWED_DIFFERENCES: dict[str, dict[str, str]] = {"standard": {}, "autopilot": {}}
 # The Autopilot variant's Namespace differs by the Pod Security Admission labels every namespace of the program
-# carries (issue 19; workloads/manifests/pod_security.py namespace_labels): enforce privileged, warn and audit
+# carries (workloads/manifests/pod_security.py namespace_labels): enforce privileged, warn and audit
 # restricted.
 NAMESPACE_ALLOWED_DIFFERENCES = {f"metadata.labels.{k}" for k in namespace_labels("privileged")}
 

@@ -332,7 +332,7 @@ def test_each_release_resolves_its_config_with_only_the_resolvers_its_entry_scri
     assert OmegaConf.has_resolver("mul") and not OmegaConf.has_resolver("div") and not OmegaConf.has_resolver("max")
 
 
-# --- the ranking direction (issue 18 item 6) -------------------------------------------------------------------
+# --- the ranking direction -----------------------------------------------------------------------------------------
 # Rule: NeMo-RL's CheckpointManager prunes to keep_top_k and names the best checkpoint by checkpointing.metric_name
 # in the direction of checkpointing.higher_is_better (nemo_rl/utils/checkpoint.py at v0.4.0, v0.5.0, v0.7.0:
 # `self.higher_is_better = config["higher_is_better"]`); the base configs set it true. A lower-is-better metric

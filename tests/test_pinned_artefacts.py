@@ -1,4 +1,4 @@
-"""Every artefact a recipe's config loads by name is the one the prefetch pinned (issue 18 item 5).
+"""Every artefact a recipe's config loads by name is the one the prefetch pinned.
 
 Oracle: the releases' real GRPO configs (tests/nemo_rl_reference, copies of NVIDIA-NeMo/RL examples/configs at the
 commits in its SOURCES.md) loaded with NeMo-RL's own loader and hydra-core (tests/nemo_rl_oracle.py). The scan

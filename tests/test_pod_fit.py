@@ -1,4 +1,4 @@
-"""Every pod the stacks render fits the node or Autopilot class it lands on (issue 18 items 1 and 2).
+"""Every pod the stacks render fits the node or Autopilot class it lands on.
 
 Rules, each with its source (core/node_fit.py has them in full):
 - the GCS FUSE CSI webhook sizes its injected sidecar from the Pod's annotations: with only a limit the request
@@ -74,7 +74,7 @@ def test_ephemeral_allocatable_follows_gkes_reservation(disk, allocatable):
 
 
 def test_the_sidecar_dev_used_to_render_could_never_be_scheduled_on_its_system_node():
-    # Issue 18 item 1: limit-only annotations with 112Gi (sized for staging) became a 112Gi request.
+    # Found by review: limit-only annotations with 112Gi (sized for staging) became a 112Gi request.
     old = {
         **ON,
         "gke-gcsfuse/cpu-limit": "2",

@@ -1,7 +1,7 @@
 """The programs the job-scripts ConfigMap ships (pod_programs/) run with what their image has, and nothing else.
 
 Every import of every shipped program (top level or inside a function, parsed with ast) must be the standard
-library, a shipped sibling, or a package of each image the program runs in (pod_programs.Shipped.images):
+library, a shipped sibling, or a package of each image the program runs in (`pod_programs.Shipped` images):
 NeMo-RL's environment in every release the catalog knows (tests/oracles/nemo_rl_environment, derived from each
 release's uv.lock), or the prefetch image's hash-pinned requirements (pod_programs/prefetch-requirements.txt).
 """

@@ -142,9 +142,10 @@ def test_rendered_export_command_copies_latest_and_best(tmp_path):
 def test_the_sidecar_streams_the_copy_and_names_every_request_and_limit():
     # Rule: the GCS FUSE webhook makes a sidecar's request EQUAL its limit when only the limit is annotated
     # (gcs-fuse-csi-driver pkg/webhook/config.go populateResource, v1.24.4), which is how `dev` once asked for a
-    # 112Gi ephemeral-storage request on a node offering ~96. Streaming writes (gcsfuse docs/semantics.md v3.11.2;
-    # on by default from GKE 1.33.2-gke.4655000, gcs-fuse-csi-driver docs/releases.md) stage nothing on disk for
-    # new files written sequentially, ~96 MiB of memory each, up to 4 files at once on a non-high-performance node.
+    # 112Gi ephemeral-storage request on a node offering ~96. Streaming writes (GoogleCloudPlatform/gcsfuse
+    # docs/semantics.md v3.11.2; on by default from GKE 1.33.2-gke.4655000, GoogleCloudPlatform/gcs-fuse-csi-driver
+    # docs/releases.md) stage nothing on disk for new files written sequentially, ~96 MiB of memory each, up to 4 files
+    # at once on a non-high-performance node.
     a = export.pod_annotations()
     for res in ("cpu", "memory", "ephemeral-storage"):
         assert f"gke-gcsfuse/{res}-request" in a and f"gke-gcsfuse/{res}-limit" in a
@@ -157,7 +158,7 @@ def test_the_sidecar_streams_the_copy_and_names_every_request_and_limit():
 
 
 def test_a_model_outside_the_catalog_gets_the_ceiling_deadline_and_sizes_its_own_in_the_pod(synth):
-    # Issue 18 item 9: without a size offline, 1800 s (0 bytes + margin) killed the download of any real model.
+    # Found by review: without a size offline, 1800 s (0 bytes + margin) killed the download of any real model.
     # The Job, Pulumi's wait and the download's --job-deadline take the ceiling (core.prefetch); the download
     # itself sizes a tighter deadline from the Hub's file list (tests/test_prefetch_program.py).
     import json

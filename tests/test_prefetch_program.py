@@ -276,7 +276,7 @@ def test_wait_does_not_accept_a_marker_for_other_items(env, tmp_path, hub):
     assert r.returncode != 0
 
 
-# --- A model outside the catalog (issue 18 item 9) ------------------------------------------------------------
+# --- A model outside the catalog ----------------------------------------------------------------------------
 C_LLAMA = "6" * 40
 LLAMA_FILES = {
     "config.json": CONFIG,
@@ -344,7 +344,7 @@ def test_a_download_past_its_deadline_stops_with_one_line_and_no_marker(env, tmp
 
 
 def test_only_the_plain_http_path_resumes_a_partial_file_in_the_pinned_client():
-    # The docstring's resume claim, against huggingface_hub 0.34.4 itself (issue 18 item 9): the offset of
+    # The docstring's resume claim, against huggingface_hub 0.34.4 itself: the offset of
     # `<blob>.incomplete` reaches http_get (resume_size) only; xet_get, used for Xet-backed files when hf_xet is
     # installed (as the pinned requirements do), takes none, so such a file starts over.
     import inspect

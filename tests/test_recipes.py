@@ -400,7 +400,7 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
 
 
 def test_checkpoint_dir_is_the_run_name_on_lustre_and_stable_across_resubmissions():
-    # The default run name ends with the fingerprint of what makes a checkpoint incompatible (issue 9 item 12;
+    # The default run name ends with the fingerprint of what makes a checkpoint incompatible (
     # tests/test_checkpoint_runs.py checks both directions).
     j, rel = job(jobRecipe=QWEN), HOME_RELEASE[QWEN]
     fp = recipes.checkpoint_fingerprint(recipes.RECIPES[QWEN], rel)
@@ -422,7 +422,7 @@ def test_checkpoint_dir_is_the_run_name_on_lustre_and_stable_across_resubmission
 
 
 def test_qwen_recipe_reproduces_the_codelab_run():
-    # seed 000, run_nemo_rl.sh, except checkpoint every 10 steps (the codelab's 2 saves at steps without
+    # the codelab's run_nemo_rl.sh, except checkpoint every 10 steps (the codelab's 2 saves at steps without
     # validation, NVIDIA-NeMo/RL #1137; README "How the codelab recipe differs from the codelab")
     v = rendered(QWEN)
     assert v["entry"] == "examples/run_grpo_math.py"
@@ -466,7 +466,7 @@ def test_qwen_recipe_reproduces_the_codelab_run():
 
 
 def test_gemma_recipe_reproduces_the_tutorial_run_on_prepared_gsm8k():
-    # seed 004, gemma3-27b-gsm8k.sh, with GSM8K read from Lustre instead of the patched hub loader
+    # the GKE tutorial's gemma3-27b-gsm8k.sh, with GSM8K read from Lustre instead of the patched hub loader
     v = rendered(GEMMA)
     assert v["entry"] == "examples/run_grpo_math.py"
     assert v["config"] == "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml"

@@ -1,10 +1,11 @@
-"""Issue 19's measure, figure by figure, computed from the rendered stacks (tests/security_figures.py), plus the
-paths each pod still needs; the README's Security section states the same figures (its table is read here).
+"""The security measures (docs/research/harden2.md), figure by figure, computed from the rendered stacks
+(tests/security_figures.py), plus the paths each pod still needs; the README's Security section states the same figures
+(its table is read here).
 
 The oracles judge the renders by the documented semantics of NetworkPolicy / FQDNNetworkPolicy
 (tests/netpol_oracle.py) and the Pod Security Standards (tests/pod_security_standards.py); both are checked on
-the documentation's own examples first. Run on the base commit of issue 19 the same functions give the issue's
-"today" column (every Ray port open to the submitter, 6/6 pods without egress policy, 2 templates with bucket
+the documentation's own examples first. Run on the commit before these measures the same functions give the
+"before" column (every Ray port open to the submitter, 6/6 pods without egress policy, 2 templates with bucket
 write over the whole bucket, 3/3 stacks on one principal, no Pod Security label, 5 extra node roles, 2/5 digests,
 dev's IP endpoint open).
 """

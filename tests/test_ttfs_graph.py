@@ -154,17 +154,17 @@ def test_the_one_step_at_a_time_estimate_counts_enabling_the_apis_once(synth):
 
 
 def test_codelab_reaches_the_running_driver_in_at_most_40_percent_of_the_one_step_at_a_time_estimate(synth):
-    # Issue 13's target, on nominal durations (core.catalog NOMINAL_*; the report prints each figure's source),
-    # on the path issue 13 measured: up to the job's driver running with the weights on Lustre.
+    # The time-to-first-step target (docs/research/ttfs.md), on nominal durations (core.catalog NOMINAL_*; the report
+    # prints each figure's source), on the path it measures: up to the job's driver running with the weights on Lustre.
     est = cp.estimate(synth("codelab").resources)
     entry = [k for k in est.activities if k.startswith("entrypoint ")]
     driver = est.finish["job started"]
     assert driver / (est.sequential_seconds - sum(est.activities[k].seconds for k in entry)) <= 0.40, est.format(
         "codelab"
     )
-    # Issue 18 item 17 extends the report over the entrypoint's steps (the readiness gate first): they need the
+    # The report also covers the entrypoint's steps (the readiness gate first): they need the
     # GPU workers, the last part to be ready, so they add their full length (on the complete path the codelab
-    # needs 0.410 of the sequential time with today's nominal figures, above issue 13's 0.40: README).
+    # needs 0.410 of the sequential time with today's nominal figures, above the 0.40 target: README).
     assert est.first_step_seconds == pytest.approx(driver + sum(est.activities[k].seconds for k in entry))
 
 

@@ -1,6 +1,6 @@
 """The GitHub Actions workflows: valid YAML with the expected jobs, the same test command as .ci/run, actions
 pinned by commit SHA, no real secret handed to code from a pull request, and a header that documents every
-repository secret and variable they read (issue 19, finding 10; GitHub's "Security hardening for GitHub
+repository secret and variable they read (GitHub's "Security hardening for GitHub
 Actions": pin actions to a full-length commit SHA, least-privilege tokens, environments for credentials)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """KubeRayOperator: KubeRay 1.7.0 installed by the stack itself (`kubeRayOperator: helm`), for Ray token auth.
 
-Why (issue 18 item 3, issue 19 finding 1; sources in core/catalog/security.py): the operator must send the Ray token on
+Why (docs/research/harden2.md; sources in core/catalog/security.py): the operator must send the Ray token on
 its job-status and StopJob calls, or a token-protected dashboard answers 401 and a RayJob never finishes (KubeRay
 1.4.2) or is marked Failed while training runs on (1.7.0), and a deleted RayJob's Ray job keeps its GPUs.
 KubeRay sends a token only from 1.5.1 (`authOptions`) and reads a user-supplied one, keeping it out of the Ray

@@ -4,9 +4,10 @@ workloads/manifests/prefetch_job.py.
 
 Pulumi waits for the Job (pulumi-kubernetes awaits a batch/v1 Job until it completes or fails, PR #633) with a
 custom create/update timeout sized for the download (core.prefetch.job_timeout_seconds; the provider's default
-gives up after 10 minutes). `pulumi.com/replaceUnready: "true"`: a Job that failed (FACTS §11: a failed Job
-reruns only if it changes or carries this annotation) is replaced on the next `pulumi up`, which resumes the
-download. The annotation `nemo-rl-gke/download-bytes` tells the critical-path report what it downloads.
+gives up after 10 minutes). `pulumi.com/replaceUnready: "true"`: a Job that failed (the Pulumi registry's kubernetes
+batch/v1 Job page: a failed Job reruns only if it changes or carries this annotation) is replaced on the next `pulumi
+up`, which resumes the download. The annotation `nemo-rl-gke/download-bytes` tells the critical-path report what it
+downloads.
 """
 
 from __future__ import annotations

@@ -87,9 +87,9 @@ PREFETCH_PYTHON_MARKERS = {
 # file on local disk first (GoogleCloudPlatform/gcsfuse docs/semantics.md at v3.11.2: the default write path from
 # gcsfuse v3.0.0; "approximately 96MiB of RAM" per file open for streaming; modifying an existing file, out-of-order
 # or concurrent writes to one file, and more files at once than `write:global-max-blocks` fall back to staging).
-# GKE's sidecar has them from 1.32.1-gke.1753001 and on by default from 1.33.2-gke.4655000 (gcs-fuse-csi-driver
-# docs/releases.md at v1.24.4, "Streaming writes"). The export relies on them: the sidecar is sized for streaming,
-# and the mount says so explicitly.
+# GKE's sidecar has them from 1.32.1-gke.1753001 and on by default from 1.33.2-gke.4655000
+# (GoogleCloudPlatform/gcs-fuse-csi-driver docs/releases.md at v1.24.4, "Streaming writes"). The export relies on them:
+# the sidecar is sized for streaming, and the mount says so explicitly.
 GCSFUSE_STREAMING_WRITES_DEFAULT_MIN_GKE = "1.33.2-gke.4655000"
 GCSFUSE_STREAMING_WRITES_OPTION = "write:enable-streaming-writes:true"
 GCSFUSE_STREAMING_FILE_MIB = 96
@@ -107,7 +107,11 @@ class Nominal:
 
 NOMINAL_ESTIMATE = "nominal estimate (no published figure)"
 
-# Seconds Pulumi waits for a resource of this type (create + await), by type token.
+# Seconds Pulumi waits for a resource of this type (create + await), by type token. The critical-path report prints
+# each source as written (build/<stack>/critical-path.md), so three keep their old wording until a change meant to
+# alter the report: "seed 000" is the codelab (https://codelabs.developers.google.com/next26/rl-gke-lustre), whose
+# Lustre step says 10-15 minutes; "FACTS §5" is Managed Lustre's create time from the same sources; "issue 13"
+# (NOMINAL_IMAGE_BYTES) is the 20-30 GB the NeMo-RL images take (docs/research/ttfs.md).
 NOMINAL_RESOURCE_SECONDS: dict[str, Nominal] = {
     "gcp:lustre/instance:Instance": Nominal(
         900, "codelab (seed 000): 'Lustre ... 10~15분'; FACTS §5 10-15 min; upper bound"

@@ -164,7 +164,7 @@ def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str, gate_rerun: 
 
 
 # --- GSM8K preparation --------------------------------------------------------------------------------
-# Files the job runs besides NeMo-RL, shipped in the `nemo-rl-scripts` ConfigMap (infra.naming.JOB_SCRIPTS,
+# Files the job runs besides NeMo-RL, shipped in the `nemo-rl-scripts` ConfigMap (core.naming.JOB_SCRIPTS,
 # workloads/job_scripts.py) and mounted read-only at SCRIPTS_DIR on the Ray head, where the job's driver (the
 # entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
 SCRIPTS_DIR = IMAGE_PATHS.scripts_dir

@@ -28,7 +28,8 @@ class GpuSettings(Section):
         None, alias="machineType", description="Machine type; default and only valid value: the GPU type's."
     )
     # Every GPU pool starts at zero nodes (capacity that has to be obtained; a pool created with N spot nodes
-    # waits for them and fails on a stockout, FACTS.md §11) and scales up to this many for the workload.
+    # waits for them and fails on a stockout: terraform-provider-google resource_container_node_pool.go) and scales up
+    # to this many for the workload.
     nodes: int = Field(
         2,
         alias="gpuNodes",

@@ -14,7 +14,8 @@ from core.settings.base import Section
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
 
-# Managed Lustre filesystem names: 1-8 letters or digits (FACTS.md §5).
+# Managed Lustre filesystem names: 1-8 letters or digits (Managed Lustre "Create a Managed Lustre instance",
+# https://cloud.google.com/managed-lustre/docs/create-instance).
 _FILESYSTEM = re.compile(r"^[A-Za-z0-9]{1,8}$")
 
 

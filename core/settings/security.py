@@ -1,6 +1,6 @@
 """Hardening settings and their rules: who reaches the control plane, where the operator's dashboard calls come
 from, which KubeRay operator runs the Ray clusters, Ray token authentication, egress control. Private nodes,
-Cloud NAT and shielded nodes are not optional (issue 11).
+Cloud NAT and shielded nodes are not optional (docs/research/harden.md).
 
 Rules (each problem names its key):
 - `authorizedNetworks`: every entry an IPv4 CIDR.

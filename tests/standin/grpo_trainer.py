@@ -6,7 +6,7 @@ configs and its real config loader `nemo_rl/utils/config.py` (copies in tests/ne
 same command line as NeMo-RL, `--config <yaml>` plus Hydra overrides, and turns it into the run's config exactly
 as the release's entry script does, with NeMo-RL's own loader and real hydra-core / OmegaConf
 (`load_nemo_rl_config`): nothing here parses an override. It then behaves like NeMo-RL's checkpointing
-(FACTS.md §7):
+(nemo_rl/utils/checkpoint.py, kept as tests/oracles/nemo_rl_checkpoint.py):
 
 - resumes from the highest `step_N` in `checkpointing.checkpoint_dir` (checking training_info.json);
 - runs steps up to `grpo.max_num_steps`, sleeping $NEMO_RL_STANDIN_STEP_SECONDS per step (default 1);

@@ -67,7 +67,7 @@ def installer_namespace(mode: Mode) -> str:
 
 def namespace_manifest() -> dict:
     """The `rdma-system` Namespace that the Autopilot variant ships alongside its DaemonSet, plus the Pod Security
-    labels every namespace of the program carries (issue 19): it enforces `privileged`, which the installer needs
+    labels every namespace of the program carries: it enforces `privileged`, which the installer needs
     (privileged, hostNetwork, hostPID, hostPath), and warns and audits `restricted`. The labels are the one
     difference from upstream's Namespace; Autopilot's allowlist matches the DaemonSet, which stays identical."""
     ns = NAMESPACES["autopilot"]

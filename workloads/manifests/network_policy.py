@@ -1,5 +1,5 @@
 """The workload namespace's network policies, as manifest dicts (no Pulumi resources): nothing enters or leaves a
-pod that the pod does not need (issue 19).
+pod that the pod does not need (docs/research/harden2.md).
 
 Ray 2.46/2.49 authenticate nothing: whoever reaches the dashboard (8265), a Ray pod's dashboard agent (52365),
 GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security docs). So:

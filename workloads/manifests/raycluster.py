@@ -7,7 +7,7 @@ Shape: a CPU-only head (Ray GCS, dashboard, job driver) and one fixed-size GPU w
 node, with the RDMA pod mixin (workloads/manifests/rdma.py), Lustre mounted at the same path everywhere and the
 Hugging Face cache on Lustre. The head also mounts the job's programs (ConfigMap `nemo-rl-scripts`,
 workloads/job_scripts.py) read-only at `recipes.SCRIPTS_DIR`. Only fields accepted by both KubeRay 1.4.2 and 1.7.0
-are rendered (the RayOperator add-on does not publish its KubeRay version; FACTS.md §6); tests validate
+are rendered (the RayOperator add-on does not publish its KubeRay version: docs/research/harden.md §1); tests validate
 against both CRDs.
 
 Hardening (workloads/manifests/pod_security.py): every template carries our workload labels (the NetworkPolicies select
@@ -100,7 +100,7 @@ class RayPodsConfig:
     # the copy. None: no export.
     export_bucket: Optional[str] = None
     ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
-    # Issue 19: the head's service account (the export's own with the export on), the export prefix it mounts,
+    # Least privilege: the head's service account (the export's own with the export on), the export prefix it mounts,
     # whether the workers load everything from the prefetched cache (no Hub, no token) and whether the driver
     # logs to W&B (the netrc goes to the head only then).
     head_ksa_name: str = ""

@@ -9,7 +9,7 @@ Builds plain manifest dicts (no Pulumi resources):
   driver and gIB plugin directories, NCCL env, and a shell prefix to run before the workload).
 
 The pod side follows Google's A4 NCCL test pods (container-engine-accelerators gpudirect-rdma/
-nccl-test-a4.yaml and nccl-test-a4-autopilot.yaml): no `privileged`, no `hostNetwork` (FACTS.md §2).
+nccl-test-a4.yaml and nccl-test-a4-autopilot.yaml): no `privileged`, no `hostNetwork`.
 """
 
 from __future__ import annotations
