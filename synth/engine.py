@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import contextvars
+import copy
 import json
 import logging
 import runpy
@@ -26,6 +28,7 @@ import pulumi
 import yaml
 from google.protobuf import struct_pb2
 from pulumi.runtime import mocks as pm
+from pulumi.runtime import resource as pulumi_resource
 from pulumi.runtime import settings as ps
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_in_stack
@@ -54,6 +57,39 @@ HELM_RELEASE_PREFIX = "kubernetes:helm.sh/"
 
 class StackNotFound(Exception):
     pass
+
+
+# Parsed YAML files, by path and the file's (mtime, size): Pulumi.yaml alone takes ~0.1 s to parse in pure Python,
+# on every run. libyaml's loader where PyYAML has it (the same safe schema).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML_CACHE: dict[Path, tuple[tuple[int, int], Any]] = {}
+
+
+def _load_yaml(path: Path) -> Any:
+    stat = path.stat()
+    key = (stat.st_mtime_ns, stat.st_size)
+    cached = _YAML_CACHE.get(path)
+    if cached is None or cached[0] != key:
+        cached = (key, yaml.load(path.read_text(), Loader=_YAML_LOADER))  # noqa: S506 (a safe loader)
+        _YAML_CACHE[path] = cached
+    return copy.deepcopy(cached[1])
+
+
+@contextlib.contextmanager
+def _without_source_positions():
+    """The SDK walks the Python stack on every registration to report each resource's source position to the CLI
+    (pulumi/runtime/resource.py _get_stack_trace); the records never use it and it costs ~15 % of a run. Offline
+    runs skip it; the real `pulumi up` is untouched."""
+    original = getattr(pulumi_resource, "_get_stack_trace", None)
+    if original is None:  # another SDK layout: nothing to skip
+        yield
+        return
+    empty = type(original())
+    pulumi_resource._get_stack_trace = lambda: empty()
+    try:
+        yield
+    finally:
+        pulumi_resource._get_stack_trace = original
 
 
 class StackConfigError(Exception):
@@ -370,7 +406,7 @@ def assemble_config(
     stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optional[dict[str, str]] = None, root: Path = ROOT
 ) -> tuple[str, dict, list]:
     """(project, config map "<ns>:<key>" -> string, secret keys) for a stack."""
-    project_file = yaml.safe_load((root / "Pulumi.yaml").read_text())
+    project_file = _load_yaml(root / "Pulumi.yaml")
     project = project_file["name"]
     stack_path = root / f"Pulumi.{stack}.yaml"
     if not stack_path.exists():
@@ -394,7 +430,7 @@ def assemble_config(
                 config[full(key)] = _config_string(decl["default"])
         else:
             config[full(key)] = _config_string(decl)
-    stack_cfg = (yaml.safe_load(stack_path.read_text()) or {}).get("config") or {}
+    stack_cfg = (_load_yaml(stack_path) or {}).get("config") or {}
     for key, value in stack_cfg.items():
         if isinstance(value, dict) and set(value) == {"secure"}:
             # Encrypted in the stack file: the engine cannot decrypt it; use a placeholder, kept secret.
@@ -495,7 +531,8 @@ def run(
             runpy.run_path(str(root / "__main__.py"), run_name="__main__")
 
         try:
-            loop.run_until_complete(run_in_stack(program))
+            with _without_source_positions():
+                loop.run_until_complete(run_in_stack(program))
         except pulumi.RunError as err:
             result.error = str(err)
         finally:
