@@ -54,17 +54,8 @@ class GpuWarmup(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider),
         )
         self.job = None
-        if a.replicas > 0:  # no GPU worker (gpuNodes or workerReplicas 0, a cluster without a job): nothing to warm
-            job = warmup.placeholder_job(
-                name=a.job_name,
-                namespace=a.namespace,
-                worker_pod_spec=a.worker_pod_spec,
-                image=a.image,
-                replicas=a.replicas,
-                priority_class_name=PRIORITY_CLASS,
-                hold_seconds=a.hold_seconds,
-                worker_annotations=a.worker_annotations,
-            )
+        job = warmup.placeholders_of(a)
+        if job is not None:
             self.job = k8s.batch.v1.Job(
                 "placeholders",
                 metadata=dict(job["metadata"], namespace=namespace),
@@ -76,10 +67,8 @@ class GpuWarmup(pulumi.ComponentResource):
                 ),
             )
         self.prepull = None
-        if a.cpu_node_selector is not None:
-            ds = warmup.cpu_prepull_daemonset(
-                name=a.prepull_name, namespace=a.namespace, image=a.image, node_selector=a.cpu_node_selector
-            )
+        ds = warmup.prepull_of(a)
+        if ds is not None:
             self.prepull = k8s.apps.v1.DaemonSet(
                 "cpu-prepull",
                 metadata=dict(ds["metadata"], namespace=namespace),

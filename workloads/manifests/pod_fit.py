@@ -22,7 +22,7 @@ from workloads.manifests import warmup
 from workloads.manifests.prefetch_job import WeightsPrefetchArgs, job_spec
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 from workloads.manifests.rayjob import JobArgs, submitter_template
-from workloads.manifests.warmup import PRIORITY_CLASS, GpuWarmupArgs
+from workloads.manifests.warmup import GpuWarmupArgs
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 COMPUTE_CLASS_LABEL = catalog.COMPUTE_CLASS_LABEL
@@ -66,22 +66,11 @@ def rendered_pods(s: Settings) -> list[RenderedPod]:
             )
     if s.startup.warmup:
         w = GpuWarmupArgs.of(s)
-        if w.replicas >= 1:
-            job = warmup.placeholder_job(
-                name=w.job_name,
-                namespace=w.namespace,
-                worker_pod_spec=w.worker_pod_spec,
-                image=w.image,
-                replicas=w.replicas,
-                priority_class_name=PRIORITY_CLASS,
-                hold_seconds=w.hold_seconds,
-                worker_annotations=w.worker_annotations,
-            )
+        job = warmup.placeholders_of(w)
+        if job is not None:
             pods.append(RenderedPod("a GPU placeholder pod", worker_keys, {}, job["spec"]["template"]["spec"]))
-        if w.cpu_node_selector is not None:
-            ds = warmup.cpu_prepull_daemonset(
-                name=w.prepull_name, namespace=w.namespace, image=w.image, node_selector=w.cpu_node_selector
-            )
+        ds = warmup.prepull_of(w)
+        if ds is not None:
             pods.append(RenderedPod("the image pre-pull pod", cpu_pod, {}, ds["spec"]["template"]["spec"]))
     return pods
 

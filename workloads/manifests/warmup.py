@@ -85,6 +85,31 @@ class GpuWarmupArgs:
         )
 
 
+def placeholders_of(a: GpuWarmupArgs) -> Optional[dict]:
+    """The placeholder Job of the stack, or None without a GPU worker to warm (gpuNodes or workerReplicas 0)."""
+    if a.replicas < 1:
+        return None
+    return placeholder_job(
+        name=a.job_name,
+        namespace=a.namespace,
+        worker_pod_spec=a.worker_pod_spec,
+        image=a.image,
+        replicas=a.replicas,
+        priority_class_name=PRIORITY_CLASS,
+        hold_seconds=a.hold_seconds,
+        worker_annotations=a.worker_annotations,
+    )
+
+
+def prepull_of(a: GpuWarmupArgs) -> Optional[dict]:
+    """The CPU image pre-pull DaemonSet of the stack, or None on Autopilot (no CPU pool to pre-pull on)."""
+    if a.cpu_node_selector is None:
+        return None
+    return cpu_prepull_daemonset(
+        name=a.prepull_name, namespace=a.namespace, image=a.image, node_selector=a.cpu_node_selector
+    )
+
+
 def _hardened() -> dict:
     """Pod Security `restricted` as nobody, and a read-only root filesystem: these pods write nothing."""
     return {**restricted_container_context(), "readOnlyRootFilesystem": True}
