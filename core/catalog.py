@@ -451,14 +451,14 @@ GATE_LUSTRE_MAX_BYTES_PER_NODE = 64 * 1024 ** 3
 
 # =====================================================================================================
 # --- Hardening: image digests, token files, Ray token auth, network peers, shielded nodes (issue 11) ---
-# Research and sources in full: docs/research/harden.md (copied into the README where users need it).
+# Research and sources in full: docs/research/harden.md (copied into docs/security.md where users need it).
 # =====================================================================================================
 @dataclass(frozen=True)
 class ImagePin:
     """A pinned image: `repo:tag`, plus `@sha256:<digest>` when a digest is known from a citable source.
 
     `digest` stays empty when no source publishes one: a digest is never guessed, and the program then pins by
-    tag alone (checkov CKV_K8S_43 keeps failing for that image, listed in the README).
+    tag alone (checkov CKV_K8S_43 keeps failing for that image, listed in docs/security.md).
     """
 
     repo: str
@@ -553,7 +553,7 @@ def supports_secure_boot(machine_type: str, image_type: str = "COS_CONTAINERD") 
     return True
 # === GPU capacity: consumption models, version floors, ComputeClass (issue 12) ===========================
 # Read 2026-11-30, each fact with its source. Used by core/capacity.py (the plan and its rules), the GPU capacity
-# component and workloads/compute_class.py. The README's capacity section explains the models to users.
+# component and workloads/compute_class.py. docs/operations.md "GPU capacity" explains the models to users.
 
 # The capacity models a stack may list; the list's order is the order GKE tries them in.
 CAPACITY_MODELS: tuple[str, ...] = ("spot", "flex-start", "reservation")
@@ -821,7 +821,7 @@ NOMINAL_JOB_STARTUP_SECONDS = Nominal(
 # v1.7.0).
 # The entrypoint's steps before NeMo-RL starts (core/recipes.py job_script), timed by the critical-path report.
 NOMINAL_GATE_SECONDS = Nominal(
-    150, "README 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, Lustre ~45 s, the "
+    150, "docs/performance.md 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, Lustre ~45 s, the "
          "collectives ~1 min); the tests measured ~20 s on CPU")
 NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, the ~5 MB dataset, two JSONL files)")
 NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")

@@ -179,7 +179,7 @@ class GkeCluster(pulumi.ComponentResource):
                     lambda r: r[1].range_name)),
             datapath_provider="ADVANCED_DATAPATH",
             # The workload namespace's egress allow-lists by host name (workloads/network_policy.py); GKE Dataplane
-            # V2 only. On an existing Standard cluster GKE asks for a restart of the anetd DaemonSet (README).
+            # V2 only. On an existing Standard cluster GKE asks for a restart of the anetd DaemonSet (docs/security.md).
             enable_fqdn_network_policy=a.fqdn_network_policy,
             enable_multi_networking=True,
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
@@ -242,7 +242,7 @@ class GkeCluster(pulumi.ComponentResource):
         # Every Kubernetes object takes this provider explicitly; default providers are disabled in Pulumi.yaml.
         # Not `delete_unreachable`: set permanently, a refresh against an unreachable cluster (expired
         # credentials, a missing auth plugin) would silently drop every Kubernetes object from the state. When
-        # the cluster is really gone, destroy with PULUMI_K8S_DELETE_UNREACHABLE=true (README).
+        # the cluster is really gone, destroy with PULUMI_K8S_DELETE_UNREACHABLE=true (docs/operations.md).
         self.provider = k8s.Provider("k8s", k8s.ProviderArgs(kubeconfig=self.kubeconfig), opts=child)
         self.register_outputs({"name": self.cluster.name, "endpoint": self.cluster.endpoint})
 

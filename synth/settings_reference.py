@@ -139,6 +139,10 @@ SECTION_TITLES = {
 }
 
 
+def _title(section: str) -> str:
+    return SECTION_TITLES.get(section, section.capitalize())
+
+
 # --- what each key is -------------------------------------------------------------------------------------------
 def _type(annotation: Any) -> str:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -260,8 +264,8 @@ def render() -> str:
         "- [Secrets](#secrets): " + ", ".join(f"`{k}`" for k in SECRET_KEYS),
     ]
     for section, keys in by_section.items():
-        anchor = SECTION_TITLES[section].lower().replace(":", "").replace(",", "").replace(" ", "-")
-        lines.append(f"- [{SECTION_TITLES[section]}](#{anchor}): " + ", ".join(f"`{k}`" for k in keys))
+        anchor = _title(section).lower().replace(":", "").replace(",", "").replace(" ", "-")
+        lines.append(f"- [{_title(section)}](#{anchor}): " + ", ".join(f"`{k}`" for k in keys))
 
     lines += ["", "## Secrets", "",
               "Read with `get_secret` / `require_secret`, never part of the settings model, and reaching pods only as",
@@ -286,7 +290,7 @@ def render() -> str:
         module = inspect.getmodule(model)
         rules = Path(inspect.getfile(model)).relative_to(ROOT).as_posix()
         doc = inspect.getdoc(module) or ""
-        lines += [f"## {SECTION_TITLES[section]}", "", doc or inspect.getdoc(model) or "", "",
+        lines += [f"## {_title(section)}", "", doc or inspect.getdoc(model) or "", "",
                   f"Fields and rules: `{rules}`.", ""]
         for k in keys:
             _s, _f, info = fields[k]

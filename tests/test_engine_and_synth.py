@@ -180,8 +180,8 @@ def test_synth_with_bad_settings_prints_problems_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
-def test_readme_picture_is_the_dev_stacks_component_graph(synth):
+def test_the_architecture_guides_picture_is_the_dev_stacks_component_graph(synth):
     from synth.render import component_mermaid
 
-    readme = (ROOT / "README.md").read_text()
-    assert "```mermaid\n" + component_mermaid(synth("dev")) + "```" in readme
+    guide = (ROOT / "docs" / "architecture.md").read_text()
+    assert "```mermaid\n" + component_mermaid(synth("dev")) + "```" in guide

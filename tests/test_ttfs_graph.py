@@ -151,7 +151,7 @@ def test_codelab_reaches_the_running_driver_in_at_most_40_percent_of_the_one_ste
         est.format("codelab")
     # Issue 18 item 17 extends the report over the entrypoint's steps (the readiness gate first): they need the
     # GPU workers, the last part to be ready, so they add their full length (on the complete path the codelab
-    # needs 0.410 of the sequential time with today's nominal figures, above issue 13's 0.40: README).
+    # needs 0.410 of the sequential time with today's nominal figures, above issue 13's 0.40: docs/performance.md).
     assert est.first_step_seconds == pytest.approx(driver + sum(est.activities[k].seconds for k in entry))
 
 
