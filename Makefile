@@ -8,7 +8,7 @@ STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
 
-.PHONY: synth test lint synth-all project-file policy-facts sizing-report checkov clean
+.PHONY: synth test lint synth-all project-file policy-facts settings-doc sizing-report checkov policy-check cli-check preview up destroy clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,29 @@ project-file: $(VENV)/.installed
 
 policy-facts: $(VENV)/.installed
 	$(PY) -m synth.policy_facts
+
+# docs/settings.md, generated from the settings models (a test keeps it in step).
+settings-doc: $(VENV)/.installed
+	$(PY) -m synth.settings_reference
+
+# The policy pack over the offline synth of one stack, without the Pulumi CLI or a cloud account.
+policy-check: $(VENV)/.installed $(POLICY_VENV)/.installed
+	$(PY) -m synth.policy_check $(STACK) --policy-python $(POLICY_VENV)/bin/python
+
+# The real CLI flow. The Pulumi CLI enforces Pulumi.yaml's requiredPulumiVersion only from 3.219.0 on, so these
+# check `pulumi version` first and stop with one line. The CLI creates .venv from requirements.txt itself;
+# the policy pack runs in its own venv. Plain `pulumi preview` / `pulumi up` work the same.
+cli-check:
+	@$(PYTHON) -m tools.cli_version
+
+preview: cli-check $(POLICY_VENV)/.installed
+	pulumi preview --stack $(STACK) --policy-pack policy
+
+up: cli-check $(POLICY_VENV)/.installed
+	pulumi up --stack $(STACK) --policy-pack policy
+
+destroy: cli-check
+	pulumi destroy --stack $(STACK)
 
 clean:
 	rm -rf build

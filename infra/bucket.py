@@ -20,7 +20,8 @@ one cluster has been created ... isn't provisioned until cluster creation"). So 
 (`pool_owner`).
 
 Destroy never loses exports silently: the bucket is never force-deleted and the folders are not either, so a
-non-empty export prefix stops `pulumi destroy` with the data in place (README, "What pulumi destroy keeps").
+non-empty export prefix stops `pulumi destroy` with the data in place (docs/operations.md, "Teardown: what pulumi
+destroy keeps").
 """
 
 from __future__ import annotations

@@ -319,7 +319,7 @@ class GkeCluster(pulumi.ComponentResource):
         # Every Kubernetes object takes this provider explicitly; default providers are disabled in Pulumi.yaml.
         # Not `delete_unreachable`: set permanently, a refresh against an unreachable cluster (expired
         # credentials, a missing auth plugin) would silently drop every Kubernetes object from the state. When
-        # the cluster is really gone, destroy with PULUMI_K8S_DELETE_UNREACHABLE=true (README).
+        # the cluster is really gone, destroy with PULUMI_K8S_DELETE_UNREACHABLE=true (docs/operations.md).
         self.provider = k8s.Provider("k8s", k8s.ProviderArgs(kubeconfig=self.kubeconfig), opts=child)
         self.register_outputs({"name": self.cluster.name, "endpoint": self.cluster.endpoint})
 

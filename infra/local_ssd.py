@@ -5,7 +5,7 @@ a4-highgpu-8g and a3-ultragpu-8g come with 32 local SSDs (catalog.LOCAL_SSD_COUN
 logs off the Hyperdisk boot disk. A GPU pool passes `ephemeral_storage_local_ssd(machine_type)` as
 `node_config.ephemeral_storage_local_ssd_config` and, like Cluster Toolkit's gke-node-pool (which ignores
 changes to it "as they are tied to machine types"), lists LOCAL_SSD_IGNORE_CHANGES in `ignore_changes`.
-Autopilot has no node pools; see the README for what it does with local SSDs.
+Autopilot has no node pools; see docs/operations.md for what it does with local SSDs.
 """
 
 from __future__ import annotations

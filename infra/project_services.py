@@ -10,7 +10,7 @@ resource between enabling and using; `ready` is that sleep, so whatever depends 
 Manager API, is an output-form invoke that depends on it too.
 
 What cannot be declared: the Service Usage API itself (needed to enable the others; on by default in new
-projects) and GPU / Lustre quota (requested by hand). The README says so.
+projects) and GPU / Lustre quota (requested by hand). docs/operations.md says so.
 """
 
 from __future__ import annotations

@@ -422,6 +422,7 @@ def assemble_config(
 
     declared = project_file.get("config") or {}
     _check_declarations(declared)
+    from_declaration: set[str] = set()  # keys whose value is Pulumi.yaml's, not the stack's
     for key, decl in declared.items():
         if isinstance(decl, dict):
             if "value" in decl:
@@ -430,8 +431,11 @@ def assemble_config(
                 config[full(key)] = _config_string(decl["default"])
         else:
             config[full(key)] = _config_string(decl)
+        if full(key) in config:
+            from_declaration.add(full(key))
     stack_cfg = (_load_yaml(stack_path) or {}).get("config") or {}
     for key, value in stack_cfg.items():
+        from_declaration.discard(full(key))
         if isinstance(value, dict) and set(value) == {"secure"}:
             # Encrypted in the stack file: the engine cannot decrypt it; use a placeholder, kept secret.
             config[full(key)] = f"synth-placeholder-{key.split(':')[-1]}"
@@ -439,6 +443,7 @@ def assemble_config(
         else:
             config[full(key)] = _config_string(value)
     for key, value in (overrides or {}).items():
+        from_declaration.discard(full(key))
         if value is None:
             config.pop(full(key), None)
         else:
@@ -464,10 +469,12 @@ def assemble_config(
         fk = full(key)
         if secrets and key in secrets:
             if secrets[key] is None:
-                config.pop(fk, None)
+                # Unset, as the CLI passes it: absent, or the declared default as a plain value.
+                if fk not in from_declaration:
+                    config.pop(fk, None)
                 continue
             config[fk] = secrets[key]
-        elif fk not in config:
+        elif fk not in config or fk in from_declaration:
             config[fk] = f"synth-placeholder-{key}"
         if fk in config and fk not in secret_keys:
             secret_keys.append(fk)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from core import catalog
 from core.settings import SECRET_KEYS, config_fields
 
 # Python type of a default for each Pulumi config type: the CLI checks defaults against the declared type.
@@ -21,6 +22,9 @@ HEADER = {
     "name": "nemo-rl-gke",
     "description": "NeMo-RL GRPO training on GKE with Managed Lustre, as one Pulumi graph",
     "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": ".venv"}},
+    # Enforced by CLI 3.219.0 and later only (catalog.PULUMI_REQUIRED_VERSION_ENFORCED_FROM); older CLIs ignore it,
+    # so `make preview/up/destroy` also check `pulumi version` (tools/cli_version.py).
+    "requiredPulumiVersion": f">={catalog.PULUMI_CLI_MIN_VERSION}",
 }
 
 
@@ -56,13 +60,35 @@ def config_block() -> dict:
             continue
         ptype, extra = _pulumi_type(info.annotation)
         block[key] = {"type": ptype, **extra, "description": info.description, "default": default}
-    # The HF token is required: declared without a default, the CLI refuses a stack that has not set it. The
-    # optional W&B key is not declared (a declared key without a default would be required; a secret cannot
-    # sensibly default to a value); the program reads it with get_secret().
+    # Secrets. How the CLI treats a declaration (pulumi/pulumi pkg/workspace/config.go @1b594989, the same logic in
+    # sdk/go/common/workspace/config.go at v3.207.0): a project key with neither `default` nor `value` that the
+    # stack does not set stops every preview/up with "Stack '<stack>' is missing configuration value '<key>'"
+    # (mergeConfig); a *typed* key declared `secret: true` whose stack value is not encrypted stops it with "...
+    # must be encrypted as it's secret" (validateStackConfigValue, run for typed keys only). A declared default is
+    # merged in as a plain value, so a typed secret with a default fails whenever the stack leaves it unset.
+    # Hence: the HF token, which every stack needs, is typed and has no default (the CLI requires it and refuses it
+    # in plain text); the two optional secrets are declared `secret: true` with an empty default and no type, so
+    # the CLI requires neither; the program reads "" as unset and refuses a non-empty plain value itself.
     block["hfToken"] = {
         "type": "string",
         "secret": True,
         "description": f"{SECRET_KEYS['hfToken']}; set with `pulumi config set --secret hfToken <token>`",
+    }
+    block["wandbApiKey"] = {
+        "secret": True,
+        "default": "",
+        "description": (
+            f"{SECRET_KEYS['wandbApiKey']}; required when the recipe logs to W&B; set with "
+            "`pulumi config set --secret wandbApiKey <key>`"
+        ),
+    }
+    block["rayAuthToken"] = {
+        "secret": True,
+        "default": "",
+        "description": (
+            f"{SECRET_KEYS['rayAuthToken']}; required when Ray token authentication is on; set with "
+            '`pulumi config set --secret rayAuthToken "$(openssl rand -hex 32)"`'
+        ),
     }
     # Every Kubernetes resource names its provider: a missing one must fail instead of using ~/.kube/config.
     block["pulumi:disable-default-providers"] = {"value": ["kubernetes"]}

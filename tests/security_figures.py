@@ -1,6 +1,6 @@
 """The security measures (docs/research/harden2.md), each figure computed from the engine's records of the shipped
 stacks (and the CI workflow), with the oracles in tests/netpol_oracle.py and tests/pod_security_standards.py.
-`figures()` returns figure name -> the value the README's Security section states (tests/test_security_measures.py
+`figures()` returns figure name -> the value docs/security.md states (tests/test_security_measures.py
 compares them).
 """
 
@@ -279,7 +279,7 @@ def ci_figures() -> tuple[int, int, int]:
 
 
 def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
-    """Figure -> value, in the words of the README's measure table."""
+    """Figure -> value, in the words of the measure table in docs/security.md."""
 
     def per_stack(f: Callable[[engine.SynthResult], object]) -> dict[str, object]:
         return {s: f(r) for s, r in sorted(results.items())}

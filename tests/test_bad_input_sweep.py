@@ -5,7 +5,8 @@ if no rule runs on a value another rule refused: a refused release looked up by 
 refused gpuNodes measured against the subnets and the recipe, a refused prefix turned into a bucket name. So each
 case here sets ONE key to a value that must be refused, on a stack that is otherwise valid, and asserts exactly one
 problem line, naming that key. `BAD` must hold a case for every config key the models declare: a new setting
-without one fails `test_every_setting_key_has_a_bad_value_case`.
+without one fails `test_every_setting_key_has_a_bad_value_case`. The values live in synth/settings_reference.py,
+which prints the line each one produces into docs/settings.md.
 
 Each case also runs without the optional secrets and with the job disabled (the two shapes the issue's
 tracebacks came from): there a value may become acceptable, but nothing may raise, and whatever is refused is
@@ -16,100 +17,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import catalog
 from core.settings import config_fields
+from synth.settings_reference import BAD_VALUES
 
-INT32_ABOVE = str(catalog.K8S_INT32_MAX + 1)
-
-# key -> bad values for the `dev` stack (Standard, standing cluster, NeMo-RL v0.5.0, Gemma 3 on 2 H200 nodes).
-BAD: dict[str, tuple] = {
-    "prefix": ("Bad_x",),
-    "region": ("", "Central US"),
-    "zone": ("uscentral1b", "us-east1-b"),
-    "lustreOnDestroy": ("keep",),
-    "clusterDeletionProtection": ("maybe",),
-    "primarySubnetCidr": ("10.0.0.300/20",),
-    "podsCidr": ("x",),
-    "servicesCidr": ("10.0.0.0/16",),
-    "psaCidr": ("10.20.0.0/28",),
-    "gvnicSubnetCidr": ("x",),
-    "rdmaSubnetCidrs": ('["x"]', "notjson", '["192.168.1.0/24"]'),
-    "clusterMode": ("kubernetes",),
-    "controlPlane": ("x",),
-    "releaseChannel": ("x",),
-    "gkeVersion": ("latest",),
-    "maintenanceStart": ("3am",),
-    # A freeze longer than 30 days holds back node security patches (core.catalog.MAINTENANCE_EXCLUSION_MAX_DAYS).
-    "maintenanceExclusionStart": ("tomorrow", "2026-13-01"),
-    "maintenanceExclusionDays": (0, 31),
-    "systemMachineType": ("$x", "N2 standard"),
-    # GKE: 1,000 nodes per node pool per zone (core.catalog.GKE_MAX_NODES_PER_POOL_ZONE, GKE quotas page).
-    "systemNodes": (0, 1001),
-    "gpuType": ("nvidia-h100",),
-    "machineType": ("a4-highgpu-8g",),
-    "gpuNodes": (-1, 1001, "x", INT32_ABOVE),
-    "gpuDriverVersion": ("x",),
-    "capacity": ("[]", '["x"]', '["spot", "spot"]'),
-    "reservation": ("UPPER",),
-    "reservationStartNodes": (5,),
-    "flexStartMaxRunHours": (0, 200),
-    "flexStartWaitMinutes": (30, -1),
-    "gpuPlacement": ("x",),
-    "gpuPlacementDistance": ("x",),
-    "computeClass": ("gke-x", "Bad_x"),
-    "lustreCapacityGib": (1, 20000),
-    "lustreTier": (7,),
-    "lustreFilesystem": ("lustre-fs",),
-    "lustrePortMode": ("x",),
-    "lustreRootSquash": ("maybe",),
-    "bucketName": ("$x", "-1"),
-    "namespace": ("kube-system", "NeMo"),
-    "ksaName": ("Bad_x",),
-    "nemoRlRelease": ("v9", "", "$x"),
-    "rayVersion": ("2.0.0",),
-    "workerReplicas": (-1, 3, INT32_ABOVE),
-    "lustreMountPath": ("$x", "lustre", "/usr"),
-    "shmSizeGib": (0, 100000),
-    "headCpu": (0, 10000),
-    "headMemoryGib": (0, 100000),
-    # More than the system node's allocatable ephemeral storage (core/node_fit.py), or none.
-    "headEphemeralStorageGib": (0, 100000),
-    "workerEphemeralStorageGib": (0, 100000),
-    "jobEnabled": ("maybe",),
-    "jobRecipe": ("x",),
-    "jobOverrides": ("[]", '{"x": 1}', '{"num_nodes": 3}', '{"num_nodes": "x"}', '{"model_revision": "main"}'),
-    "jobMode": ("x",),
-    # Standing cluster: KubeRay refuses a TTL without shutdownAfterJobFinishes and (1.7.0) retries with a
-    # clusterSelector (core/settings/job.py _mode_problems); int32 in the RayJob CRD.
-    "jobBackoffLimit": (-1, 5, INT32_ABOVE),
-    "jobTtlSeconds": (-1, 5, INT32_ABOVE),
-    "jobDeadlineSeconds": (-1, INT32_ABOVE),
-    "runName": ("a b", "../x"),
-    "dashboard": ("maybe",),
-    "checkpointBudgetSeconds": (-1, 1),
-    "readinessGate": ("x",),
-    "gateMinAllReduceBusbw": (-1, 1e9),
-    "gateMinAllGatherBusbw": (0, 1e9),
-    "gateLustreFraction": (2, 0),
-    "gateRerun": ("$x",),
-    "authorizedNetworks": ('["x"]', "notjson", str([f"10.{i}.0.0/16" for i in range(101)]).replace("'", '"')),
-    "privateEndpoint": ("maybe",),
-    "dnsEndpoint": ("maybe",),
-    # Empty is the default (the operator's own path); 'kuberay-operator' names pods only kubeRayOperator helm has.
-    "rayDashboardPeers": ('["x"]', '["kuberay-operator"]'),
-    "rayTokenAuth": ("x", "on"),
-    "kubeRayOperator": ("x",),
-    "egressFqdnPolicies": ("maybe",),
-    "imagePath": ("x",),
-    "imageRepository": ("us-central1-docker.pkg.dev/p/r",),
-    "warmupHoldSeconds": (10,),
-    "prefetchWeights": ("maybe",),
-    "prefetchImage": ("x",),
-    "exportCheckpoints": ("maybe",),
-    "exportDestination": ("gs://other-bucket/x",),
-    # Cloud Storage soft delete: 0 or 7..90 days.
-    "exportSoftDeleteDays": (-1, 3, 91),
-}
+# key -> bad values for the `dev` stack (Standard, standing cluster, NeMo-RL v0.5.0, Gemma 3 on 2 H200 nodes). They
+# live with the settings reference, which prints the line each one produces (docs/settings.md).
+BAD: dict[str, tuple] = BAD_VALUES
 
 CASES = [(k, v) for k, values in BAD.items() for v in values]
 

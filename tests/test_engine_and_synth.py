@@ -11,7 +11,8 @@ import jsonschema
 import pytest
 import yaml
 
-from core.settings import config_fields
+from core import catalog
+from core.settings import SECRET_KEYS, config_fields
 from synth import engine
 from synth.project_file import DEFAULT_TYPES, render
 
@@ -39,7 +40,7 @@ def test_pulumi_yaml_declares_every_setting_with_the_models_default():
 def test_pulumi_yaml_defaults_have_their_declared_type_as_the_cli_requires():
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     for key, decl in declared.items():
-        if "default" in decl:
+        if "default" in decl and "type" in decl:
             want = DEFAULT_TYPES[decl["type"]]
             assert isinstance(decl["default"], want) and not (want is int and isinstance(decl["default"], bool)), key
 
@@ -48,6 +49,38 @@ def test_only_the_hf_token_is_required_from_every_stack():
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     required = sorted(k for k, d in declared.items() if "default" not in d and "value" not in d)
     assert required == ["hfToken"]
+
+
+def test_pulumi_yaml_declares_every_secret_the_program_reads_as_secret():
+    declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+    for k in SECRET_KEYS:
+        assert declared[k]["secret"] is True and f"--secret {k}" in declared[k]["description"], k
+    # The CLI type-checks, and refuses unencrypted, only typed keys, and merges a declared default in as a plain
+    # value (pulumi/pulumi pkg/workspace/config.go validateStackConfigValue): a typed secret with a default would
+    # stop every stack that leaves it unset. The required HF token is typed; the optional ones are not.
+    assert declared["hfToken"]["type"] == "string" and "default" not in declared["hfToken"]
+    for k in set(SECRET_KEYS) - {"hfToken"}:
+        assert "type" not in declared[k] and declared[k]["default"] == "", k
+
+
+def test_pulumi_yaml_requires_the_cli_that_has_replace_with():
+    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    assert project["requiredPulumiVersion"] == f">={catalog.PULUMI_CLI_MIN_VERSION}"
+
+
+def test_an_unset_optional_secret_arrives_as_the_cli_passes_it_and_reads_as_missing(synth):
+    # The CLI passes the declared "" default of an unset optional secret as a plain value: not "stored in plain
+    # text", but missing, naming the key and the command to run.
+    r = synth("dev", None, {"wandbApiKey": None})
+    assert r.config["nemo-rl-gke:wandbApiKey"] == "" and "nemo-rl-gke:wandbApiKey" not in r.secret_keys
+    lines = [ln.strip() for ln in r.error.splitlines() if ln.strip().startswith("- ")]
+    assert len(lines) == 1 and lines[0].startswith("- nemo-rl-gke:wandbApiKey:") and "plain text" not in lines[0]
+    assert "pulumi config set --secret wandbApiKey" in lines[0]
+    # With the job off nothing needs W&B: the stack renders, and the tokens Secret holds no netrc.
+    r = synth("dev", {"jobEnabled": "false"}, {"wandbApiKey": None})
+    assert r.error is None, r.error
+    secret = r.get("kubernetes:core/v1:Secret", "tokens")
+    assert not any("netrc" in k for k in (secret.inputs.get("stringData") or {}) | (secret.inputs.get("data") or {}))
 
 
 def test_engine_refuses_what_the_cli_refuses(tmp_path):
@@ -164,8 +197,8 @@ def test_synth_with_bad_settings_prints_problems_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
-def test_readme_picture_is_the_dev_stacks_component_graph(synth):
+def test_the_architecture_guides_picture_is_the_dev_stacks_component_graph(synth):
     from synth.render import component_mermaid
 
-    readme = (ROOT / "README.md").read_text()
-    assert "```mermaid\n" + component_mermaid(synth("dev")) + "```" in readme
+    guide = (ROOT / "docs" / "architecture.md").read_text()
+    assert "```mermaid\n" + component_mermaid(synth("dev")) + "```" in guide

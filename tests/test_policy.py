@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Callable
@@ -21,7 +19,7 @@ import pytest
 
 from core import catalog
 from core.dotted import get_path
-from synth import engine
+from synth import engine, policy_check
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY_DIR = ROOT / "policy"
@@ -693,46 +691,19 @@ def _record(r: P.Resource, secret_paths=(), parent=None, dependencies=()) -> dic
 
 
 @pytest.fixture(scope="module")
-def pack_run(synth, stacks, tmp_path_factory) -> dict:
+def pack_run(synth, stacks) -> dict:
     """One run of policy/offline_check.py over every shipped stack (all registrations, components and secret
     envelopes included), every broken variant, and a Lustre instance that is only retained."""
     cases: dict[str, list[dict]] = {}
     for s in SHIPPED:
-        cases[f"stack:{s}"] = [
-            _record(
-                P.Resource(
-                    type=r.type,
-                    name=r.name,
-                    props=r.inputs,
-                    urn=r.urn,
-                    protect=r.protect,
-                    provider_urn=r.provider_urn,
-                    property_dependencies=r.property_dependencies,
-                    custom=r.custom,
-                ),
-                r.secret_paths,
-                r.parent,
-                r.dependencies,
-            )
-            for r in synth(s).resources
-        ]
+        cases[f"stack:{s}"] = [policy_check.record(r) for r in synth(s).resources]
     for case in BROKEN:
         cases[case[0]] = [_record(r) for r in _broken(stacks, case)]
     cases["retain-only-lustre"] = [
         _record(r) for r in changed(stacks["codelab"], P.LUSTRE_TYPE, "lustre", protect=False, retain_on_delete=True)
     ]
     cases["preview-unknowns"] = [_record(r) for r in _preview_unknowns(stacks["dev"])]
-    path = tmp_path_factory.mktemp("policy") / "cases.json"
-    path.write_text(json.dumps({"cases": cases}))
-    proc = subprocess.run(
-        [str(_policy_python()), str(POLICY_DIR / "offline_check.py"), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=POLICY_DIR,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return policy_check.run_pack(cases, _policy_python())
 
 
 def test_pack_builds_from_main_with_every_rule_at_its_level(pack_run):

@@ -423,7 +423,7 @@ def test_checkpoint_dir_is_the_run_name_on_lustre_and_stable_across_resubmission
 
 def test_qwen_recipe_reproduces_the_codelab_run():
     # the codelab's run_nemo_rl.sh, except checkpoint every 10 steps (the codelab's 2 saves at steps without
-    # validation, NVIDIA-NeMo/RL #1137; README "How the codelab recipe differs from the codelab")
+    # validation, NVIDIA-NeMo/RL #1137; docs/operations.md "How the codelab recipe differs from the codelab")
     v = rendered(QWEN)
     assert v["entry"] == "examples/run_grpo_math.py"
     assert v["config"] == "examples/configs/grpo_math_70B_megatron.yaml"

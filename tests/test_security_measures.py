@@ -1,6 +1,6 @@
 """The security measures (docs/research/harden2.md), figure by figure, computed from the rendered stacks
-(tests/security_figures.py), plus the paths each pod still needs; the README's Security section states the same figures
-(its table is read here).
+(tests/security_figures.py), plus the paths each pod still needs; docs/security.md states the same figures (its
+measure table is read here).
 
 The oracles judge the renders by the documented semantics of NetworkPolicy / FQDNNetworkPolicy
 (tests/netpol_oracle.py) and the Pod Security Standards (tests/pod_security_standards.py); both are checked on
@@ -230,9 +230,9 @@ def test_ci_hands_no_real_secret_to_unreviewed_code_and_pins_every_action():
     assert (real, unpinned) == (0, 0) and uses > 0
 
 
-def test_the_readmes_measure_table_states_the_computed_figures(shipped):
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### The measure", 1)[1].split("\n#", 1)[0]
+def test_the_security_guides_measure_table_states_the_computed_figures(shipped):
+    text = (ROOT / "docs" / "security.md").read_text()
+    section = text.split("\n## The measure\n", 1)[1].split("\n#", 1)[0]
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]

@@ -127,10 +127,10 @@ def test_budget_must_be_positive():
         checkpoint_io.main(["--budget", "0"])
 
 
-def test_readme_shows_the_current_sizing_report(capsys):
+def test_the_performance_guide_shows_the_current_sizing_report(capsys):
     checkpoint_io.main([])
     out = capsys.readouterr().out
-    readme = (ROOT / "README.md").read_text()
-    after = readme[readme.index("`make sizing-report`") :]
+    guide = (ROOT / "docs" / "performance.md").read_text()
+    after = guide[guide.index("`make sizing-report`") :]
     block = after[after.index("```\n") + 4 :]
     assert block[: block.index("```")] == out

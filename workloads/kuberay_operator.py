@@ -14,7 +14,7 @@ kept in the repository (charts/kuberay-operator, verbatim from ray-project/kuber
 from a URL), with the image the chart pins, and namespaced RBAC for the workload namespace only
 (`singleNamespaceInstall`, `watchNamespace`): the operator can manage Ray objects there and nowhere else. Helm
 installs the chart's CRDs on the first install and never upgrades them (Helm's rule for `crds/`): a later chart
-version's CRDs are applied by hand (README).
+version's CRDs are applied by hand (docs/operations.md).
 """
 
 from __future__ import annotations

@@ -191,3 +191,18 @@ def supports_secure_boot(machine_type: str, image_type: str = "COS_CONTAINERD") 
     if machine_type.split("-", 1)[0] in ACCELERATOR_MACHINE_SERIES:
         return machine_type in SECURE_BOOT_MACHINE_TYPES
     return True
+
+
+# --- The Pulumi CLI --------------------------------------------------------------------------------------------
+# The RayJob uses the `replaceWith` resource option (a changed RayCluster replaces the RayJob with it). The engine
+# gained it in pulumi/pulumi 3.207.0 (CHANGELOG 3.207.0, 2025-11-12, PR #20693); with an older CLI the Python SDK
+# stops with "The Pulumi CLI does not support the ReplaceWith option" (pulumi 3.272.0 runtime/resource.py).
+PULUMI_CLI_MIN_VERSION = "3.207.0"
+# Pulumi.yaml's `requiredPulumiVersion` (a semver range) is checked by `preview`, `up`, `destroy`, `refresh` and
+# `import` from 3.219.0 on (CHANGELOG 3.219.0, 2026-02-05, PR #21627, plugin.ValidatePulumiVersionRange); older CLIs
+# read the key as an unknown project attribute and ignore it, so `make preview/up/destroy` check the version too.
+PULUMI_REQUIRED_VERSION_ENFORCED_FROM = "3.219.0"
+# `pulumi config set-all --json` (values in the shape `pulumi config --json` prints): pulumi/pulumi 3.202.0
+# (CHANGELOG 3.202.0, 2025-10-10, PR #19427). `pulumi config set --path` has set list items and object fields
+# since long before the CLI versions this project needs.
+PULUMI_SET_ALL_JSON_MIN_VERSION = "3.202.0"

@@ -12,7 +12,7 @@ class ImagePin:
     """A pinned image: `repo:tag`, plus `@sha256:<digest>` when a digest is known from a citable source.
 
     `digest` stays empty when no source publishes one: a digest is never guessed, and the program then pins by
-    tag alone (checkov CKV_K8S_43 keeps failing for that image, listed in the README).
+    tag alone (checkov CKV_K8S_43 keeps failing for that image, listed in docs/security.md).
     """
 
     repo: str

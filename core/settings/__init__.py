@@ -246,13 +246,14 @@ def _decode(raw: Any, info) -> Any:
 
 
 def _secret_state() -> dict[str, str]:
-    """Secret config key -> "secret" or "plain" (set without --secret); absent keys are missing."""
+    """Secret config key -> "secret" or "plain" (set without --secret). Absent keys are missing, and so are empty
+    ones: the CLI passes Pulumi.yaml's empty default of an optional secret (synth/project_file.py) as a plain ""."""
     present = sdk.present_config()
     secret_keys = sdk.secret_config_keys()
     out = {}
     for k in SECRET_KEYS:
         full = key(k)
-        if full in present:
+        if present.get(full, "") != "":
             out[k] = "secret" if full in secret_keys else "plain"
     return out
 
@@ -393,8 +394,9 @@ class Secrets:
 
 def load_secrets() -> Secrets:
     cfg = pulumi.Config(PROJECT)
+    state = _secret_state()  # an unset optional secret arrives as Pulumi.yaml's "" default: None here
     return Secrets(
         hf_token=cfg.require_secret("hfToken"),
-        wandb_api_key=cfg.get_secret("wandbApiKey"),
-        ray_auth_token=cfg.get_secret("rayAuthToken"),
+        wandb_api_key=cfg.get_secret("wandbApiKey") if "wandbApiKey" in state else None,
+        ray_auth_token=cfg.get_secret("rayAuthToken") if "rayAuthToken" in state else None,
     )

@@ -1,6 +1,6 @@
 """Time to the first training step and keeping the result: image path, weights prefetch, checkpoint export.
 
-Research and evidence: docs/research/ttfs.md (README "Time to the first step"). Rules:
+Research and evidence: docs/research/ttfs.md (docs/performance.md "Time to the first training step"). Rules:
 - the model revision the prefetch pins is the recipe's `model_revision` (a commit or a version tag; the
   recipe rule refuses a branch); a model the catalog does not know needs one set through jobOverrides;
 - the export destination must lie inside the stack's bucket;

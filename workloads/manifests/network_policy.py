@@ -26,7 +26,7 @@ GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security doc
 Image pulls are the kubelet's and the Lustre mount is the node's: neither is pod traffic. `kubectl
 port-forward` enters the pod's own network namespace through the kubelet and is not ingress: it is never
 filtered, which is why the right to port-forward (or exec, or create pods) in the namespace is the right to run
-code on the cluster (README). The RDMA and gVNIC NICs of the GPU workers are Device networks, which these
+code on the cluster (docs/security.md). The RDMA and gVNIC NICs of the GPU workers are Device networks, which these
 policies do not cover; only this stack's GPU nodes are on them (infra/networks.py).
 
 Pods are selected by labels our templates carry (workloads/manifests/pod_security.py): KubeRay adds its `ray.io/*`
