@@ -234,7 +234,8 @@ GCSFUSE_DEFAULT_REQUESTS = {"cpu": "250m", "memory": "256Mi", "ephemeral-storage
 # the page's default requests, read 2026-11 in its zh-cn copy), and Autopilot refuses a Pod whose
 # requests exceed the maximum of its compute class or hardware configuration. Ephemeral storage: "The ephemeral
 # storage request must be between 10 MiB and 10 GiB for all compute classes and hardware configurations" (the
-# page as quoted in GoogleCloudPlatform/gcs-fuse-csi-driver issue #21, a driver maintainer, 2023; a 2026-03 report,
+# page as quoted in GoogleCloudPlatform/gcs-fuse-csi-driver issue #21, a driver maintainer, 2023; the same driver's
+# issue #57, 2024-02-01, a maintainer: "On Autopilot cluster, the maximum ephemeral storage is 10Gi"; a 2026-03 report,
 # simple-container-com/api PR #189: "GKE Autopilot hard-limits regular ephemeral storage to 10GB maximum"). The
 # page's newer per-class tables could not be read here; where Google has raised a maximum since, 10 GiB stays a
 # safe bound. CPU and memory maxima per class were not read either: the Balanced head is not checked for them, GPU

@@ -90,7 +90,14 @@ def tier_of(item: pytest.Function) -> str:
             names |= _code_names(code)
     if "local_cluster" in names:
         return "ray"
-    if "synth" in item.fixturenames or {"engine", "run"} <= names or "synth_main" in names or "synth" in names:
+    if (
+        "synth" in item.fixturenames
+        or {"engine", "run"} <= names
+        or {"policy_check", "main"} <= names  # synth/policy_check.py runs the stack through the engine
+        or {"settings_reference", "render"} <= names  # docs/settings.md's refusal lines come from engine runs
+        or "synth_main" in names
+        or "synth" in names
+    ):
         return "graph"
     return "unit"
 
