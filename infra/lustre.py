@@ -113,6 +113,11 @@ class LustreFilesystem(pulumi.ComponentResource):
                 # exists, and nothing in its inputs refers to the connection.
                 depends_on=[connection],
                 custom_timeouts=pulumi.CustomTimeouts(create=TIMEOUT, update=TIMEOUT, delete=TIMEOUT),
+                # `instance_id` is not auto-named, so a create-first replacement (the bridge's default here)
+                # would meet the instance it replaces (409). A replacement can only be delete-first; with
+                # `protect` the engine refuses it, with `delete` it deletes the checkpoints
+                # (core/catalog/replacements.py, the offline diff and the preview summary say so).
+                delete_before_replace=True,
                 **destroy_options(a.on_destroy),
             ),
         )
