@@ -260,10 +260,15 @@ class Verdict:
 
 
 def _fields(old: Snapshot, new: Snapshot, name: str) -> list[tuple[str, Any, Any]]:
+    """The changed leaves the engine diffs: paths under `ignoreChanges` keep their old value (ENGINE
+    `processIgnoreChanges`, step_generator.go:3028)."""
     o, n = old.pulumi[name], new.pulumi[name]
     if o["key"] in old.kubernetes and n["key"] in new.kubernetes:
-        return diff_values(old.kubernetes[o["key"]], new.kubernetes[n["key"]])
-    return diff_values(o["inputs"], n["inputs"])
+        changes = diff_values(old.kubernetes[o["key"]], new.kubernetes[n["key"]])
+    else:
+        changes = diff_values(o["inputs"], n["inputs"])
+    ignored = n["options"].get("ignoreChanges") or []
+    return [c for c in changes if not any(c[0] == p or c[0].startswith((p + ".", p + "[")) for p in ignored)]
 
 
 def plan(old: Snapshot, new: Snapshot) -> dict[str, Verdict]:
@@ -297,35 +302,46 @@ def plan(old: Snapshot, new: Snapshot) -> dict[str, Verdict]:
     # every object it manages; `replaceWith`; the dependents of a delete-first replacement whose replace-only
     # inputs come from it (their inputs become unknown, and the provider plans a replacement).
     while True:
+        for v in verdicts.values():
+            if v.replaced and v.order in ("provider", "engine"):
+                v.order = _order(v, new.pulumi[v.name])
         replaced = {n for n, v in verdicts.items() if v.replaced}
         grown = False
         for name in common:
             if name in replaced:
                 continue
             rec = new.pulumi[name]
-            why = ""
+            why, order = "", "engine"
             provider = f"pulumi:providers:kubernetes {rec['provider']}" if rec["provider"] else ""
             if rec["type"].startswith("kubernetes:") and provider in replaced:
                 why = f"its provider {provider} is replaced"
+                if new.pulumi[provider]["inputs"].get("clusterIdentifier"):
+                    # With a clusterIdentifier the provider is replaced only with the cluster: the objects are
+                    # created in a new, empty cluster, so nothing collides.
+                    order = "into the new cluster"
             for target in rec["options"].get("replaceWith") or []:
-                if target in replaced:
-                    why = why or f"replaceWith {target}"
+                if target in replaced and not why:
+                    why = f"replaceWith {target}"
             for prop, sources in rec["propertyDependencies"].items():
                 for src in sources:
-                    if src in replaced and verdicts[src].order != "create first" and _has_rule_under(rec, prop):
-                        why = why or f"{prop} comes from {src}, replaced delete-first"
+                    if (
+                        not why
+                        and src in replaced
+                        and verdicts[src].order == "delete first"
+                        and _has_rule_under(rec, prop)
+                    ):
+                        # The engine deletes such dependents before the resource (ENGINE :3220): delete first.
+                        why, order = f"{prop} comes from {src}, replaced delete-first", "delete first"
             if why:
                 v = verdicts.setdefault(name, Verdict(name, rec["key"], "update"))
-                v.action, v.order = "replace", v.order or "engine"
+                v.action, v.order = "replace", v.order or order
                 v.reasons.append(why)
                 grown = True
-        for v in verdicts.values():
-            if v.replaced and v.order in ("provider", "engine"):
-                v.order = _order(v, new.pulumi[v.name])
         if not grown:
             break
     for v in verdicts.values():
-        _consequences(v, new.pulumi[v.name])
+        # A replacement under another Kubernetes name or namespace cannot meet the object it replaces.
+        _consequences(v, new.pulumi[v.name], same_identity=old.pulumi[v.name]["key"] == new.pulumi[v.name]["key"])
     return verdicts
 
 
@@ -344,17 +360,23 @@ def _order(v: Verdict, rec: dict) -> str:
     return "delete first" if typ in replacements.DELETE_FIRST else "create first"
 
 
-def _consequences(v: Verdict, rec: dict) -> None:
+def _consequences(v: Verdict, rec: dict, same_identity: bool = True) -> None:
     typ, options = rec["type"], rec["options"]
-    if v.replaced:
+    if v.replaced and not same_identity and typ.startswith("kubernetes:"):
+        pass
+    elif v.replaced:
         if options.get("protect"):
             v.refused = "protected: the engine refuses to replace it (pulumi step_generator.go:1955-1962)"
         elif options.get("retainOnDelete"):
             v.collides = "retained: its delete is skipped and the new one reuses its name (pulumi step.go:661)"
+        elif v.order == "into the new cluster":
+            pass
         elif v.order == "create first" and (typ in replacements.FIXED_ID or typ.startswith("kubernetes:")):
             v.collides = replacements.FIXED_ID.get(typ, "metadata.name is fixed: AlreadyExists")
         else:
             v.collides = replacements.unawaited_delete(typ, rec["inputs"])
+    if v.replaced and options.get("protect"):
+        v.refused = v.refused or "protected: the engine refuses to replace it (pulumi step_generator.go:1955-1962)"
     if v.replaced or v.action.endswith("recreates the nodes"):
         v.consequences = list(replacements.CONSEQUENCES.get(typ, ()))
         if not v.replaced:
@@ -384,3 +406,10 @@ def _grouped(reasons: list[str]) -> list[str]:
         more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
         out.append(f"{paths[0]}{more}{source}")
     return out
+
+
+def of_result(result: Any) -> Snapshot:
+    """The Snapshot of an engine run held in memory (what `load` reads back from the folder it writes)."""
+    from synth import render
+
+    return snapshot(render.inventory_records(result), [render.manifest_of(r) for r in result.kubernetes_objects()])
