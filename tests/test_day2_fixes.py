@@ -1,0 +1,62 @@
+"""Issue 21's rendered fixes, each on the shipped stacks, with the provider rule it answers.
+
+The classification of every setting change is tests/test_day2_settings.py; here the individual facts.
+"""
+
+from __future__ import annotations
+
+from core.catalog import replacements as rp
+
+JOB = "kubernetes:batch/v1:Job"
+PROVIDER = "pulumi:providers:kubernetes"
+
+
+def test_the_warmup_job_can_be_replaced_without_meeting_itself(synth, stack):
+    # skipAwait Job deletes are not awaited and Foreground propagation keeps the Job until its pods are gone
+    # (pulumi-kubernetes overrides.go:68-79, :168-209; pulumi/pulumi-kubernetes#3154): a template change (release,
+    # image path, gpuNodes, hold time) replaced it delete-first and the create failed with AlreadyExists.
+    r = synth(stack)
+    jobs = [j for j in r.of_type(JOB) if j.get("metadata.annotations", {}).get("pulumi.com/skipAwait") == "true"]
+    assert jobs, "the warm-up placeholders Job is rendered with skipAwait"
+    for job in jobs:
+        assert rp.unawaited_delete(job.type, job.inputs) == "", job.name
+        assert job.get("metadata.annotations")[rp.DELETION_PROPAGATION_ANNOTATION] == "background"
+
+
+def test_the_kubernetes_provider_is_identified_by_the_cluster_id(synth, stack):
+    # pulumi-kubernetes DiffConfig (provider.go:484-502, since v4.16.0): an unchanged clusterIdentifier keeps the
+    # provider, whatever the kubeconfig's server or CA does; without it an endpoint change replaces every object.
+    r = synth(stack)
+    (provider,) = r.of_type(PROVIDER)
+    cluster = r.get("gcp:container/cluster:Cluster", "cluster")
+    ident = provider.get("clusterIdentifier")
+    assert (
+        ident
+        == f"projects/{r.config['gcp:project']}/locations/{cluster.get('location')}/clusters/{cluster.get('name')}"
+    )
+    assert "https://" not in ident and "gke.goog" not in ident  # not the endpoint
+
+
+def test_endpoint_settings_keep_the_provider_identity(synth):
+    base = synth("dev")
+    other = synth("dev", {"privateEndpoint": False})
+    assert other.error is None, other.error
+    (a,), (b,) = base.of_type(PROVIDER), other.of_type(PROVIDER)
+    assert a.get("clusterIdentifier") == b.get("clusterIdentifier")
+
+
+def test_the_lustre_instance_is_replaced_delete_first(synth, stack):
+    # instance_id is Required (not auto-named): the bridge's create-first replacement would collide (409).
+    lustre = synth(stack).get("gcp:lustre/instance:Instance", "lustre")
+    assert lustre.delete_before_replace
+
+
+def test_the_lustre_claim_keeps_its_request_when_the_capacity_grows(synth):
+    # A statically bound claim cannot grow (kubernetes plugin/pkg/admission/storage/persistentvolume/resize/
+    # admission.go: "only dynamically provisioned pvc can be resized ..."); the PV follows the instance.
+    base, grown = synth("dev"), synth("dev", {"lustreCapacityGib": 36000})
+    pvc = grown.get("kubernetes:core/v1:PersistentVolumeClaim", "lustre-pvc")
+    assert "spec.resources" in pvc.ignore_changes
+    pv_old = base.get("kubernetes:core/v1:PersistentVolume", "lustre-pv")
+    pv_new = grown.get("kubernetes:core/v1:PersistentVolume", "lustre-pv")
+    assert (pv_old.get("spec.capacity.storage"), pv_new.get("spec.capacity.storage")) == ("18000Gi", "36000Gi")
