@@ -121,6 +121,8 @@ class Registration:
     computed: dict[str, Any] = field(default_factory=dict)
     # The provider plugin version the SDK asks the engine for (the SDK package's own unless overridden).
     version: str = ""
+    # The `import_` option: the id of an existing resource to adopt instead of creating it.
+    import_id: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -377,6 +379,7 @@ class _RecordingMonitor(pm.MockMonitor):
                     secret_paths=sorted(secret_paths),
                     computed={k: v for k, v in computed.items() if k not in inputs},
                     version=request.version,
+                    import_id=request.importId,
                 )
             )
         return super().RegisterResource(request)

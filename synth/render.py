@@ -81,6 +81,7 @@ def inventory_records(result: SynthResult) -> list[dict]:
                         ("ignoreChanges", r.ignore_changes),
                         ("replaceOnChanges", r.replace_on_changes),
                         ("deleteBeforeReplace", r.delete_before_replace),
+                        ("import", r.import_id),
                         ("replaceWith", sorted(f"{urns[u].type} {urns[u].name}" for u in r.replace_with if u in urns)),
                     )
                     if v

@@ -78,6 +78,7 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "jobTtlSeconds": ({"jobMode": "own-cluster", "jobTtlSeconds": 60},),
     "ksaName": ({"ksaName": "nemo-rl-runner2"},),
     "kubeRayOperator": ({"kubeRayOperator": "helm"},),
+    "lustreAdopt": ({"lustreOnDestroy": "retain", "lustreAdopt": True},),
     "lustreCapacityGib": ({"lustreCapacityGib": 36000},),
     "lustreFilesystem": ({"lustreFilesystem": "ckptfs"},),
     "lustreMountPath": ({"lustreMountPath": "/mnt/lustre"},),
@@ -189,6 +190,7 @@ EXPECTED: dict[str, object] = {
     "jobTtlSeconds": STOPS,
     "ksaName": STOPS,
     "kubeRayOperator": IN_PLACE,
+    "lustreAdopt": IN_PLACE,  # resource options only: import the kept set, keep it on destroy
     "lustreCapacityGib": STOPS,  # the readiness gate's expected Lustre throughput is in the RayJob
     "lustreFilesystem": {"dev": STOPS, "*": REFUSED},
     "lustreMountPath": STOPS,
@@ -309,10 +311,23 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
     "ksaName": ("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob"),
     "kubeRayOperator": ("Cluster cluster", "Namespace operator-namespace", "NetworkPolicy *", "Release *"),
+    "lustreAdopt": (
+        "Instance lustre",
+        "Network primary",
+        "GlobalAddress psa-range",
+        "Connection psa-connection",
+        "Firewall lustre-ingress",
+    ),
     "lustreCapacityGib": ("Instance lustre", "PersistentVolume lustre-pv", "Dashboard dashboard", "RayJob rayjob"),
     "lustreFilesystem": ("Instance lustre", "PersistentVolume lustre-pv"),
     "lustreMountPath": ("Job *", "RayCluster raycluster", "RayJob rayjob"),
-    "lustreOnDestroy": ("Instance lustre", "Network primary", "GlobalAddress psa-range", "Connection psa-connection"),
+    "lustreOnDestroy": (  # the kept set: kept together (item 8)
+        "Instance lustre",
+        "Network primary",
+        "GlobalAddress psa-range",
+        "Connection psa-connection",
+        "Firewall lustre-ingress",
+    ),
     "lustrePortMode": ("Cluster cluster", "Firewall lustre-ingress", "Instance lustre"),
     "lustreRootSquash": ("Instance lustre",),
     "lustreTier": ("Instance lustre", "PersistentVolume lustre-pv", "Dashboard dashboard", "RayJob rayjob"),

@@ -378,3 +378,42 @@ def unawaited_delete(type_token: str, inputs: dict) -> str:
         "skipAwait: its deletion is not awaited and Foreground propagation keeps the object until its pods are "
         "gone (pulumi-kubernetes overrides.go:68-79, :168-209)"
     )
+
+
+# --- adopting what a `lustreOnDestroy: retain` destroy kept ---------------------------------------------------
+# The ids the provider records (TPGB `d.SetId` templates), so an `import_` of a kept resource equals its id and a
+# later `up` does not plan an import-replacement (pulumi/pulumi#23834, fixed in CLI 3.252.0). The engine refuses
+# to replace an imported resource ("previously-imported resources that still specify an ID may not be replaced",
+# pulumi step_generator.go:1993): a kept instance whose replace-only fields differ from the settings is refused.
+IMPORT_IDS: dict[str, tuple[str, str]] = {
+    "gcp:compute/network:Network": (
+        "projects/{project}/global/networks/{name}",
+        TPGB + "compute/resource_compute_network.go:437",
+    ),
+    "gcp:compute/globalAddress:GlobalAddress": (
+        "projects/{project}/global/addresses/{name}",
+        TPGB + "compute/resource_compute_global_address.go:390",
+    ),
+    "gcp:compute/firewall:Firewall": (
+        "projects/{project}/global/firewalls/{name}",
+        TPGB + "compute/resource_compute_firewall.go:699",
+    ),
+    "gcp:lustre/instance:Instance": (
+        "projects/{project}/locations/{zone}/instances/{name}",
+        TPGB + "lustre/resource_lustre_instance.go:764",
+    ),
+    # url.QueryEscape(network) + ":" + url.QueryEscape(service), network being the network's id.
+    "gcp:servicenetworking/connection:Connection": (
+        "{network_escaped}:{service}",
+        TPGB + "servicenetworking/resource_service_networking_connection.go:402-404",
+    ),
+}
+
+
+def import_id(type_token: str, **fields: str) -> str:
+    """The provider's id of an existing resource, to adopt it with the `import_` resource option."""
+    from urllib.parse import quote
+
+    if "network" in fields:
+        fields["network_escaped"] = quote(fields["network"], safe="")
+    return IMPORT_IDS[type_token][0].format(**fields)
