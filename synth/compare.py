@@ -183,10 +183,20 @@ def _pulumi_fields(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
     return diff_values(old["inputs"], new["inputs"]) + diff_values(old["options"], new["options"], "options")
 
 
+def _with_options(snap: Snapshot) -> dict[str, Any]:
+    """Kubernetes objects with their Pulumi resource options (replaceWith, ignoreChanges...) beside them."""
+    options = {r["key"]: r["options"] for r in snap.pulumi.values() if r["type"].startswith("kubernetes:")}
+    return {k: {"manifest": m, "options": options.get(k) or {}} for k, m in snap.kubernetes.items()}
+
+
+def _kubernetes_fields(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
+    return diff_values(old["manifest"], new["manifest"]) + diff_values(old["options"], new["options"], "options")
+
+
 def compare(old: Snapshot, new: Snapshot) -> list[Section]:
     return [
         _section("GCP resources", old.gcp, new.gcp, _pulumi_fields),
-        _section("Kubernetes objects", old.kubernetes, new.kubernetes, diff_values),
+        _section("Kubernetes objects", _with_options(old), _with_options(new), _kubernetes_fields),
         _section("Other Pulumi resources", old.other, new.other, _pulumi_fields),
     ]
 
