@@ -186,7 +186,7 @@ EXPECTED: dict[str, object] = {
     "jobEnabled": STOPS,  # KNOWN (item 4)
     "jobMode": STOPS,
     "jobOverrides": STOPS,
-    "jobRecipe": {"codelab": STOPS, "*": STOPS},
+    "jobRecipe": STOPS,
     "jobTtlSeconds": STOPS,
     "ksaName": STOPS,
     "kubeRayOperator": IN_PLACE,
