@@ -130,7 +130,11 @@ if workload.ray_auth_secret is not None:
 if kuberay is not None:
     pod_needs.append(kuberay.release)
 own_cluster = s.job.enabled and s.job.mode == "own-cluster"
-ray = None if own_cluster else RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs)
+ray = (
+    None
+    if own_cluster
+    else RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs, replaced_with=[volume.pvc])
+)
 job = None
 if s.job.enabled:
     # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:

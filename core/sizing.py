@@ -242,7 +242,13 @@ def budget_problems(s: CheckpointSizing) -> list[str]:
     if bigger is not None:
         fixes.append(f"{KEY_CAPACITY} to {bigger} (tier {s.tier})")
     if faster is not None:
-        fixes.append(f"{KEY_TIER} to {faster[0]} with {faster[1]} GiB")
+        # Google: "You cannot change an instance's performance tier after it has been created"
+        # (https://cloud.google.com/managed-lustre/docs/create-instance); perUnitStorageThroughput is ForceNew
+        # (core/catalog/replacements.py). On a deployed stack that means a new instance.
+        fixes.append(
+            f"{KEY_TIER} to {faster[0]} with {faster[1]} GiB (the tier cannot change in place: on a deployed "
+            "stack that replaces the Lustre instance and its checkpoints; lustreOnDestroy protect refuses it)"
+        )
     if fixes:
         parts.append("set " + " or ".join(fixes))
     else:

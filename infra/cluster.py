@@ -320,7 +320,15 @@ class GkeCluster(pulumi.ComponentResource):
         # Not `delete_unreachable`: set permanently, a refresh against an unreachable cluster (expired
         # credentials, a missing auth plugin) would silently drop every Kubernetes object from the state. When
         # the cluster is really gone, destroy with PULUMI_K8S_DELETE_UNREACHABLE=true (docs/operations.md).
-        self.provider = k8s.Provider("k8s", k8s.ProviderArgs(kubeconfig=self.kubeconfig), opts=child)
+        # The provider's identity is the cluster's id, not its kubeconfig: without `clusterIdentifier` a changed
+        # endpoint (privateEndpoint, dnsEndpoint) or a CA rotation replaces the provider and with it every object
+        # it manages; with it unchanged pulumi-kubernetes never replaces the provider, and a replaced cluster
+        # (a new id) still does (pulumi-kubernetes provider.go:484-502 DiffConfig, since v4.16.0,
+        # pulumi/pulumi-kubernetes#3068). Adding the key in the same `up` as an endpoint change still replaces:
+        # it must be deployed once before (docs/operations.md, day two).
+        self.provider = k8s.Provider(
+            "k8s", k8s.ProviderArgs(kubeconfig=self.kubeconfig, cluster_identifier=self.cluster.id), opts=child
+        )
         self.register_outputs({"name": self.cluster.name, "endpoint": self.cluster.endpoint})
 
 

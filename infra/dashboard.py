@@ -260,9 +260,14 @@ class Tile:
     widget: Widget
 
     def to_json(self) -> dict[str, Any]:
+        # Zero positions are left out: the Monitoring API omits them when it returns the dashboard, and the
+        # provider's diff only drops keys the config lacks (terraform-provider-google-beta@93c65b2d
+        # google-beta/services/monitoring/resource_monitoring_dashboard.go:37-73 removeComputedKeys), so a zero
+        # in the config is a change on every preview (hashicorp/terraform-provider-google#16173;
+        # GoogleCloudPlatform/magic-modules#18515, closed unmerged).
+        position = {k: v for k, v in (("xPos", self.x_pos), ("yPos", self.y_pos)) if v}
         return {
-            "xPos": self.x_pos,
-            "yPos": self.y_pos,
+            **position,
             "width": self.width,
             "height": self.height,
             "widget": self.widget.to_json(),

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from core import catalog
+from core.catalog import replacements
 from core.naming import resource_labels
 from core.settings import Settings
 
@@ -45,6 +46,8 @@ class LustreArgs:
     labels: dict[str, str]
     # Root squash for every client but these ranges (the nodes' primary subnet); () = no access rules.
     no_squash_ranges: tuple[str, ...] = ()
+    # lustreAdopt: import the instance a retained destroy kept (its provider id) instead of creating it.
+    adopt_id: Optional[str] = None
 
     @classmethod
     def of(cls, s: Settings) -> "LustreArgs":
@@ -59,6 +62,13 @@ class LustreArgs:
             on_destroy=s.teardown.lustre_on_destroy,
             labels=resource_labels(s.stack_name),
             no_squash_ranges=(s.network.primary_subnet_cidr,) if s.lustre.root_squash else (),
+            adopt_id=(
+                replacements.import_id(
+                    "gcp:lustre/instance:Instance", project=s.gcp_project, zone=s.zone, name=s.names.lustre_instance
+                )
+                if s.teardown.lustre_adopt
+                else None
+            ),
         )
 
 
@@ -113,6 +123,12 @@ class LustreFilesystem(pulumi.ComponentResource):
                 # exists, and nothing in its inputs refers to the connection.
                 depends_on=[connection],
                 custom_timeouts=pulumi.CustomTimeouts(create=TIMEOUT, update=TIMEOUT, delete=TIMEOUT),
+                # `instance_id` is not auto-named, so a create-first replacement (the bridge's default here)
+                # would meet the instance it replaces (409). A replacement can only be delete-first; with
+                # `protect` the engine refuses it, with `delete` it deletes the checkpoints
+                # (core/catalog/replacements.py, the offline diff and the preview summary say so).
+                delete_before_replace=True,
+                import_=a.adopt_id,
                 **destroy_options(a.on_destroy),
             ),
         )

@@ -19,6 +19,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from core import catalog
+from core.catalog import replacements
 from core.naming import Names
 from core.settings import Settings
 from core.settings.network import NetworkSettings
@@ -33,6 +34,8 @@ class NetworksArgs:
     rdma_network_profile: str  # projects/<p>/global/networkProfiles/<zone>-vpc-roce
     # The primary VPC stays when a retained Lustre instance needs it to stay reachable.
     keep_primary_on_destroy: bool
+    # Import the kept primary VPC (lustreAdopt): its provider id, or None to create it.
+    adopt_primary_id: Optional[str] = None
 
     @classmethod
     def of(cls, s: Settings) -> "NetworksArgs":
@@ -42,6 +45,13 @@ class NetworksArgs:
             plan=s.network,
             rdma_network_profile=s.rdma_network_profile,
             keep_primary_on_destroy=s.teardown.lustre_on_destroy == "retain",
+            adopt_primary_id=(
+                replacements.import_id(
+                    "gcp:compute/network:Network", project=s.gcp_project, name=s.names.primary_network
+                )
+                if s.teardown.lustre_adopt
+                else None
+            ),
         )
 
 
@@ -68,7 +78,7 @@ class Networks(pulumi.ComponentResource):
             gcp.compute.NetworkArgs(
                 name=n.primary_network, auto_create_subnetworks=False, mtu=catalog.VPC_MTU, routing_mode="REGIONAL"
             ),
-            opts=child_options(self, opts, retain_on_delete=a.keep_primary_on_destroy),
+            opts=child_options(self, opts, retain_on_delete=a.keep_primary_on_destroy, import_=a.adopt_primary_id),
         )
         self.primary_subnet = gcp.compute.Subnetwork(
             "primary",

@@ -84,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         + ")"
     )
     if before is not None:
-        print(compare.format_report(compare.compare(before, compare.load(out)), str(args.compare)), end="")
+        after = compare.load(out)
+        verdicts = compare.format_plan(compare.plan(before, after))
+        print(compare.format_report(compare.compare(before, after), str(args.compare), verdicts), end="")
     return 0
 
 

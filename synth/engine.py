@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
+from urllib.parse import quote
 
 import pulumi
 import yaml
@@ -121,6 +122,8 @@ class Registration:
     computed: dict[str, Any] = field(default_factory=dict)
     # The provider plugin version the SDK asks the engine for (the SDK package's own unless overridden).
     version: str = ""
+    # The `import_` option: the id of an existing resource to adopt instead of creating it.
+    import_id: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -290,7 +293,10 @@ def _computed(typ: str, name: str, inputs: dict, project: str) -> tuple[str, dic
     if typ == "gcp:storage/bucket:Bucket":
         return n, {"url": f"gs://{n}", "selfLink": f"https://www.googleapis.com/storage/v1/b/{n}"}
     if typ == "gcp:servicenetworking/connection:Connection":
-        return f"{inputs.get('network')}:{inputs.get('service')}", {"peering": "servicenetworking-googleapis-com"}
+        # The provider's id: url.QueryEscape(network) + ":" + url.QueryEscape(service) (terraform-provider-google-beta
+        # servicenetworking/resource_service_networking_connection.go:402-404).
+        rid = f"{quote(str(inputs.get('network')), safe='')}:{quote(str(inputs.get('service')), safe='')}"
+        return rid, {"peering": "servicenetworking-googleapis-com"}
     if typ == "gcp:monitoring/dashboard:Dashboard":
         return f"projects/{PLACEHOLDER_PROJECT_NUMBER}/dashboards/example-{name}", {}
     if typ.startswith("kubernetes:"):
@@ -377,6 +383,7 @@ class _RecordingMonitor(pm.MockMonitor):
                     secret_paths=sorted(secret_paths),
                     computed={k: v for k, v in computed.items() if k not in inputs},
                     version=request.version,
+                    import_id=request.importId,
                 )
             )
         return super().RegisterResource(request)

@@ -81,11 +81,19 @@ def inventory_records(result: SynthResult) -> list[dict]:
                         ("ignoreChanges", r.ignore_changes),
                         ("replaceOnChanges", r.replace_on_changes),
                         ("deleteBeforeReplace", r.delete_before_replace),
+                        ("import", r.import_id),
                         ("replaceWith", sorted(f"{urns[u].type} {urns[u].name}" for u in r.replace_with if u in urns)),
                     )
                     if v
                 },
                 "dependsOn": sorted(f"{urns[u].type} {urns[u].name}" for u in r.dependencies if u in urns),
+                # Which top-level input comes from which resource: a delete-first replacement replaces the
+                # dependents whose replace-only inputs come from it (synth/compare.py, the engine's rule).
+                "propertyDependencies": {
+                    k: sorted(f"{urns[u].type} {urns[u].name}" for u in v if u in urns and urns[u].custom)
+                    for k, v in r.property_dependencies.items()
+                    if any(u in urns and urns[u].custom for u in v)
+                },
                 "inputs": r.redacted_inputs(),
                 "secretInputs": r.secret_paths,
                 "computed": r.computed,

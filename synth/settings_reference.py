@@ -118,6 +118,8 @@ BAD_VALUES: dict[str, tuple] = {
     "exportDestination": ("gs://other-bucket/x",),
     # Cloud Storage soft delete: 0 or 7..90 days.
     "exportSoftDeleteDays": (-1, 3, 91),
+    # Only after a destroy with lustreOnDestroy retain (dev deletes).
+    "lustreAdopt": ("maybe", True),
 }
 
 # How each secret is refused: (what the case shows, config overrides, secret values, secrets passed in plain text).

@@ -142,7 +142,7 @@ def test_tiles_fit_the_columns_and_do_not_overlap(dash):
     assert 1 <= cols <= 48
     rects = []
     for t in layout["tiles"]:
-        x, y, w, h = t["xPos"], t["yPos"], t["width"], t["height"]
+        x, y, w, h = t.get("xPos", 0), t.get("yPos", 0), t["width"], t["height"]
         assert x >= 0 and y >= 0 and w >= 1 and h >= 1 and x + w <= cols, t["widget"]["title"]
         rects.append((x, y, x + w, y + h, t["widget"]["title"]))
     for i, a in enumerate(rects):
@@ -207,3 +207,54 @@ def test_dashboard_url_accepts_an_id_or_a_resource_name_or_an_output():
             return FakeOutput(fn(self.value))
 
     assert d.dashboard_url("my-project-123", FakeOutput("projects/1234/dashboards/abc-123")).value == want
+
+
+def _proto3_defaults(value, path=""):
+    """Paths holding a value the Monitoring API leaves out when it returns a dashboard: 0, false, "", [], {}."""
+    if isinstance(value, dict):
+        if not value and path:
+            yield path
+        for k, v in value.items():
+            yield from _proto3_defaults(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        if not value:
+            yield path
+        for i, v in enumerate(value):
+            yield from _proto3_defaults(v, f"{path}[{i}]")
+    elif value in (0, "") and not isinstance(value, bool) or value is False:
+        yield path
+
+
+def _provider_suppresses(state: dict, config: dict) -> bool:
+    """The provider's diff suppression, ported: drop from the state every key the config lacks, then compare
+    (terraform-provider-google-beta@93c65b2d monitoring/resource_monitoring_dashboard.go:37-73)."""
+
+    def remove_computed(old, new):
+        for k in list(old):
+            if new.get(k) is None:
+                del old[k]
+            elif isinstance(old[k], dict):
+                old[k] = remove_computed(old[k], new[k])
+            elif isinstance(old[k], list):
+                for i, j in enumerate(old[k]):
+                    if isinstance(j, dict) and len(new[k]) > i:
+                        old[k][i] = remove_computed(j, new[k][i])
+        return old
+
+    return remove_computed(json.loads(json.dumps(state)), config) == config
+
+
+def test_a_clean_apply_then_preview_shows_no_dashboard_change(dash):
+    # The API omits zero-valued fields (tile positions; magic-modules#18515, terraform-provider-google#16173,
+    # #26766 for empty arrays and strings). What it returns is our JSON without them, plus fields it adds.
+    assert list(_proto3_defaults(dash)) == []
+    returned = json.loads(json.dumps(dash))
+    returned["etag"] = "abc"  # an API-managed field the provider's suppression drops
+    assert _provider_suppresses(returned, dash)
+
+
+def test_the_provider_suppression_port_sees_a_zero_position_as_a_change():
+    # The failure the test above guards against: a config with "xPos": 0 against the API's answer without it.
+    config = {"mosaicLayout": {"tiles": [{"xPos": 0, "width": 6}]}}
+    returned = {"mosaicLayout": {"tiles": [{"width": 6}]}}
+    assert not _provider_suppresses(returned, config)

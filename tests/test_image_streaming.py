@@ -102,7 +102,16 @@ def test_switching_streaming_on_adds_the_api_and_the_grant_and_changes_nothing_e
     assert {t for t, _ in added} == {SERVICE, IAM, REPO_IAM} and len(added) == 3
     # Without streaming the pools leave the node image to GKE (its default is the same COS containerd).
     for pool in base.of_type(POOL):
-        assert pool.get("nodeConfig.gcfsConfig") is None and pool.get("nodeConfig.imageType") is None
+        assert pool.get("nodeConfig.imageType") is None, pool.name
+
+
+def test_streaming_off_is_rendered_so_turning_it_off_takes_effect(pair):
+    # gcfs_config is Optional+Computed (terraform-provider-google-beta@93c65b2d container/node_config.go:241-257):
+    # an absent block is no diff, so a pool that streamed would keep streaming. The off state is the upstream
+    # acceptance test's (resource_container_node_pool_test.go:2692-2722: `gcfs_config { enabled = false }`).
+    base, _, _ = pair
+    for pool in base.of_type(POOL):
+        assert pool.get("nodeConfig.gcfsConfig") == {"enabled": False}, pool.name
 
 
 @pytest.mark.parametrize(

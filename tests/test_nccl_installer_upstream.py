@@ -25,14 +25,19 @@ from workloads.manifests.pod_security import namespace_labels
 REFERENCE = Path(__file__).resolve().parent / "reference" / "gpudirect-rdma"
 UPSTREAM_FILES = {"standard": "nccl-rdma-installer.yaml", "autopilot": "nccl-rdma-installer-autopilot.yaml"}
 
-# Differences between what we render and upstream, per mode: {path: why}. Empty on purpose, and kept exact (a
-# listed difference that disappears fails too):
+# Differences between what we render and upstream, per mode: {path: why}, kept exact (a listed difference that
+# disappears fails too):
 # - image: the catalog pins the same tag upstream uses (nccl-plugin-gib:v1.1.1; asserted below), so bumping it
 #   means syncing with a newer upstream commit first;
 # - namespace: on Autopilot the DaemonSet's namespace is the Namespace resource's name output, which resolves to
 #   upstream's `rdma-system`; on Standard it is upstream's `kube-system`;
 # - upstream's YAML comments (the license header) are not part of the objects.
-ALLOWED_DIFFERENCES: dict[str, dict[str, str]] = {"standard": {}, "autopilot": {}}
+# - spec.updateStrategy.type: OnDelete, upstream RollingUpdate. A rolling update reruns the installer's
+#   `cp -r` into /home/kubernetes/bin/{gib,nvidia/lib64} on every GPU node, including nodes under a running
+#   job whose NCCL has those libraries mapped (issue 21 item 7; docs/research/day2.md section 5); with OnDelete
+#   a changed installer reaches new nodes, and old ones only when their pod is deleted.
+ON_DELETE = {"spec.updateStrategy.type": "rolling updates rewrite NCCL libraries under running jobs"}
+ALLOWED_DIFFERENCES: dict[str, dict[str, str]] = {"standard": dict(ON_DELETE), "autopilot": dict(ON_DELETE)}
 # The Autopilot variant's Namespace differs by the Pod Security Admission labels every namespace of the program
 # carries (workloads/manifests/pod_security.py namespace_labels): enforce privileged, warn and audit
 # restricted.
@@ -131,7 +136,7 @@ def test_comparison_reports_a_drifted_field():
     ds = nccl_installer.installer_daemonset("standard")
     ds["spec"]["template"]["spec"]["initContainers"][0]["args"] = [nccl_installer.install_script("autopilot")]
     diff = _differences(ds, _upstream("standard")["DaemonSet"])
-    assert set(diff) == {"spec.template.spec.initContainers[0].args[0]"}
+    assert set(diff) == {"spec.template.spec.initContainers[0].args[0]"} | set(ON_DELETE)
 
 
 def test_registered_installer_objects_equal_googles_manifest(synth, stack):
@@ -153,3 +158,10 @@ def test_registered_installer_objects_equal_googles_manifest(synth, stack):
     else:
         # Standard: kube-system exists in every cluster; the program must never create or own it.
         assert "kube-system" not in namespaces and "rdma-system" not in namespaces
+
+
+def test_installer_updates_never_roll_over_nodes_under_a_running_job(synth, stack):
+    # Kubernetes OpenAPI DaemonSetUpdateStrategy: "Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate."
+    for ds in synth(stack).of_type("kubernetes:apps/v1:DaemonSet"):
+        if ds.get("metadata.name") == nccl_installer.NAME:
+            assert ds.get("spec.updateStrategy") == {"type": "OnDelete"}

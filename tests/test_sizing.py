@@ -75,8 +75,16 @@ def test_over_budget_suggests_next_valid_capacity_and_slowest_faster_tier():
     assert problems == [
         "nemo-rl-gke:checkpointBudgetSeconds: a 1.02 TB checkpoint needs >= 116 s at 18000 GiB @ 500 MB/s/TiB, "
         "over the 60 s budget; set nemo-rl-gke:lustreCapacityGib to 36000 (tier 500) or "
-        "nemo-rl-gke:lustreTier to 1000 with 18000 GiB"
+        "nemo-rl-gke:lustreTier to 1000 with 18000 GiB (the tier cannot change in place: on a deployed stack that "
+        "replaces the Lustre instance and its checkpoints; lustreOnDestroy protect refuses it)"
     ]
+
+
+def test_a_suggested_tier_says_it_cannot_change_in_place():
+    # Google: "You cannot change an instance's performance tier after it has been created" (Managed Lustre,
+    # create-instance page); the provider marks per_unit_storage_throughput ForceNew (lustre.go:528-531).
+    problems = sizing.check_budget(QWEN, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=60))
+    assert "the tier cannot change in place" in problems[0]
 
 
 def test_over_budget_on_the_fastest_tier_suggests_capacity_only():

@@ -244,6 +244,12 @@ def test_compare_lists_hand_made_edits_exactly(first_run, tmp_path, capsys):
     assert report == "".join(
         [
             f" {old}:\n",
+            # The RayCluster is replaced on any spec change (replaceOnChanges), and the RayJob with it (replaceWith).
+            "Replacements and node recreations: 2\n",
+            "  ! kubernetes:ray.io/v1:RayCluster raycluster: REPLACE (delete first) - stops the job\n",
+            f"      because spec.rayVersion and {len(dropped)} more (replaceOnChanges)\n",
+            "  ! kubernetes:ray.io/v1:RayJob rayjob: REPLACE (delete first) - stops the job\n",
+            "      because replaceWith kubernetes:ray.io/v1:RayCluster raycluster\n",
             "GCP resources: 1 added, 1 removed, 1 changed\n",
             "  + gcp:storage/bucket:Bucket bucket\n",
             "  - gcp:compute/address:Address legacy-ip\n",

@@ -208,3 +208,15 @@ def test_preview_job_previews_dev_with_the_policy_pack_and_federated_google_auth
     assert all_steps[config[0]]["env"]["GCP_PROJECT"].startswith("${{ vars.")
     # The policy pack's own venv exists before the preview needs it.
     assert any(".venv-policy/.installed" in s.get("run", "") for s in all_steps[: all_steps.index(preview[0])])
+
+
+def test_preview_job_summarizes_replacements_from_the_json_plan():
+    # `pulumi preview --json` (pulumi pkg/display/json.go PreviewDigest), read by tools/preview_replacements.py
+    # after the CLI is installed and the stack configured.
+    all_steps = steps(load(PR_WORKFLOW), "preview")
+    runs = [s.get("run", "") for s in all_steps]
+    idx = next(i for i, r in enumerate(runs) if "tools.preview_replacements" in r)
+    assert 'pulumi preview --stack "$STACK" --json' in runs[idx]
+    assert "$GITHUB_STEP_SUMMARY" in runs[idx]
+    config = next(i for i, r in enumerate(runs) if "pulumi config set gcp:project" in r)
+    assert config < idx

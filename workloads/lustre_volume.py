@@ -80,6 +80,11 @@ class LustreVolume(pulumi.ComponentResource):
                 volume_name=self.pv.metadata.name,
                 resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": capacity}),
             ),
-            opts=child,
+            # The request is the capacity at creation, never updated: Kubernetes refuses to grow a claim that no
+            # expandable StorageClass provisioned ("only dynamically provisioned pvc can be resized and the
+            # storageclass that provisions the pvc must support resize", kubernetes/kubernetes
+            # plugin/pkg/admission/storage/persistentvolume/resize/admission.go), so a lustreCapacityGib increase
+            # would fail the `up`. The bound claim gets the PV's capacity, which follows the instance.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["spec.resources"])),
         )
         self.register_outputs({"pv": self.pv.metadata.name, "pvc": self.pvc.metadata.name})

@@ -43,6 +43,7 @@ class RayCluster(pulumi.ComponentResource):
         provider: k8s.Provider,
         needs: Sequence[pulumi.Resource],
         opts: Optional[pulumi.ResourceOptions] = None,
+        replaced_with: Sequence[pulumi.Resource] = (),
     ):
         super().__init__("nemo-rl-gke:workloads:RayCluster", name, None, opts)
         for warning in args.warnings:
@@ -69,6 +70,11 @@ class RayCluster(pulumi.ComponentResource):
                 # Pods refer to the PVC, Secret and service account by name, and their interface annotations
                 # to the Network objects: those must exist before the pods are admitted and scheduled.
                 depends_on=list(needs),
+                # The pods hold the Lustre claim: a replaced claim (a new Lustre instance) waits on
+                # kubernetes.io/pvc-protection until no pod uses it, and `depends_on` does not make the engine
+                # replace the cluster first (only property dependencies and replace_with do, pulumi
+                # step_generator.go:3220, :3366). Replaced with the claim, the cluster goes first.
+                replace_with=list(replaced_with) or None,
             ),
         )
         self.name = self.cluster.metadata.apply(lambda md: md["name"])

@@ -62,10 +62,26 @@ class TeardownSettings(Section):
         alias="clusterDeletionProtection",
         description=("GKE deletion protection: destroy fails until it is turned off."),
     )
+    lustre_adopt: bool = Field(
+        False,
+        alias="lustreAdopt",
+        description=(
+            "Coming back after a destroy with lustreOnDestroy retain: import the kept Lustre instance, primary VPC, "
+            "PSA range, peering and Lustre firewall instead of creating them (they exist under this stack's names). "
+            "Needs lustreOnDestroy retain; can stay set afterwards."
+        ),
+    )
 
 
 def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
+    if s.teardown.lustre_adopt and s.teardown.lustre_on_destroy != "retain":
+        # Only a retained destroy leaves the set behind; adopting it under protect/delete would import resources
+        # that the next destroy deletes or refuses, unlike the kept set it came from.
+        p.append(
+            f"{key('lustreAdopt')}: adopts what a destroy with {key('lustreOnDestroy')} retain kept; set "
+            f"lustreOnDestroy to retain (now {s.teardown.lustre_on_destroy!r}) or unset lustreAdopt"
+        )
     if s.gcp_project and not _PROJECT_ID.match(s.gcp_project):
         p.append(
             f"gcp:project: {s.gcp_project!r} is not a valid project id (6-30 lowercase letters, digits, "

@@ -18,7 +18,8 @@ tests/test_nccl_installer_upstream.py):
   it, no priority class (Autopilot reserves system-node-critical for its own components), and still
   `install --install-nccl` upstream.
 Both pin `nccl-plugin-gib:v1.1.1` (core.catalog.NCCL_GIB_INSTALLER_IMAGE). Those three points are the only
-differences between the variants. Older revisions also ran a privileged `alpine:latest` init container that only
+differences between the variants. One difference from upstream in both: `updateStrategy: OnDelete` instead of
+`RollingUpdate` (reason at the field). Older revisions also ran a privileged `alpine:latest` init container that only
 silenced martian-packet logging on the RDMA NICs (upstream deleted it in bdd28b0f, 2025-07-15); so do we.
 
 The installer is privileged with hostNetwork/hostPID (it writes to the host); on Autopilot such a pod is
@@ -141,7 +142,14 @@ def installer_daemonset(mode: Mode = "standard", image: str = NCCL_GIB_INSTALLER
         "metadata": {"name": NAME, "namespace": NAMESPACES[mode], "labels": dict(labels)},
         "spec": {
             "selector": {"matchLabels": dict(labels)},
-            "updateStrategy": {"type": "RollingUpdate"},
+            # OnDelete, upstream RollingUpdate: a rolling update reruns the init container on every GPU node, one
+            # at a time, including nodes under a running job, and its `cp -r` rewrites in place the NCCL plugin
+            # libraries the training pods have mapped (hostPath, read-only). With OnDelete a changed installer
+            # reaches new nodes (the GPU pools scale from zero; spot and flex-start nodes are short-lived) and a
+            # node only when its installer pod is deleted (docs/operations.md, "Refreshing the gIB installer").
+            # Kubernetes: OnDelete "new DaemonSet pods will only be created when you manually delete old
+            # DaemonSet pods" (https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/).
+            "updateStrategy": {"type": "OnDelete"},
             "template": {
                 "metadata": {"labels": {"name": NAME, **labels}},
                 "spec": pod_spec,

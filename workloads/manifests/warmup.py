@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from core import catalog
+from core.catalog import replacements
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings
 from workloads.manifests.pod_parts import cpu_node_selector
@@ -45,6 +46,11 @@ from workloads.manifests.raycluster import RayPodsConfig, worker_group
 
 PART_OF = {"app.kubernetes.io/part-of": "nemo-rl-gke"}
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
+# With skipAwait pulumi-kubernetes does not wait for a Job's deletion, and its default Foreground propagation keeps
+# the Job object until the pods are gone: the same-name create of a replacement (any template change) then fails
+# with AlreadyExists. Background propagation removes the Job object at once and collects its pods afterwards
+# (core/catalog/replacements.py unawaited_delete, with the provider source).
+SKIP_AWAIT_JOB = {**SKIP_AWAIT, replacements.DELETION_PROPAGATION_ANNOTATION: "background"}
 PLACEHOLDER_CONTAINER = "placeholder"
 # Placeholders hold the nodes from their creation until the Ray workers take them; past this the nodes are
 # released even if no worker came (a job never submitted, a stockout that outlasted the wait).
@@ -176,7 +182,7 @@ def placeholder_job(
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": dict(SKIP_AWAIT_JOB)},
         "spec": {
             "parallelism": replicas,
             "completions": replicas,

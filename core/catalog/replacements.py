@@ -1,0 +1,419 @@
+"""What a changed input does to a deployed resource: replace-only fields, delete-first rules, consequences.
+
+A Pulumi program never sees the planned diff; the provider decides. These tables are the providers' rules, read
+in their source, so the offline diff (synth/compare.py), the pull-request summary of `pulumi preview --json`
+(tools/preview_replacements.py) and the day-two test (tests/test_day2_settings.py) can say which change replaces
+what, in which order, and what that stops. docs/research/day2.md holds the evidence in full.
+
+Sources (each rule names its file and lines):
+- TPGB: hashicorp/terraform-provider-google-beta at 93c65b2d (main after the 8.0.0 major release; the ForceNew
+  keys of every file below are identical at v7.45.0), files under `google-beta/services/`. pulumi-gcp 10.2.0
+  bridges the 8.x line of this provider.
+- BRIDGE: pulumi/pulumi-terraform-bridge v3.136.0: `pkg/tfbridge/property_path.go:162-193` (a change replaces when
+  the property, or its collection parent, is ForceNew; a ForceNew block replaces only when it appears or
+  disappears), `pkg/tfbridge/schema.go:195-246` + `pkg/tfbridge/provider.go:1275-1276` (an auto-named field the
+  program sets makes the replacement delete-first), `pkg/tfbridge/info/autonaming.go:43-63` (every resource with a
+  `name` input is auto-named; pulumi-gcp `provider/resources.go:3014` calls SetAutonaming).
+- K8S: pulumi/pulumi-kubernetes v4.32.0 `provider/pkg/provider/diff.go` (ForceNew properties per kind),
+  `provider/pkg/provider/provider.go:1645-1657` (a provider-decided replacement of a fixed-name object is
+  delete-first; replacements the engine adds, from `replaceOnChanges`, `replaceWith` or a replaced provider, are
+  create-first unless the resource sets `deleteBeforeReplace`; the create then fails with AlreadyExists,
+  `provider/pkg/await/await.go:276-290`).
+- ENGINE: pulumi/pulumi v3.259.0 `pkg/resource/deploy/step_generator.go`: :2044-2047 (`deleteBeforeReplace`
+  overrides the provider), :1955-1962 (a protected resource is never replaced), :3220
+  `calculateDependentReplacements` (a delete-first replacement replaces dependents whose replace-only inputs come
+  from it), :2895-2905 (`replaceWith`); `pkg/resource/deploy/step.go:661` (a retained resource's delete, also the
+  delete of a replacement, is skipped).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Optional
+
+TPGB = "terraform-provider-google-beta@93c65b2d google-beta/services/"
+K8S_DIFF = "pulumi-kubernetes@v4.32.0 provider/pkg/provider/diff.go"
+
+# What a matching change does:
+# - "replace": the field is ForceNew (or inside a ForceNew leaf block such as reservation_affinity);
+# - "replace-if-block-toggles": a ForceNew block replaces only when it appears or disappears (BRIDGE
+#   property_path.go; cross-test TestBlockCollectionForceNew), changes inside it update in place;
+# - "replace-unless-expansion": the subnetwork's range replaces unless the new range contains the old one;
+# - "recreates-nodes": updated in place, but GKE migrates every node of the pool (drains it).
+# - "replace-when-changed": replaces when the value changes, not when it is added or removed;
+Kind = Literal[
+    "replace", "replace-if-block-toggles", "replace-unless-expansion", "replace-when-changed", "recreates-nodes"
+]
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    path: str  # Pulumi input path as the inventory records it; `[*]` = any list element
+    kind: Kind
+    source: str
+
+
+def _r(path: str, source: str, kind: Kind = "replace") -> FieldRule:
+    return FieldRule(path, kind, source)
+
+
+_NC = TPGB + "container/node_config.go"
+_NP = TPGB + "container/resource_container_node_pool.go"
+_CL = TPGB + "container/resource_container_cluster.go"
+_LU = TPGB + "lustre/resource_lustre_instance.go"
+
+REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
+    "gcp:container/nodePool:NodePool": (
+        _r("name", _NP + ":527-531"),
+        _r("cluster", _NP + ":246-249"),
+        _r("location", _NP + ":252-256"),
+        _r("initialNodeCount", _NP + ":480-483"),
+        _r("placementPolicy", _NP + ":381-386", "replace-if-block-toggles"),
+        # placementPolicy.type is not ForceNew and has no update path (NP has no HasChange("placement_policy")):
+        # the program renders only COMPACT, so it is not listed.
+        _r("placementPolicy.policyName", _NP + ":394-397"),
+        _r("networkConfig.additionalNodeNetworkConfigs[*].network", _NP + ":609-628"),
+        _r("networkConfig.additionalNodeNetworkConfigs[*].subnetwork", _NP + ":609-628"),
+        _r("nodeConfig", _NC + ":279-284", "replace-if-block-toggles"),
+        _r("nodeConfig.guestAccelerators", _NC + ":316-350"),  # count, type, gpuDriverInstallationConfig
+        _r("nodeConfig.reservationAffinity", _NC + ":602-631"),
+        _r("nodeConfig.spot", _NC + ":635-638"),
+        _r("nodeConfig.flexStart", _NC + ":1493-1496"),
+        _r("nodeConfig.maxRunDuration", _NC + ":1487-1490"),
+        _r("nodeConfig.serviceAccount", _NC + ":643-647"),
+        _r("nodeConfig.oauthScopes", _NC + ":579-583"),
+        _r("nodeConfig.shieldedInstanceConfig", _NC + ":665-686"),
+        _r("nodeConfig.ephemeralStorageLocalSsdConfig", _NC + ":468-480"),
+        # UpdateNodePool with machine_type / disk: "Initiates an upgrade operation that migrates the nodes in the
+        # node pool to the specified machine type" (googleapis google/container/v1/cluster_service.proto).
+        _r("nodeConfig.machineType", _NC + ":555-560, update :4120-4130", "recreates-nodes"),
+        _r("nodeConfig.diskType", _NC + ":291-303, update :4120-4124", "recreates-nodes"),
+        _r("nodeConfig.diskSizeGb", _NC + ":291-303, update :4120-4124", "recreates-nodes"),
+    ),
+    "gcp:container/cluster:Cluster": (
+        _r("name", _CL + ":295-298"),
+        _r("location", _CL + ":328-332"),
+        _r("network", _CL + ":1814-1818"),
+        _r("subnetwork", _CL + ":2028-2032"),
+        _r("ipAllocationPolicy", _CL + ":2061-2106"),
+        _r("enableAutopilot", _CL + ":1190-1193"),
+        _r("datapathProvider", _CL + ":2626-2629"),
+        _r("initialNodeCount", _CL + ":1232-1235"),
+    ),
+    "gcp:compute/resourcePolicy:ResourcePolicy": (
+        # `name` is Required but not ForceNew (Update is a PATCH, :784-900); every workload_policy field is.
+        _r("region", TPGB + "compute/resource_compute_resource_policy.go:295-300"),
+        _r("project", TPGB + "compute/resource_compute_resource_policy.go:507-511"),
+        _r("workloadPolicy.type", TPGB + "compute/resource_compute_resource_policy.go:466-471"),
+        _r("workloadPolicy.maxTopologyDistance", TPGB + "compute/resource_compute_resource_policy.go:495-500"),
+        _r("workloadPolicy.acceleratorTopology", TPGB + "compute/resource_compute_resource_policy.go:473-486"),
+        _r("workloadPolicy.acceleratorTopologyMode", TPGB + "compute/resource_compute_resource_policy.go:473-486"),
+    ),
+    "gcp:lustre/instance:Instance": (
+        _r("instanceId", _LU + ":162-165"),
+        _r("location", _LU + ":173-176"),
+        _r("network", _LU + ":179-182"),
+        # Google: "You cannot change an instance's performance tier after it has been created"
+        # (https://cloud.google.com/managed-lustre/docs/create-instance).
+        _r("filesystem", _LU + ":154-157"),
+        _r("perUnitStorageThroughput", _LU + ":528-531"),
+        _r("project", _LU + ":625-629"),
+        _r("kmsKey", _LU + ":287-290"),
+    ),
+    "gcp:compute/network:Network": (
+        _r("name", TPGB + "compute/resource_compute_network.go:140-143"),
+        _r("autoCreateSubnetworks", TPGB + "compute/resource_compute_network.go:153-156"),
+        _r("networkProfile", TPGB + "compute/resource_compute_network.go:206-209"),
+        _r("description", TPGB + "compute/resource_compute_network.go:165-168"),
+    ),
+    "gcp:compute/subnetwork:Subnetwork": (
+        _r("name", TPGB + "compute/resource_compute_subnetwork.go:544-547"),
+        _r("network", TPGB + "compute/resource_compute_subnetwork.go:557-560"),
+        _r("region", TPGB + "compute/resource_compute_subnetwork.go:744-748"),
+        # customdiff.ForceNewIfChange("ip_cidr_range", IsShrinkageIpCidr) :512, :63-80; expansion updates :1259.
+        _r("ipCidrRange", TPGB + "compute/resource_compute_subnetwork.go:512, :63-80", "replace-unless-expansion"),
+    ),
+    "gcp:compute/firewall:Firewall": (
+        _r("name", TPGB + "compute/resource_compute_firewall.go:246-249"),
+        _r("direction", TPGB + "compute/resource_compute_firewall.go:302-306"),
+    ),
+    "gcp:compute/router:Router": (
+        _r("name", TPGB + "compute/resource_compute_router.go:163-166"),
+        _r("network", TPGB + "compute/resource_compute_router.go:292-295"),
+        _r("region", TPGB + "compute/resource_compute_router.go:319-323"),
+    ),
+    "gcp:compute/routerNat:RouterNat": (
+        _r("name", TPGB + "compute/resource_compute_router_nat.go:304-307"),
+        _r("router", TPGB + "compute/resource_compute_router_nat.go:312-315"),
+        _r("region", TPGB + "compute/resource_compute_router_nat.go:471-475"),
+    ),
+    "gcp:compute/globalAddress:GlobalAddress": tuple(
+        _r(p, TPGB + f"compute/resource_compute_global_address.go:{lines}")
+        for p, lines in (
+            ("name", "141-144"),
+            ("address", "153-157"),
+            ("prefixLength", "209-213"),
+            ("addressType", "162-165"),
+            ("purpose", "220-223"),
+            ("network", "198-201"),
+        )
+    ),
+    "gcp:servicenetworking/connection:Connection": (
+        _r("network", TPGB + "servicenetworking/resource_service_networking_connection.go:67-70"),
+        _r("service", TPGB + "servicenetworking/resource_service_networking_connection.go:80-83"),
+    ),
+    "gcp:storage/bucket:Bucket": (
+        _r("name", TPGB + "storage/resource_storage_bucket.go:132-135"),
+        _r("location", TPGB + "storage/resource_storage_bucket.go:193-196"),
+        _r("hierarchicalNamespace", TPGB + "storage/resource_storage_bucket.go:624-636"),
+        _r("project", TPGB + "storage/resource_storage_bucket.go:203-207"),
+    ),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": (
+        _r("bucket", TPGB + "storage/iam_storage_bucket.go:33-38"),
+        _r("role", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("member", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("condition", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+    ),
+    "gcp:projects/iAMMember:IAMMember": (
+        _r("project", TPGB + "resourcemanager/iam_project.go:35-38"),
+        _r("role", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("member", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("condition", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+    ),
+    "gcp:serviceaccount/account:Account": (
+        _r("accountId", TPGB + "resourcemanager/resource_google_service_account.go:90-93"),
+        _r("project", TPGB + "resourcemanager/resource_google_service_account.go:114-118"),
+    ),
+    # The Kubernetes provider is replaced, and with it every object it manages, when its clusterIdentifier
+    # changes; adding or removing it replaces nothing by itself (pulumi-kubernetes@v4.32.0
+    # provider/pkg/provider/provider.go:484-502). Without it the kubeconfig's active cluster decides (:505-567),
+    # which the offline diff cannot see (the kubeconfig is a secret).
+    "pulumi:providers:kubernetes": (
+        _r(
+            "clusterIdentifier",
+            "pulumi-kubernetes@v4.32.0 provider/pkg/provider/provider.go:484-502",
+            "replace-when-changed",
+        ),
+    ),
+    "gcp:monitoring/dashboard:Dashboard": (
+        _r("project", TPGB + "monitoring/resource_monitoring_dashboard.go:110-115"),
+    ),
+    "gcp:projects/service:Service": (
+        _r("service", TPGB + "resourcemanager/resource_google_project_service.go:133-136"),
+        _r("project", TPGB + "resourcemanager/resource_google_project_service.go:139-143"),
+    ),
+    "gcp:storage/folder:Folder": (
+        _r("bucket", TPGB + "storage/resource_storage_folder.go:145-148"),
+        _r("name", TPGB + "storage/resource_storage_folder.go:151-154"),
+    ),
+    "gcp:storage/managedFolder:ManagedFolder": (
+        _r("bucket", TPGB + "storage/resource_storage_managed_folder.go:135-138"),
+        _r("name", TPGB + "storage/resource_storage_managed_folder.go:142-145"),
+    ),
+    "gcp:storage/managedFolderIamMember:ManagedFolderIamMember": (
+        _r("bucket", TPGB + "storage/iam_storage_managed_folder.go:35-38"),
+        _r("managedFolder", TPGB + "storage/iam_storage_managed_folder.go:40-43"),
+        _r("role", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("member", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+    ),
+}
+
+# Kubernetes: pulumi-kubernetes's own ForceNew properties. Every kind: metadata.name / metadata.namespace
+# (diff.go:207-212); the kinds the program renders with more:
+_K8S_EVERY_KIND = (_r("metadata.name", K8S_DIFF + ":207-212"), _r("metadata.namespace", K8S_DIFF + ":207-212"))
+K8S_REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
+    "batch/v1:Job": tuple(
+        _r(p, K8S_DIFF + ":178-186") for p in ("spec.completions", "spec.parallelism", "spec.selector", "spec.template")
+    ),
+    "apps/v1:DaemonSet": (_r("spec.selector", K8S_DIFF + ":164-169"),),
+    "core/v1:PersistentVolume": (_r("spec.csi", K8S_DIFF + ":93"),),
+    "core/v1:PersistentVolumeClaim": tuple(
+        _r(p, K8S_DIFF + ":111-118")
+        for p in ("spec.accessModes", "spec.selector", "spec.storageClassName", "spec.volumeName")
+    ),
+    # Secrets (and ConfigMaps) are immutable to the provider unless enableSecretMutable/enableConfigMapMutable
+    # (diff.go:23-33); the program does not set them.
+    "core/v1:Secret": tuple(_r(p, K8S_DIFF + ":28-29") for p in ("type", "data", "stringData")),
+    "core/v1:ConfigMap": (_r("data", K8S_DIFF + ":31-32"), _r("binaryData", K8S_DIFF + ":31-32")),
+}
+
+# Replacements that are delete-first, by type token, and why. Everything else (Lustre Instance, the service
+# networking Connection, IAM bindings, the dashboard, project services) is replaced create-first.
+DELETE_FIRST: dict[str, str] = {
+    **{
+        t: "auto-named `name` set by the program (BRIDGE schema.go:195-246, provider.go:1275-1276)"
+        for t in (
+            "gcp:container/nodePool:NodePool",
+            "gcp:container/cluster:Cluster",
+            "gcp:compute/resourcePolicy:ResourcePolicy",
+            "gcp:compute/network:Network",
+            "gcp:compute/subnetwork:Subnetwork",
+            "gcp:compute/firewall:Firewall",
+            "gcp:compute/router:Router",
+            "gcp:compute/routerNat:RouterNat",
+            "gcp:compute/globalAddress:GlobalAddress",
+            "gcp:storage/bucket:Bucket",
+            "gcp:storage/folder:Folder",
+            "gcp:storage/managedFolder:ManagedFolder",
+        )
+    },
+    "gcp:serviceaccount/account:Account": "auto-named `accountId` set by the program (pulumi-gcp resources.go:982)",
+    "gcp:projects/iAMMember:IAMMember": "pulumi-gcp sets DeleteBeforeReplace (provider/resources.go:934-939)",
+}
+
+# A create-first replacement of these reuses a fixed id the provider does not auto-name: the create collides
+# with the resource it replaces (409 ALREADY_EXISTS).
+FIXED_ID: dict[str, str] = {
+    "gcp:lustre/instance:Instance": "instanceId (Required, not auto-named: lustre.InstanceArgs in pulumi-gcp 10.2.0)",
+}
+
+Consequence = Literal["stops the job", "deletes data"]
+
+# What replacing (or recreating the nodes of) a resource does to a running training job or to data.
+CONSEQUENCES: dict[str, tuple[Consequence, ...]] = {
+    # A pool's nodes are drained: the Ray workers (GPU pools) or the Ray head (system pool) go.
+    "gcp:container/nodePool:NodePool": ("stops the job",),
+    "gcp:container/cluster:Cluster": ("stops the job",),
+    # The Lustre instance holds the HF cache, datasets and checkpoints.
+    "gcp:lustre/instance:Instance": ("stops the job", "deletes data"),
+    # The stack's bucket holds the exported checkpoints.
+    "gcp:storage/bucket:Bucket": ("deletes data",),
+    "gcp:storage/managedFolder:ManagedFolder": ("deletes data",),
+    "kubernetes:ray.io/v1:RayCluster": ("stops the job",),
+    "kubernetes:ray.io/v1:RayJob": ("stops the job",),
+    # The Ray pods mount the Lustre volume: a replaced PV/PVC unmounts it (pvc-protection holds the delete).
+    "kubernetes:core/v1:PersistentVolume": ("stops the job",),
+    "kubernetes:core/v1:PersistentVolumeClaim": ("stops the job",),
+    # A replaced Kubernetes provider replaces every object it manages (pulumi-kubernetes provider.go:454-567).
+    "pulumi:providers:kubernetes": ("stops the job",),
+}
+
+ABSENT = "(absent)"  # synth/compare.py's marker of a side where a field does not exist
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def normalize(path: str) -> str:
+    """`nodeConfig.guestAccelerators[0].type` -> `nodeConfig.guestAccelerators[*].type`."""
+    return _INDEX.sub("[*]", path)
+
+
+def _under(path: str, rule_path: str) -> bool:
+    return path == rule_path or path.startswith(rule_path + ".") or path.startswith(rule_path + "[")
+
+
+def get_path(value: Any, path: str) -> Any:
+    """The value at a dotted path with `[i]` indexes; None where it does not exist."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("["):
+            i = int(part[1:-1])
+            value = value[i] if isinstance(value, list) and i < len(value) else None
+        else:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            return None
+    return value
+
+
+def _is_expansion(old: Any, new: Any) -> bool:
+    try:
+        return ipaddress.ip_network(str(new)).supernet_of(ipaddress.ip_network(str(old)))  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return False
+
+
+def rules_for(type_token: str) -> tuple[FieldRule, ...]:
+    if type_token.startswith("kubernetes:"):
+        return _K8S_EVERY_KIND + K8S_REPLACE_ONLY.get(type_token.split(":", 1)[1], ())
+    return REPLACE_ONLY.get(type_token, ())
+
+
+def triggered(
+    type_token: str, path: str, old_inputs: dict, new_inputs: dict, old: Any = None, new: Any = None
+) -> Optional[FieldRule]:
+    """The rule a changed leaf at `path` (`old -> new`) triggers, or None for a plain in-place update.
+    `replace` rules win over `recreates-nodes`."""
+    norm = normalize(path)
+    found: Optional[FieldRule] = None
+    for rule in rules_for(type_token):
+        if not _under(norm, rule.path):
+            continue
+        if rule.kind == "replace-if-block-toggles":
+            # Block rules name un-indexed blocks (placementPolicy, nodeConfig).
+            if (get_path(old_inputs, rule.path) is None) == (get_path(new_inputs, rule.path) is None):
+                continue
+        elif rule.kind == "replace-unless-expansion" and _is_expansion(old, new):
+            continue
+        elif rule.kind == "replace-when-changed" and (old is None or new is None or old == ABSENT or new == ABSENT):
+            continue
+        if rule.kind != "recreates-nodes":
+            return rule
+        found = found or rule
+    return found
+
+
+# pulumi-kubernetes does not wait for the deletion of these kinds when they carry `pulumi.com/skipAwait: "true"`
+# (provider/pkg/metadata/overrides.go:168-209 `allowsSkipAwaitWithDelete`, pulumi/pulumi-kubernetes#3154), and
+# deletes with Foreground propagation unless `pulumi.com/deletionPropagationPolicy` says otherwise
+# (overrides.go:68-79; annotations.go:41): the object lingers until its pods are gone, so the same-name create of
+# a delete-first replacement meets it (409 AlreadyExists).
+SKIP_AWAIT_DELETE_KINDS = frozenset(
+    {"core/v1:Namespace", "core/v1:Pod", "core/v1:ReplicationController", "apps/v1:DaemonSet", "apps/v1:Deployment"}
+    | {"apps/v1:StatefulSet", "batch/v1:Job"}
+)
+DELETION_PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
+
+
+def unawaited_delete(type_token: str, inputs: dict) -> str:
+    """Why a delete-first replacement of this object meets the object it deletes, or "" when it does not."""
+    if not type_token.startswith("kubernetes:") or type_token.split(":", 1)[1] not in SKIP_AWAIT_DELETE_KINDS:
+        return ""
+    annotations = (inputs.get("metadata") or {}).get("annotations") or {}
+    if str(annotations.get("pulumi.com/skipAwait", "")).lower() != "true":
+        return ""
+    if str(annotations.get(DELETION_PROPAGATION_ANNOTATION, "")).lower() in ("background", "orphan"):
+        return ""
+    return (
+        "skipAwait: its deletion is not awaited and Foreground propagation keeps the object until its pods are "
+        "gone (pulumi-kubernetes overrides.go:68-79, :168-209)"
+    )
+
+
+# --- adopting what a `lustreOnDestroy: retain` destroy kept ---------------------------------------------------
+# The ids the provider records (TPGB `d.SetId` templates), so an `import_` of a kept resource equals its id and a
+# later `up` does not plan an import-replacement (pulumi/pulumi#23834, fixed in CLI 3.252.0). The engine refuses
+# to replace an imported resource ("previously-imported resources that still specify an ID may not be replaced",
+# pulumi step_generator.go:1993): a kept instance whose replace-only fields differ from the settings is refused.
+IMPORT_IDS: dict[str, tuple[str, str]] = {
+    "gcp:compute/network:Network": (
+        "projects/{project}/global/networks/{name}",
+        TPGB + "compute/resource_compute_network.go:437",
+    ),
+    "gcp:compute/globalAddress:GlobalAddress": (
+        "projects/{project}/global/addresses/{name}",
+        TPGB + "compute/resource_compute_global_address.go:390",
+    ),
+    "gcp:compute/firewall:Firewall": (
+        "projects/{project}/global/firewalls/{name}",
+        TPGB + "compute/resource_compute_firewall.go:699",
+    ),
+    "gcp:lustre/instance:Instance": (
+        "projects/{project}/locations/{zone}/instances/{name}",
+        TPGB + "lustre/resource_lustre_instance.go:764",
+    ),
+    # url.QueryEscape(network) + ":" + url.QueryEscape(service), network being the network's id.
+    "gcp:servicenetworking/connection:Connection": (
+        "{network_escaped}:{service}",
+        TPGB + "servicenetworking/resource_service_networking_connection.go:402-404",
+    ),
+}
+
+
+def import_id(type_token: str, **fields: str) -> str:
+    """The provider's id of an existing resource, to adopt it with the `import_` resource option."""
+    from urllib.parse import quote
+
+    if "network" in fields:
+        fields["network_escaped"] = quote(fields["network"], safe="")
+    return IMPORT_IDS[type_token][0].format(**fields)

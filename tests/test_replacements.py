@@ -1,0 +1,146 @@
+"""The replace-only table (core/catalog/replacements.py) against the pinned SDKs, and the plan's rules on small cases.
+
+Oracles: the installed pulumi-gcp 10.2.0 and pulumi-kubernetes input classes (every path in the table must be an
+input the program can set: a renamed or mistyped path fails), the bridge's autonaming rule as the SDK shows it (an
+auto-named `name` is optional in the `*Args` class; pulumi-terraform-bridge `info/autonaming.go:43-63`), and the
+providers' rules cited next to each case.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import typing
+
+import pytest
+
+from core.catalog import replacements as rp
+from synth import compare
+
+
+def _args_class(type_token: str) -> type:
+    """`gcp:container/nodePool:NodePool` -> pulumi_gcp.container.NodePoolArgs (same for kubernetes, providers)."""
+    if type_token == "pulumi:providers:kubernetes":
+        return importlib.import_module("pulumi_kubernetes").ProviderArgs
+    pkg, module, cls = re.fullmatch(r"(\w+):([\w./]+):(\w+)", type_token).groups()  # type: ignore[union-attr]
+    if pkg == "gcp":
+        return getattr(importlib.import_module(f"pulumi_gcp.{module.split('/')[0]}"), f"{cls}Args")
+    group, version = module.split("/") if "/" in module else ("core", module)
+    mod = importlib.import_module(f"pulumi_kubernetes.{group.split('.')[0]}.{version}")
+    return getattr(mod, f"{cls}Args")
+
+
+def _inputs_of(cls: type) -> dict[str, typing.Any]:
+    """Pulumi input name -> the property's annotation, from the SDK's `@pulumi.getter(name=...)` properties."""
+    out = {}
+    for klass in cls.__mro__:
+        for attr in vars(klass).values():
+            if isinstance(attr, property) and hasattr(attr.fget, "_pulumi_name"):
+                out[attr.fget._pulumi_name] = attr.fget.__annotations__.get("return")
+    return out
+
+
+def _nested_args(annotation: typing.Any, module: typing.Any) -> typing.Optional[type]:
+    names = re.findall(r"ForwardRef\('(\w+Args)'\)", repr(annotation)) or re.findall(r"\b(\w+Args)\b", repr(annotation))
+    for name in names:
+        for mod in (module, importlib.import_module(module.__name__.rsplit(".", 1)[0] + "._inputs")):
+            if hasattr(mod, name):
+                return getattr(mod, name)
+    return None
+
+
+def _path_exists(type_token: str, path: str) -> bool:
+    cls: typing.Optional[type] = _args_class(type_token)
+    if type_token.startswith("kubernetes:") and path.split(".")[0] in ("data", "stringData", "binaryData", "type"):
+        return path.split(".")[0] in _inputs_of(cls)  # type: ignore[arg-type]
+    for part in path.replace("[*]", "").split("."):
+        if cls is None:
+            return False
+        inputs = _inputs_of(cls)
+        if part not in inputs:
+            return False
+        cls = _nested_args(inputs[part], importlib.import_module(cls.__module__))
+    return True
+
+
+ALL_RULES = [(t, r) for t, rules in rp.REPLACE_ONLY.items() for r in rules] + [
+    (f"kubernetes:{kind}", r) for kind, rules in rp.K8S_REPLACE_ONLY.items() for r in rules
+]
+
+
+@pytest.mark.parametrize("type_token,rule", ALL_RULES, ids=lambda x: getattr(x, "path", x))
+def test_every_replace_only_path_is_an_input_of_the_pinned_sdk(type_token, rule):
+    if rule.path.startswith("metadata."):
+        return  # every kind's metadata.name/namespace
+    assert _path_exists(type_token, rule.path), f"{type_token}: {rule.path} is not an input"
+
+
+@pytest.mark.parametrize("type_token,rule", ALL_RULES, ids=lambda x: getattr(x, "path", x))
+def test_every_rule_cites_a_provider_file_and_line(type_token, rule):
+    assert re.search(r"@(93c65b2d|v4\.32\.0) \S+\.go:\d+", rule.source), rule
+
+
+def _optional(cls: type, param: str) -> bool:
+    import inspect
+
+    p = inspect.signature(cls.__init__).parameters.get(param)
+    return p is not None and p.default is not inspect.Parameter.empty
+
+
+@pytest.mark.parametrize("type_token", sorted(rp.DELETE_FIRST))
+def test_delete_first_types_are_auto_named_in_the_sdk_or_forced_by_pulumi_gcp(type_token):
+    # The bridge auto-names an input `name` (or pulumi-gcp's explicit AutoName field); auto-named inputs are
+    # optional in the SDK. Set by the program, their replacement is delete-first (bridge schema.go:195-246).
+    cls = _args_class(type_token)
+    if "DeleteBeforeReplace" in rp.DELETE_FIRST[type_token]:
+        return  # projects IAMMember: pulumi-gcp resources.go:934-939
+    field = "account_id" if "accountId" in rp.DELETE_FIRST[type_token] else "name"
+    assert _optional(cls, field), f"{type_token}.{field} is required: not auto-named, so not delete-first"
+
+
+def test_the_lustre_instance_id_is_required_so_a_create_first_replacement_would_collide():
+    import pulumi_gcp as gcp
+
+    assert not _optional(gcp.lustre.InstanceArgs, "instance_id")
+    assert "gcp:lustre/instance:Instance" in rp.FIXED_ID and "gcp:lustre/instance:Instance" not in rp.DELETE_FIRST
+
+
+def test_a_subnet_range_replaces_unless_the_new_one_contains_the_old():
+    # customdiff.ForceNewIfChange("ip_cidr_range", IsShrinkageIpCidr) (compute/resource_compute_subnetwork.go:512)
+    t = "gcp:compute/subnetwork:Subnetwork"
+    assert rp.triggered(t, "ipCidrRange", {}, {}, "10.0.0.0/20", "10.0.0.0/19") is None
+    assert rp.triggered(t, "ipCidrRange", {}, {}, "10.0.0.0/20", "10.0.0.0/21") is not None
+    assert rp.triggered(t, "ipCidrRange", {}, {}, "10.0.0.0/20", "10.1.0.0/20") is not None
+
+
+def test_a_force_new_block_replaces_only_when_it_appears_or_disappears():
+    # pulumi-terraform-bridge cross-test TestBlockCollectionForceNew; node pool placement_policy (NP:381-386).
+    t = "gcp:container/nodePool:NodePool"
+    with_policy = {"placementPolicy": {"type": "COMPACT"}}
+    assert rp.triggered(t, "placementPolicy.type", {}, with_policy, compare.ABSENT, "COMPACT") is not None
+    assert rp.triggered(t, "placementPolicy.type", with_policy, {"placementPolicy": {"type": "X"}}) is None
+    # machineType updates in place, but GKE migrates the nodes (recreates-nodes, not replace).
+    rule = rp.triggered(t, "nodeConfig.machineType", {"nodeConfig": {}}, {"nodeConfig": {}}, "a", "b")
+    assert rule is not None and rule.kind == "recreates-nodes"
+
+
+def test_adding_a_cluster_identifier_replaces_nothing_changing_it_replaces_the_provider():
+    # pulumi-kubernetes provider.go:484-502: replace on Updated, not on added/removed.
+    t = "pulumi:providers:kubernetes"
+    assert rp.triggered(t, "clusterIdentifier", {}, {}, compare.ABSENT, "projects/p/locations/l/clusters/c") is None
+    assert rp.triggered(t, "clusterIdentifier", {}, {}, "a", "b") is not None
+
+
+def test_a_skip_await_job_replacement_meets_itself_unless_deleted_in_the_background():
+    # pulumi-kubernetes overrides.go:168-209 (skipAwait Job deletes are not awaited), :68-79 (Foreground default).
+    job = "kubernetes:batch/v1:Job"
+    skip = {"metadata": {"annotations": {"pulumi.com/skipAwait": "true"}}}
+    assert rp.unawaited_delete(job, skip)
+    background = {
+        "metadata": {
+            "annotations": {**skip["metadata"]["annotations"], rp.DELETION_PROPAGATION_ANNOTATION: "background"}
+        }
+    }
+    assert rp.unawaited_delete(job, background) == ""
+    assert rp.unawaited_delete(job, {"metadata": {}}) == ""  # awaited: the create follows the delete
+    assert rp.unawaited_delete("kubernetes:ray.io/v1:RayCluster", skip) == ""  # CRs are awaited
