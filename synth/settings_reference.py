@@ -115,6 +115,8 @@ BAD_VALUES: dict[str, tuple] = {
     "prefetchWeights": ("maybe",),
     "prefetchImage": ("x",),
     "exportCheckpoints": ("maybe",),
+    "exportOptimizer": ("maybe",),
+    "platformStack": ("nemo-rl-gke/codelab", "org/nemo-rl-gke/a b"),
     "exportDestination": ("gs://other-bucket/x",),
     # Cloud Storage soft delete: 0 or 7..90 days.
     "exportSoftDeleteDays": (-1, 3, 91),

@@ -46,6 +46,23 @@ def enforce_level(worker_volumes: list[dict]) -> str:
     return "privileged" if any("hostPath" in v for v in worker_volumes) else "baseline"
 
 
+def token_secret(
+    name: str, namespace: pulumi.Input[str], secrets: Secrets, opts: pulumi.ResourceOptions
+) -> k8s.core.v1.Secret:
+    """The Secret the pods mount their tokens from: the Hugging Face token and, when set, the W&B key as a netrc."""
+    data = {HF_TOKEN_KEY: secrets.hf_token}
+    if secrets.wandb_api_key is not None:
+        wandb_key: pulumi.Input[str] = secrets.wandb_api_key
+        data[WANDB_NETRC_KEY] = pulumi.Output.secret(wandb_key).apply(wandb_netrc)
+    return k8s.core.v1.Secret(
+        "tokens",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace),
+        type="Opaque",
+        string_data=data,
+        opts=opts,
+    )
+
+
 @dataclass(frozen=True)
 class WorkloadIdentityArgs:
     namespace: str
@@ -57,7 +74,9 @@ class WorkloadIdentityArgs:
 
     @classmethod
     def of(cls, s: Settings) -> "WorkloadIdentityArgs":
-        exporting = s.job.enabled and s.startup.export_checkpoints
+        # With the export on, the platform keeps the export's identity even without a job of its own: its experiment
+        # stacks' export Jobs run as it (core/settings/platform.py).
+        exporting = s.startup.export_checkpoints
         prefetching = s.job.enabled and s.startup.prefetch_weights
         ns = s.storage.namespace
         return cls(
@@ -75,6 +94,7 @@ class WorkloadIdentityArgs:
                 workers_hub=not prefetching,
                 prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
+                export_job=exporting,
                 fqdn=s.security.egress_fqdn_policies,
             ),
         )
@@ -120,17 +140,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-        data = {HF_TOKEN_KEY: secrets.hf_token}
-        if secrets.wandb_api_key is not None:
-            wandb_key: pulumi.Input[str] = secrets.wandb_api_key
-            data[WANDB_NETRC_KEY] = pulumi.Output.secret(wandb_key).apply(wandb_netrc)
-        self.secret = k8s.core.v1.Secret(
-            "tokens",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=HF_SECRET, namespace=ns),
-            type="Opaque",
-            string_data=data,
-            opts=child,
-        )
+        self.secret = token_secret(HF_SECRET, ns, secrets, child)
         self.ray_auth_secret = None
         if a.ray_token_auth and secrets.ray_auth_token is not None:
             self.ray_auth_secret = k8s.core.v1.Secret(

@@ -79,6 +79,15 @@ class StartupSettings(Section):
             "After training succeeded, copy the final checkpoint (and the best, with a metric) to the bucket."
         ),
     )
+    export_optimizer: bool = Field(
+        False,
+        alias="exportOptimizer",
+        description=(
+            "Copy the optimizer state too (needed only to resume training from the bucket). Default: weights, "
+            "tokenizer and training state only, leaving out policy/optimizer of DTensor checkpoints; a Megatron "
+            "checkpoint embeds the optimizer in its iter_* shards and is copied whole (preview warns)."
+        ),
+    )
     export_destination: str = Field(
         "",
         alias="exportDestination",
@@ -120,6 +129,20 @@ def check(s: "UncheckedSettings") -> list[str]:
             "to false"
         )
     return p
+
+
+def export_warnings(s: "UncheckedSettings") -> list[str]:
+    """The optimizer state a Megatron export cannot leave out (core/export.py OPTIMIZER_GLOB has the sources)."""
+    st = s.startup
+    if not (s.job.enabled and st.export_checkpoints) or st.export_optimizer or s.recipe is None:
+        return []
+    if s.recipe.train_backend != "megatron":
+        return []
+    return [
+        f"{key('exportOptimizer')}: recipe {s.recipe.name!r} trains with Megatron, whose checkpoints embed the "
+        "optimizer state in the weights' iter_* shards: the export copies it all the same (a weights-only export "
+        "needs a Megatron-to-HF conversion, which this stack does not run); set exportOptimizer to true to say so"
+    ]
 
 
 def _streaming_problems(s: "UncheckedSettings") -> list[str]:

@@ -116,7 +116,8 @@ class RayPodsConfig:
     def of(cls, s: Settings) -> "RayPodsConfig":
         w = s.workload
         bucket, prefix = None, export.DEFAULT_PREFIX
-        if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None:
+        # An experiment stack exports from a CPU Job of its own (workloads/manifests/export_job.py), not the head.
+        if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None and not s.stack.platform_stack:
             bucket = s.bucket_name
             prefix = s.export_destination.prefix
         return cls(
