@@ -204,3 +204,47 @@ def test_an_experiment_uses_its_own_tokens_secret_in_every_pod(synth):
     prefetch = job_named(r, "weights-prefetch").get("spec.template.spec.volumes")
     assert name in str(prefetch)
     assert "nemo-rl-secrets" not in str(spec) + str(prefetch)
+
+
+# --- GPUs only while they train ------------------------------------------------------------------------------------
+RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
+PLACEHOLDERS_ROLE = "gpu-warmup"
+
+
+def test_a_platform_without_a_job_of_its_own_keeps_no_gpu_worker_and_no_placeholder(synth):
+    r = synth(PLATFORM, {"jobEnabled": False})
+    assert r.error is None, r.error
+    (cluster,) = r.of_type(RAYCLUSTER)
+    (group,) = cluster.get("spec.workerGroupSpecs")
+    assert (group["replicas"], group["minReplicas"], group["maxReplicas"]) == (0, 0, 0)
+    roles = [
+        j.get("spec.template.metadata.labels", {}).get("nemo-rl-gke/role") for j in r.of_type("kubernetes:batch/v1:Job")
+    ]
+    assert PLACEHOLDERS_ROLE not in roles
+    assert not [w for w in r.warnings if "idle" in w or "no job to run" in w]
+    # GPU pools stay at zero until an experiment's own cluster asks for nodes; the contract still tells them apart.
+    assert r.outputs[platform.CONTRACT_OUTPUT]["maxGpuNodes"] == 8
+    # Asked for on purpose, standing workers are kept, and preview says they bill with no job.
+    kept = synth(PLATFORM, {"jobEnabled": False, "workerReplicas": 2})
+    (group,) = kept.of_type(RAYCLUSTER)[0].get("spec.workerGroupSpecs")
+    assert group["replicas"] == 2
+    assert any("no job to run" in w for w in kept.warnings)
+
+
+def test_placeholders_hold_no_more_nodes_than_the_jobs_workers_for_a_bound_the_cluster_enforces(synth):
+    """Job spec.activeDeadlineSeconds is enforced by the Job controller (Kubernetes batch/v1 API), so the bound
+    holds after a failed `pulumi up` too; priority -10 is the cluster autoscaler's expendable cutoff, the lowest value
+    that still triggers scale-up ("Pods with priority lower than this cutoff: don't trigger scale-ups ... Nothing
+    changes for pods with priority greater or equal to cutoff"; default cutoff -10: kubernetes/autoscaler
+    cluster-autoscaler/FAQ.md @55c37cd5)."""
+    r = synth(PLATFORM)
+    (placeholders,) = [j for j in r.of_type("kubernetes:batch/v1:Job") if j.get("metadata.name").endswith("gpu-warmup")]
+    job = rayjob(r)
+    cluster = r.of_type(RAYCLUSTER)
+    workers = sum(g["replicas"] for g in (cluster[0] if cluster else job).get("spec.workerGroupSpecs", []) or [])
+    if not cluster:
+        workers = sum(g["replicas"] for g in job.get("spec.rayClusterSpec.workerGroupSpecs"))
+    assert placeholders.get("spec.parallelism") == placeholders.get("spec.completions") == workers
+    assert placeholders.get("spec.activeDeadlineSeconds") == 30 * 60
+    (pc,) = r.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
+    assert pc.get("value") == -10 and pc.get("preemptionPolicy") == "Never"

@@ -128,11 +128,22 @@ def _workers_key(s: "UncheckedSettings") -> str:
     return key("gpuNodes" if s.workload.worker_replicas is None and not s.autopilot else "workerReplicas")
 
 
+def standing_workers(s: "UncheckedSettings") -> int:
+    """GPU workers of the standing RayCluster. Without a job of the stack's own (jobEnabled false: a platform for
+    experiment stacks, or a platform whose run is over), none unless workerReplicas asks for them: experiments bring
+    their own clusters, so no GPU node is billed while none runs. The Ray autoscaler is not used to get there
+    (README "GPUs only while they train"; docs/research/platform.md §2-3: NeMo-RL checks cluster_resources() totals
+    before creating a placement group, request_resources is one cluster-wide request each call overrides)."""
+    if not s.job.enabled and s.workload.worker_replicas is None:
+        return 0
+    return s.worker_replicas
+
+
 def idle_gpu_warnings(s: "UncheckedSettings") -> list[str]:
     """GPU workers no job uses hold (and bill) a GPU node each: the RayCluster keeps every replica up, while the
     job places cluster.num_nodes nodes' worth of work (its placement groups may land on any of the workers, so the
     readiness gate tests all of them: core.gate)."""
-    n = s.worker_replicas
+    n = standing_workers(s)
     if n <= 0:
         return []
     if not s.job.enabled:

@@ -48,11 +48,13 @@ class StartupSettings(Section):
         ),
     )
     warmup_hold_seconds: int = Field(
-        7200,
+        1800,
         alias="warmupHoldSeconds",
         ge=600,
         description=(
-            "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers."
+            "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers "
+            "(default 30 minutes); the Job's activeDeadlineSeconds enforces it in the cluster, also after a failed "
+            "pulumi up. They never hold more nodes than the job's workers, and none without a job."
         ),
     )
     prefetch_weights: bool = Field(
