@@ -207,6 +207,24 @@ _ENTRYPOINT_STEPS: dict[str, tuple[str, c.Nominal]] = {
 }
 
 
+def _script_commands(script: str) -> list[list[str]]:
+    """The script's commands; the bounded-attempts line (recipes.Attempts) stands for the steps it runs."""
+    out: list[list[str]] = []
+    for line in script.splitlines():
+        argv = shlex.split(line)
+        if argv[:4] == ["exec", "uv", "run", "python"] and argv[4:5] and argv[4].endswith(recipes.ATTEMPTS_SCRIPT):
+            step: list[str] = []
+            for w in argv[argv.index("--") + 1 :] + ["---"]:
+                if w == "---":
+                    out.append(step)
+                    step = []
+                else:
+                    step.append(w)
+            continue
+        out.append(argv)
+    return out
+
+
 def entrypoint_steps(rayjob) -> list[EntrypointStep]:
     """The steps of the RayJob's `sh -c` script before the training command, in order; empty when the entrypoint
     is not such a script."""
@@ -214,8 +232,7 @@ def entrypoint_steps(rayjob) -> list[EntrypointStep]:
     if len(words) != 3 or words[:2] != ["sh", "-c"]:
         return []
     steps: list[EntrypointStep] = []
-    for i, line in enumerate(words[2].splitlines()):
-        argv = shlex.split(line)
+    for i, argv in enumerate(_script_commands(words[2])):
         program = argv[3].rsplit("/", 1)[-1] if argv[:3] == ["uv", "run", "python"] and len(argv) > 3 else None
         if argv[:1] == ["exec"] or (
             program is not None and program not in _ENTRYPOINT_STEPS and program != prefetch.SCRIPT

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import yaml
 
-from core import export, gate, prefetch, recipes
+from core import catalog, export, gate, prefetch, recipes
 from core.settings import SettingsError, load_settings
 from synth import render
 from tests.k8s_validation import validate_any
@@ -67,6 +67,13 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
         model_path=plan.model_path,
         after=(export_cmd,),
         prefetch_marker=plan.marker,
+        # Standing cluster: jobBackoffLimit (default 3) retries are the entrypoint's loop (KubeRay takes none).
+        attempts=recipes.Attempts(
+            attempts=s.job.backoff_limit + 1,
+            log=recipes.attempts_log("/lustre", run),
+            amount=s.worker_replicas * recipe.gpus_per_node,
+            capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
+        ),
     )
     assert f"policy.model_name={plan.model_path}" in spec["entrypoint"]
     assert f"policy.tokenizer.name={plan.model_path}" in spec["entrypoint"]

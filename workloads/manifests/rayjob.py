@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from core import export, gate, prefetch, recipes
+from core import catalog, export, gate, prefetch, recipes
 from core.catalog import NemoRlRelease
 from core.naming import HF_SECRET, LUSTRE_PVC, RAY_AUTH_SECRET
 from core.recipes import Recipe
@@ -88,6 +88,8 @@ class JobArgs:
     deadline_seconds: Optional[int] = None
     # The Secret with the stack's tokens (an experiment stack has its own: pod_parts.token_secret_name).
     secret_name: str = HF_SECRET
+    # Standing-cluster mode: the entrypoint's bounded attempts (KubeRay retries no clusterSelector RayJob).
+    attempts: Optional[recipes.Attempts] = None
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -150,6 +152,14 @@ class JobArgs:
             after=after,
             deadline_seconds=job_settings.deadline_seconds(s),
             secret_name=token_secret_name(s),
+            attempts=None
+            if own or s.job.backoff_limit == 0
+            else recipes.Attempts(
+                attempts=s.job.backoff_limit + 1,
+                log=recipes.attempts_log(s.workload.lustre_mount_path, s.run_name),
+                amount=s.worker_replicas * r.gpus_per_node,
+                capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
+            ),
         )
 
     @property
@@ -185,6 +195,7 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
             before=tuple(list(c) for c in a.before),
             after=tuple(list(c) for c in a.after),
             prefetch_marker=a.prefetch_marker,
+            attempts=a.attempts,
         ),
         # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
         "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
