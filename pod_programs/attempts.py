@@ -57,9 +57,10 @@ def ray_totals() -> dict:
 
 
 def wait_for_capacity(
-    resource: str, amount: float, bound_s: float, poll_s: float, totals: Callable[[], dict] = ray_totals
+    resource: str, amount: float, bound_s: float, poll_s: float, totals: Optional[Callable[[], dict]] = None
 ) -> tuple[bool, float]:
     """(capacity there, seconds waited)."""
+    totals = totals or ray_totals
     start = time.monotonic()
     while True:
         try:

@@ -129,3 +129,30 @@ def test_a_killed_worker_mid_run_fails_one_attempt_and_the_run_continues_from_it
     assert "starting from step 0" in logs.split('"attempt": 1')[0]  # only the first attempt started fresh
     assert "gsm8k: already prepared" in logs  # the second attempt reran every step before training
     assert json.loads((ckpt / f"step_{STEPS}" / "training_info.json").read_text()) == {"step": STEPS}
+
+
+def test_an_attempt_that_finds_no_capacity_in_its_bound_ends_the_job_and_says_so(tmp_path, monkeypatch, capsys):
+    from pod_programs import attempts as loop
+
+    monkeypatch.setattr(loop, "ray_totals", lambda: {"GPU": 8.0})  # one node of the two came back
+    log = tmp_path / "attempts.jsonl"
+    argv = ["--attempts", "3", "--log", str(log), "--amount", "16", "--capacity-wait-seconds", "0"]
+    assert loop.main([*argv, "--poll-seconds", "0", "--", "true"]) != 0
+    (record,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert record["result"] == "no-capacity" and record["attempt"] == 1
+    assert "waiting for capacity" not in capsys.readouterr().out  # a zero bound does not wait
+
+
+def test_attempts_stop_at_the_first_success_and_rerun_every_step_after_a_failure(tmp_path, monkeypatch):
+    from pod_programs import attempts as loop
+
+    monkeypatch.setattr(loop, "ray_totals", lambda: {"GPU": 16.0})
+    log, flag = tmp_path / "attempts.jsonl", tmp_path / "failed-once"
+    fail_once = ["sh", "-c", f"test -f {flag} || {{ touch {flag}; exit 3; }}"]
+    step_log = tmp_path / "steps"
+    record_step = ["sh", "-c", f"echo gate >> {step_log}"]
+    argv = ["--attempts", "3", "--log", str(log), "--amount", "16", "--capacity-wait-seconds", "5", "--"]
+    assert loop.main([*argv, *record_step, "---", *fail_once]) == 0
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["result"], r["exitCode"]) for r in records] == [("failed", 3), ("succeeded", 0)]
+    assert step_log.read_text().split() == ["gate", "gate"]  # the first step (the gate) ran again
