@@ -8,6 +8,7 @@ outputs of one to the other.
 import pulumi
 import pulumi_kubernetes as k8s
 
+from core import cost
 from core.settings import (
     SettingsError,
     load_experiment_settings,
@@ -72,6 +73,9 @@ async def experiment() -> None:
         return
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=[tokens])
     pulumi.export("platformStack", PLATFORM_REF)
+    costs = cost.estimate(s)
+    pulumi.log.info(costs.format())
+    pulumi.export("costEstimate", costs.as_output())
     pulumi.export("rayJobName", job.name)
     pulumi.export("runName", job.run_name)
     pulumi.export("checkpointDir", job.checkpoint_dir)
@@ -270,6 +274,9 @@ else:
         pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
     if observability.dashboard_url is not None:
         pulumi.export("dashboardUrl", observability.dashboard_url)
+    costs = cost.estimate(s)
+    pulumi.log.info(costs.format())  # pulumi preview prints it
+    pulumi.export("costEstimate", costs.as_output())
     # What experiment stacks read through their StackReference (core/settings/platform.py); the kubeconfig
     # authenticates through gke-gcloud-auth-plugin (no credential in it) and stays a secret output all the same.
     pulumi.export(platform.KUBECONFIG_OUTPUT, gke.kubeconfig)

@@ -27,6 +27,7 @@ from core.recipes import Recipe
 from core.settings import (
     capacity,
     cluster,
+    cost,
     gate,
     gpu,
     job,
@@ -43,6 +44,7 @@ from core.settings import (
 from core.settings.base import Section, SettingsError
 from core.settings.capacity import CapacitySettings
 from core.settings.cluster import ClusterSettings
+from core.settings.cost import CostSettings
 from core.settings.gate import GateSettings
 from core.settings.gpu import GpuSettings
 from core.settings.job import JobSettings
@@ -94,6 +96,7 @@ SECTIONS: dict[str, type[Section]] = {
     "gate": GateSettings,
     "security": SecuritySettings,
     "startup": StartupSettings,
+    "cost": CostSettings,
 }
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
@@ -111,6 +114,7 @@ RULES: tuple[Callable[["UncheckedSettings"], list[str]], ...] = (
     gate.check,
     security.check,
     startup.check,
+    cost.check,
 )
 
 
@@ -137,6 +141,7 @@ class UncheckedSettings(BaseModel):
     gate: GateSettings
     security: SecuritySettings
     startup: StartupSettings
+    cost: CostSettings
     # The job's recipe (built-in + jobOverrides), resolved once; None when the job settings have problems.
     recipe: Optional[Recipe] = None
 
