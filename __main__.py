@@ -19,6 +19,7 @@ from core.settings import (
     security,
 )
 from core.settings.stack import platform_stack_problems
+from core.settings.startup import exports_from_cpu_job
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
@@ -214,6 +215,15 @@ else:
         job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
         job = NemoRlJob(
             "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
+        )
+
+    if job is not None and exports_from_cpu_job(s):
+        # Own cluster: the copy runs on the CPU pool after training, as the export's identity (its grant first).
+        CheckpointExport(
+            "checkpoint-export",
+            export_job_args(s, s.names.export_ksa),
+            k8s_provider,
+            opts=pulumi.ResourceOptions(depends_on=list(pod_needs)),
         )
 
     observability = Observability(

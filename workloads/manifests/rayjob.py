@@ -112,8 +112,8 @@ class JobArgs:
                         prefetch.wait_argv(plan, recipes.SCRIPTS_DIR, prefetch.job_timeout_seconds(plan.download_bytes))
                     ),
                 )
-        if s.startup.export_checkpoints and s.stack.platform_stack:
-            # An experiment's export is a CPU Job that waits for this marker (workloads/manifests/export_job.py):
+        if startup_settings.exports_from_cpu_job(s):
+            # An own cluster's export is a CPU Job that waits for this marker (workloads/manifests/export_job.py):
             # the GPU cluster goes as soon as training ends.
             after = tuple(tuple(c) for c in export.mark_trained_argv(s.workload.lustre_mount_path, s.run_name))
         elif s.startup.export_checkpoints:
