@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import yaml
 
@@ -169,9 +167,9 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     assert spec["ttlSecondsAfterFinished"] == 600
     assert job.replace_with == []
     s = _settings(r)
-    # The engine's placeholder project names the bucket the head mounts; settings rebuilt here use another.
-    bucket = r.get("gcp:storage/bucket:Bucket", "bucket").inputs["name"]
-    pods = dataclasses.replace(RayPodsConfig.of(s), export_bucket=bucket)
+    # An own cluster's head mounts no bucket: its export is a CPU Job after training (issue 23).
+    pods = RayPodsConfig.of(s)
+    assert pods.export_bucket is None
     assert spec["rayClusterSpec"] == raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
     validate_any(render.manifest_of(job))
     pvc = r.get("kubernetes:core/v1:PersistentVolumeClaim", "lustre-pvc")
