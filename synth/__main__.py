@@ -79,6 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     # Time to the first training step: the graph's critical path with nominal durations (synth/critical_path.py).
     estimate = critical_path.estimate(result.resources)
     report = estimate.format(args.stack) if estimate.path else ""
+    if report and result.stack_references:
+        # An experiment stack: on a cold platform (above: nodes and image each time) and on a warm one.
+        warm = critical_path.estimate(result.resources, warm=True)
+        report = (
+            f"cold platform (GPU nodes and image each time); dominant term: {estimate.dominant}\n{report}\n"
+            f"warm platform (GPU nodes up, image cached); dominant term: {warm.dominant}\n{warm.format(args.stack)}"
+        )
     if report:
         (out / "critical-path.md").write_text(
             f"# Stack `{args.stack}`: time to the first training step\n\n```\n{report}```\n"

@@ -248,3 +248,20 @@ def test_placeholders_hold_no_more_nodes_than_the_jobs_workers_for_a_bound_the_c
     assert placeholders.get("spec.activeDeadlineSeconds") == 30 * 60
     (pc,) = r.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
     assert pc.get("value") == -10 and pc.get("preemptionPolicy") == "Never"
+
+
+# --- time: warm and cold platform ----------------------------------------------------------------------------------
+def test_an_experiment_on_a_warm_platform_waits_for_its_gate_and_on_a_cold_one_for_node_boot_and_image(synth):
+    from core import catalog
+    from synth import critical_path
+
+    records = synth("codelab-exp1").resources
+    cold, warm = critical_path.estimate(records), critical_path.estimate(records, warm=True)
+    assert cold.dominant == "GPU nodes provisioned for the first GPU pod"
+    assert warm.dominant == "readiness gate (GPU health, Lustre, NCCL over RDMA)"
+    # Cold = warm + node boot + image pull on the critical path (nominal catalog figures, see their sources).
+    pull = catalog.NOMINAL_IMAGE_BYTES.seconds / catalog.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
+    assert cold.first_step_seconds - warm.first_step_seconds == pytest.approx(
+        catalog.NOMINAL_GPU_NODE_SECONDS.seconds + pull
+    )
+    assert warm.first_step_seconds < 5 * 60  # the target, before NeMo-RL loads the model
