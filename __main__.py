@@ -266,6 +266,9 @@ else:
         pulumi.export("runName", job.run_name)
         pulumi.export("checkpointDir", job.checkpoint_dir)
         pulumi.export("jobStatusCommand", job.status_command)
+        if job.attempts_command is not None:
+            # Standing cluster: each attempt of the entrypoint's loop, one JSON line (pod_programs/attempts.py).
+            pulumi.export("attemptsCommand", job.attempts_command)
         # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
         pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
         if job.gate_summary_command is not None:

@@ -265,3 +265,21 @@ def test_an_experiment_on_a_warm_platform_waits_for_its_gate_and_on_a_cold_one_f
         catalog.NOMINAL_GPU_NODE_SECONDS.seconds + pull
     )
     assert warm.first_step_seconds < 5 * 60  # the target, before NeMo-RL loads the model
+
+
+def test_an_experiment_larger_than_its_platforms_gpu_pools_is_refused_naming_its_key(synth):
+    r = synth("codelab-exp1", {"workerReplicas": 9})
+    problems = [line for line in (r.error or "").splitlines() if line.startswith("  - ")]
+    assert problems == [
+        "  - nemo-rl-gke:workerReplicas: 9 GPU workers need 9 nodes but the GPU pools scale to at most 8 "
+        "(nemo-rl-gke:gpuNodes)"
+    ]
+    assert [x.type for x in r.resources] == []  # refused after the read, before any registration
+
+
+def test_a_standing_cluster_job_shows_its_attempts_log_through_an_output(synth):
+    out = synth("dev").outputs
+    assert out["attemptsCommand"].endswith(f"-- cat /lustre/attempts/{out['runName']}.jsonl")
+    entry = synth("dev").get(RAYJOB, "rayjob").get("spec.entrypoint")
+    assert f"--log /lustre/attempts/{out['runName']}.jsonl" in entry
+    assert "attemptsCommand" not in synth("codelab-exp1").outputs  # KubeRay counts an own cluster's attempts

@@ -28,6 +28,7 @@ class NemoRlJob(pulumi.ComponentResource):
     checkpoint_dir: str
     gate_summary_command: Optional[str]  # prints the gate's last summary; None without a gate
     status_command: str  # the RayJob's state and its attempts (KubeRay counts them in status.failed/succeeded)
+    attempts_command: Optional[str]  # standing cluster: the entrypoint loop's attempts log (one JSON line each)
 
     def __init__(
         self,
@@ -55,6 +56,9 @@ class NemoRlJob(pulumi.ComponentResource):
         self.status_command = (
             f"kubectl -n {a.namespace} get rayjob {a.name} -o custom-columns=DEPLOYMENT:.status.jobDeploymentStatus,"
             "JOB:.status.jobStatus,FAILED_ATTEMPTS:.status.failed,SUCCEEDED:.status.succeeded,REASON:.status.reason"
+        )
+        self.attempts_command = (
+            gate.head_cat_command(a.namespace, a.name, HEAD_CONTAINER, a.attempts.log) if a.attempts else None
         )
         for warning in a.warnings:
             pulumi.log.warn(warning, resource=self)
