@@ -39,6 +39,7 @@ from typing import Any, Iterable, Optional
 
 from core import catalog as c
 from core import images, prefetch, recipes
+from pod_programs import attempts
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
 SERVICE = "gcp:projects/service:Service"
@@ -219,13 +220,7 @@ def _script_commands(script: str) -> list[list[str]]:
     for line in script.splitlines():
         argv = shlex.split(line)
         if argv[:4] == ["exec", "uv", "run", "python"] and argv[4:5] and argv[4].endswith(recipes.ATTEMPTS_SCRIPT):
-            step: list[str] = []
-            for w in argv[argv.index("--") + 1 :] + ["---"]:
-                if w == "---":
-                    out.append(step)
-                    step = []
-                else:
-                    step.append(w)
+            out.extend(attempts.split_steps(argv[argv.index("--") + 1 :]))  # as the loop program splits them
             continue
         out.append(argv)
     return out

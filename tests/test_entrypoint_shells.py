@@ -27,6 +27,7 @@ from core import gate, recipes, shell
 from core.catalog import NEMO_RL_RELEASES
 from core.settings import load_settings
 from core.settings.job import JobSettings
+from pod_programs import attempts as attempts_program
 
 ADDRESS = "nemo-dev-ray-head-svc.nemo-rl.svc.cluster.local:8265"
 SUBMISSION_ID = "nemo-dev-grpo-x7k2q"
@@ -264,11 +265,6 @@ def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, to
     )
     (call,) = calls  # the loop program is exec'd: nothing else runs in the script
     assert call[:3] == ["run", "python", f"{paths.scripts_dir}/{recipes.ATTEMPTS_SCRIPT}"]
-    steps, cur = [], []
-    for w in call[call.index("--") + 1 :] + ["---"]:
-        if w == "---":
-            steps.append(cur)
-            cur = []
-        else:
-            cur.append(w)
+    # Split by the loop program's own parser, as it splits them in the pod.
+    steps = attempts_program.split_steps(call[call.index("--") + 1 :])
     assert [s[1:] for s in steps] == expected_calls(recipe, release, mount, run, paths)
