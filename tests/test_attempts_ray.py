@@ -1,4 +1,4 @@
-"""Runs that survive a lost node on a standing cluster (issue 23): the entrypoint the program renders with bounded
+"""Runs that survive a lost node on a standing cluster: the entrypoint the program renders with bounded
 attempts (core/recipes/commands.py Attempts, pod_programs/attempts.py) runs on a real local Ray cluster (head + two
 worker nodes); the stand-in trainer runs on a worker node (tests/standin/ray_entry.py) and checkpoints like NeMo-RL.
 Killing that worker node mid-run fails the attempt; the loop waits for capacity, reruns the steps, and the run

@@ -183,7 +183,7 @@ def test_the_gate_covers_every_gpu_worker_and_preview_warns_about_idle_ones(synt
 
 
 def test_gpu_workers_without_a_job_are_a_preview_warning(synth):
-    # Without a job the standing cluster keeps no GPU worker (issue 23); asked for on purpose, they are warned about.
+    # Without a job the standing cluster keeps no GPU worker; asked for on purpose, they are warned about.
     r = synth("dev", {"jobEnabled": False, "workerReplicas": 2})
     assert r.error is None, r.error
     assert any(w.startswith("nemo-rl-gke:workerReplicas: 2 GPU worker(s) start with no job") for w in r.warnings)

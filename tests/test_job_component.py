@@ -167,7 +167,7 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     assert spec["ttlSecondsAfterFinished"] == 600
     assert job.replace_with == []
     s = _settings(r)
-    # An own cluster's head mounts no bucket: its export is a CPU Job after training (issue 23).
+    # An own cluster's head mounts no bucket: its export is a CPU Job after training.
     pods = RayPodsConfig.of(s)
     assert pods.export_bucket is None
     assert spec["rayClusterSpec"] == raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")

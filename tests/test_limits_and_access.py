@@ -53,7 +53,7 @@ def test_job_ttl_and_retries_with_a_standing_cluster_are_refused_not_dropped(syn
     # without shutdownAfterJobFinishes; v1.7.0 refuses backoffLimit > 0 with a clusterSelector. The standing-cluster
     # RayJob renders neither, so these values were silently ignored.
     # (from v1.6.0: utils/validation.go, commit 5d59a37b3). A TTL is refused; retries are the entrypoint's own loop
-    # instead (recipes.Attempts, issue 23), never the RayJob's backoffLimit.
+    # instead (recipes.Attempts), never the RayJob's backoffLimit.
     r = synth("dev", {"jobTtlSeconds": 600})
     assert [ln.split(":")[1] for ln in _lines(r.error)] == ["jobTtlSeconds"], r.error
     assert "own-cluster" in r.error and r.resources == []

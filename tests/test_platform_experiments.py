@@ -1,4 +1,4 @@
-"""Platform and experiment stacks (issue 23): an experiment stack (`platformStack` set) reads its platform's outputs
+"""Platform and experiment stacks: an experiment stack (`platformStack` set) reads its platform's outputs
 through a pulumi.StackReference, which the engine answers with the platform's synthesized outputs, as `pulumi
 preview` answers it with the deployed platform's. Oracles: the KubeRay CRDs v1.4.2 and v1.7.0 and the Kubernetes
 OpenAPI (tests/k8s_validation.py), KubeRay's RayJob semantics at those tags (docs/research/platform.md §1, with file
