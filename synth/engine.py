@@ -556,7 +556,13 @@ def run(
     if platform_ref and platform_ref not in references and "/" in platform_ref:
         platform_stack = platform_ref.rsplit("/", 1)[1]
         if (root / f"Pulumi.{platform_stack}.yaml").exists() and platform_stack != stack:
-            references[platform_ref] = StackOutputs.of(run(platform_stack, root=root))
+            platform = run(platform_stack, root=root)
+            if platform.error:
+                first = next((ln.strip() for ln in platform.error.splitlines() if ln.strip().startswith("- ")), "")
+                raise StackConfigError(
+                    f"stack {stack!r} reads platform stack {platform_stack!r}, which does not synthesize: {first}"
+                )
+            references[platform_ref] = StackOutputs.of(platform)
     secret_keys = [k for k in secret_keys if k.split(":", 1)[1] not in plaintext_keys]
     result = SynthResult(project=project, stack=stack, config=config, secret_keys=secret_keys)
 

@@ -283,3 +283,18 @@ def test_a_standing_cluster_job_shows_its_attempts_log_through_an_output(synth):
     entry = synth("dev").get(RAYJOB, "rayjob").get("spec.entrypoint")
     assert f"--log /lustre/attempts/{out['runName']}.jsonl" in entry
     assert "attemptsCommand" not in synth("codelab-exp1").outputs  # KubeRay counts an own cluster's attempts
+
+
+def test_an_experiment_whose_platform_does_not_synthesize_says_so_in_one_line(monkeypatch):
+    real = engine.run
+
+    def platform_broken(stack, *args, **kwargs):
+        if stack == PLATFORM:  # the platform's own settings are refused
+            return real(PLATFORM, {"lustreTier": 7})
+        return real(stack, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "run", platform_broken)
+    with pytest.raises(engine.StackConfigError) as err:
+        real("codelab-exp1")
+    assert str(err.value).startswith("stack 'codelab-exp1' reads platform stack 'codelab', which does not synthesize: ")
+    assert "nemo-rl-gke:lustreTier" in str(err.value) and "\n" not in str(err.value)
