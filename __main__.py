@@ -61,6 +61,9 @@ async def experiment() -> None:
     try:
         s = load_experiment_settings(PLATFORM_REF, contract)
         pod_fit.check(s)
+        # Its pods live under the platform's NetworkPolicies: what they must reach, the platform must allow.
+        if problems := platform.egress_problems(s, contract or {}):
+            raise SettingsError(problems)
     except SettingsError as err:
         raise pulumi.RunError(str(err)) from None
     provider = k8s.Provider("k8s", k8s.ProviderArgs(kubeconfig=ref.require_output(platform.KUBECONFIG_OUTPUT)))
@@ -135,9 +138,8 @@ else:
 
     # Kubernetes half: every object takes the cluster's explicit provider.
     k8s_provider = gke.provider
-    workload = WorkloadIdentity(
-        "workload-identity", WorkloadIdentityArgs.of(s), secrets, bucket.principal, k8s_provider
-    )
+    workload_args = WorkloadIdentityArgs.of(s)
+    workload = WorkloadIdentity("workload-identity", workload_args, secrets, bucket.principal, k8s_provider)
     namespace = workload.namespace.metadata.name
     # Ray token auth needs an operator that sends the token: with `kubeRayOperator: helm` the stack installs a known
     # KubeRay instead of GKE's add-on (workloads/kuberay_operator.py); the Ray objects wait for its CRDs.
@@ -295,7 +297,11 @@ else:
     pulumi.export(platform.KUBECONFIG_OUTPUT, gke.kubeconfig)
     pulumi.export(
         platform.CONTRACT_OUTPUT,
-        platform.contract(s, s.names.export_ksa if workload.export_service_account is not None else None),
+        platform.contract(
+            s,
+            s.names.export_ksa if workload.export_service_account is not None else None,
+            egress=workload_args.policies.egress(),
+        ),
     )
     pulumi.export("driverLogsQuery", observability.logs_query)
     if observability.sizing is not None:

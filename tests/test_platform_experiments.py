@@ -298,3 +298,19 @@ def test_an_experiment_whose_platform_does_not_synthesize_says_so_in_one_line(mo
         real("codelab-exp1")
     assert str(err.value).startswith("stack 'codelab-exp1' reads platform stack 'codelab', which does not synthesize: ")
     assert "nemo-rl-gke:lustreTier" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_experiment_needing_egress_its_platforms_policies_do_not_allow_is_refused_naming_the_key(synth):
+    """Its pods live under the platform's NetworkPolicies (the same namespace): the codelab platform runs its own
+    W&B-less job, so its heads reach no W&B; a platform without a job of its own opens it for experiments."""
+    r = synth("codelab-exp2", {"jobOverrides": {"wandb_enabled": True}})
+    problems = [line for line in (r.error or "").splitlines() if line.startswith("  - ")]
+    assert len(problems) == 1 and problems[0].startswith("  - nemo-rl-gke:jobOverrides.wandb_enabled: platform ")
+    serving = synth(PLATFORM, {"jobEnabled": False}).outputs[platform.CONTRACT_OUTPUT]["egress"]
+    assert serving["headWandb"] and serving["prefetch"]
+    ok = engine.run(
+        "codelab-exp2",
+        {"jobOverrides": {"wandb_enabled": True}},
+        stack_references={PLATFORM_REF: engine.StackOutputs.of(synth(PLATFORM, {"jobEnabled": False}))},
+    )
+    assert ok.error is None, ok.error

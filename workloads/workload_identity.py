@@ -77,7 +77,10 @@ class WorkloadIdentityArgs:
         # With the export on, the platform keeps the export's identity even without a job of its own: its experiment
         # stacks' export Jobs run as it (core/settings/platform.py).
         exporting = s.startup.export_checkpoints
-        prefetching = s.job.enabled and s.startup.prefetch_weights
+        # A platform without a job of its own serves experiment stacks, whose pods its policies govern (the same
+        # namespace): it opens what they may need (their prefetch, W&B from their heads).
+        serves_experiments = not s.job.enabled
+        prefetching = (s.job.enabled or serves_experiments) and s.startup.prefetch_weights
         ns = s.storage.namespace
         return cls(
             namespace=ns,
@@ -89,9 +92,9 @@ class WorkloadIdentityArgs:
                 namespace=ns,
                 dashboard_peers=dashboard_peers(s),
                 head_google_apis=exporting,
-                head_wandb=needs_wandb_key(s),
+                head_wandb=needs_wandb_key(s) or serves_experiments,
                 head_hub=True,
-                workers_hub=not prefetching,
+                workers_hub=not prefetching or serves_experiments,
                 prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
                 export_job=exporting,

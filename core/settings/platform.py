@@ -104,7 +104,9 @@ def _differs_from_default(raw: Any, info: Any) -> bool:
         return True  # not even of the key's type: certainly not its default
 
 
-def contract(s: "Settings", export_service_account: Optional[str]) -> dict[str, Any]:
+def contract(
+    s: "Settings", export_service_account: Optional[str], egress: Optional[dict[str, bool]] = None
+) -> dict[str, Any]:
     """What a platform stack gives its experiments (the `experimentPlatform` output): its value of every
     platform key, with the names derived from its prefix resolved (the bucket), and the service account its export
     runs as. No secret: the kubeconfig is its own secret output; tokens stay in each stack's own Secret."""
@@ -129,7 +131,41 @@ def contract(s: "Settings", export_service_account: Optional[str]) -> dict[str, 
         "settings": settings,
         "exportServiceAccount": export_service_account,
         "maxGpuNodes": s.gpu.nodes,
+        # What the namespace's NetworkPolicies let pods reach (workloads/manifests/network_policy.py PolicyArgs):
+        # an experiment's pods live under them.
+        "egress": dict(egress or {}),
     }
+
+
+def egress_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
+    """What the experiment's pods must reach that the platform's NetworkPolicies do not allow, one line each."""
+    from core.settings.job import needs_wandb_key
+
+    egress = platform.get("egress") or {}
+    ref = s.stack.platform_stack
+    p = []
+    prefetch = s.job.enabled and s.startup.prefetch_weights
+    if prefetch and not egress.get("prefetch"):
+        p.append(
+            f"{key('prefetchWeights')}: platform {ref!r} lets no prefetch Job reach Hugging Face (its prefetchWeights "
+            "is false); set prefetchWeights to false here or turn it on there"
+        )
+    elif prefetch and s.startup.prefetch_image == "python" and not egress.get("prefetchPypi"):
+        p.append(
+            f"{key('prefetchImage')}: platform {ref!r} lets the prefetch reach no PyPI (its prefetchImage is "
+            "nemo-rl); set prefetchImage to nemo-rl here"
+        )
+    if s.job.enabled and not prefetch and not egress.get("workersHub"):
+        p.append(
+            f"{key('prefetchWeights')}: without the prefetch the GPU workers download from Hugging Face, which "
+            f"platform {ref!r} does not let them reach; keep prefetchWeights on"
+        )
+    if needs_wandb_key(s) and not egress.get("headWandb"):
+        p.append(
+            f"{key('jobOverrides')}.wandb_enabled: platform {ref!r} lets no Ray head reach W&B; set wandb_enabled to "
+            "false here, or run the platform without a job of its own (it then opens W&B for experiments)"
+        )
+    return p
 
 
 def contract_problem(ref: str, value: Any) -> Optional[str]:

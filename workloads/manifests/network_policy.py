@@ -139,6 +139,15 @@ class PolicyArgs:
     fqdn: bool = True  # outside hosts by name (GKE FQDNNetworkPolicy)
     labels: dict = field(default_factory=lambda: dict(PART_OF))
 
+    def egress(self) -> dict[str, bool]:
+        """What the experiment stacks of a platform read from its contract (core/settings/platform.py)."""
+        return {
+            "prefetch": self.prefetch,
+            "prefetchPypi": self.prefetch_pypi,
+            "headWandb": self.head_wandb,
+            "workersHub": self.workers_hub,
+        }
+
     def outside_hosts(self) -> dict[str, dict[str, tuple[str, ...]]]:
         """role -> {host group -> hosts} of every pod that leaves the cluster."""
         hub = dict(catalog.HF_HOST_GROUPS)
