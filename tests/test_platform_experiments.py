@@ -314,3 +314,28 @@ def test_an_experiment_needing_egress_its_platforms_policies_do_not_allow_is_ref
         stack_references={PLATFORM_REF: engine.StackOutputs.of(synth(PLATFORM, {"jobEnabled": False}))},
     )
     assert ok.error is None, ok.error
+
+
+def test_every_experiment_pod_is_at_the_pod_security_level_of_its_role_on_the_platform(synth):
+    """The roles' levels of tests/test_security_measures.py; the export Job runs as root like the head (the files
+    it reads on Lustre belong to root), so baseline, with every capability dropped."""
+    from tests import pod_security_standards as pss
+    from tests import security_figures as f
+
+    want = {
+        "ray-head": "baseline",
+        "ray-worker": "privileged",
+        "ray-job-submitter": "restricted",
+        "weights-prefetch": "baseline",
+        "checkpoint-export": "baseline",
+    }
+    for stack in EXPERIMENTS:
+        seen = set()
+        for p in f.workload_pods(synth(stack)):
+            role = p.labels[f.ROLE]
+            seen.add(role)
+            assert pss.level_of(p.spec) == want[role], (stack, p.source, pss.violations(p.spec, "restricted"))
+            if role == "checkpoint-export":
+                ours = [c for c in p.containers if not c["name"].startswith("gke-gcsfuse")]
+                assert all(c["securityContext"]["capabilities"]["drop"] == ["ALL"] for c in ours)
+        assert seen == set(want), (stack, seen)
