@@ -22,7 +22,14 @@ if TYPE_CHECKING:
     from core.settings import Settings
 
 # Capacity model -> the price key of one GPU node per hour (Standard).
-MODEL_PRICE_KEYS = {"spot": "gpuNodeSpot", "flex-start": "gpuNodeFlexStart", "reservation": "gpuNodeList"}
+# A4 and A3 Ultra have no plain on-demand capacity: the list price is a reference (and what a reservation bills).
+LIST_PRICE = "list-price"
+MODEL_PRICE_KEYS = {
+    "spot": "gpuNodeSpot",
+    "flex-start": "gpuNodeFlexStart",
+    "reservation": "gpuNodeList",
+    LIST_PRICE: "gpuNodeList",
+}
 
 
 @dataclass(frozen=True)
@@ -145,10 +152,15 @@ def estimate(s: "Settings") -> Estimate:
     # The GPU nodes a running job holds: its workers (none without a job: no GPU node is billed then).
     gpu_nodes = s.worker_replicas if s.job.enabled else 0
     what = f"GPU nodes ({gpu_nodes} x {acc.machine_type})"
-    for m in s.capacity.models:
+    models = list(s.capacity.models)
+    if "reservation" not in models and not s.autopilot:
+        # The reference every model is compared with: the list price, what a reservation bills.
+        models.append(LIST_PRICE)
+    for m in models:
         price_key = "autopilotGpuPodHour" if s.autopilot else MODEL_PRICE_KEYS[m]
         usd, origin = _price(s, price_key)
-        lines.append(Line(f"{what} on {m}", gpu_nodes, "node-hour", usd, origin, capacity_model=m))
+        label = f"{what} at the list price (reference)" if m == LIST_PRICE else f"{what} on {m}"
+        lines.append(Line(label, gpu_nodes, "node-hour", usd, origin, capacity_model=m))
     if "reservation" in s.capacity.models:
         notes.append("a reservation bills its nodes at the list price whether or not they run")
     if not experiment:
@@ -188,4 +200,4 @@ def estimate(s: "Settings") -> Estimate:
             f"run: {s.recipe.max_num_steps} steps x {s.cost.step_seconds:g} s ({key('stepSeconds')}); startup, gate "
             "and retries not included"
         )
-    return Estimate(s.stack_name, tuple(lines), tuple(s.capacity.models), run_hours, run_gpu_hours, tuple(notes))
+    return Estimate(s.stack_name, tuple(lines), tuple(models), run_hours, run_gpu_hours, tuple(notes))

@@ -29,6 +29,13 @@ def test_a_platform_costs_per_hour_what_the_hand_worked_sum_of_its_prices_gives(
     assert flex["knownUsd"] == pytest.approx(10.10)
     assert flex["unknown"] == ["GPU nodes (8 x a4-highgpu-8g) on flex-start"]
     assert c["hoursPerMonth"] == 730
+    # The list price is always there as the reference (A4 has no plain on-demand capacity; a reservation bills it).
+    assert c["perHourByCapacityModel"]["list-price"]["unknown"] == [
+        "GPU nodes (8 x a4-highgpu-8g) at the list price (reference)"
+    ]
+    listed = synth("codelab", {"prices": {**PRICES, "gpuNodeList": 80.0}}).outputs["costEstimate"]
+    # By hand: 0.10 + 8 x 80 + 1 + 9 = 650.10.
+    assert listed["perHourByCapacityModel"]["list-price"] == {"knownUsd": pytest.approx(650.10), "unknown": []}
 
 
 def test_without_user_prices_only_sourced_figures_appear_and_every_other_line_says_where_to_find_its_price(synth):
@@ -59,9 +66,10 @@ def test_an_experiment_gives_its_runs_gpu_hours_and_cost_when_the_step_time_is_k
     c = synth("codelab-exp1", {"stepSeconds": 90, "prices": {"gpuNodeSpot": 50.0}}).outputs["costEstimate"]
     # By hand: 20 steps x 90 s = 0.5 h; 4 nodes x 8 GPUs x 0.5 h = 16 GPU-hours; 4 x $50 x 0.5 h = $100 on spot.
     assert c["run"]["hours"] == 0.5 and c["run"]["gpuHours"] == 16
-    assert c["run"]["usdByCapacityModel"] == {"spot": 100.0, "flex-start": None}
+    assert c["run"]["usdByCapacityModel"] == {"spot": 100.0, "flex-start": None, "list-price": None}
     # The platform's fee, CPU pool and Lustre are the platform's lines, not the experiment's.
     assert [line["item"] for line in c["lines"]] == [
         "GPU nodes (4 x a4-highgpu-8g) on spot",
         "GPU nodes (4 x a4-highgpu-8g) on flex-start",
+        "GPU nodes (4 x a4-highgpu-8g) at the list price (reference)",
     ]
