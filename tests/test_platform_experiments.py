@@ -339,3 +339,14 @@ def test_every_experiment_pod_is_at_the_pod_security_level_of_its_role_on_the_pl
                 ours = [c for c in p.containers if not c["name"].startswith("gke-gcsfuse")]
                 assert all(c["securityContext"]["capabilities"]["drop"] == ["ALL"] for c in ours)
         assert seen == set(want), (stack, seen)
+
+
+def test_an_experiment_stack_name_is_held_only_to_the_kubernetes_names_it_creates(synth):
+    # 26 characters of prefix would overflow a GCP service-account id (30 with "-nodes"), which an experiment never
+    # creates; its RayJob name (<prefix>-grpo) stays within KubeRay's 47.
+    ok = synth("codelab-exp1", {"prefix": "team-a-lr-sweep-0042-run1"})
+    assert ok.error is None, ok.error
+    assert rayjob(ok).get("metadata.name") == "team-a-lr-sweep-0042-run1-grpo"
+    too_long = synth("codelab-exp1", {"prefix": "team-a-lr-sweep-0042-run1-with-more"})
+    problems = [line for line in (too_long.error or "").splitlines() if line.startswith("  - ")]
+    assert len(problems) == 1 and problems[0].startswith("  - nemo-rl-gke:prefix: ")

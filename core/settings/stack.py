@@ -127,7 +127,9 @@ def check(s: "UncheckedSettings") -> list[str]:
             "a letter, end with a letter or digit, and be at most 30 characters"
         )
     else:
-        derived = {**s.names.all_gcp_names(), **s.names.all_kubernetes_names()}
+        # An experiment stack creates no Google Cloud resource: only its Kubernetes names must fit.
+        gcp_names = {} if s.stack.platform_stack else s.names.all_gcp_names()
+        derived = {**gcp_names, **s.names.all_kubernetes_names()}
         for name, (what, max_len) in derived.items():
             if not is_gcp_name(name, max_len):
                 p.append(
