@@ -6,8 +6,20 @@ outputs of one to the other.
 """
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from core.settings import SettingsError, load_secrets, load_settings, security
+from core import cost
+from core.settings import (
+    SettingsError,
+    load_experiment_settings,
+    load_secrets,
+    load_settings,
+    platform,
+    project_config,
+    security,
+)
+from core.settings.stack import platform_stack_problems
+from core.settings.startup import exports_from_cpu_job
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
@@ -17,6 +29,7 @@ from infra.node_identity import NodeIdentity, NodeIdentityArgs
 from infra.observability import Observability, ObservabilityArgs
 from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
+from workloads.checkpoint_export import CheckpointExport, export_job_args
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
@@ -24,194 +37,289 @@ from workloads.job_scripts import JobScripts
 from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
 from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 from workloads.manifests import pod_fit
+from workloads.manifests.pod_parts import token_secret_name
 from workloads.nemo_rl_job import JobArgs, NemoRlJob
 from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.weights_prefetch import WeightsPrefetch, WeightsPrefetchArgs
-from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
+from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs, token_secret
 
-try:
-    settings = load_settings()
-    # Every pod the stack renders, sidecars included, against the node or Autopilot class it lands on.
-    pod_fit.check(settings)
-except SettingsError as err:
-    # RunError ends the program with the message only: one line per problem, no traceback, nothing registered.
-    raise pulumi.RunError(str(err)) from None
-secrets = load_secrets()
-s = settings
+PLATFORM_REF = str(project_config().get("platformStack") or "")
 
-# Google Cloud half. First the APIs: the components whose own resources are the first to call an API wait for
-# their propagation (`apis_ready`); everything else already depends on one of those resources.
-apis = ProjectServices("apis", ProjectServicesArgs.of(s))
-apis_ready = pulumi.ResourceOptions(depends_on=[apis.ready])
-networks = Networks("networks", NetworksArgs.of(s), opts=apis_ready)
-psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
-lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
-identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
-gke = GkeCluster(
-    "gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account, identity.bindings
-)
-if not s.autopilot:
-    # One GPU pool per capacity model, each at zero nodes; Autopilot creates nodes from the ComputeClass. The
-    # flex-start workload policy is the first Compute Engine resource of its kind: it waits for the APIs.
-    gpu_capacity = GpuCapacity(
-        "gpu-capacity", GpuCapacityArgs.of(s), gke.cluster, networks, identity.account, opts=apis_ready
+
+async def experiment() -> None:
+    """An experiment stack (platformStack set): its platform's cluster, Lustre and namespace through a
+    StackReference; it declares only its token Secret, weights prefetch, own-cluster RayJob and export Job."""
+    # Refused before anything is read or registered: platform settings set here, a malformed reference.
+    early = platform_stack_problems(PLATFORM_REF, pulumi.get_stack()) or platform.platform_only_problems(
+        project_config()
     )
-# The bucket grant names the Workload Identity pool, which the cluster creates: it waits for the cluster.
-bucket = TrainingBucket("bucket", BucketArgs.of(s), apis.project_number, pool_owner=gke.cluster, opts=apis_ready)
-
-# Kubernetes half: every object takes the cluster's explicit provider.
-k8s_provider = gke.provider
-workload = WorkloadIdentity("workload-identity", WorkloadIdentityArgs.of(s), secrets, bucket.principal, k8s_provider)
-namespace = workload.namespace.metadata.name
-# Ray token auth needs an operator that sends the token: with `kubeRayOperator: helm` the stack installs a known
-# KubeRay instead of GKE's add-on (workloads/kuberay_operator.py); the Ray objects wait for its CRDs.
-kuberay = (
-    KubeRayOperator("kuberay-operator", KubeRayOperatorArgs.of(s), workload.namespace, k8s_provider)
-    if s.security.kuberay_operator == "helm"
-    else None
-)
-job_scripts = JobScripts("job-scripts", namespace, k8s_provider)
-gpu_networking = GpuNetworking(
-    "gpu-networking",
-    GpuNetworkingArgs.of(s),
-    GpuVpcNames(
-        gvnic_network=networks.gvnic.name,
-        gvnic_subnet=networks.gvnic_subnet.name,
-        rdma_network=networks.rdma.name,
-        rdma_subnets=[sn.name for sn in networks.rdma_subnets],
-    ),
-    k8s_provider,
-)
-# The ComputeClass that orders the capacity models; the GPU workers select it.
-compute_class = GpuComputeClass("gpu-compute-class", GpuComputeClassArgs.of(s), k8s_provider)
-volume = LustreVolume(
-    "lustre-volume",
-    LustreVolumeArgs.of(s),
-    LustreInstanceRef(volume_handle=lustre.volume_handle, ip=lustre.ip, filesystem=lustre.instance.filesystem),
-    namespace,
-    k8s_provider,
-)
-# GPU nodes and the NeMo-RL image while Lustre is still being created: placeholders ask for GPU nodes as soon
-# as the pool exists (they need neither Lustre nor a Secret), a DaemonSet pulls the image on the CPU pool.
-warmup = None
-if s.startup.warmup:
-    warmup = GpuWarmup(
-        "gpu-warmup",
-        GpuWarmupArgs.of(s),
-        namespace,
-        k8s_provider,
-        gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
-        cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
-    )
-# The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods).
-weights = None
-if s.job.enabled and s.startup.prefetch_weights:
-    weights = WeightsPrefetch(
-        "weights-prefetch",
-        WeightsPrefetchArgs.of(s),
-        namespace,
-        k8s_provider,
-        needs=[volume.pvc, workload.secret, job_scripts.config_map],
-    )
-# Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it. With the export,
-# the head mounts the bucket as the workload's identity: the grant must exist before the sidecar mounts it.
-pod_needs = [
-    volume.pvc,
-    workload.secret,
-    workload.service_account,
-    job_scripts.config_map,
-    gpu_networking,
-    compute_class,
-]
-if workload.export_service_account is not None:
-    pod_needs += [workload.export_service_account, bucket.binding, bucket.list_binding]
-if workload.ray_auth_secret is not None:
-    pod_needs.append(workload.ray_auth_secret)
-if kuberay is not None:
-    pod_needs.append(kuberay.release)
-own_cluster = s.job.enabled and s.job.mode == "own-cluster"
-ray = (
-    None
-    if own_cluster
-    else RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs, replaced_with=[volume.pvc])
-)
-job = None
-if s.job.enabled:
-    # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:
-    # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
-    # entrypoint waits for the prefetch marker instead (JobArgs.before).
-    job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
-    job = NemoRlJob(
-        "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
-    )
-
-observability = Observability(
-    "observability",
-    ObservabilityArgs.of(
-        s, ray_cluster_name=s.names.ray_cluster if ray else s.names.ray_job, cluster_owned_by_job=ray is None
-    ),
-    gke.cluster,
-    lustre.instance,
-    opts=apis_ready,
-)
-
-location = s.cluster_location
-pulumi.export("clusterName", gke.cluster.name)
-pulumi.export("clusterLocation", location)
-# A private IP endpoint is reached through GKE's DNS-based endpoint when it is open, else from inside the VPC
-# on the private IP (core/settings/security.py credentials_flag).
-dns_flag = security.credentials_flag(s)
-pulumi.export(
-    "getCredentialsCommand",
-    gke.cluster.name.apply(
-        lambda c: (
-            f"gcloud container clusters get-credentials {c} --location {location} --project {s.gcp_project}{dns_flag}"
-        )
-    ),
-)
-pulumi.export("lustreInstance", lustre.instance.instance_id)
-pulumi.export("lustreIp", lustre.ip)
-pulumi.export("lustreOnDestroy", s.teardown.lustre_on_destroy)
-pulumi.export("bucketUrl", bucket.url)
-pulumi.export("gpuCapacity", {"computeClass": compute_class.name, "chain": list(s.capacity.models)})
-pulumi.export("lustreMountPath", s.workload.lustre_mount_path)
-ns = s.storage.namespace
-if ray is not None:
-    pulumi.export("rayClusterName", ray.name)
-    pulumi.export("rayDashboardCommand", ray.dashboard_command)
-if job is not None:
+    if early:
+        raise pulumi.RunError(str(SettingsError(early)))
+    ref = pulumi.StackReference("platform", stack_name=PLATFORM_REF)
+    details = await ref.get_output_details(platform.CONTRACT_OUTPUT)
+    contract = details.value if details.value is not None else details.secret_value
+    try:
+        s = load_experiment_settings(PLATFORM_REF, contract)
+        pod_fit.check(s)
+        # Its pods live under the platform's NetworkPolicies: what they must reach, the platform must allow.
+        if problems := platform.egress_problems(s, contract or {}):
+            raise SettingsError(problems)
+    except SettingsError as err:
+        raise pulumi.RunError(str(err)) from None
+    provider = k8s.Provider("k8s", k8s.ProviderArgs(kubeconfig=ref.require_output(platform.KUBECONFIG_OUTPUT)))
+    ns = s.storage.namespace
+    tokens = token_secret(token_secret_name(s), ns, load_secrets(), pulumi.ResourceOptions(provider=provider))
+    weights = None
+    if s.job.enabled and s.startup.prefetch_weights:
+        # The platform's PVC and scripts ConfigMap exist already; the Job waits only for this stack's Secret.
+        weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), ns, provider, needs=[tokens])
+    if not s.job.enabled:
+        return
+    job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=[tokens])
+    pulumi.export("platformStack", PLATFORM_REF)
+    costs = cost.estimate(s)
+    pulumi.log.info(costs.format())
+    pulumi.export("costEstimate", costs.as_output())
     pulumi.export("rayJobName", job.name)
     pulumi.export("runName", job.run_name)
     pulumi.export("checkpointDir", job.checkpoint_dir)
-    pulumi.export("jobStatusCommand", f"kubectl -n {ns} get rayjob {job.name}")
-    # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
+    pulumi.export("jobStatusCommand", job.status_command)
     pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
+    pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
     if job.gate_summary_command is not None:
-        # The readiness gate's last summary (JSON on Lustre); its one-line verdicts are in the job's logs too.
         pulumi.export("gateSummaryCommand", job.gate_summary_command)
-    if ray is None:
-        pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
-    pulumi.export(
-        "jobsCliCommand",
-        "python -m cli.ray_jobs list --address http://127.0.0.1:8265  # after the dashboard command above",
+    if weights is not None:
+        pulumi.export("prefetchMarker", weights.marker)
+        pulumi.export("modelPath", weights.model_path)
+    if s.startup.export_checkpoints:
+        account = (contract or {}).get("exportServiceAccount")
+        if not account:
+            raise pulumi.RunError(
+                f"nemo-rl-gke:exportCheckpoints: platform {PLATFORM_REF!r} has no export service account (its "
+                "exportCheckpoints is false); set exportCheckpoints to false here or turn it on there"
+            )
+        exporter = CheckpointExport("checkpoint-export", export_job_args(s, account), provider)
+        pulumi.export("exportUrl", exporter.destination)
+        pulumi.export("exportJobCommand", f"kubectl -n {ns} get job {s.names.export_job}")
+
+
+if PLATFORM_REF:
+    pulumi.run(experiment)
+else:
+    try:
+        settings = load_settings()
+        # Every pod the stack renders, sidecars included, against the node or Autopilot class it lands on.
+        pod_fit.check(settings)
+    except SettingsError as err:
+        # RunError ends the program with the message only: one line per problem, no traceback, nothing registered.
+        raise pulumi.RunError(str(err)) from None
+    secrets = load_secrets()
+    s = settings
+
+    # Google Cloud half. First the APIs: the components whose own resources are the first to call an API wait for
+    # their propagation (`apis_ready`); everything else already depends on one of those resources.
+    apis = ProjectServices("apis", ProjectServicesArgs.of(s))
+    apis_ready = pulumi.ResourceOptions(depends_on=[apis.ready])
+    networks = Networks("networks", NetworksArgs.of(s), opts=apis_ready)
+    psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
+    lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
+    identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
+    gke = GkeCluster(
+        "gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account, identity.bindings
     )
-if weights is not None:
-    pulumi.export("prefetchMarker", weights.marker)
-    pulumi.export("modelPath", weights.model_path)
-if job is not None and s.startup.export_checkpoints:
-    pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
-if observability.dashboard_url is not None:
-    pulumi.export("dashboardUrl", observability.dashboard_url)
-pulumi.export("driverLogsQuery", observability.logs_query)
-if observability.sizing is not None:
-    sz = observability.sizing
-    pulumi.export(
-        "checkpointSizing",
-        {
-            "summary": sz.summary(),
-            "checkpointBytes": sz.checkpoint_bytes,
-            "minWriteSeconds": round(sz.min_write_seconds, 1),
-            "budgetSeconds": sz.budget_seconds,
-            "lustreThroughputBytesPerSecond": round(sz.throughput_bytes_per_s),
-        },
+    if not s.autopilot:
+        # One GPU pool per capacity model, each at zero nodes; Autopilot creates nodes from the ComputeClass. The
+        # flex-start workload policy is the first Compute Engine resource of its kind: it waits for the APIs.
+        gpu_capacity = GpuCapacity(
+            "gpu-capacity", GpuCapacityArgs.of(s), gke.cluster, networks, identity.account, opts=apis_ready
+        )
+    # The bucket grant names the Workload Identity pool, which the cluster creates: it waits for the cluster.
+    bucket = TrainingBucket("bucket", BucketArgs.of(s), apis.project_number, pool_owner=gke.cluster, opts=apis_ready)
+
+    # Kubernetes half: every object takes the cluster's explicit provider.
+    k8s_provider = gke.provider
+    workload_args = WorkloadIdentityArgs.of(s)
+    workload = WorkloadIdentity("workload-identity", workload_args, secrets, bucket.principal, k8s_provider)
+    namespace = workload.namespace.metadata.name
+    # Ray token auth needs an operator that sends the token: with `kubeRayOperator: helm` the stack installs a known
+    # KubeRay instead of GKE's add-on (workloads/kuberay_operator.py); the Ray objects wait for its CRDs.
+    kuberay = (
+        KubeRayOperator("kuberay-operator", KubeRayOperatorArgs.of(s), workload.namespace, k8s_provider)
+        if s.security.kuberay_operator == "helm"
+        else None
     )
+    job_scripts = JobScripts("job-scripts", namespace, k8s_provider)
+    gpu_networking = GpuNetworking(
+        "gpu-networking",
+        GpuNetworkingArgs.of(s),
+        GpuVpcNames(
+            gvnic_network=networks.gvnic.name,
+            gvnic_subnet=networks.gvnic_subnet.name,
+            rdma_network=networks.rdma.name,
+            rdma_subnets=[sn.name for sn in networks.rdma_subnets],
+        ),
+        k8s_provider,
+    )
+    # The ComputeClass that orders the capacity models; the GPU workers select it.
+    compute_class = GpuComputeClass("gpu-compute-class", GpuComputeClassArgs.of(s), k8s_provider)
+    volume = LustreVolume(
+        "lustre-volume",
+        LustreVolumeArgs.of(s),
+        LustreInstanceRef(volume_handle=lustre.volume_handle, ip=lustre.ip, filesystem=lustre.instance.filesystem),
+        namespace,
+        k8s_provider,
+    )
+    # GPU nodes and the NeMo-RL image while Lustre is still being created: placeholders ask for GPU nodes as soon
+    # as the pool exists (they need neither Lustre nor a Secret), a DaemonSet pulls the image on the CPU pool.
+    warmup = None
+    if s.startup.warmup:
+        warmup = GpuWarmup(
+            "gpu-warmup",
+            GpuWarmupArgs.of(s),
+            namespace,
+            k8s_provider,
+            gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
+            cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
+        )
+    # The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods).
+    weights = None
+    if s.job.enabled and s.startup.prefetch_weights:
+        weights = WeightsPrefetch(
+            "weights-prefetch",
+            WeightsPrefetchArgs.of(s),
+            namespace,
+            k8s_provider,
+            needs=[volume.pvc, workload.secret, job_scripts.config_map],
+        )
+    # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it. With the export,
+    # the head mounts the bucket as the workload's identity: the grant must exist before the sidecar mounts it.
+    pod_needs = [
+        volume.pvc,
+        workload.secret,
+        workload.service_account,
+        job_scripts.config_map,
+        gpu_networking,
+        compute_class,
+    ]
+    if workload.export_service_account is not None:
+        pod_needs += [workload.export_service_account, bucket.binding, bucket.list_binding]
+    if workload.ray_auth_secret is not None:
+        pod_needs.append(workload.ray_auth_secret)
+    if kuberay is not None:
+        pod_needs.append(kuberay.release)
+    own_cluster = s.job.enabled and s.job.mode == "own-cluster"
+    # Replaced with the Lustre claim: the pods hold the claim's pvc-protection, and depends_on does not cascade.
+    ray = (
+        None
+        if own_cluster
+        else RayCluster(
+            "ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs, replaced_with=[volume.pvc]
+        )
+    )
+    job = None
+    if s.job.enabled:
+        # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:
+        # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
+        # entrypoint waits for the prefetch marker instead (JobArgs.before).
+        job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
+        job = NemoRlJob(
+            "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
+        )
+
+    if job is not None and exports_from_cpu_job(s):
+        # Own cluster: the copy runs on the CPU pool after training, as the export's identity (its grant first).
+        CheckpointExport(
+            "checkpoint-export",
+            export_job_args(s, s.names.export_ksa),
+            k8s_provider,
+            opts=pulumi.ResourceOptions(depends_on=list(pod_needs)),
+        )
+
+    observability = Observability(
+        "observability",
+        ObservabilityArgs.of(
+            s, ray_cluster_name=s.names.ray_cluster if ray else s.names.ray_job, cluster_owned_by_job=ray is None
+        ),
+        gke.cluster,
+        lustre.instance,
+        opts=apis_ready,
+    )
+
+    location = s.cluster_location
+    pulumi.export("clusterName", gke.cluster.name)
+    pulumi.export("clusterLocation", location)
+    # A private IP endpoint is reached through GKE's DNS-based endpoint when it is open, else from inside the VPC
+    # on the private IP (core/settings/security.py credentials_flag).
+    dns_flag = security.credentials_flag(s)
+    pulumi.export(
+        "getCredentialsCommand",
+        gke.cluster.name.apply(
+            lambda c: (
+                f"gcloud container clusters get-credentials {c} --location {location} "
+                f"--project {s.gcp_project}{dns_flag}"
+            )
+        ),
+    )
+    pulumi.export("lustreInstance", lustre.instance.instance_id)
+    pulumi.export("lustreIp", lustre.ip)
+    pulumi.export("lustreOnDestroy", s.teardown.lustre_on_destroy)
+    pulumi.export("bucketUrl", bucket.url)
+    pulumi.export("gpuCapacity", {"computeClass": compute_class.name, "chain": list(s.capacity.models)})
+    pulumi.export("lustreMountPath", s.workload.lustre_mount_path)
+    ns = s.storage.namespace
+    if ray is not None:
+        pulumi.export("rayClusterName", ray.name)
+        pulumi.export("rayDashboardCommand", ray.dashboard_command)
+    if job is not None:
+        pulumi.export("rayJobName", job.name)
+        pulumi.export("runName", job.run_name)
+        pulumi.export("checkpointDir", job.checkpoint_dir)
+        pulumi.export("jobStatusCommand", job.status_command)
+        if job.attempts_command is not None:
+            # Standing cluster: each attempt of the entrypoint's loop, one JSON line (pod_programs/attempts.py).
+            pulumi.export("attemptsCommand", job.attempts_command)
+        # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
+        pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
+        if job.gate_summary_command is not None:
+            # The readiness gate's last summary (JSON on Lustre); its one-line verdicts are in the job's logs too.
+            pulumi.export("gateSummaryCommand", job.gate_summary_command)
+        if ray is None:
+            pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
+        pulumi.export(
+            "jobsCliCommand",
+            "python -m cli.ray_jobs list --address http://127.0.0.1:8265  # after the dashboard command above",
+        )
+    if weights is not None:
+        pulumi.export("prefetchMarker", weights.marker)
+        pulumi.export("modelPath", weights.model_path)
+    if job is not None and s.startup.export_checkpoints:
+        pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
+    if observability.dashboard_url is not None:
+        pulumi.export("dashboardUrl", observability.dashboard_url)
+    costs = cost.estimate(s)
+    pulumi.log.info(costs.format())  # pulumi preview prints it
+    pulumi.export("costEstimate", costs.as_output())
+    # What experiment stacks read through their StackReference (core/settings/platform.py); the kubeconfig
+    # authenticates through gke-gcloud-auth-plugin (no credential in it) and stays a secret output all the same.
+    pulumi.export(platform.KUBECONFIG_OUTPUT, gke.kubeconfig)
+    pulumi.export(
+        platform.CONTRACT_OUTPUT,
+        platform.contract(
+            s,
+            s.names.export_ksa if workload.export_service_account is not None else None,
+            egress=workload_args.policies.egress(),
+        ),
+    )
+    pulumi.export("driverLogsQuery", observability.logs_query)
+    if observability.sizing is not None:
+        sz = observability.sizing
+        pulumi.export(
+            "checkpointSizing",
+            {
+                "summary": sz.summary(),
+                "checkpointBytes": sz.checkpoint_bytes,
+                "minWriteSeconds": round(sz.min_write_seconds, 1),
+                "budgetSeconds": sz.budget_seconds,
+                "lustreThroughputBytesPerSecond": round(sz.throughput_bytes_per_s),
+            },
+        )

@@ -84,6 +84,34 @@ def parse_destination(value: str, stack_bucket: str) -> tuple[Optional[Destinati
     return Destination(stack_bucket, prefix), None
 
 
+# Written by the job's entrypoint once NeMo-RL exited 0 (experiment stacks): the export Job on the CPU pool waits for
+# it, so the copy runs after the GPU cluster is gone and a failed copy never reruns training.
+TRAINED_DIR = "trained"
+
+
+def trained_marker(mount_path: str, run_name: str) -> str:
+    return f"{mount_path.rstrip('/')}/{TRAINED_DIR}/{run_name}"
+
+
+def mark_trained_argv(mount_path: str, run_name: str) -> list[list[str]]:
+    """The entrypoint's last commands: the marker the export Job waits for."""
+    marker = trained_marker(mount_path, run_name)
+    return [["mkdir", "-p", marker.rsplit("/", 1)[0]], ["touch", marker]]
+
+
+# The optimizer state of a DTensor (DCP) checkpoint is a directory of its own, <step>/policy/optimizer (NeMo-RL
+# grpo.py passes optimizer_path=<step>/policy/optimizer: v0.4.0 nemo_rl/algorithms/grpo.py L1281-1292, v0.5.0
+# L1533-1540, v0.7.0 L2937-2944). A Megatron checkpoint embeds it in the weights' iter_* shards ("In Megatron,
+# optimizer_path is only a flag to indicate that the optimizer state is embedded in the weights_path": v0.7.0
+# nemo_rl/utils/checkpoint.py L175-183; Megatron-Bridge training/checkpointing.py generate_state_dict at 62f4704b),
+# so no path of it can be left out: docs/research/platform.md §8.
+OPTIMIZER_GLOB = "policy/optimizer"
+
+
+def optimizer_excludes(train_backend: str, keep_optimizer: bool) -> tuple[str, ...]:
+    return () if keep_optimizer or train_backend == "megatron" else (OPTIMIZER_GLOB,)
+
+
 def export_argv(
     *,
     scripts_dir: str,
@@ -93,12 +121,11 @@ def export_argv(
     metric_name: Optional[str],
     higher_is_better: bool = True,
     exclude: tuple[str, ...] = (),
+    python: tuple[str, ...] = ("uv", "run", "python"),
 ) -> list[str]:
     # The mount's root is the export prefix (`only-dir`, volume()): the run's directory sits right under it.
     argv = [
-        "uv",
-        "run",
-        "python",
+        *python,
         f"{scripts_dir}/{SCRIPT}",
         "--checkpoints",
         checkpoint_dir,

@@ -119,6 +119,11 @@ def options(a: GateArgs) -> list[str]:
 def summary_command(namespace: str, rayjob: str, head_container: str, mount_path: str, run_name: str) -> str:
     """Prints the last gate summary from the head of the cluster the RayJob runs on (both job modes: the RayJob
     names its cluster in status.rayClusterName; KubeRay labels head pods ray.io/node-type=head)."""
+    return head_cat_command(namespace, rayjob, head_container, summary_path(mount_path, run_name))
+
+
+def head_cat_command(namespace: str, rayjob: str, head_container: str, path: str) -> str:
+    """Prints a file from the head of the cluster the RayJob runs on (e.g. the attempts log on Lustre)."""
     cluster = f"$(kubectl -n {namespace} get rayjob {rayjob} -o jsonpath='{{.status.rayClusterName}}')"
     head = f"$(kubectl -n {namespace} get pod -l ray.io/node-type=head,ray.io/cluster={cluster} -o name)"
-    return f"kubectl -n {namespace} exec {head} -c {head_container} -- cat {summary_path(mount_path, run_name)}"
+    return f"kubectl -n {namespace} exec {head} -c {head_container} -- cat {path}"

@@ -175,6 +175,16 @@ class Names:
         return f"{self.prefix}-lustre"
 
     @property
+    def experiment_secret(self) -> str:
+        # An experiment stack's own token Secret, beside its platform's (HF_SECRET) in the platform's namespace.
+        return f"{self.prefix}-tokens"
+
+    @property
+    def export_job(self) -> str:
+        # The checkpoint export Job on the CPU pool (workloads/checkpoint_export.py).
+        return f"{self.prefix}-export"
+
+    @property
     def export_ksa(self) -> str:
         # The checkpoint export's Kubernetes service account (the Ray head's, with the export on). Named after the
         # stack's prefix, so each stack's Workload Identity principal is its own even where two stacks share a

@@ -55,7 +55,8 @@ class BucketArgs:
 
     @classmethod
     def of(cls, s: Settings) -> "BucketArgs":
-        exporting = s.job.enabled and s.startup.export_checkpoints
+        # As the export's service account (workloads/workload_identity.py): experiment stacks export as it.
+        exporting = s.startup.export_checkpoints
         prefix = s.export_destination.prefix if exporting else None
         return cls(
             name=s.bucket_name,

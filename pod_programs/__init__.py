@@ -39,7 +39,10 @@ READINESS_GATE = Shipped("readiness_gate.py", (NEMO_RL_IMAGE,), "the readiness g
 GATE_CHECKS = Shipped("gate_checks.py", (NEMO_RL_IMAGE,), "the gate's decisions; readiness_gate.py imports it")
 PREFETCH = Shipped("prefetch_hf.py", (PREFETCH_IMAGE, NEMO_RL_IMAGE), "the weights prefetch (download / wait)")
 PREFETCH_REQUIREMENTS = Shipped("prefetch-requirements.txt", (), "the prefetch's hash-pinned packages")
-EXPORT = Shipped("export_checkpoints.py", (NEMO_RL_IMAGE,), "the checkpoint export, after training")
+EXPORT = Shipped(
+    "export_checkpoints.py", (PREFETCH_IMAGE, NEMO_RL_IMAGE), "the checkpoint export, after training (a CPU Job)"
+)
+ATTEMPTS = Shipped("attempts.py", (NEMO_RL_IMAGE,), "bounded attempts of a standing-cluster job")
 MEGATRON_GUARD = Shipped(
     "megatron_import_guard.py", (NEMO_RL_IMAGE,), "removes an interrupted HF -> Megatron conversion"
 )
@@ -52,4 +55,5 @@ SHIPPED: tuple[Shipped, ...] = (
     PREFETCH_REQUIREMENTS,
     EXPORT,
     MEGATRON_GUARD,
+    ATTEMPTS,
 )

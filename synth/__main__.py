@@ -16,6 +16,22 @@ from pathlib import Path
 from synth import compare, critical_path, engine, render
 
 
+def cost_report(c: dict) -> str:
+    """The stack's costEstimate output as `pulumi preview` prints it (core/cost.py)."""
+    lines = ["cost per hour (USD; not a bill):"]
+    for line in c["lines"]:
+        amount = "unknown" if line["usdPerHour"] is None else f"${line['usdPerHour']:,.4f}/h"
+        lines.append(f"  {line['item']:<58} {amount:>16}  {line['origin']}")
+    for model, t in c["perHourByCapacityModel"].items():
+        unknown = f" + unknown: {', '.join(t['unknown'])}" if t["unknown"] else ""
+        lines.append(f"  with GPUs on {model}: ${t['knownUsd']:,.2f}/h{unknown}")
+    if "run" in c:
+        r = c["run"]
+        lines.append(f"  run: {r['hours']} h, {r['gpuHours']} GPU-hours; GPU nodes by model: {r['usdByCapacityModel']}")
+    lines += [f"  note: {n}" for n in c["notes"]]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m synth", description=__doc__.splitlines()[0])
     parser.add_argument("stack", help=f"stack name (one of: {', '.join(engine.available_stacks())})")
@@ -63,6 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     # Time to the first training step: the graph's critical path with nominal durations (synth/critical_path.py).
     estimate = critical_path.estimate(result.resources)
     report = estimate.format(args.stack) if estimate.path else ""
+    if report and result.stack_references:
+        # An experiment stack: on a cold platform (above: nodes and image each time) and on a warm one.
+        warm = critical_path.estimate(result.resources, warm=True)
+        report = (
+            f"cold platform (GPU nodes and image each time); dominant term: {estimate.dominant}\n{report}\n"
+            f"warm platform (GPU nodes up, image cached); dominant term: {warm.dominant}\n{warm.format(args.stack)}"
+        )
     if report:
         (out / "critical-path.md").write_text(
             f"# Stack `{args.stack}`: time to the first training step\n\n```\n{report}```\n"
@@ -73,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"checkpoint sizing: {sizing['summary']}")
     for warning in result.warnings:
         print(f"warning: {warning}")
+    costs = result.outputs.get("costEstimate")
+    if costs:
+        print(cost_report(costs), end="")
     for typ, n in counts.items():
         print(f"  {n:3d}  {typ}")
     if report:

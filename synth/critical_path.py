@@ -39,6 +39,7 @@ from typing import Any, Iterable, Optional
 
 from core import catalog as c
 from core import images, prefetch, recipes
+from pod_programs import attempts
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
 SERVICE = "gcp:projects/service:Service"
@@ -81,6 +82,12 @@ class Estimate:
             else:
                 steps[a.sequential_step] = max(steps.get(a.sequential_step, 0.0), a.seconds)
         return alone + sum(steps.values())
+
+    @property
+    def dominant(self) -> str:
+        """The longest activity on the critical path (its label)."""
+        key = max(self.path, key=lambda k: self.activities[k].seconds)
+        return self.activities[key].label
 
     @property
     def ratio(self) -> float:
@@ -207,6 +214,18 @@ _ENTRYPOINT_STEPS: dict[str, tuple[str, c.Nominal]] = {
 }
 
 
+def _script_commands(script: str) -> list[list[str]]:
+    """The script's commands; the bounded-attempts line (recipes.Attempts) stands for the steps it runs."""
+    out: list[list[str]] = []
+    for line in script.splitlines():
+        argv = shlex.split(line)
+        if argv[:4] == ["exec", "uv", "run", "python"] and argv[4:5] and argv[4].endswith(recipes.ATTEMPTS_SCRIPT):
+            out.extend(attempts.split_steps(argv[argv.index("--") + 1 :]))  # as the loop program splits them
+            continue
+        out.append(argv)
+    return out
+
+
 def entrypoint_steps(rayjob) -> list[EntrypointStep]:
     """The steps of the RayJob's `sh -c` script before the training command, in order; empty when the entrypoint
     is not such a script."""
@@ -214,8 +233,7 @@ def entrypoint_steps(rayjob) -> list[EntrypointStep]:
     if len(words) != 3 or words[:2] != ["sh", "-c"]:
         return []
     steps: list[EntrypointStep] = []
-    for i, line in enumerate(words[2].splitlines()):
-        argv = shlex.split(line)
+    for i, argv in enumerate(_script_commands(words[2])):
         program = argv[3].rsplit("/", 1)[-1] if argv[:3] == ["uv", "run", "python"] and len(argv) > 3 else None
         if argv[:1] == ["exec"] or (
             program is not None and program not in _ENTRYPOINT_STEPS and program != prefetch.SCRIPT
@@ -334,29 +352,42 @@ def _resource_activity(r, deps: tuple[str, ...], demand: _Demand) -> Activity:
     )
 
 
-def _job_run_activity(r, demand: _Demand) -> Activity:
+def _job_run_activity(r, demand: _Demand, warm: bool = False) -> Activity:
     """An awaited Job's run: its download at the nominal Hub rate, once its image is on a CPU node (the NeMo-RL
-    image, shared with the pre-pull and the Ray head, or its own small image and packages)."""
-    size = _download_bytes(r)
+    image, shared with the pre-pull and the Ray head, or its own small image and packages). `warm`: the weights are
+    in the platform's HF cache on Lustre already (a previous run prefetched the same pinned snapshot: the prefetch
+    finds its marker and ends at once)."""
+    real = _download_bytes(r)
+    size = 0 if warm else real
     rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
     if any(_uses_nemo_rl_image(p) for p in _pod_specs(r)):
         runtime = "image on CPU nodes"
     else:
         runtime = f"{r.urn}#runtime"
         demand.small_image_jobs.append(r.urn)
-    if size:
+    if real:
         demand.prefetch_runs.append(f"{r.urn}#ran")
     return Activity(
         f"{r.urn}#ran",
-        f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub",
+        f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub" if size or not real else f"{_label(r)} finds its marker",
         size / rate.seconds,
-        f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+        f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})"
+        if size or not real
+        else "warm platform: the pinned snapshot is in the platform's HF cache on Lustre",
         needs_all=(r.urn, runtime),
     )
 
 
-def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[str, Any]) -> None:
-    """GPU and CPU nodes, the NeMo-RL image on them, and the small image of a Job that runs in its own."""
+# A warm platform (an experiment submitted while a previous run's GPU nodes are still up, their image cached): the
+# cluster autoscaler removes an unneeded node only after `scale-down-unneeded-time` (default 10m,
+# kubernetes/autoscaler cluster-autoscaler/FAQ.md), so a run started within that window finds both.
+WARM_NODES_SOURCE = "warm platform: a previous run's GPU nodes still up (autoscaler scale-down-unneeded-time 10m)"
+WARM_IMAGE_SOURCE = "warm platform: the image is already on those nodes"
+
+
+def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[str, Any], warm: bool = False) -> None:
+    """GPU and CPU nodes, the NeMo-RL image on them, and the small image of a Job that runs in its own. `warm`: the
+    GPU nodes are up and hold the image already (WARM_NODES_SOURCE)."""
     image_pull = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
     pull_source = (
         f"{c.NOMINAL_IMAGE_BYTES.seconds / 1e9:.0f} GB ({c.NOMINAL_IMAGE_BYTES.source}) at "
@@ -376,17 +407,17 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
     elif d.gpu_creators:
         acts["GPU nodes"] = Activity(
             "GPU nodes",
-            "GPU nodes provisioned for the first GPU pod",
-            c.NOMINAL_GPU_NODE_SECONDS.seconds,
-            c.NOMINAL_GPU_NODE_SECONDS.source,
+            "GPU nodes already up" if warm else "GPU nodes provisioned for the first GPU pod",
+            0 if warm else c.NOMINAL_GPU_NODE_SECONDS.seconds,
+            WARM_NODES_SOURCE if warm else c.NOMINAL_GPU_NODE_SECONDS.source,
             needs_any=_any_of(d.gpu_pools, d.gpu_creators),
         )
     if "GPU nodes" in acts and d.gpu_image_users:
         acts["image on GPU nodes"] = Activity(
             "image on GPU nodes",
-            "NeMo-RL image pulled on the GPU nodes",
-            image_pull,
-            pull_source,
+            "NeMo-RL image cached on the GPU nodes" if warm else "NeMo-RL image pulled on the GPU nodes",
+            0 if warm else image_pull,
+            WARM_IMAGE_SOURCE if warm else pull_source,
             needs_all=("GPU nodes",),
             needs_any=_any_of(d.gpu_image_users),
         )
@@ -399,9 +430,9 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
     else:
         acts["CPU nodes"] = Activity(
             "CPU nodes",
-            "CPU node provisioned for the first CPU pod",
-            c.NOMINAL_CPU_NODE_SECONDS.seconds,
-            c.NOMINAL_CPU_NODE_SECONDS.source,
+            "CPU node up" if warm else "CPU node provisioned for the first CPU pod",
+            0 if warm else c.NOMINAL_CPU_NODE_SECONDS.seconds,
+            "warm platform: its CPU nodes run" if warm else c.NOMINAL_CPU_NODE_SECONDS.source,
             needs_any=_any_of(d.cpu_image_users + d.small_image_jobs),
         )
         cpu_nodes_from, cpu_nodes_need = (), ("CPU nodes",)
@@ -418,9 +449,10 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
     if d.cpu_image_users:
         acts["image on CPU nodes"] = Activity(
             "image on CPU nodes",
-            "NeMo-RL image pulled on a CPU node",
-            image_pull,
-            pull_source,
+            "NeMo-RL image cached on the CPU node" if warm else "NeMo-RL image pulled on a CPU node",
+            0 if warm else image_pull,
+            # The platform's pre-pull DaemonSet (or its previous run's head) put it on the CPU pool.
+            "warm platform: the platform's CPU pool holds the image" if warm else pull_source,
             needs_all=cpu_nodes_need,
             needs_any=cpu_nodes_from + _any_of(d.cpu_image_users),
         )
@@ -491,7 +523,7 @@ def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph) -> None:
     )
 
 
-def build(records: Iterable[Any]) -> dict[str, Activity]:
+def build(records: Iterable[Any], warm: bool = False) -> dict[str, Activity]:
     """Every activity of the run, keyed: the resources Pulumi waits for, then what Kubernetes does for them."""
     graph = _Graph(list(records))
     acts: dict[str, Activity] = {}
@@ -499,9 +531,9 @@ def build(records: Iterable[Any]) -> dict[str, Activity]:
     for r in graph.customs:
         acts[r.urn] = _resource_activity(r, graph.resource_deps(r), demand)
         if _awaited_job(r):
-            acts[f"{r.urn}#ran"] = _job_run_activity(r, demand)
+            acts[f"{r.urn}#ran"] = _job_run_activity(r, demand, warm)
         demand.note_pods(r)
-    _add_nodes_and_images(acts, demand, graph.by_urn)
+    _add_nodes_and_images(acts, demand, graph.by_urn, warm)
     _add_ray(acts, demand)
     _add_job(acts, demand, graph)
     return acts
@@ -544,5 +576,7 @@ def schedule(acts: dict[str, Activity]) -> Estimate:
     return est
 
 
-def estimate(records: Iterable[Any]) -> Estimate:
-    return schedule(build(records))
+def estimate(records: Iterable[Any], warm: bool = False) -> Estimate:
+    """`warm`: an experiment on a warm platform (GPU nodes up, image cached); default: cold (nodes and image each
+    time, as for a platform's first run)."""
+    return schedule(build(list(records), warm))

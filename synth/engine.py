@@ -159,6 +159,8 @@ class SynthResult:
     invokes: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: Optional[str] = None
+    # Stacks the program read through a pulumi.StackReference (fully qualified names).
+    stack_references: list[str] = field(default_factory=list)
 
     # --- lookups (by type and name, never by order or URN literal) ---
     def get(self, type_: str, name: str) -> Registration:
@@ -316,11 +318,34 @@ def _merge(computed: dict, inputs: dict) -> dict:
     return out
 
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+@dataclass(frozen=True)
+class StackOutputs:
+    """What a StackReference reads: a stack's outputs and which of them are secret."""
+
+    outputs: dict[str, Any]
+    secret_names: list[str]
+
+    @classmethod
+    def of(cls, result: SynthResult) -> "StackOutputs":
+        return cls(result.outputs, sorted({p.split(".", 1)[0] for p in result.secret_outputs}))
+
+
 class _Mocks(pm.Mocks):
-    def __init__(self, result: SynthResult, project: str):
+    def __init__(self, result: SynthResult, project: str, references: Optional[dict[str, StackOutputs]] = None):
         self.result, self.project = result, project
+        self.references = references or {}
 
     def new_resource(self, args: pm.MockResourceArgs):
+        if args.typ == STACK_REFERENCE:
+            # A read, as `pulumi preview` does it: the referenced stack's outputs (the engine synthesized it first).
+            ref = str(args.resource_id or args.inputs.get("name"))
+            self.result.stack_references.append(ref)
+            # A stack the engine cannot synthesize reads as one without outputs (the program then refuses it).
+            found = self.references.get(ref) or StackOutputs({}, [])
+            return ref, {"name": ref, "outputs": found.outputs, "secretOutputNames": found.secret_names}
         rid, extra = _computed(args.typ, args.name, args.inputs, self.project)
         return rid, _merge(extra, args.inputs)
 
@@ -407,6 +432,20 @@ def _config_string(value: Any) -> str:
 
 def available_stacks(root: Path = ROOT) -> list[str]:
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+
+
+def experiment_stacks(root: Path = ROOT) -> list[str]:
+    """The stack files that make an experiment stack (`platformStack` set: core/settings/platform.py)."""
+    out = []
+    for name in available_stacks(root):
+        cfg = (_load_yaml(root / f"Pulumi.{name}.yaml") or {}).get("config") or {}
+        if any(k.endswith(":platformStack") and v for k, v in cfg.items()):
+            out.append(name)
+    return out
+
+
+def platform_stacks(root: Path = ROOT) -> list[str]:
+    return [s for s in available_stacks(root) if s not in experiment_stacks(root)]
 
 
 def assemble_config(
@@ -510,18 +549,34 @@ def run(
     secrets: Optional[dict[str, str]] = None,
     root: Path = ROOT,
     plaintext_keys: tuple[str, ...] = (),
+    stack_references: Optional[dict[str, StackOutputs]] = None,
 ) -> SynthResult:
     """Run the program for `stack`. `overrides` are config values (key -> value, None removes), `secrets`
     secret config values (None removes); `plaintext_keys` are secret keys to pass unmarked (tests of the
-    refusal). Returns the records; a program error (bad settings) is in `.error`, not raised."""
+    refusal); `stack_references`: fully qualified stack name -> the outputs its StackReference reads. An experiment
+    stack's platform (`platformStack: <org>/<project>/<stack>`) not given there is synthesized first from its
+    Pulumi.<stack>.yaml here, and its outputs serve the read. Returns the records; a program error (bad settings)
+    is in `.error`, not raised."""
     project, config, secret_keys = assemble_config(stack, overrides, secrets, root)
+    references = dict(stack_references or {})
+    platform_ref = config.get(f"{project}:platformStack", "")
+    if platform_ref and platform_ref not in references and "/" in platform_ref:
+        platform_stack = platform_ref.rsplit("/", 1)[1]
+        if (root / f"Pulumi.{platform_stack}.yaml").exists() and platform_stack != stack:
+            platform = run(platform_stack, root=root)
+            if platform.error:
+                first = next((ln.strip() for ln in platform.error.splitlines() if ln.strip().startswith("- ")), "")
+                raise StackConfigError(
+                    f"stack {stack!r} reads platform stack {platform_stack!r}, which does not synthesize: {first}"
+                )
+            references[platform_ref] = StackOutputs.of(platform)
     secret_keys = [k for k in secret_keys if k.split(":", 1)[1] not in plaintext_keys]
     result = SynthResult(project=project, stack=stack, config=config, secret_keys=secret_keys)
 
     def _run() -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        mocks = _Mocks(result, config.get("gcp:project", ""))
+        mocks = _Mocks(result, config.get("gcp:project", ""), references)
         monitor = _RecordingMonitor(mocks, result)
         logger = logging.getLogger(f"synth.{id(result)}")
         logger.propagate = False

@@ -90,7 +90,7 @@ BAD_VALUES: dict[str, tuple] = {
     "jobMode": ("x",),
     # Standing cluster: KubeRay refuses a TTL without shutdownAfterJobFinishes and (1.7.0) retries with a
     # clusterSelector (core/settings/job.py _mode_problems); int32 in the RayJob CRD.
-    "jobBackoffLimit": (-1, 5, INT32_ABOVE),
+    "jobBackoffLimit": (-1, INT32_ABOVE),  # any count >= 0 is valid in both job modes (standing: the entrypoint loop)
     "jobTtlSeconds": (-1, 5, INT32_ABOVE),
     "jobDeadlineSeconds": (-1, INT32_ABOVE),
     "runName": ("a b", "../x"),
@@ -115,6 +115,10 @@ BAD_VALUES: dict[str, tuple] = {
     "prefetchWeights": ("maybe",),
     "prefetchImage": ("x",),
     "exportCheckpoints": ("maybe",),
+    "exportOptimizer": ("maybe",),
+    "prices": ('{"gpuNode": 1}', '{"gpuNodeSpot": -1}'),
+    "stepSeconds": ("0", "fast"),
+    "platformStack": ("nemo-rl-gke/codelab", "org/nemo-rl-gke/a b"),
     "exportDestination": ("gs://other-bucket/x",),
     # Cloud Storage soft delete: 0 or 7..90 days.
     "exportSoftDeleteDays": (-1, 3, 91),

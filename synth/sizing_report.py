@@ -22,7 +22,7 @@ from typing import Optional
 from core import recipes, sizing
 from core.settings import PROJECT, SECRET_KEYS, Settings, load_settings
 from core.settings.monitoring import checkpoint_sizing
-from synth.engine import ROOT, assemble_config, available_stacks
+from synth.engine import ROOT, assemble_config, platform_stacks
 
 # The stack files ship the placeholder project, which load_settings refuses outside the engine; the sizing
 # does not depend on the project.
@@ -123,7 +123,7 @@ def main(argv: Optional[list[str]] = None, root: Path = ROOT) -> int:
     args = ap.parse_args(argv)
     if args.budget is not None and args.budget <= 0:
         ap.error("--budget must be > 0")
-    stacks = args.stacks or available_stacks(root)
+    stacks = args.stacks or platform_stacks(root)  # an experiment sizes nothing: its Lustre is its platform's
     if not stacks:
         ap.error(f"no Pulumi.<stack>.yaml in {root}")
 

@@ -26,7 +26,10 @@ if str(ROOT) not in sys.path:
 
 from synth import engine  # noqa: E402
 
-SHIPPED_STACKS = engine.available_stacks()
+# The shipped platform stacks; the example experiment stacks on them (platformStack set) are tested on their own
+# (tests/test_platform_experiments.py): they declare no cloud resource and no cluster.
+SHIPPED_STACKS = engine.platform_stacks()
+EXPERIMENT_STACKS = engine.experiment_stacks()
 
 
 def _key(stack: str, overrides, secrets) -> str:

@@ -27,6 +27,7 @@ from core import gate, recipes, shell
 from core.catalog import NEMO_RL_RELEASES
 from core.settings import load_settings
 from core.settings.job import JobSettings
+from pod_programs import attempts as attempts_program
 
 ADDRESS = "nemo-dev-ray-head-svc.nemo-rl.svc.cluster.local:8265"
 SUBMISSION_ID = "nemo-dev-grpo-x7k2q"
@@ -241,3 +242,29 @@ def test_stack_settings_refuse_values_the_shells_would_change(synth, overrides, 
     assert r.error is not None and r.resources == []
     lines = [line.strip() for line in r.error.splitlines()[1:]]
     assert len(lines) == 1 and lines[0].startswith(f"- {key}"), r.error
+
+
+@pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
+def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, tools, tmp_path, paths):
+    """Standing-cluster retries (recipes.Attempts): the whole job runs as one command of pod_programs/attempts.py whose
+    steps follow `--`, separated by `---`; every step's words must reach it unchanged through KubeRay's bash, the
+    image's Ray CLI join and /bin/sh, or the loop would run something else than the steps rendered."""
+    env, records = tools
+    release = NEMO_RL_RELEASES["v0.5.0"]
+    recipe = recipes.RECIPES["gemma3-27b-gsm8k"]
+    mount, run = str(tmp_path / "lustre"), "grpo-run-1"
+    attempts = recipes.Attempts(attempts=4, log=recipes.attempts_log(mount, run), amount=16, capacity_wait_seconds=1800)
+    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths, attempts=attempts)
+    _, calls = run_chain(
+        entry,
+        recipes.runtime_env_yaml(recipe, mount_path=mount),
+        kuberay=kuberay,
+        rule=release.ray_cli_join,
+        env=env,
+        records=records,
+    )
+    (call,) = calls  # the loop program is exec'd: nothing else runs in the script
+    assert call[:3] == ["run", "python", f"{paths.scripts_dir}/{recipes.ATTEMPTS_SCRIPT}"]
+    # Split by the loop program's own parser, as it splits them in the pod.
+    steps = attempts_program.split_steps(call[call.index("--") + 1 :])
+    assert [s[1:] for s in steps] == expected_calls(recipe, release, mount, run, paths)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import yaml
 
-from core import export, gate, prefetch, recipes
+from core import catalog, export, gate, prefetch, recipes
 from core.settings import SettingsError, load_settings
 from synth import render
 from tests.k8s_validation import validate_any
@@ -55,6 +53,8 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
         prefix=export.DEFAULT_PREFIX,
         run_name=run,
         metric_name=recipe.metric_name,
+        # exportOptimizer false (default): a DTensor checkpoint's policy/optimizer stays on Lustre (core/export.py).
+        exclude=export.optimizer_excludes(recipe.train_backend, keep_optimizer=False),
     )
     assert spec["entrypoint"] == recipes.entrypoint(
         recipe,
@@ -65,6 +65,13 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
         model_path=plan.model_path,
         after=(export_cmd,),
         prefetch_marker=plan.marker,
+        # Standing cluster: jobBackoffLimit (default 3) retries are the entrypoint's loop (KubeRay takes none).
+        attempts=recipes.Attempts(
+            attempts=s.job.backoff_limit + 1,
+            log=recipes.attempts_log("/lustre", run),
+            amount=s.worker_replicas * recipe.gpus_per_node,
+            capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
+        ),
     )
     assert f"policy.model_name={plan.model_path}" in spec["entrypoint"]
     assert f"policy.tokenizer.name={plan.model_path}" in spec["entrypoint"]
@@ -160,9 +167,9 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     assert spec["ttlSecondsAfterFinished"] == 600
     assert job.replace_with == []
     s = _settings(r)
-    # The engine's placeholder project names the bucket the head mounts; settings rebuilt here use another.
-    bucket = r.get("gcp:storage/bucket:Bucket", "bucket").inputs["name"]
-    pods = dataclasses.replace(RayPodsConfig.of(s), export_bucket=bucket)
+    # An own cluster's head mounts no bucket: its export is a CPU Job after training.
+    pods = RayPodsConfig.of(s)
+    assert pods.export_bucket is None
     assert spec["rayClusterSpec"] == raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
     validate_any(render.manifest_of(job))
     pvc = r.get("kubernetes:core/v1:PersistentVolumeClaim", "lustre-pvc")
@@ -180,7 +187,9 @@ def test_job_can_be_turned_off_to_bring_the_cluster_up_alone(synth):
 def test_outputs_tell_how_to_follow_the_job(synth, stack):
     out = synth(stack).outputs
     assert out["jobLogsCommand"] == f"kubectl -n nemo-rl logs -f job/{out['rayJobName']}"
-    assert out["jobStatusCommand"] == f"kubectl -n nemo-rl get rayjob {out['rayJobName']}"
+    # With the attempts KubeRay counts (status.failed / status.succeeded, both CRDs).
+    assert out["jobStatusCommand"].startswith(f"kubectl -n nemo-rl get rayjob {out['rayJobName']} -o custom-columns=")
+    assert ".status.failed" in out["jobStatusCommand"]
     assert "python -m cli.ray_jobs" in out["jobsCliCommand"]
 
 

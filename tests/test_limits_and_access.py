@@ -52,10 +52,16 @@ def test_job_ttl_and_retries_with_a_standing_cluster_are_refused_not_dropped(syn
     # KubeRay ray-operator/controllers/ray/utils/validation.go: v1.4.2 and v1.7.0 refuse TTLSecondsAfterFinished > 0
     # without shutdownAfterJobFinishes; v1.7.0 refuses backoffLimit > 0 with a clusterSelector. The standing-cluster
     # RayJob renders neither, so these values were silently ignored.
-    for k in ("jobTtlSeconds", "jobBackoffLimit"):
-        r = synth("dev", {k: 600 if k == "jobTtlSeconds" else 5})
-        assert [ln.split(":")[1] for ln in _lines(r.error)] == [k], r.error
-        assert "own-cluster" in r.error and r.resources == []
+    # (from v1.6.0: utils/validation.go, commit 5d59a37b3). A TTL is refused; retries are the entrypoint's own loop
+    # instead (recipes.Attempts), never the RayJob's backoffLimit.
+    r = synth("dev", {"jobTtlSeconds": 600})
+    assert [ln.split(":")[1] for ln in _lines(r.error)] == ["jobTtlSeconds"], r.error
+    assert "own-cluster" in r.error and r.resources == []
+    r = synth("dev", {"jobBackoffLimit": 5})
+    assert r.error is None, r.error
+    spec = r.get(RAYJOB, "rayjob").inputs["spec"]
+    assert "backoffLimit" not in spec and "clusterSelector" in spec
+    assert "attempts.py --attempts 6 " in spec["entrypoint"]
     # Own cluster: both are rendered as asked, with shutdownAfterJobFinishes.
     r = synth("dev", {"jobMode": "own-cluster", "jobTtlSeconds": 600, "jobBackoffLimit": 5})
     assert r.error is None, r.error

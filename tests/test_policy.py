@@ -28,7 +28,7 @@ if str(POLICY_DIR) not in sys.path:
 
 import nemo_rl_policies as P  # noqa: E402
 
-SHIPPED = engine.available_stacks()
+SHIPPED = engine.platform_stacks()  # the experiment stacks: tests/test_platform_experiments.py
 FAKE_HF_TOKEN = "hf_" + "Ab3" * 12  # token-shaped, not a real token
 FAKE_WANDB_KEY = "0123456789abcdef" * 2 + "01234567"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"

@@ -24,7 +24,7 @@ from tests import security_figures as f
 from tests.rendered_pods import has_host_paths, pods
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = engine.available_stacks()
+SHIPPED = engine.platform_stacks()  # the experiment stacks: tests/test_platform_experiments.py
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from synth import sizing_report as checkpoint_io
-from synth.engine import available_stacks
+from synth.engine import available_stacks, platform_stacks
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "nemo-rl-gke"
@@ -53,7 +53,7 @@ def test_shipped_stacks_are_there():
 def test_a_row_per_stack_with_its_configured_lustre_and_budget(capsys):
     code, rows, _ = run_bench(capsys)
     assert code == 0
-    assert sorted(rows) == available_stacks()
+    assert sorted(rows) == platform_stacks()
     for stack, row in rows.items():
         cfg = stack_config(stack)
         capacity, tier = cfg[f"{NS}:lustreCapacityGib"], cfg[f"{NS}:lustreTier"]

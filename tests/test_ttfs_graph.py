@@ -3,6 +3,8 @@ order between them and the job, the settings that turn them off, and the refusal
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from core import catalog, export, prefetch
@@ -82,7 +84,8 @@ def test_prefetch_job_reads_the_token_from_a_file_and_waits_long_enough(synth, s
 def test_export_runs_after_training_on_the_head_with_the_bucket_mounted(synth, stack):
     r = synth(stack)
     entry = r.get(RAYJOB, "rayjob").get("spec.entrypoint")
-    lines = entry.splitlines()
+    # The script's commands (a standing cluster's bounded-attempts line lists its steps in order).
+    lines = [shlex.join(c) for c in cp._script_commands(shlex.split(entry)[2])]
     assert "export_checkpoints.py" in lines[-1] and "run_grpo" in lines[-2] and not lines[-2].startswith("exec ")
     head = r.get(RAYCLUSTER, "raycluster").get("spec.headGroupSpec.template")
     assert head["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"

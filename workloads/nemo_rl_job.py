@@ -27,6 +27,8 @@ class NemoRlJob(pulumi.ComponentResource):
     run_name: str
     checkpoint_dir: str
     gate_summary_command: Optional[str]  # prints the gate's last summary; None without a gate
+    status_command: str  # the RayJob's state and its attempts (KubeRay counts them in status.failed/succeeded)
+    attempts_command: Optional[str]  # standing cluster: the entrypoint loop's attempts log (one JSON line each)
 
     def __init__(
         self,
@@ -48,6 +50,15 @@ class NemoRlJob(pulumi.ComponentResource):
             gate.summary_command(a.namespace, a.name, HEAD_CONTAINER, a.lustre_mount_path, a.run_name)
             if a.gate_args
             else None
+        )
+        # KubeRay counts finished attempts in status.failed / status.succeeded (both CRDs; rayjob_controller.go
+        # checkBackoffLimitAndUpdateStatusIfNeeded at v1.4.2 and v1.7.0: docs/research/platform.md §1a).
+        self.status_command = (
+            f"kubectl -n {a.namespace} get rayjob {a.name} -o custom-columns=DEPLOYMENT:.status.jobDeploymentStatus,"
+            "JOB:.status.jobStatus,FAILED_ATTEMPTS:.status.failed,SUCCEEDED:.status.succeeded,REASON:.status.reason"
+        )
+        self.attempts_command = (
+            gate.head_cat_command(a.namespace, a.name, HEAD_CONTAINER, a.attempts.log) if a.attempts else None
         )
         for warning in a.warnings:
             pulumi.log.warn(warning, resource=self)

@@ -5,6 +5,7 @@ The spec comes from `workloads.manifests.raycluster` (one function, reused by th
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -27,7 +28,8 @@ class RayClusterArgs:
     @classmethod
     def of(cls, s: Settings) -> "RayClusterArgs":
         idle = () if s.job.enabled else tuple(job_settings.idle_gpu_warnings(s))
-        return cls(name=s.names.ray_cluster, pods=RayPodsConfig.of(s), warnings=idle)
+        pods = dataclasses.replace(RayPodsConfig.of(s), worker_replicas=job_settings.standing_workers(s))
+        return cls(name=s.names.ray_cluster, pods=pods, warnings=idle)
 
 
 class RayCluster(pulumi.ComponentResource):

@@ -46,6 +46,23 @@ def enforce_level(worker_volumes: list[dict]) -> str:
     return "privileged" if any("hostPath" in v for v in worker_volumes) else "baseline"
 
 
+def token_secret(
+    name: str, namespace: pulumi.Input[str], secrets: Secrets, opts: pulumi.ResourceOptions
+) -> k8s.core.v1.Secret:
+    """The Secret the pods mount their tokens from: the Hugging Face token and, when set, the W&B key as a netrc."""
+    data = {HF_TOKEN_KEY: secrets.hf_token}
+    if secrets.wandb_api_key is not None:
+        wandb_key: pulumi.Input[str] = secrets.wandb_api_key
+        data[WANDB_NETRC_KEY] = pulumi.Output.secret(wandb_key).apply(wandb_netrc)
+    return k8s.core.v1.Secret(
+        "tokens",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace),
+        type="Opaque",
+        string_data=data,
+        opts=opts,
+    )
+
+
 @dataclass(frozen=True)
 class WorkloadIdentityArgs:
     namespace: str
@@ -57,8 +74,13 @@ class WorkloadIdentityArgs:
 
     @classmethod
     def of(cls, s: Settings) -> "WorkloadIdentityArgs":
-        exporting = s.job.enabled and s.startup.export_checkpoints
-        prefetching = s.job.enabled and s.startup.prefetch_weights
+        # With the export on, the platform keeps the export's identity even without a job of its own: its experiment
+        # stacks' export Jobs run as it (core/settings/platform.py).
+        exporting = s.startup.export_checkpoints
+        # A platform without a job of its own serves experiment stacks, whose pods its policies govern (the same
+        # namespace): it opens what they may need (their prefetch, W&B from their heads).
+        serves_experiments = not s.job.enabled
+        prefetching = (s.job.enabled or serves_experiments) and s.startup.prefetch_weights
         ns = s.storage.namespace
         return cls(
             namespace=ns,
@@ -70,11 +92,12 @@ class WorkloadIdentityArgs:
                 namespace=ns,
                 dashboard_peers=dashboard_peers(s),
                 head_google_apis=exporting,
-                head_wandb=needs_wandb_key(s),
+                head_wandb=needs_wandb_key(s) or serves_experiments,
                 head_hub=True,
-                workers_hub=not prefetching,
+                workers_hub=not prefetching or serves_experiments,
                 prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
+                export_job=exporting,
                 fqdn=s.security.egress_fqdn_policies,
             ),
         )
@@ -120,17 +143,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-        data = {HF_TOKEN_KEY: secrets.hf_token}
-        if secrets.wandb_api_key is not None:
-            wandb_key: pulumi.Input[str] = secrets.wandb_api_key
-            data[WANDB_NETRC_KEY] = pulumi.Output.secret(wandb_key).apply(wandb_netrc)
-        self.secret = k8s.core.v1.Secret(
-            "tokens",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=HF_SECRET, namespace=ns),
-            type="Opaque",
-            string_data=data,
-            opts=child,
-        )
+        self.secret = token_secret(HF_SECRET, ns, secrets, child)
         self.ray_auth_secret = None
         if a.ray_token_auth and secrets.ray_auth_token is not None:
             self.ray_auth_secret = k8s.core.v1.Secret(

@@ -16,5 +16,6 @@ from core.catalog.hub import *  # noqa: F403
 from core.catalog.lustre import *  # noqa: F403
 from core.catalog.nemo_rl import *  # noqa: F403
 from core.catalog.pins import *  # noqa: F403
+from core.catalog.prices import *  # noqa: F403
 from core.catalog.security import *  # noqa: F403
 from core.catalog.startup import *  # noqa: F403

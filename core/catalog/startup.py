@@ -173,3 +173,8 @@ NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, t
 NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")
 # The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
 DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"
+
+# How long a standing-cluster attempt waits for its GPUs to come back after a node was lost (pod_programs/attempts.py):
+# two of the cluster autoscaler's `max-node-provision-time` (default 15m: kubernetes/autoscaler
+# cluster-autoscaler/FAQ.md @55c37cd5, flag table), after which it gives up on a node group; a nominal choice.
+ATTEMPT_CAPACITY_WAIT_SECONDS = 2 * 15 * 60

@@ -32,6 +32,53 @@ class ImagePaths:
 IMAGE_PATHS = ImagePaths()
 
 
+@dataclass(frozen=True)
+class Attempts:
+    """Bounded attempts of a standing-cluster job (pod_programs/attempts.py): KubeRay retries no RayJob that selects
+    a standing cluster, so the entrypoint reruns its steps itself after a failure."""
+
+    attempts: int  # in total (jobBackoffLimit + 1)
+    log: str  # one JSON line per attempt, on Lustre
+    amount: float  # the cluster's GPUs (workers x GPUs per node) an attempt waits for
+    capacity_wait_seconds: int
+    resource: str = "GPU"
+    poll_seconds: int = 15
+
+
+ATTEMPTS_SCRIPT = pod_programs.ATTEMPTS.name
+
+
+def attempts_log(mount_path: str, run_name: str) -> str:
+    return f"{mount_path.rstrip('/')}/attempts/{run_name}.jsonl"
+
+
+def _attempts_line(a: Attempts, steps: list[list[str]], scripts_dir: str) -> str:
+    """One command: the loop program with every step after `--`, separated by `---` (no shell syntax and no `$`:
+    the script passes KubeRay's bash, list2cmdline and /bin/sh, core/shell.py)."""
+    words = [
+        "uv",
+        "run",
+        "python",
+        f"{scripts_dir}/{ATTEMPTS_SCRIPT}",
+        "--attempts",
+        str(a.attempts),
+        "--log",
+        a.log,
+        "--resource",
+        a.resource,
+        "--amount",
+        f"{a.amount:g}",
+        "--capacity-wait-seconds",
+        str(a.capacity_wait_seconds),
+        "--poll-seconds",
+        str(a.poll_seconds),
+        "--",
+    ]
+    for i, step in enumerate(steps):
+        words += (["---"] if i else []) + step
+    return "exec " + shlex.join(words)
+
+
 def job_script(
     recipe: Recipe,
     release: NemoRlRelease,
@@ -44,8 +91,12 @@ def job_script(
     before: tuple[list[str], ...] = (),
     after: tuple[list[str], ...] = (),
     prefetch_marker: Optional[str] = None,
+    attempts: Optional[Attempts] = None,
 ) -> str:
     """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint()).
+
+    `attempts`: the steps from the gate on run as one command of pod_programs/attempts.py, which reruns them (gate
+    included) after a failure, up to its bound.
 
     `model_path`: the prefetched, pinned model directory (policy.model_name); `before`: commands run before
     training (own-cluster mode waits there for the weights prefetch's marker); `after`: commands run once
@@ -57,22 +108,25 @@ def job_script(
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
         shlex.join(["cd", paths.workdir]),
     ]
+    steps: list[list[str]] = []
     if gate:
-        script.append(shlex.join(gate_command(gate, paths.scripts_dir)))
-    script.extend(shlex.join(cmd) for cmd in before)
+        steps.append(gate_command(gate, paths.scripts_dir))
+    steps.extend(list(cmd) for cmd in before)
     if recipe.dataset == "gsm8k":
-        script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker)))
+        steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker))
     if recipe.train_backend == "megatron":
-        script.append(shlex.join(megatron_guard_command(model_path or recipe.model_name, paths.scripts_dir)))
-    train = shlex.join(
-        [
-            "uv",
-            "run",
-            "python",
-            *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=model_path),
-        ]
-    )
-    script.append(train if after else "exec " + train)
+        steps.append(megatron_guard_command(model_path or recipe.model_name, paths.scripts_dir))
+    train = [
+        "uv",
+        "run",
+        "python",
+        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=model_path),
+    ]
+    if attempts is not None:
+        script.append(_attempts_line(attempts, [*steps, train, *(list(c) for c in after)], paths.scripts_dir))
+        return "\n".join(script)
+    script.extend(shlex.join(step) for step in steps)
+    script.append(shlex.join(train) if after else "exec " + shlex.join(train))
     script.extend(shlex.join(cmd) for cmd in after)
     return "\n".join(script)
 
@@ -89,6 +143,7 @@ def entrypoint(
     before: tuple[list[str], ...] = (),
     after: tuple[list[str], ...] = (),
     prefetch_marker: Optional[str] = None,
+    attempts: Optional[Attempts] = None,
 ) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
@@ -119,6 +174,7 @@ def entrypoint(
                 before=before,
                 after=after,
                 prefetch_marker=prefetch_marker,
+                attempts=attempts,
             ),
         ]
     )

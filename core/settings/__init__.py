@@ -27,12 +27,14 @@ from core.recipes import Recipe
 from core.settings import (
     capacity,
     cluster,
+    cost,
     gate,
     gpu,
     job,
     lustre,
     monitoring,
     network,
+    platform,
     security,
     stack,
     startup,
@@ -42,6 +44,7 @@ from core.settings import (
 from core.settings.base import Section, SettingsError
 from core.settings.capacity import CapacitySettings
 from core.settings.cluster import ClusterSettings
+from core.settings.cost import CostSettings
 from core.settings.gate import GateSettings
 from core.settings.gpu import GpuSettings
 from core.settings.job import JobSettings
@@ -93,6 +96,7 @@ SECTIONS: dict[str, type[Section]] = {
     "gate": GateSettings,
     "security": SecuritySettings,
     "startup": StartupSettings,
+    "cost": CostSettings,
 }
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
@@ -110,6 +114,7 @@ RULES: tuple[Callable[["UncheckedSettings"], list[str]], ...] = (
     gate.check,
     security.check,
     startup.check,
+    cost.check,
 )
 
 
@@ -136,6 +141,7 @@ class UncheckedSettings(BaseModel):
     gate: GateSettings
     security: SecuritySettings
     startup: StartupSettings
+    cost: CostSettings
     # The job's recipe (built-in + jobOverrides), resolved once; None when the job settings have problems.
     recipe: Optional[Recipe] = None
 
@@ -231,7 +237,7 @@ def config_fields() -> dict[str, tuple[str, str, Any]]:
     return out
 
 
-def _decode(raw: Any, info) -> Any:
+def decode_config_value(raw: Any, info) -> Any:
     """Config values arrive as strings; lists and objects are JSON; "" means unset for optional settings.
     Scalars are left to pydantic's lax coercion."""
     if raw == "" and not info.is_required() and info.get_default(call_default_factory=True) is None:
@@ -274,24 +280,46 @@ def _close_matches(k: str, known: list[str]) -> str:
     return f"; did you mean {key(m[0])}?" if m else ""
 
 
+def project_config() -> dict[str, Any]:
+    """This project's config values as the program received them (key without namespace -> raw value)."""
+    values = {}
+    for full_key, raw in sdk.present_config().items():
+        ns, _, k = full_key.partition(":")
+        if ns == PROJECT:
+            values[k] = raw
+    return values
+
+
+def load_experiment_settings(platform_ref: str, contract: Any) -> Settings:
+    """An experiment stack's settings (core.settings.platform): its own keys over its platform's contract, read
+    through the StackReference; one line when the referenced stack is no platform of this program."""
+    problem = platform.contract_problem(platform_ref, contract)
+    if problem:
+        raise SettingsError([problem])
+    return load_settings(
+        values=platform.experiment_values(project_config(), contract),
+        gcp_project=contract.get("gcpProject"),
+        gcp_region=contract.get("gcpRegion"),
+        experiment=True,
+    )
+
+
 def load_settings(
     stack_name: Optional[str] = None,
     gcp_project: Optional[str] = None,
     values: Optional[dict[str, Any]] = None,
     secret_state: Optional[dict[str, str]] = None,
     gcp_region: Optional[str] = None,
+    experiment: bool = False,
 ) -> Settings:
-    """Build and validate the settings. `values` (config key -> raw value) defaults to the Pulumi config."""
+    """Build and validate the settings. `values` (config key -> raw value) defaults to the Pulumi config.
+    `experiment`: the values are an experiment stack's merged over its platform's (load_experiment_settings)."""
     problems: list[str] = []
     fields = config_fields()
     stack_name = stack_name or pulumi.get_stack()
 
     if values is None:
-        values = {}
-        for full_key, raw in sdk.present_config().items():
-            ns, _, k = full_key.partition(":")
-            if ns == PROJECT:
-                values[k] = raw
+        values = project_config()
         gcp = pulumi.Config("gcp")
         if gcp_project is None:
             gcp_project = gcp.get("project")
@@ -309,7 +337,7 @@ def load_settings(
             )
             continue
         section, _, info = fields[k]
-        grouped[section][k] = _decode(raw, info)
+        grouped[section][k] = decode_config_value(raw, info)
 
     if secret_state is None:
         secret_state = _secret_state()
@@ -352,7 +380,8 @@ def load_settings(
         unchecked = unchecked.model_copy(update={"recipe": recipe})
     if "wandbApiKey" not in secret_state and job.needs_wandb_key(unchecked):
         problems.append(job.WANDB_KEY_MISSING)
-    if "rayAuthToken" not in secret_state and security.token_auth_enabled(unchecked):
+    # An experiment's own cluster uses its platform's Ray auth Secret (the same namespace): no token of its own.
+    if "rayAuthToken" not in secret_state and security.token_auth_enabled(unchecked) and not experiment:
         problems.append(security.RAY_AUTH_TOKEN_MISSING)
     for rule in RULES:
         problems.extend(rule(unchecked))

@@ -29,11 +29,25 @@ class JobSettings(Section):
         default_factory=dict, alias="jobOverrides", description="Recipe fields to override (JSON object)."
     )
     mode: Literal["standing-cluster", "own-cluster"] = Field(
-        "standing-cluster", alias="jobMode", description="Where the RayJob runs."
+        "standing-cluster",
+        alias="jobMode",
+        description=(
+            "Where the RayJob runs: the platform's standing RayCluster, or a cluster of its own that comes and goes "
+            "with it. An experiment stack (platformStack) always runs own-cluster."
+        ),
     )
     # Both are int32 in the RayJob CRD (core.catalog.K8S_INT32_MAX).
     backoff_limit: int = Field(
-        3, alias="jobBackoffLimit", ge=0, le=catalog.K8S_INT32_MAX, description="own-cluster mode: retries."
+        3,
+        alias="jobBackoffLimit",
+        ge=0,
+        le=catalog.K8S_INT32_MAX,
+        description=(
+            "Retries after a failed attempt (a lost spot node, a failed gate): attempts = retries + 1, each resuming "
+            "from the run's newest checkpoint. own-cluster: the RayJob's backoffLimit (KubeRay starts a new cluster "
+            "per attempt); standing-cluster: the entrypoint's own loop (pod_programs/attempts.py), which waits for the "
+            "GPUs to come back and reruns the gate. An experiment stack always runs own-cluster."
+        ),
     )
     ttl_seconds: int = Field(
         0,
@@ -96,20 +110,22 @@ def _mode_problems(s: "UncheckedSettings") -> list[str]:
     """Own-cluster keys with a standing cluster. KubeRay refuses a RayJob with `ttlSecondsAfterFinished` > 0 and
     `shutdownAfterJobFinishes` false (ray-operator/controllers/ray/utils/validation.go at v1.4.2,
     ValidateRayJobSpec: "a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished";
-    v1.7.0 validateDeletionConfiguration, the same), and from 1.7.0 a `backoffLimit` > 0 with a clusterSelector
-    ("BackoffLimit is incompatible with ClusterSelector mode"); the standing-cluster RayJob renders neither, so
-    such a value would be dropped without a word. Compared with the defaults: the CLI passes Pulumi.yaml's
+    v1.7.0 validateDeletionConfiguration, the same), and from v1.6.0 a `backoffLimit` > 0 with a clusterSelector
+    ("BackoffLimit is incompatible with ClusterSelector mode": utils/validation.go at v1.6.0 L321-322, commit
+    5d59a37b3; docs/research/platform.md §1b); the standing-cluster RayJob renders neither, so a TTL would be dropped
+    without a word, and its retries are the entrypoint's loop instead (recipes.Attempts). Compared with the
+    defaults: the CLI passes Pulumi.yaml's
     default for every key."""
     if not s.job.enabled or s.job.mode != "standing-cluster":
         return []
     p = []
     fields = JobSettings.model_fields
-    for fname, k in (("ttl_seconds", "jobTtlSeconds"), ("backoff_limit", "jobBackoffLimit")):
+    # jobBackoffLimit applies in both modes: standing-cluster retries are the entrypoint's loop, not KubeRay's.
+    for fname, k in (("ttl_seconds", "jobTtlSeconds"),):
         if getattr(s.job, fname) != fields[fname].get_default():
             p.append(
                 f"{key(k)}: only applies to {key('jobMode')} own-cluster; a standing cluster stays up and "
-                "KubeRay takes no TTL or retries for a RayJob that selects it; remove it or set jobMode to "
-                "own-cluster"
+                "KubeRay takes no TTL for a RayJob that selects it; remove it or set jobMode to own-cluster"
             )
     return p
 
@@ -128,11 +144,22 @@ def _workers_key(s: "UncheckedSettings") -> str:
     return key("gpuNodes" if s.workload.worker_replicas is None and not s.autopilot else "workerReplicas")
 
 
+def standing_workers(s: "UncheckedSettings") -> int:
+    """GPU workers of the standing RayCluster. Without a job of the stack's own (jobEnabled false: a platform for
+    experiment stacks, or a platform whose run is over), none unless workerReplicas asks for them: experiments bring
+    their own clusters, so no GPU node is billed while none runs. The Ray autoscaler is not used to get there
+    (README "GPUs only while they train"; docs/research/platform.md §2-3: NeMo-RL checks cluster_resources() totals
+    before creating a placement group, request_resources is one cluster-wide request each call overrides)."""
+    if not s.job.enabled and s.workload.worker_replicas is None:
+        return 0
+    return s.worker_replicas
+
+
 def idle_gpu_warnings(s: "UncheckedSettings") -> list[str]:
     """GPU workers no job uses hold (and bill) a GPU node each: the RayCluster keeps every replica up, while the
     job places cluster.num_nodes nodes' worth of work (its placement groups may land on any of the workers, so the
     readiness gate tests all of them: core.gate)."""
-    n = s.worker_replicas
+    n = standing_workers(s)
     if n <= 0:
         return []
     if not s.job.enabled:

@@ -44,6 +44,16 @@ class StackSettings(Section):
         alias="zone",
         description=("Zone of the GPU nodes, the RoCE network profile and the Lustre instance (in the region)."),
     )
+    platform_stack: str = Field(
+        "",
+        alias="platformStack",
+        description=(
+            "Makes this stack an experiment stack: <org>/<project>/<stack> of the platform stack whose cluster, Lustre "
+            "and namespace it uses (pulumi.StackReference). It declares only its weights prefetch, its own-cluster "
+            'RayJob and its export; platform settings are refused here (docs/operations.md "Platform and experiment '
+            'stacks"). Empty: a platform stack.'
+        ),
+    )
 
 
 class TeardownSettings(Section):
@@ -73,8 +83,26 @@ class TeardownSettings(Section):
     )
 
 
+# A fully qualified stack name as `pulumi stack ls --all` prints it and StackReference takes it: <org>/<project>/<stack>
+# (https://www.pulumi.com/docs/iac/concepts/stacks/#stackreferences). Stack names: letters, digits, -, _ and .
+_STACK_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+def platform_stack_problems(value: str, stack_name: str) -> list[str]:
+    if not value:
+        return []
+    if not _STACK_REF.match(value):
+        return [
+            f"{key('platformStack')}: {value!r} is not <org>/<project>/<stack> (the fully qualified name "
+            "`pulumi stack ls --all` prints)"
+        ]
+    if value.rsplit("/", 1)[1] == stack_name:
+        return [f"{key('platformStack')}: {value!r} names this stack itself; name the platform stack"]
+    return []
+
+
 def check(s: "UncheckedSettings") -> list[str]:
-    p: list[str] = []
+    p: list[str] = platform_stack_problems(s.stack.platform_stack, s.stack_name)
     if s.teardown.lustre_adopt and s.teardown.lustre_on_destroy != "retain":
         # Only a retained destroy leaves the set behind; adopting it under protect/delete would import resources
         # that the next destroy deletes or refuses, unlike the kept set it came from.
@@ -115,7 +143,9 @@ def check(s: "UncheckedSettings") -> list[str]:
             "a letter, end with a letter or digit, and be at most 30 characters"
         )
     else:
-        derived = {**s.names.all_gcp_names(), **s.names.all_kubernetes_names()}
+        # An experiment stack creates no Google Cloud resource: only its Kubernetes names must fit.
+        gcp_names = {} if s.stack.platform_stack else s.names.all_gcp_names()
+        derived = {**gcp_names, **s.names.all_kubernetes_names()}
         for name, (what, max_len) in derived.items():
             if not is_gcp_name(name, max_len):
                 p.append(

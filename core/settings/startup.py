@@ -48,11 +48,13 @@ class StartupSettings(Section):
         ),
     )
     warmup_hold_seconds: int = Field(
-        7200,
+        1800,
         alias="warmupHoldSeconds",
         ge=600,
         description=(
-            "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers."
+            "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers "
+            "(default 30 minutes); the Job's activeDeadlineSeconds enforces it in the cluster, also after a failed "
+            "pulumi up. They never hold more nodes than the job's workers, and none without a job."
         ),
     )
     prefetch_weights: bool = Field(
@@ -77,6 +79,15 @@ class StartupSettings(Section):
         alias="exportCheckpoints",
         description=(
             "After training succeeded, copy the final checkpoint (and the best, with a metric) to the bucket."
+        ),
+    )
+    export_optimizer: bool = Field(
+        False,
+        alias="exportOptimizer",
+        description=(
+            "Copy the optimizer state too (needed only to resume training from the bucket). Default: weights, "
+            "tokenizer and training state only, leaving out policy/optimizer of DTensor checkpoints; a Megatron "
+            "checkpoint embeds the optimizer in its iter_* shards and is copied whole (preview warns)."
         ),
     )
     export_destination: str = Field(
@@ -120,6 +131,27 @@ def check(s: "UncheckedSettings") -> list[str]:
             "to false"
         )
     return p
+
+
+def exports_from_cpu_job(s: "UncheckedSettings") -> bool:
+    """The export runs as a CPU Job after training (workloads/manifests/export_job.py) wherever the GPU cluster is the
+    job's own (own-cluster mode; an experiment stack always is): the cluster goes when training ends, not after the
+    copy. A standing cluster stays up anyway, and its head exports."""
+    return s.startup.export_checkpoints and s.job.enabled and s.job.mode == "own-cluster"
+
+
+def export_warnings(s: "UncheckedSettings") -> list[str]:
+    """The optimizer state a Megatron export cannot leave out (core/export.py OPTIMIZER_GLOB has the sources)."""
+    st = s.startup
+    if not (s.job.enabled and st.export_checkpoints) or st.export_optimizer or s.recipe is None:
+        return []
+    if s.recipe.train_backend != "megatron":
+        return []
+    return [
+        f"{key('exportOptimizer')}: recipe {s.recipe.name!r} trains with Megatron, whose checkpoints embed the "
+        "optimizer state in the weights' iter_* shards: the export copies it all the same (a weights-only export "
+        "needs a Megatron-to-HF conversion, which this stack does not run); set exportOptimizer to true to say so"
+    ]
 
 
 def _streaming_problems(s: "UncheckedSettings") -> list[str]:

@@ -16,7 +16,8 @@ GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security doc
 - `dns`: the pods that resolve names reach kube-dns (Standard) and Cloud DNS on 169.254.169.254 (Autopilot) on
   port 53; the GPU placeholders and the image pre-pull reach nothing at all.
 - `head-metadata-server`: the export's GCS FUSE sidecar runs in the head's pod and takes its Workload Identity
-  token from the node's metadata server; no other pod gets Google credentials.
+  token from the node's metadata server; no other pod gets Google credentials but the export Job's
+  (`export-metadata-server`, `export_job`: the platform hosts experiment stacks, whose export is a CPU Job).
 - Outside hosts by name (`fqdn_policies()`, GKE FQDNNetworkPolicy): the prefetch reaches Hugging Face and, for
   its install step, PyPI; the head reaches Hugging Face (its driver and the data preparation still call the
   Hub), Cloud Storage with the export or W&B, and W&B when the recipe logs there; the GPU workers reach the Hub
@@ -51,6 +52,7 @@ from workloads.manifests.pod_security import (
     RAY_HEAD_LABELS,
     RAY_NODE_ROLES,
     RAY_WORKER_LABELS,
+    ROLE_EXPORT,
     ROLE_HEAD,
     ROLE_LABEL,
     ROLE_PREFETCH,
@@ -88,10 +90,11 @@ HEAD = {"matchLabels": dict(RAY_HEAD_LABELS)}
 WORKERS = {"matchLabels": dict(RAY_WORKER_LABELS)}
 SUBMITTER = {"matchLabels": dict(SUBMITTER_LABELS)}
 PREFETCH = {"matchLabels": {ROLE_LABEL: ROLE_PREFETCH}}
+EXPORT = {"matchLabels": {ROLE_LABEL: ROLE_EXPORT}}
 # Pods that resolve names: the Ray pods (the workers join GCS by the head Service's name), the submitter and the
 # prefetch.
 NAME_RESOLVERS = _roles(ROLE_HEAD, ROLE_WORKER, ROLE_SUBMITTER, ROLE_PREFETCH)
-SELECTORS = {ROLE_HEAD: HEAD, ROLE_WORKER: WORKERS, ROLE_PREFETCH: PREFETCH}
+SELECTORS = {ROLE_HEAD: HEAD, ROLE_WORKER: WORKERS, ROLE_PREFETCH: PREFETCH, ROLE_EXPORT: EXPORT}
 
 
 def dashboard_peer(spec: str, operator_namespace: str = catalog.KUBERAY_OPERATOR_NAMESPACE) -> dict:
@@ -132,8 +135,18 @@ class PolicyArgs:
     workers_hub: bool = False  # nothing prefetched: the GPU workers download from the Hub
     prefetch: bool = False  # the prefetch Job exists
     prefetch_pypi: bool = False  # ... and installs its client from PyPI
+    export_job: bool = False  # experiment stacks' export Jobs (CPU pool, GCS FUSE as the export's identity)
     fqdn: bool = True  # outside hosts by name (GKE FQDNNetworkPolicy)
     labels: dict = field(default_factory=lambda: dict(PART_OF))
+
+    def egress(self) -> dict[str, bool]:
+        """What the experiment stacks of a platform read from its contract (core/settings/platform.py)."""
+        return {
+            "prefetch": self.prefetch,
+            "prefetchPypi": self.prefetch_pypi,
+            "headWandb": self.head_wandb,
+            "workersHub": self.workers_hub,
+        }
 
     def outside_hosts(self) -> dict[str, dict[str, tuple[str, ...]]]:
         """role -> {host group -> hosts} of every pod that leaves the cluster."""
@@ -154,6 +167,8 @@ class PolicyArgs:
             if self.prefetch_pypi:
                 pf["pypi"] = catalog.PYPI_HOSTS
             out[ROLE_PREFETCH] = pf
+        if self.export_job:
+            out[ROLE_EXPORT] = {"storage": catalog.GOOGLE_STORAGE_HOSTS}
         return out
 
 
@@ -226,18 +241,14 @@ def network_policies(args: PolicyArgs) -> list[dict]:
         ),
         _policy("dns", a, NAME_RESOLVERS, egress=_dns_rule()),
     ]
+    metadata_server = [
+        {"to": [{"ipBlock": {"cidr": cidr}}], "ports": _ports(*ports)} for cidr, ports in catalog.METADATA_SERVER_EGRESS
+    ]
     if a.head_google_apis:
-        out.append(
-            _policy(
-                "head-metadata-server",
-                a,
-                HEAD,
-                egress=[
-                    {"to": [{"ipBlock": {"cidr": cidr}}], "ports": _ports(*ports)}
-                    for cidr, ports in catalog.METADATA_SERVER_EGRESS
-                ],
-            )
-        )
+        out.append(_policy("head-metadata-server", a, HEAD, egress=metadata_server))
+    if a.export_job:
+        out.append(_policy("export-dns", a, EXPORT, egress=_dns_rule()))
+        out.append(_policy("export-metadata-server", a, EXPORT, egress=metadata_server))
     if not a.fqdn:
         public = {"ipBlock": {"cidr": "0.0.0.0/0", "except": list(catalog.NON_PUBLIC_RANGES)}}
         for role in a.outside_hosts():

@@ -10,8 +10,13 @@ Token files and security contexts, shared the same way, are in pod_security.py.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.lustre_paths import hf_home
-from core.naming import JOB_SCRIPTS
+from core.naming import HF_SECRET, JOB_SCRIPTS
+
+if TYPE_CHECKING:
+    from core.settings import Settings
 
 # Autopilot compute class of the CPU pods (see cpu_node_selector).
 HEAD_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
@@ -48,6 +53,12 @@ def lustre_volume(pvc_name: str) -> dict:
 
 def lustre_mount(mount_path: str) -> dict:
     return {"name": LUSTRE_VOLUME, "mountPath": mount_path}
+
+
+def token_secret_name(s: "Settings") -> str:
+    """The Secret holding the stack's tokens: the platform's static one, or an experiment stack's own (its people's
+    Hugging Face token and W&B key, beside the platform's in the same namespace)."""
+    return s.names.experiment_secret if s.stack.platform_stack else HF_SECRET
 
 
 def scripts_volume() -> dict:

@@ -27,6 +27,7 @@ from workloads.manifests.pod_parts import (
     lustre_volume,
     scripts_mount,
     scripts_volume,
+    token_secret_name,
 )
 from workloads.manifests.pod_security import (
     HF_TOKEN_FILE,
@@ -55,6 +56,7 @@ class WeightsPrefetchArgs:
     scripts_dir: str
     node_selector: dict  # the CPU pods' placement, like the Ray head's
     backoff_limit: int = 4
+    secret_name: str = HF_SECRET  # the stack's token Secret (an experiment stack has its own)
 
     @classmethod
     def of(cls, s: Settings) -> "WeightsPrefetchArgs":
@@ -76,6 +78,7 @@ class WeightsPrefetchArgs:
             lustre_mount_path=s.workload.lustre_mount_path,
             scripts_dir=recipes.SCRIPTS_DIR,
             node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
+            secret_name=token_secret_name(s),
         )
 
     @property
@@ -110,7 +113,7 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
         {
             "name": TOKEN_VOLUME,
             "secret": {
-                "secretName": HF_SECRET,
+                "secretName": a.secret_name,
                 "defaultMode": TOKEN_FILE_MODE,
                 "items": [{"key": HF_TOKEN_KEY, "path": HF_TOKEN_KEY}],
             },

@@ -39,6 +39,7 @@ from core.settings import Settings
 from core.settings import workload as workload_settings
 from core.settings.job import needs_wandb_key
 from core.settings.security import token_auth_enabled
+from core.settings.startup import exports_from_cpu_job
 from workloads.manifests.compute_class import worker_scheduling
 from workloads.manifests.pod_parts import (
     cpu_node_selector,
@@ -116,7 +117,8 @@ class RayPodsConfig:
     def of(cls, s: Settings) -> "RayPodsConfig":
         w = s.workload
         bucket, prefix = None, export.DEFAULT_PREFIX
-        if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None:
+        # An own cluster exports from a CPU Job after training (workloads/manifests/export_job.py), not the head.
+        if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None and not exports_from_cpu_job(s):
             bucket = s.bucket_name
             prefix = s.export_destination.prefix
         return cls(

@@ -39,13 +39,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from core import export, gate, prefetch, recipes
+from core import catalog, export, gate, prefetch, recipes
 from core.catalog import NemoRlRelease
 from core.naming import HF_SECRET, LUSTRE_PVC, RAY_AUTH_SECRET
 from core.recipes import Recipe
 from core.settings import Settings
 from core.settings import job as job_settings
+from core.settings import startup as startup_settings
 from core.settings.security import token_auth_enabled
+from workloads.manifests.pod_parts import token_secret_name
 from workloads.manifests.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 
@@ -84,6 +86,10 @@ class JobArgs:
     after: tuple[tuple[str, ...], ...] = ()
     # spec.activeDeadlineSeconds (core.settings.job.deadline_seconds); None: no deadline.
     deadline_seconds: Optional[int] = None
+    # The Secret with the stack's tokens (an experiment stack has its own: pod_parts.token_secret_name).
+    secret_name: str = HF_SECRET
+    # Standing-cluster mode: the entrypoint's bounded attempts (KubeRay retries no clusterSelector RayJob).
+    attempts: Optional[recipes.Attempts] = None
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -106,7 +112,11 @@ class JobArgs:
                         prefetch.wait_argv(plan, recipes.SCRIPTS_DIR, prefetch.job_timeout_seconds(plan.download_bytes))
                     ),
                 )
-        if s.startup.export_checkpoints:
+        if startup_settings.exports_from_cpu_job(s):
+            # An own cluster's export is a CPU Job that waits for this marker (workloads/manifests/export_job.py):
+            # the GPU cluster goes as soon as training ends.
+            after = tuple(tuple(c) for c in export.mark_trained_argv(s.workload.lustre_mount_path, s.run_name))
+        elif s.startup.export_checkpoints:
             after = (
                 tuple(
                     export.export_argv(
@@ -116,6 +126,7 @@ class JobArgs:
                         run_name=s.run_name,
                         metric_name=r.metric_name,
                         higher_is_better=recipes.higher_is_better(r),
+                        exclude=export.optimizer_excludes(r.train_backend, s.startup.export_optimizer),
                     )
                 ),
             )
@@ -134,12 +145,21 @@ class JobArgs:
             gate_args=gate.GateArgs.of(s),
             gate_rerun=s.gate.rerun if s.gate.enabled else None,
             ray_token_auth=token_auth_enabled(s),
-            warnings=tuple(job_settings.warnings(s)),
+            warnings=tuple(job_settings.warnings(s) + startup_settings.export_warnings(s)),
             model_path=model_path,
             prefetch_marker=marker,
             before=before,
             after=after,
             deadline_seconds=job_settings.deadline_seconds(s),
+            secret_name=token_secret_name(s),
+            attempts=None
+            if own or s.job.backoff_limit == 0
+            else recipes.Attempts(
+                attempts=s.job.backoff_limit + 1,
+                log=recipes.attempts_log(s.workload.lustre_mount_path, s.run_name),
+                amount=s.worker_replicas * r.gpus_per_node,
+                capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
+            ),
         )
 
     @property
@@ -175,6 +195,7 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
             before=tuple(list(c) for c in a.before),
             after=tuple(list(c) for c in a.after),
             prefetch_marker=a.prefetch_marker,
+            attempts=a.attempts,
         ),
         # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
         "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
@@ -196,7 +217,7 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
                 "metadata": recipes.job_metadata(
                     a.recipe, run_name=a.run_name, stack_name=a.stack_name, gate_rerun=a.gate_rerun
                 ),
-                "rayClusterSpec": raycluster_spec(a.own_cluster, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC),
+                "rayClusterSpec": raycluster_spec(a.own_cluster, secret_name=a.secret_name, pvc_name=LUSTRE_PVC),
                 "backoffLimit": a.backoff_limit,
                 # The GPU cluster goes when the job ends (after the last retry): KubeRay deletes the RayCluster
                 # ttlSecondsAfterFinished seconds after the end and keeps the RayJob (module docstring).

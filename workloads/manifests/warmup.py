@@ -53,8 +53,12 @@ SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 SKIP_AWAIT_JOB = {**SKIP_AWAIT, replacements.DELETION_PROPAGATION_ANNOTATION: "background"}
 PLACEHOLDER_CONTAINER = "placeholder"
 # Placeholders hold the nodes from their creation until the Ray workers take them; past this the nodes are
-# released even if no worker came (a job never submitted, a stockout that outlasted the wait).
-DEFAULT_HOLD_SECONDS = 2 * 3600
+# released even if no worker came (a job never submitted, a stockout that outlasted the wait, a first `pulumi up`
+# that failed after the GPU pool existed): the Job controller enforces activeDeadlineSeconds in the cluster,
+# whatever Pulumi does (Job spec.activeDeadlineSeconds, Kubernetes 1.33 API). 30 minutes: the Lustre creation
+# they bridge takes ~15 (docs/research/ttfs.md §1), and the nodes go ~10 minutes after the deadline (the cluster
+# autoscaler's scale-down-unneeded-time default, kubernetes/autoscaler cluster-autoscaler/FAQ.md).
+DEFAULT_HOLD_SECONDS = 30 * 60
 
 
 PRIORITY_CLASS = "nemo-rl-gke-gpu-warmup"  # cluster-scoped; one cluster per stack
@@ -81,7 +85,8 @@ class GpuWarmupArgs:
             prepull_name="nemo-rl-image-prepull",
             namespace=s.storage.namespace,
             image=s.nemo_rl_image,
-            replicas=s.worker_replicas,
+            # Never more nodes than the stack's job asks for: its workers, and none without a job of its own.
+            replicas=s.worker_replicas if s.job.enabled else 0,
             worker_pod_spec=worker["spec"],
             worker_annotations=dict(worker.get("metadata", {}).get("annotations", {})),
             cpu_node_selector=None

@@ -1,0 +1,203 @@
+"""What a stack costs per hour, by capacity model, from sourced or user-supplied prices only (pure code).
+
+Each line is a quantity times a price with the price's origin: the catalog (core/catalog/prices.py: page and date
+read), the user (`prices.<key>`), or unknown (the line names the key and the page that has the figure, and the total
+leaves it out and says so). Monthly prices are spread over catalog.HOURS_PER_MONTH hours. A platform stack's lines:
+the cluster fee, its GPU nodes while a job runs on them (per capacity model; the list price is what a reservation
+bills, since A4 and A3 Ultra have no plain on-demand capacity: docs/research/capacity.md), its CPU system pool, its
+Lustre instance, and its bucket per TiB stored. An experiment stack's lines: its own GPU nodes, per hour and, with
+`stepSeconds` and the recipe's max_num_steps, for its whole run. Nothing here is a bill: discounts, credits,
+network egress and the extended-support surcharge are not in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Optional
+
+from core import catalog
+from core.keys import key
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+# Capacity model -> the price key of one GPU node per hour (Standard).
+# A4 and A3 Ultra have no plain on-demand capacity: the list price is a reference (and what a reservation bills).
+LIST_PRICE = "list-price"
+MODEL_PRICE_KEYS = {
+    "spot": "gpuNodeSpot",
+    "flex-start": "gpuNodeFlexStart",
+    "reservation": "gpuNodeList",
+    LIST_PRICE: "gpuNodeList",
+}
+
+
+@dataclass(frozen=True)
+class Line:
+    item: str
+    quantity: float
+    unit: str  # what one price is per
+    usd_each: Optional[float]  # per unit per hour; None: unknown
+    origin: str  # "catalog: <page> (read <date>)" | "user-supplied (prices.<key>)" | "unknown: set ..."
+    capacity_model: Optional[str] = None  # GPU lines only
+
+    @property
+    def usd_per_hour(self) -> Optional[float]:
+        return None if self.usd_each is None else self.quantity * self.usd_each
+
+
+@dataclass(frozen=True)
+class Estimate:
+    stack: str
+    lines: tuple[Line, ...]
+    models: tuple[str, ...]
+    run_hours: Optional[float] = None  # experiment run, when the step time is known
+    run_gpu_hours: Optional[float] = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def per_hour(self, model: str) -> tuple[float, list[str]]:
+        """(known USD per hour with GPUs on `model`, the items left out because their price is unknown)."""
+        total, unknown = 0.0, []
+        for line in self.lines:
+            if line.capacity_model not in (None, model):
+                continue
+            if line.usd_per_hour is None:
+                unknown.append(line.item)
+            else:
+                total += line.usd_per_hour
+        return total, unknown
+
+    def run_cost(self, model: str) -> Optional[float]:
+        if self.run_hours is None:
+            return None
+        gpu = [line for line in self.lines if line.capacity_model == model]
+        if not gpu or gpu[0].usd_per_hour is None:
+            return None
+        return gpu[0].usd_per_hour * self.run_hours
+
+    def as_output(self) -> dict:
+        return {
+            "hoursPerMonth": catalog.HOURS_PER_MONTH,
+            "lines": [
+                {
+                    "item": line.item,
+                    "quantity": line.quantity,
+                    "unit": line.unit,
+                    "usdEachPerHour": line.usd_each,
+                    "usdPerHour": None if line.usd_per_hour is None else round(line.usd_per_hour, 4),
+                    "origin": line.origin,
+                    **({"capacityModel": line.capacity_model} if line.capacity_model else {}),
+                }
+                for line in self.lines
+            ],
+            "perHourByCapacityModel": {
+                m: {"knownUsd": round(self.per_hour(m)[0], 4), "unknown": self.per_hour(m)[1]} for m in self.models
+            },
+            **(
+                {
+                    "run": {
+                        "hours": round(self.run_hours, 3),
+                        "gpuHours": round(self.run_gpu_hours or 0, 3),
+                        "usdByCapacityModel": {
+                            m: (None if self.run_cost(m) is None else round(self.run_cost(m) or 0, 2))
+                            for m in self.models
+                        },
+                    }
+                }
+                if self.run_hours is not None
+                else {}
+            ),
+            "notes": list(self.notes),
+        }
+
+    def format(self) -> str:
+        out = [f"Cost per hour (stack {self.stack}; USD; not a bill, see notes)", ""]
+        for line in self.lines:
+            amount = "unknown" if line.usd_per_hour is None else f"${line.usd_per_hour:,.4f}/h"
+            out.append(f"  {line.item:<58} {amount:>16}  {line.origin}")
+        out.append("")
+        for m in self.models:
+            total, unknown = self.per_hour(m)
+            missing = f" + unknown: {', '.join(unknown)}" if unknown else ""
+            out.append(f"  with GPUs on {m}: ${total:,.2f}/h{missing}")
+            run = self.run_cost(m)
+            if self.run_hours is not None:
+                cost = "unknown" if run is None else f"${run:,.2f}"
+                out.append(f"    run: {self.run_hours:.2f} h, {self.run_gpu_hours:,.1f} GPU-hours, GPU nodes {cost}")
+        out += [f"  note: {n}" for n in self.notes]
+        return "\n".join(out) + "\n"
+
+
+def _price(s: "Settings", price_key: str, sourced: Optional[catalog.Price] = None) -> tuple[Optional[float], str]:
+    user = s.cost.prices.get(price_key)
+    if user is not None:
+        return user, f"user-supplied ({key(f'prices.{price_key}')})"
+    if sourced is not None:
+        return sourced.usd, f"catalog: {sourced.source} (read {sourced.read_on})"
+    return None, f"unknown: set {key(f'prices.{price_key}')} ({catalog.PRICE_PAGES[price_key]})"
+
+
+def estimate(s: "Settings") -> Estimate:
+    experiment = bool(s.stack.platform_stack)
+    acc = s.gpu.accelerator
+    months = catalog.HOURS_PER_MONTH
+    lines: list[Line] = []
+    notes = [f"monthly prices spread over {months} hours", "no discount, credit, egress or support surcharge"]
+    if not experiment:
+        fee = catalog.GKE_CLUSTER_FEE
+        lines.append(
+            Line("GKE cluster management fee", 1, fee.unit, fee.usd, f"catalog: {fee.source} (read {fee.read_on})")
+        )
+        notes.append("GKE free-tier credit not applied (it never covers a regional cluster)")
+    # The GPU nodes a running job holds: its workers (none without a job: no GPU node is billed then).
+    gpu_nodes = s.worker_replicas if s.job.enabled else 0
+    what = f"GPU nodes ({gpu_nodes} x {acc.machine_type})"
+    models = list(s.capacity.models)
+    if "reservation" not in models and not s.autopilot:
+        # The reference every model is compared with: the list price, what a reservation bills.
+        models.append(LIST_PRICE)
+    for m in models:
+        price_key = "autopilotGpuPodHour" if s.autopilot else MODEL_PRICE_KEYS[m]
+        usd, origin = _price(s, price_key)
+        label = f"{what} at the list price (reference)" if m == LIST_PRICE else f"{what} on {m}"
+        lines.append(Line(label, gpu_nodes, "node-hour", usd, origin, capacity_model=m))
+    if "reservation" in s.capacity.models:
+        notes.append("a reservation bills its nodes at the list price whether or not they run")
+    if not experiment:
+        if not s.autopilot:
+            usd, origin = _price(s, "cpuNode")
+            lines.append(
+                Line(
+                    f"CPU system pool ({s.cluster.system_nodes} x {s.cluster.system_machine_type})",
+                    s.cluster.system_nodes,
+                    "node-hour",
+                    usd,
+                    origin,
+                )
+            )
+        usd, origin = _price(s, "lustreGibMonth")
+        lines.append(
+            Line(
+                f"Managed Lustre ({s.lustre.capacity_gib} GiB, tier {s.lustre.tier})",
+                s.lustre.capacity_gib,
+                "GiB-hour",
+                None if usd is None else usd / months,
+                origin,
+            )
+        )
+        usd, origin = _price(s, "storageGibMonth", catalog.GCS_STANDARD_GIB_MONTH.get(s.region))
+        # The stored volume is not known before the exports: per TiB, outside the totals.
+        notes.append(
+            "bucket (Cloud Storage Standard): "
+            + ("unknown per TiB" if usd is None else f"${usd * 1024 / months:,.4f}/h per TiB stored")
+            + f" ({origin})"
+        )
+    run_hours = run_gpu_hours = None
+    if s.cost.step_seconds is not None and s.job.enabled:
+        run_hours = s.recipe.max_num_steps * s.cost.step_seconds / 3600
+        run_gpu_hours = run_hours * gpu_nodes * acc.gpus_per_node
+        notes.append(
+            f"run: {s.recipe.max_num_steps} steps x {s.cost.step_seconds:g} s ({key('stepSeconds')}); startup, gate "
+            "and retries not included"
+        )
+    return Estimate(s.stack_name, tuple(lines), tuple(models), run_hours, run_gpu_hours, tuple(notes))

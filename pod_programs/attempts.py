@@ -1,0 +1,133 @@
+"""Bounded attempts of a standing-cluster job: rerun the job's steps after a failure, from the newest checkpoint.
+
+Usage (the RayJob entrypoint, on the Ray head, from NeMo-RL's work directory):
+    attempts.py --attempts N --log <file.jsonl> --resource GPU --amount <nodes x GPUs> --capacity-wait-seconds S
+                -- <step 1 argv> --- <step 2 argv> --- ...
+
+A RayJob that selects a standing RayCluster gets no retries from KubeRay: `backoffLimit` > 0 with a clusterSelector
+is refused from KubeRay v1.6.0 (ray-operator/controllers/ray/utils/validation.go, commit 5d59a37b3) and before that a
+retry deleted the selected cluster (kuberay #4516). So the loop is ours. Each attempt:
+1. waits until the cluster has the job's resources again (`ray.cluster_resources()` totals, as NeMo-RL's own check
+   compares them: nemo_rl/distributed/virtual_cluster.py), up to the bound, polling; a spot node that was lost
+   comes back through the cluster autoscaler and KubeRay's worker group;
+2. runs every step in order (the readiness gate first: it runs again on the new node set), stopping at the first
+   that fails; NeMo-RL resumes from the newest `step_N` of the run's checkpoint directory by itself;
+3. appends one JSON line to the log (on Lustre, beside the gate's summary) and prints it.
+It exits 0 after the first attempt whose steps all succeed, else with the last failing step's code once the attempts
+are spent or the capacity did not come back in time. Standard library only; `ray` is imported only to wait.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Callable, Optional
+
+SEPARATOR = "---"
+PREFIX = "nemo-rl-gke attempts:"
+
+
+def split_steps(words: list[str]) -> list[list[str]]:
+    steps: list[list[str]] = []
+    cur: list[str] = []
+    for w in words:
+        if w == SEPARATOR:
+            if cur:
+                steps.append(cur)
+            cur = []
+        else:
+            cur.append(w)
+    if cur:
+        steps.append(cur)
+    return steps
+
+
+def ray_totals() -> dict:
+    import ray  # NeMo-RL's environment has it; imported here only
+
+    ray.init(address="auto", log_to_driver=False)
+    try:
+        return dict(ray.cluster_resources())
+    finally:
+        ray.shutdown()
+
+
+def wait_for_capacity(
+    resource: str, amount: float, bound_s: float, poll_s: float, totals: Optional[Callable[[], dict]] = None
+) -> tuple[bool, float]:
+    """(capacity there, seconds waited)."""
+    totals = totals or ray_totals
+    start = time.monotonic()
+    while True:
+        try:
+            have = float(totals().get(resource, 0))
+        except Exception as e:  # the head restarting: wait like for a node
+            print(f"{PREFIX} cluster not reachable yet: {type(e).__name__}", flush=True)
+            have = 0.0
+        waited = time.monotonic() - start
+        if have >= amount:
+            return True, waited
+        if waited >= bound_s:
+            return False, waited
+        print(f"{PREFIX} waiting for capacity: {resource} {have:g}/{amount:g}", flush=True)
+        time.sleep(poll_s)
+
+
+def log_attempt(path: str, record: dict) -> None:
+    line = json.dumps(record, sort_keys=True)
+    print(f"{PREFIX} {line}", flush=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--attempts", type=int, required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--resource", default="GPU")
+    ap.add_argument("--amount", type=float, required=True)
+    ap.add_argument("--capacity-wait-seconds", type=float, required=True)
+    ap.add_argument("--poll-seconds", type=float, default=15)
+    ap.add_argument("steps", nargs=argparse.REMAINDER)
+    args = ap.parse_args(argv)
+    words = args.steps[1:] if args.steps[:1] == ["--"] else args.steps
+    steps = split_steps(words)
+    if args.attempts < 1 or not steps:
+        print(f"{PREFIX} error: need --attempts >= 1 and at least one step after --", file=sys.stderr)
+        return 2
+    code = 1
+    for attempt in range(1, args.attempts + 1):
+        ok, waited = wait_for_capacity(args.resource, args.amount, args.capacity_wait_seconds, args.poll_seconds)
+        record: dict = {
+            "attempt": attempt,
+            "of": args.attempts,
+            "startedAt": time.time(),
+            "capacityWaitS": round(waited),
+        }
+        if not ok:
+            record.update(result="no-capacity", exitCode=None)
+            log_attempt(args.log, record)
+            return code
+        failed_step = None
+        for i, step in enumerate(steps):
+            code = subprocess.run(step).returncode
+            if code != 0:
+                failed_step = i
+                break
+        record.update(endedAt=time.time(), exitCode=code)
+        if failed_step is None:
+            record["result"] = "succeeded"
+            log_attempt(args.log, record)
+            return 0
+        record.update(result="failed", failedStep=step[:4])
+        log_attempt(args.log, record)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
