@@ -18,7 +18,7 @@ DIR = Path(__file__).resolve().parent
 
 # The images a program runs in (tests/test_pod_programs.py checks each program's imports against them):
 # - NEMO_RL_IMAGE: NeMo-RL's own image, run with its `uv run python` from /opt/nemo-rl, i.e. in NeMo-RL's
-#   environment (the release's uv.lock; tests/nemo_rl_reference/<release>/environment.txt);
+#   environment (the release's uv.lock; tests/oracles/nemo_rl_environment/<release>.txt);
 # - PREFETCH_IMAGE: the pinned slim Python image (core.catalog PREFETCH_PYTHON_PIN) with the hash-pinned packages of
 #   prefetch-requirements.txt installed by the prefetch Job's init container (`prefetchImage: python`).
 NEMO_RL_IMAGE = "nemo-rl"

@@ -46,7 +46,7 @@ def test_a_releases_ray_is_the_ray_its_lock_installs(tag):
 @pytest.mark.parametrize("tag", sorted(catalog.NEMO_RL_RELEASES))
 def test_a_releases_configs_are_kept_with_the_release(tag):
     for config in catalog.NEMO_RL_RELEASES[tag].configs:
-        assert (TESTS / "nemo_rl_reference" / tag / config).is_file(), config
+        assert (TESTS.parent / "nemo-rl-reference" / tag / config).is_file(), config
 
 
 def test_the_derived_tables_follow_the_records():

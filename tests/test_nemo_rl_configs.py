@@ -1,11 +1,10 @@
 """The rendered job against the real NeMo-RL: each release's own configs and config loader (kept copies in
-tests/nemo_rl_reference), real hydra-core and OmegaConf in struct mode, and the argv the real /bin/sh hands to
+nemo-rl-reference), real hydra-core and OmegaConf in struct mode, and the argv the real /bin/sh hands to
 the entry script. No expected value here comes from our own parsing: the intent is `hydra_overrides()` (what
 the recipe means), the outcome is what NeMo-RL builds from the entrypoint."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
@@ -16,7 +15,6 @@ from core import recipes
 from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import loader, lookup, nemo_rl_config, parsed_overrides, training_argv
-from tests.standin import NEMO_RL_REFERENCE
 
 MOUNT = "/lustre"
 RUN = "run-1"
@@ -106,25 +104,6 @@ def job_of(name: str, tag: str, overrides: dict):
 def same(actual, intended) -> bool:
     """Equal with the same type: None stays null, a bool is no int, '123' is no 123."""
     return type(actual) is type(intended) and actual == intended
-
-
-# --- the kept copies --------------------------------------------------------------------------------------
-def git_blob(path: Path) -> str:
-    data = path.read_bytes()
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def test_kept_nemo_rl_files_are_the_upstream_blobs_listed_in_sources():
-    rows = re.findall(r"^\| `([^`]+)` \| ([0-9a-f]{40}) \|$", (NEMO_RL_REFERENCE / "SOURCES.md").read_text(), re.M)
-    listed = dict(rows)
-    assert len(listed) == len(rows) > 0
-    on_disk = {
-        str(p.relative_to(NEMO_RL_REFERENCE))
-        for p in NEMO_RL_REFERENCE.rglob("*")
-        if p.is_file() and p.name != "SOURCES.md" and "__pycache__" not in p.parts
-    }
-    assert on_disk == set(listed)
-    assert {f: git_blob(NEMO_RL_REFERENCE / f) for f in listed} == listed
 
 
 @pytest.mark.parametrize("tag,config_path", sorted((t, c) for t, r in NEMO_RL_RELEASES.items() for c in r.configs))

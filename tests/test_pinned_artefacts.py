@@ -1,6 +1,6 @@
 """Every artefact a recipe's config loads by name is the one the prefetch pinned.
 
-Oracle: the releases' real GRPO configs (tests/nemo_rl_reference, copies of NVIDIA-NeMo/RL examples/configs at the
+Oracle: the releases' real GRPO configs (nemo-rl-reference, copies of NVIDIA-NeMo/RL examples/configs at the
 commits in its SOURCES.md) loaded with NeMo-RL's own loader and hydra-core (tests/nemo_rl_oracle.py). The scan
 finds every key whose value names a Hub repository (`<org>/<name>`) or whose name says it names a model, tokenizer
 or dataset; each must be classified in core.catalog.NEMO_RL_HUB_KEYS, so a key a new release or config adds cannot

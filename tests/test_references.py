@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIP_PREFIXES = ("charts/", "schemas/", "tests/nemo_rl_reference/", "tests/reference/", "tests/oracles/nemo_rl_")
+SKIP_PREFIXES = ("charts/", "schemas/", "nemo-rl-reference/", "tests/reference/", "tests/oracles/nemo_rl_")
 NOT_YET_SCANNED = ("README.md", "docs/")  # the front page and guides: their own change
 SCANNED_DOCS = ("docs/research/",)
 TEXT = (".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".json", ".cfg", ".ini")
@@ -36,6 +36,7 @@ TOP = (
     "docs",
     "schemas",
     "charts",
+    "nemo-rl-reference",
     ".github",
     ".ci",
 )

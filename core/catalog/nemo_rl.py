@@ -1,7 +1,7 @@
 """NeMo-RL releases: one `NemoRlRelease` record per release holds every fact about it, with its sources.
 
 A new release is one record in `_RECORDS` plus what the tests read from it, kept in the repository with its source:
-the release's configs and config loader (tests/nemo_rl_reference/<tag>/, SOURCES.md there) and its environment
+the release's configs and config loader (nemo-rl-reference/<tag>/, SOURCES.md there) and its environment
 (tests/oracles/nemo_rl_environment/<tag>.txt, from its uv.lock). Every table the program reads (NEMO_RL_RELEASES,
 NEMO_RL_IMAGE_PINS, BASE_VAL_PERIOD, the flat-data releases) is derived from the records; the policy pack's copy is
 generated from them (`python -m synth.policy_facts`).
@@ -10,6 +10,7 @@ generated from them (`python -m synth.policy_facts`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
@@ -17,6 +18,9 @@ from core.catalog.pins import ImagePin
 
 NEMO_RL_IMAGE_REPO = "nvcr.io/nvidia/nemo-rl"
 NEMO_RL_WORKDIR = "/opt/nemo-rl"
+# Each release's whole examples/configs/ and its config loader, verbatim (SOURCES.md there: tag, commit, Git ids):
+# the program validates `jobOverrides.config_path` and every dotted override against them at preview.
+NEMO_RL_REFERENCE = Path(__file__).resolve().parents[2] / "nemo-rl-reference"
 _REPO = "NVIDIA-NeMo/RL (https://github.com/NVIDIA-NeMo/RL)"
 
 _GRPO_70B = "examples/configs/grpo_math_70B_megatron.yaml"
@@ -71,7 +75,7 @@ def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
         {
             "commit": f"{_REPO} tag {tag}",
             "ray_version": f"uv.lock of {_REPO} at {commit[:8]} (tests/oracles/nemo_rl_environment/{tag}.txt)",
-            "grpo_entry, configs": f"{_REPO} tree at {commit[:8]} (tests/nemo_rl_reference/{tag})",
+            "grpo_entry, configs": f"{_REPO} tree at {commit[:8]} (nemo-rl-reference/{tag})",
             "flat_data": _DATA_LAYOUT,
             "val_period": _VAL_PERIOD,
             "ray_cli_join": _RAY_CLI_JOIN,

@@ -2,7 +2,7 @@
 
 Installed (tests/standin `install_workdir`) at the release's entry script path (`examples/run_grpo_math.py`,
 `examples/run_grpo.py`) in a directory standing in for /opt/nemo-rl that also holds that release's real GRPO
-configs and its real config loader `nemo_rl/utils/config.py` (copies in tests/nemo_rl_reference). It takes the
+configs and its real config loader `nemo_rl/utils/config.py` (copies in nemo-rl-reference). It takes the
 same command line as NeMo-RL, `--config <yaml>` plus Hydra overrides, and turns it into the run's config exactly
 as the release's entry script does, with NeMo-RL's own loader and real hydra-core / OmegaConf
 (`load_nemo_rl_config`): nothing here parses an override. It then behaves like NeMo-RL's checkpointing
@@ -91,7 +91,7 @@ def load_nemo_rl_config(loader: ModuleType, config_path: str, overrides: list[st
         config = OmegaConf.to_container(config, resolve=True)
 
     v0.4.0 examples/run_grpo_math.py L137-144, v0.5.0 examples/run_grpo_math.py L140-147, v0.7.0
-    examples/run_grpo.py L74-81 (commits in tests/nemo_rl_reference/SOURCES.md). `config_path` is taken as the
+    examples/run_grpo.py L74-81 (commits in nemo-rl-reference/SOURCES.md). `config_path` is taken as the
     script takes it: relative to the working directory. Not mirrored: v0.7.0's next line, `MasterConfig(**config)`,
     which needs the nemo_rl package. Errors are NeMo-RL's own (OverridesError, FileNotFoundError, OmegaConf's).
     """
