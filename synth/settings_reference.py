@@ -86,7 +86,22 @@ BAD_VALUES: dict[str, tuple] = {
     "workerEphemeralStorageGib": (0, 100000),
     "jobEnabled": ("maybe",),
     "jobRecipe": ("x",),
-    "jobOverrides": ("[]", '{"x": 1}', '{"num_nodes": 3}', '{"num_nodes": "x"}', '{"model_revision": "main"}'),
+    "jobOverrides": (
+        "[]",
+        '{"x": 1}',
+        '{"num_nodes": 3}',
+        '{"num_nodes": "x"}',
+        '{"model_revision": "main"}',
+        # Keys of the release's config (nemo-rl-reference/v0.5.0): absent, wrong type, '+' on a set key, rendered
+        # by the program, shell-unsafe; a config the release does not ship, one its GRPO math entry cannot run.
+        '{"policy.optimizer.kwargs.learning_rate": 1e-6}',
+        '{"policy.optimizer.kwargs.lr": "fast"}',
+        '{"+grpo.seed": 7}',
+        '{"grpo.max_num_steps": 5}',
+        '{"policy.generation.temperature": "1\'"}',
+        '{"config_path": "examples/configs/grpo_math_9B.yaml"}',
+        '{"config_path": "examples/configs/dpo.yaml"}',
+    ),
     "jobMode": ("x",),
     # Standing cluster: KubeRay refuses a TTL without shutdownAfterJobFinishes and (1.7.0) retries with a
     # clusterSelector (core/settings/job.py _mode_problems); int32 in the RayJob CRD.

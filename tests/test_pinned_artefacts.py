@@ -68,7 +68,9 @@ def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(nam
     plan = prefetch.plan(
         model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset, mount_path=MOUNT
     )
-    words = recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN, model_path=plan.model_path)
+    words = recipes.render_overrides(
+        recipe, catalog.NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN, model_path=plan.model_path
+    )
     config = nemo_rl_config(tag, recipe.config_path, words)
     for k, (kind, _) in catalog.NEMO_RL_HUB_KEYS.items():
         present, value = lookup(config, k)
@@ -94,7 +96,9 @@ def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(nam
 def test_without_the_prefetch_the_tokenizer_still_follows_the_model():
     recipe = recipes.RECIPES["gemma3-27b-gsm8k"].model_copy(update={"model_name": "acme/other-model"})
     config = nemo_rl_config(
-        "v0.5.0", recipe.config_path, recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN)
+        "v0.5.0",
+        recipe.config_path,
+        recipes.render_overrides(recipe, catalog.NEMO_RL_RELEASES["v0.5.0"], mount_path=MOUNT, run_name=RUN),
     )
     assert lookup(config, "policy.tokenizer.name") == (True, "acme/other-model")
 

@@ -36,26 +36,13 @@ from typing import Any, Optional
 
 from core.catalog import NemoRlRelease
 from core.lustre_paths import mount_root
+from core.recipes import config_tree
 from core.recipes.model import Recipe
 from core.recipes.resolve import higher_is_better, run_name_problem
 
 GSM8K_DIR = "datasets/gsm8k"  # under the Lustre mount
 CHECKPOINTS_DIR = "checkpoints"  # under the Lustre mount
 LOGS_DIR = "logs"  # under the Lustre mount
-
-# Override keys the GRPO base configs of v0.4.0/v0.5.0 do not define: their `data` section names a built-in
-# dataset and lists ResponseDataset's keys only in a comment (examples/configs/grpo_math_1B.yaml). Hydra refuses
-# to set a missing key without `+` and refuses `+` on a key that exists, so this set must be exact.
-KEYS_ABSENT_FROM_BASE = frozenset(
-    {
-        "data.train_data_path",
-        "data.val_data_path",
-        "data.input_key",
-        "data.output_key",
-        "data.train_split",
-        "data.val_split",
-    }
-)
 
 
 def checkpoint_dir(mount_path: str, run_name: str) -> str:
@@ -94,6 +81,14 @@ def hydra_overrides(
         "logger.wandb_enabled": recipe.wandb_enabled,
         "logger.wandb.name": recipe.wandb_name or run_name,
     }
+    if recipe.wandb_project is not None:
+        o["logger.wandb.project"] = recipe.wandb_project
+    if recipe.wandb_entity is not None:
+        # No shipped config has logger.wandb.entity: an explicit addition (`+`, computed by render_overrides).
+        # NeMo-RL passes logger.wandb whole to wandb.init(**cfg) (nemo_rl/utils/logger.py WandbLogger at v0.4.0,
+        # v0.5.0, v0.7.0), and an init argument beats the WANDB_ENTITY variable (wandb_settings.py
+        # update_from_env_vars, then the init settings on top), so the key is the one spelling that always wins.
+        o["logger.wandb.entity"] = recipe.wandb_entity
     optional = {
         "policy.megatron_cfg.converter_type": recipe.converter_type,
         "policy.train_global_batch_size": recipe.train_global_batch_size,
@@ -165,6 +160,9 @@ def hydra_value(value: Any) -> str:
         return "True" if value else "False"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, list):
+        # Hydra's list grammar, each element in the same grammar.
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
     if isinstance(value, str):
         if "${" in value:
             raise ValueError(f"{value!r}: '${{' would be resolved as an OmegaConf interpolation")
@@ -188,12 +186,26 @@ def hydra_value(value: Any) -> str:
     raise TypeError(f"cannot render {type(value).__name__} as a Hydra value")
 
 
-def render_overrides(recipe: Recipe, *, mount_path: str, run_name: str, model_path: Optional[str] = None) -> list[str]:
-    """Hydra overrides as command-line words, `+` exactly on the keys the base config lacks."""
-    return [
-        ("+" if k in KEYS_ABSENT_FROM_BASE else "") + f"{k}={hydra_value(v)}"
-        for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path).items()
-    ]
+def render_overrides(
+    recipe: Recipe,
+    release: NemoRlRelease,
+    *,
+    mount_path: str,
+    run_name: str,
+    model_path: Optional[str] = None,
+) -> list[str]:
+    """Hydra overrides as command-line words: the program's keys (`+` exactly on those the release's config
+    lacks: Hydra refuses to set a missing key without `+` and refuses `+` on a key that is set), then the user's
+    dotted jobOverrides as written (their `+` is theirs; core.recipes.resolve checked each against the config)."""
+    tree = config_tree.load(release.tag, recipe.config_path)
+    words = []
+    for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path).items():
+        if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
+            continue  # v0.7.0 dropped the key (no reader at any release)
+        words.append(("" if tree.lookup(k)[0] else "+") + f"{k}={hydra_value(v)}")
+    for k, v in sorted(recipe.config_overrides.items()):
+        words.append(f"{k}={hydra_value(config_tree.render_value(tree, k, v))}")
+    return words
 
 
 def render_args(
@@ -204,5 +216,5 @@ def render_args(
         release.grpo_entry,
         "--config",
         recipe.config_path,
-        *render_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path),
+        *render_overrides(recipe, release, mount_path=mount_path, run_name=run_name, model_path=model_path),
     ]

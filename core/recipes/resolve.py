@@ -19,9 +19,10 @@ from typing import Optional
 from pydantic import ValidationError
 
 from core import catalog, prefetch, shell
-from core.catalog import BASE_VAL_PERIOD, NEMO_RL_RELEASES, NemoRlRelease
+from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core.keys import key as _key
-from core.recipes.model import DEFAULT_RECIPE, OVERRIDABLE, RECIPES, JobSpec, Recipe
+from core.recipes import config_tree
+from core.recipes.model import DEFAULT_RECIPE, OVERRIDABLE, RECIPES, SETTING_OF_KEY, JobSpec, Recipe
 
 # Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes
 # render: the release records' `flat_data` (core/catalog/nemo_rl.py, NeMo-RL PR #1649).
@@ -53,7 +54,7 @@ def _suggest(word: str, known) -> str:
     return f"; did you mean {m[0]!r}?" if m else ""
 
 
-def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
+def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> tuple[Optional[Recipe], list[str]]:
     name = recipe_name(job)
     base = RECIPES.get(name)
     if base is None:
@@ -63,30 +64,43 @@ def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
         ]
     problems = []
     values = base.model_dump()
+    config_keys: dict = {}
     for field, value in sorted(job.overrides.items()):
-        if field == "name":
+        unsafe = _unsafe_problem(field, value)
+        if is_config_key(field):
+            if unsafe:
+                problems.append(unsafe)
+            else:
+                config_keys[field] = value
+        elif field == "name":
             problems.append(
                 f"{_key('jobOverrides.name')}: the recipe is chosen with {_key('jobRecipe')}, not overridden"
             )
         elif field not in Recipe.model_fields:
             problems.append(
                 f"{_key(f'jobOverrides.{field}')}: is not a recipe field{_suggest(field, OVERRIDABLE)}"
-                f"; fields: {', '.join(OVERRIDABLE)}"
+                f"; fields: {', '.join(OVERRIDABLE)}; a key of the NeMo-RL config is written dotted, e.g. "
+                "policy.optimizer.kwargs.lr"
             )
-        elif isinstance(value, str) and shell.unsafe_characters(value):
-            # The value reaches NeMo-RL through KubeRay's bash, the image's Ray CLI (list2cmdline) and /bin/sh
-            # (core/shell.py); tests/test_entrypoint_shells.py runs that chain.
-            chars = " ".join(shell.unsafe_characters(value))
-            problems.append(
-                f"{_key(f'jobOverrides.{field}')}: {value!r} contains {chars}, which the job's shells "
-                "(KubeRay's bash, the image's ray job submit, /bin/sh) would change or run; "
-                "remove $ ` \\ \" and ' from the value"
-            )
+        elif unsafe:
+            problems.append(unsafe)
         else:
             values[field] = value
+    values["config_overrides"] = config_keys
     if "model_name" in job.overrides and "model_revision" not in job.overrides:
         # The base recipe's pin belongs to its own model: another model takes the catalog's pin or none.
         values["model_revision"] = prefetch.default_revision(values["model_name"])
+    if "model_name" in job.overrides and "model_params" not in job.overrides:
+        values["model_params"] = None  # the base recipe's count belongs to its own model
+    if "config_path" in job.overrides and "train_backend" not in job.overrides:
+        # Another config: its own backend (policy.megatron_cfg.enabled), and the base recipe's Megatron converter
+        # (NeMo-RL reads no converter_type at any release: `git grep converter_type <tag> -- nemo_rl` is empty at
+        # v0.4.0, v0.5.0 and v0.7.0; NVIDIA-NeMo/RL PR #2640 removed it from v0.7.0's configs) is dropped.
+        backend = _config_backend(values["config_path"], release)
+        if backend is not None:
+            values["train_backend"] = backend
+            if "converter_type" not in job.overrides:
+                values["converter_type"] = None
     if problems:
         return None, problems
     try:
@@ -97,6 +111,40 @@ def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
             field = str(err["loc"][0]) if err["loc"] else "name"
             out.append(f"{_origin(job, field)}: {field}: {err['msg']} (got {err.get('input')!r})")
         return None, out
+
+
+def is_config_key(field: str) -> bool:
+    """A jobOverrides entry naming a key of the NeMo-RL config (dotted, or '+' for an addition), not a recipe
+    field."""
+    return "." in field or field.startswith(("+", "~"))
+
+
+def _unsafe_problem(field: str, value: object) -> Optional[str]:
+    # The value reaches NeMo-RL through KubeRay's bash, the image's Ray CLI (list2cmdline) and /bin/sh
+    # (core/shell.py); tests/test_entrypoint_shells.py runs that chain.
+    words = value if isinstance(value, list) else [value]
+    chars = sorted({c for w in words if isinstance(w, str) for c in shell.unsafe_characters(w)})
+    if not chars and not (is_config_key(field) and any(isinstance(w, str) and "${" in w for w in words)):
+        return None
+    return (
+        f"{_key(f'jobOverrides.{field}')}: {value!r} contains {' '.join(chars) or '${'}, which the job's shells "
+        "(KubeRay's bash, the image's ray job submit, /bin/sh) would change or run; "
+        "remove $ ` \\ \" and ' from the value"
+    )
+
+
+def _config_backend(config_path: str, release: Optional[NemoRlRelease]) -> Optional[str]:
+    """The backend a shipped config enables (policy.megatron_cfg.enabled): in `release`, else in the newest release
+    that ships it."""
+    tags = [release.tag] if release is not None else sorted(NEMO_RL_RELEASES, reverse=True)
+    for tag in tags:
+        if config_tree.shipped(tag, config_path):
+            try:
+                tree = config_tree.load(tag, config_path)
+            except config_tree.ConfigFileError:
+                return None
+            return "megatron" if tree.lookup("policy.megatron_cfg.enabled", resolved=True)[1] is True else "dtensor"
+    return None
 
 
 def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
@@ -236,13 +284,40 @@ def _consistency_problems(r: Recipe, job: JobSpec) -> list[str]:
 
 
 def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[str]:
+    """The recipe against the release's own config tree (nemo-rl-reference/<tag>): the config exists and is a GRPO
+    math config the entry script runs, its backend is the recipe's, and every dotted override fits it."""
     p = []
-    if r.config_path not in release.configs:
+    in_tree = r.config_path.startswith(config_tree.CONFIGS_DIR + "/")
+    if not in_tree or not config_tree.shipped(release.tag, r.config_path):
+        near = difflib.get_close_matches(r.config_path, config_tree.shipped_configs(release.tag), n=1)
         p.append(
             f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
             f"NeMo-RL {release.tag} ({_key('nemoRlRelease')}); releases with it: "
-            f"{', '.join(_releases_with(r.config_path)) or 'none known'}"
+            f"{', '.join(_releases_with(r.config_path)) or 'none'}" + (f"; did you mean {near[0]!r}?" if near else "")
         )
+        return p
+    tree = config_tree.load(release.tag, r.config_path)
+    kind = runnable_problem(tree)
+    if kind:
+        return [f"{_origin(job, 'config_path')}: {r.config_path} (NeMo-RL {release.tag}) {kind}"]
+    backend = "megatron" if tree.lookup("policy.megatron_cfg.enabled", resolved=True)[1] is True else "dtensor"
+    if backend != r.train_backend:
+        p.append(
+            f"{_origin(job, 'train_backend', 'config_path')}: {r.config_path} (NeMo-RL {release.tag}) trains with "
+            f"{backend} (policy.megatron_cfg.enabled), not {r.train_backend}; set "
+            f"{_key('jobOverrides.train_backend')} to {backend}"
+        )
+    for key, value in sorted(r.config_overrides.items()):
+        owner = SETTING_OF_KEY.get(key.lstrip("+~"))
+        if owner:
+            p.append(f"{_key(f'jobOverrides.{key}')}: is rendered by the program from {owner}; set that instead")
+            continue
+        if key.startswith("~"):
+            p.append(f"{_key(f'jobOverrides.{key}')}: deleting a key ('~') is not supported; set it to null instead")
+            continue
+        problem = config_tree.override_problem(tree, key, value)
+        if problem:
+            p.append(f"{_key(f'jobOverrides.{key}')}: {problem}")
     if release.tag not in FLAT_DATA_RELEASES:
         p.append(
             f"{_key('nemoRlRelease')}: NeMo-RL {release.tag} keeps datasets under data.train/data.validation; "
@@ -252,8 +327,34 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
     return p
 
 
+# The eight sections NeMo-RL's GRPO MasterConfig holds (nemo_rl/algorithms/grpo.py at v0.4.0, v0.5.0 and v0.7.0).
+GRPO_SECTIONS = ("policy", "loss_fn", "env", "data", "grpo", "logger", "cluster", "checkpointing")
+
+
+def runnable_problem(tree: config_tree.ConfigTree) -> Optional[str]:
+    """Why the release's GRPO math entry script cannot run this config (None: it can). v0.4.0/v0.5.0
+    examples/run_grpo_math.py always builds `MathEnvironment(env_configs["math"])`; v0.7.0 examples/run_grpo.py
+    builds the environments the data names, and the recipes' datasets name `math`. NeMo-Gym configs
+    (`env.should_use_nemo_gym`) run examples/nemo_gym/run_grpo_nemo_gym.py, VLM ones run_vlm_grpo.py."""
+    missing = [s for s in GRPO_SECTIONS if not tree.has_sections(s)]
+    if missing:
+        return f"is not a GRPO config (it lacks {', '.join(missing)}: an SFT, DPO, distillation or eval config?)"
+    env = tree.raw["env"]
+    if env.get("should_use_nemo_gym"):
+        return "is a NeMo-Gym config (env.should_use_nemo_gym), run by another entry script than GRPO math's"
+    name = tree.config_path.lower()
+    if "vlm" in name or "audio" in name or "vlm" in env:
+        return "is a vision-language / audio GRPO config, run by examples/run_vlm_grpo.py, not GRPO math's entry"
+    for other, script in (("reward_model", "run_grpo_rm.py"), ("sliding_puzzle_game", "run_grpo_sliding_puzzle.py")):
+        if isinstance(env.get(other), dict):
+            return f"uses env.{other}, run by examples/{script}, not the GRPO math entry script"
+    if not isinstance(env.get("math"), dict):
+        return "has no env.math, the math environment the GRPO math entry script and the recipes' datasets use"
+    return None
+
+
 def _releases_with(config_path: str) -> list[str]:
-    return sorted(t for t, rel in NEMO_RL_RELEASES.items() if config_path in rel.configs)
+    return sorted(t for t in NEMO_RL_RELEASES if config_tree.shipped(t, config_path))
 
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -313,7 +414,7 @@ def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> s
     release starts fresh in a directory of its own. An explicit `runName` is used as given."""
     if job.run_name is not None:
         return job.run_name
-    recipe, _ = _apply_overrides(job)
+    recipe, _ = _apply_overrides(job, release)
     base = f"{recipe_name(job)}-{stack_name}"
     slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
     if recipe is None:
@@ -323,10 +424,13 @@ def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> s
 
 
 def effective_val_period(recipe: Recipe, release: NemoRlRelease) -> Optional[int]:
-    """grpo.val_period the run validates at: the recipe's, else its base config's (None if not known)."""
+    """grpo.val_period the run validates at: the recipe's, else its config's resolved one (None if not known)."""
     if recipe.val_period is not None:
         return recipe.val_period
-    return BASE_VAL_PERIOD.get((release.tag, recipe.config_path))
+    if not config_tree.shipped(release.tag, recipe.config_path):
+        return None
+    value = config_tree.load(release.tag, recipe.config_path).lookup("grpo.val_period", resolved=True)[1]
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def megatron_save_without_validation(recipe: Recipe, release: NemoRlRelease) -> list[int]:
@@ -374,7 +478,7 @@ def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Opti
     The recipe is None only when it cannot be built at all (unknown recipe or field, invalid value); with other
     problems it is returned too, so the cluster-fit rules can report theirs in the same run. The settings
     resolve it once per run (core.settings) and refuse to go on while any problem remains."""
-    recipe, problems = _apply_overrides(job)
+    recipe, problems = _apply_overrides(job, release)
     run_problem = run_name_problem(default_run_name(job, stack_name, release))
     if run_problem:
         problems.append(run_problem)
@@ -435,7 +539,7 @@ def check_job(
 def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
     """The recipe the job runs on `release`, or RecipeError with every problem (for callers outside the
     settings, which have already resolved it: tests and tools)."""
-    recipe, problems = _apply_overrides(job)
+    recipe, problems = _apply_overrides(job, release)
     if recipe is None:  # no recipe comes without a problem saying why
         raise RecipeError(problems)
     problems.extend(_consistency_problems(recipe, job))

@@ -26,7 +26,12 @@ class JobSettings(Section):
     enabled: bool = Field(True, alias="jobEnabled", description="Submit the NeMo-RL job (false: cluster only).")
     recipe: Optional[str] = Field(None, alias="jobRecipe", description="Built-in recipe name.")
     overrides: dict[str, Any] = Field(
-        default_factory=dict, alias="jobOverrides", description="Recipe fields to override (JSON object)."
+        default_factory=dict,
+        alias="jobOverrides",
+        description=(
+            "Recipe fields to override, and any key of the release's NeMo-RL config as a dotted key (a leading '+' "
+            "adds a key the config lacks), checked offline against that config (JSON object)."
+        ),
     )
     mode: Literal["standing-cluster", "own-cluster"] = Field(
         "standing-cluster", alias="jobMode", description="Where the RayJob runs."

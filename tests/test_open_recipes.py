@@ -1,0 +1,170 @@
+"""Open recipes: any key of the release's config, any GRPO config the release ships, W&B project and entity.
+
+Oracle: what NeMo-RL's own loader (nemo-rl-reference/<tag>) with real hydra-core builds from the argv the real
+/bin/sh hands to the entry script (tests/nemo_rl_oracle.py); the refusals are one line naming `jobOverrides.<key>`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core import recipes
+from core.catalog import NEMO_RL_RELEASES
+from core.settings.job import JobSettings
+from tests.nemo_rl_oracle import lookup, nemo_rl_config, training_argv
+
+MOUNT, RUN = "/lustre", "run-1"
+QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
+
+
+def job(name: str, overrides: dict) -> JobSettings:
+    return JobSettings.model_validate({"jobRecipe": name, "jobOverrides": overrides})
+
+
+def nemo_rl_sees(name: str, tag: str, overrides: dict) -> dict:
+    """The config NeMo-RL `tag` runs with for this job: the rendered entrypoint through /bin/sh and the loader."""
+    release = NEMO_RL_RELEASES[tag]
+    recipe = recipes.resolve_recipe(job(name, overrides), release)
+    argv = training_argv(recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name=RUN))
+    assert argv[3:6] == [release.grpo_entry, "--config", recipe.config_path]
+    return nemo_rl_config(tag, recipe.config_path, argv[6:])
+
+
+def refusal(name: str, tag: str, overrides: dict) -> list[str]:
+    with pytest.raises(recipes.RecipeError) as e:
+        recipes.resolve_recipe(job(name, overrides), NEMO_RL_RELEASES[tag])
+    return e.value.problems
+
+
+# --- any key of the release's config ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name,tag,key,value,seen",
+    [
+        (GEMMA, "v0.5.0", "policy.optimizer.kwargs.lr", 1.0e-6, 1.0e-6),
+        (GEMMA, "v0.5.0", "policy.optimizer.kwargs.lr", 1, 1.0),  # an integer for a float key stays a float
+        (GEMMA, "v0.5.0", "loss_fn.reference_policy_kl_penalty", 0.001, 0.001),
+        (GEMMA, "v0.5.0", "policy.max_total_sequence_length", 4096, 4096),
+        (GEMMA, "v0.5.0", "grpo.seed", 7, 7),
+        (GEMMA, "v0.5.0", "policy.generation.top_k", 50, 50),  # null in the config
+        (GEMMA, "v0.5.0", "policy.generation.stop_strings", ["</answer>", "###"], ["</answer>", "###"]),
+        (QWEN, "v0.4.0", "policy.megatron_cfg.optimizer.lr", 2.0e-6, 2.0e-6),
+        (QWEN, "v0.5.0", "loss_fn.ratio_clip_max", 0.28, 0.28),
+    ],
+)
+def test_any_key_of_the_release_config_reaches_nemo_rl_with_the_configs_type(name, tag, key, value, seen):
+    config = nemo_rl_sees(name, tag, {key: value})
+    present, got = lookup(config, key)
+    assert present and type(got) is type(seen) and got == seen
+
+
+def test_an_explicit_addition_reaches_nemo_rl():
+    config = nemo_rl_sees(GEMMA, "v0.5.0", {"+policy.generation.vllm_kwargs.seed": 3})
+    assert lookup(config, "policy.generation.vllm_kwargs.seed") == (True, 3)
+
+
+def test_an_interpolated_key_moves_with_its_source():
+    # data.max_input_seq_length is ${policy.max_total_sequence_length} in grpo_math_1B.yaml: one override moves both.
+    overrides = {"config_path": "examples/configs/grpo_math_1B.yaml", "policy.max_total_sequence_length": 2048}
+    config = nemo_rl_sees(GEMMA, "v0.5.0", overrides)
+    assert lookup(config, "data.max_input_seq_length") == (True, 2048)
+
+
+@pytest.mark.parametrize(
+    "overrides,line",
+    [
+        (
+            {"policy.optimizer.kwargs.learning_rate": 1e-6},
+            "nemo-rl-gke:jobOverrides.policy.optimizer.kwargs.learning_rate: is not a key of "
+            "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml (NeMo-RL v0.5.0); "
+            "closest: policy.optimizer.kwargs.lr, ",
+        ),
+        ({"policy.optimizer.kwargs.lr": "fast"}, "'fast' is a string, but the config's value (3e-07) is a number"),
+        ({"grpo.seed": 1.5}, "1.5 is a number, but the config's value (42) is an integer"),
+        ({"+grpo.seed": 7}, "grpo.seed is already in"),
+        ({"policy.optimizer": 1}, "is a section of"),
+        ({"grpo.max_num_steps": 5}, "is rendered by the program from jobOverrides.max_num_steps; set that instead"),
+        ({"checkpointing.checkpoint_dir": "/x"}, "is rendered by the program from runName"),
+        ({"logger.wandb.project": "p"}, "from jobOverrides.wandb_project"),
+        ({"policy.generation.temperature": "1'"}, "contains '"),
+        ({"~policy.generation.top_k": None}, "deleting a key ('~') is not supported"),
+    ],
+)
+def test_a_bad_config_key_or_value_is_refused_in_one_line_naming_it(overrides, line):
+    (key,) = overrides
+    problems = refusal(GEMMA, "v0.5.0", overrides)
+    assert len(problems) == 1 and "\n" not in problems[0]
+    assert problems[0].startswith(f"nemo-rl-gke:jobOverrides.{key}: ") and line in problems[0], problems
+
+
+def test_every_key_the_program_renders_names_its_setting():
+    # A dotted override of a rendered key is refused naming the setting that decides it: the table must be complete.
+    for name, recipe in recipes.RECIPES.items():
+        for variant in (
+            recipe,
+            recipe.model_copy(update={"dataset": "DeepScaler" if recipe.dataset == "gsm8k" else "gsm8k"}),
+        ):
+            keys = recipes.hydra_overrides(variant, mount_path=MOUNT, run_name=RUN)
+            assert set(keys) <= set(recipes.SETTING_OF_KEY), (name, set(keys) - set(recipes.SETTING_OF_KEY))
+
+
+# --- any GRPO config the release ships -----------------------------------------------------------------------------
+def test_a_shipped_config_outside_the_catalog_runs_with_its_own_backend():
+    # grpo_math_8B.yaml is shipped by every release and is a DTensor config; the Qwen recipe is Megatron.
+    recipe = recipes.resolve_recipe(
+        job(QWEN, {"config_path": "examples/configs/grpo_math_8B.yaml", "model_name": "Qwen/Qwen2.5-72B-Instruct"}),
+        NEMO_RL_RELEASES["v0.5.0"],
+    )
+    assert recipe.train_backend == "dtensor" and recipe.converter_type is None
+    config = nemo_rl_sees(QWEN, "v0.5.0", {"config_path": "examples/configs/grpo_math_8B.yaml"})
+    assert lookup(config, "policy.megatron_cfg.enabled") == (True, False)
+    assert lookup(config, "data.dataset_name") == (True, "DeepScaler")
+
+
+def test_a_recipe_config_of_the_release_runs_with_its_key_overrides():
+    overrides = {
+        "config_path": "examples/configs/recipes/llm/grpo-qwen2.5-7b-instruct-4n8g-megatron.yaml",
+        "policy.megatron_cfg.optimizer.lr": 1.0e-6,
+    }
+    config = nemo_rl_sees(QWEN, "v0.5.0", overrides)
+    assert lookup(config, "policy.megatron_cfg.optimizer.lr") == (True, 1.0e-6)
+    assert lookup(config, "cluster.num_nodes") == (True, 8)
+
+
+@pytest.mark.parametrize(
+    "config_path,line",
+    [
+        ("examples/configs/grpo_math_9B.yaml", "is not shipped by NeMo-RL v0.5.0"),
+        ("examples/configs/dpo.yaml", "is not a GRPO config"),
+        ("examples/configs/grpo_sliding_puzzle.yaml", "uses env.sliding_puzzle_game"),
+        ("examples/configs/grpo_rm_1B.yaml", "uses env.reward_model"),
+        ("examples/configs/vlm_grpo_3B.yaml", "vision-language"),
+        ("/etc/passwd", "is not shipped"),
+    ],
+)
+def test_a_config_the_release_does_not_ship_or_cannot_run_is_refused_naming_config_path(config_path, line):
+    problems = refusal(GEMMA, "v0.5.0", {"config_path": config_path})
+    assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.config_path: "), problems
+    assert line in problems[0]
+
+
+def test_a_backend_that_contradicts_the_config_is_refused():
+    problems = refusal(GEMMA, "v0.5.0", {"train_backend": "megatron", "dtensor_tensor_parallel_size": None})
+    assert problems == [
+        "nemo-rl-gke:jobOverrides.train_backend: examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-"
+        "actckpt-long.yaml (NeMo-RL v0.5.0) trains with dtensor (policy.megatron_cfg.enabled), not megatron; set "
+        "nemo-rl-gke:jobOverrides.train_backend to dtensor"
+    ]
+
+
+# --- W&B ---------------------------------------------------------------------------------------------------------
+def test_wandb_project_entity_and_name_reach_nemo_rls_wandb_section():
+    config = nemo_rl_sees(
+        GEMMA, "v0.5.0", {"wandb_project": "grpo-lab", "wandb_entity": "my-team", "wandb_name": "try-3"}
+    )
+    # NeMo-RL passes logger.wandb whole to wandb.init(**cfg) (nemo_rl/utils/logger.py WandbLogger).
+    assert config["logger"]["wandb"] == {"project": "grpo-lab", "name": "try-3", "entity": "my-team"}
+
+
+def test_the_wandb_run_name_follows_the_run_name_by_default():
+    config = nemo_rl_sees(GEMMA, "v0.5.0", {})
+    assert lookup(config, "logger.wandb.name") == (True, RUN)
