@@ -101,6 +101,10 @@ BAD_VALUES: dict[str, tuple] = {
         '{"policy.generation.temperature": "1\'"}',
         '{"config_path": "examples/configs/grpo_math_9B.yaml"}',
         '{"config_path": "examples/configs/dpo.yaml"}',
+        # A model outside the catalog: a revision that is not a commit, none at all, no parameter count.
+        '{"model_name": "Qwen/Qwen3-8B", "model_params": 8200000000, "model_revision": "v1.0"}',
+        '{"model_name": "Qwen/Qwen3-8B", "model_params": 8200000000}',
+        '{"model_name": "Qwen/Qwen3-8B", "model_revision": "' + "b968826d9c46dd6066d109eabc6255188de91218" + '"}',
     ),
     "jobMode": ("x",),
     # Standing cluster: KubeRay refuses a TTL without shutdownAfterJobFinishes and (1.7.0) retries with a
@@ -250,6 +254,8 @@ def _label(value: Any) -> str:
     if len(text) <= 80:
         return text
     items = json.loads(text)
+    if not isinstance(items, list):
+        return text  # an object is shown whole: its keys are the case
     return json.dumps(items[:2])[:-1] + f", ... ({len(items)} items)]"
 
 

@@ -57,7 +57,7 @@ SAME_RUN = {
 # Changes that make the old checkpoints the wrong ones, one per CHECKPOINT_IDENTITY field (asserted below).
 NEW_RUN = {
     QWEN: {
-        "model_name": {"model_name": "Qwen/Qwen2.5-72B"},
+        "model_name": {"model_name": "Qwen/Qwen2.5-72B", "model_revision": "0" * 40, "model_params": 72_700_000_000},
         "num_nodes": {"num_nodes": 4},
         "config_path": {
             "config_path": "examples/configs/grpo_math_1B.yaml",

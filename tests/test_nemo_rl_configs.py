@@ -62,6 +62,7 @@ VARIANTS = [
         {
             "config_path": "examples/configs/grpo_math_1B.yaml",
             "model_name": "Qwen/Qwen2.5-1.5B",
+            "model_revision": "8faed761d45a263340a0528343f099c05c9a4323",  # outside the catalog: pinned here
             "train_backend": "dtensor",
             "converter_type": None,
             "dtensor_tensor_parallel_size": 8,

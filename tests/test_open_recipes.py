@@ -11,7 +11,7 @@ import pytest
 from core import recipes
 from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
-from tests.nemo_rl_oracle import lookup, nemo_rl_config, training_argv
+from tests.nemo_rl_oracle import lookup, nemo_rl_config, script_calls, training_argv
 
 MOUNT, RUN = "/lustre", "run-1"
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
@@ -168,3 +168,40 @@ def test_wandb_project_entity_and_name_reach_nemo_rls_wandb_section():
 def test_the_wandb_run_name_follows_the_run_name_by_default():
     config = nemo_rl_sees(GEMMA, "v0.5.0", {})
     assert lookup(config, "logger.wandb.name") == (True, RUN)
+
+
+# --- a model outside the catalog ----------------------------------------------------------------------------------
+QWEN3_8B = {
+    "model_name": "Qwen/Qwen3-8B",
+    "model_revision": "b968826d9c46dd6066d109eabc6255188de91218",
+    "model_params": 8_200_000_000,
+    "config_path": "examples/configs/grpo_math_8B.yaml",
+    "policy.optimizer.kwargs.lr": 2.0e-6,
+}
+
+
+def test_a_model_outside_the_catalog_trains_on_a_shipped_config_with_its_own_learning_rate(synth):
+    # The "done when", on the dev stack (NeMo-RL v0.5.0), through the program: no code edited.
+    r = synth("dev", {"jobOverrides": QWEN3_8B})
+    assert r.error is None, r.error
+    entrypoint = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").get("spec.entrypoint")
+    (argv,) = [c for c in script_calls(entrypoint) if c[:4] == ["uv", "run", "python", "examples/run_grpo_math.py"]]
+    assert argv[4:6] == ["--config", "examples/configs/grpo_math_8B.yaml"]
+    config = nemo_rl_config("v0.5.0", "examples/configs/grpo_math_8B.yaml", argv[6:])
+    snapshot = config["policy"]["model_name"]
+    # The model and its tokenizer load from the prefetched snapshot of the pinned commit (the reference model is
+    # built from policy.model_name too: nemo_rl/algorithms/grpo.py setup).
+    assert snapshot.startswith("/lustre/") and QWEN3_8B["model_revision"] in snapshot
+    assert config["policy"]["tokenizer"]["name"] == snapshot
+    assert lookup(config, "policy.optimizer.kwargs.lr") == (True, 2.0e-6)
+
+
+@pytest.mark.parametrize(
+    "drop,key",
+    [("model_params", "jobOverrides.model_params"), ("model_revision", "jobOverrides.model_revision")],
+)
+def test_what_a_model_outside_the_catalog_lacks_is_refused_naming_the_setting(synth, drop, key):
+    r = synth("dev", {"jobOverrides": {k: v for k, v in QWEN3_8B.items() if k != drop}})
+    lines = [ln.strip()[2:] for ln in (r.error or "").splitlines() if ln.strip().startswith("- ")]
+    assert len(lines) == 1 and lines[0].startswith(f"nemo-rl-gke:{key}: "), r.error
+    assert r.resources == []

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Revisions: a 40-hex commit id, or a version-like tag. Branch names (`main`) are refused for models because
-# they move; a tag cannot be told from a branch offline, so only version-shaped names are accepted as tags.
+# Revisions: a 40-hex commit id only, huggingface_hub's own test (`REGEX_COMMIT_HASH = "^[0-9a-f]{40}$"`,
+# huggingface_hub/file_download.py, 0.34.4). Branches move, and so can tags (`HfApi.delete_tag` / `create_tag`,
+# huggingface_hub/hf_api.py), so neither pins what the run trains from.
 HF_COMMIT_RE = r"[0-9a-f]{40}"
-HF_TAG_RE = r"v?[0-9]+(?:\.[0-9]+)*(?:[-+.][A-Za-z0-9]+)*"
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,9 @@ class Recipe(BaseModel):
     model_revision: Optional[str] = Field(
         None,
         description=(
-            "Hugging Face revision of the model the weights prefetch downloads and the job trains from: a 40-hex "
-            "commit id or a version tag (branches move and are refused). Built-in recipes pin their model's "
-            "commit (core.catalog.MODELS)."
+            "Hugging Face revision of the model the weights prefetch downloads and the job trains from, its "
+            "tokenizer and reference model included: a 40-hex commit id (branches and tags move and are refused). "
+            "Built-in recipes pin their model's commit (core.catalog.MODELS); a model outside the catalog needs one."
         ),
     )
     config_path: str = Field(description="NeMo-RL base config, relative to /opt/nemo-rl (--config).")

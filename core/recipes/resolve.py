@@ -228,6 +228,24 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
     p.extend(_metric_problems(r))
     if r.model_revision is not None and prefetch.revision_problem(r.model_revision):
         p.append((("model_revision",), f"model_revision {prefetch.revision_problem(r.model_revision)}"))
+    if r.model_revision is None and r.model_name not in catalog.MODELS:
+        p.append(
+            (
+                ("jobOverrides.model_revision",),
+                f"model {r.model_name!r} is not in the catalog, so it has no pinned revision; set model_revision to "
+                "the 40-hex commit of the revision to train (the model, its tokenizer and the reference model load "
+                "from that snapshot)",
+            )
+        )
+    known = catalog.MODEL_PARAMS.get(r.model_name)
+    if known is not None and r.model_params is not None and r.model_params != known:
+        p.append(
+            (
+                ("model_params", "model_name"),
+                f"model_params {r.model_params} contradicts the catalog's {known} for {r.model_name!r}; remove "
+                "model_params (catalog models keep their facts)",
+            )
+        )
     return p
 
 
@@ -280,7 +298,11 @@ def higher_is_better(r: Recipe) -> bool:
 
 
 def _consistency_problems(r: Recipe, job: JobSpec) -> list[str]:
-    return [f"{_origin(job, *fields)}: {msg}" for fields, msg in _consistency(r)]
+    # A problem whose fix is a setting not yet given names that setting ("jobOverrides.<field>") itself.
+    return [
+        f"{_key(fields[0]) if fields[0].startswith('jobOverrides.') else _origin(job, *fields)}: {msg}"
+        for fields, msg in _consistency(r)
+    ]
 
 
 def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[str]:
