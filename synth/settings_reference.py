@@ -86,6 +86,8 @@ BAD_VALUES: dict[str, tuple] = {
     "workerEphemeralStorageGib": (0, 100000),
     "jobEnabled": ("maybe",),
     "jobRecipe": ("x",),
+    # '<run name>/step_<N>' only (core.settings.job START_FROM_RE).
+    "jobStartFrom": ("old-run", "old-run/40", "../old/step_1"),
     "jobOverrides": (
         "[]",
         '{"x": 1}',

@@ -205,3 +205,14 @@ def test_what_a_model_outside_the_catalog_lacks_is_refused_naming_the_setting(sy
     lines = [ln.strip()[2:] for ln in (r.error or "").splitlines() if ln.strip().startswith("- ")]
     assert len(lines) == 1 and lines[0].startswith(f"nemo-rl-gke:{key}: "), r.error
     assert r.resources == []
+
+
+# --- starting from another run's checkpoint -----------------------------------------------------------------------
+def test_job_start_from_links_that_checkpoint_into_the_new_runs_directory_before_training(synth):
+    r = synth("dev", {"jobStartFrom": "gemma-first/step_40", "jobOverrides": {"policy.optimizer.kwargs.lr": 1e-7}})
+    assert r.error is None, r.error
+    script = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").get("spec.entrypoint")
+    run = r.outputs["runName"]
+    line = f"ls -d /lustre/checkpoints/{run}/step_* >/dev/null 2>&1 || cp -a -l /lustre/checkpoints/gemma-first/step_40"
+    assert line in script and script.index(line) < script.index("uv run python")
+    assert "cp -a -l" not in synth("dev").get("kubernetes:ray.io/v1:RayJob", "rayjob").get("spec.entrypoint")

@@ -44,6 +44,7 @@ def job_script(
     before: tuple[list[str], ...] = (),
     after: tuple[list[str], ...] = (),
     prefetch_marker: Optional[str] = None,
+    start_from: Optional[str] = None,
 ) -> str:
     """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint()).
 
@@ -55,8 +56,10 @@ def job_script(
     script = [
         "set -eu",
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
-        shlex.join(["cd", paths.workdir]),
     ]
+    if start_from:
+        script.append(warm_start_line(mount_path, run_name, start_from))
+    script.append(shlex.join(["cd", paths.workdir]))
     if gate:
         script.append(shlex.join(gate_command(gate, paths.scripts_dir)))
     script.extend(shlex.join(cmd) for cmd in before)
@@ -77,6 +80,17 @@ def job_script(
     return "\n".join(script)
 
 
+def warm_start_line(mount_path: str, run_name: str, start_from: str) -> str:
+    """jobStartFrom: while the run's directory holds no `step_*`, hard-link `<checkpoints>/<start_from>` into it
+    (same Lustre filesystem: no bytes copied, and the source run's pruning unlinks only its own names); NeMo-RL then
+    resumes from it (the newest `step_N` of checkpointing.checkpoint_dir: nemo_rl/utils/checkpoint.py
+    CheckpointManager.get_latest_checkpoint_path). Once the run has saved its own, resubmissions leave it alone, and
+    a missing source fails the job under `set -e`. Paths are settings the rules keep shell-safe (core/shell.py)."""
+    dest = checkpoint_dir(mount_path, run_name)
+    source = f"{checkpoint_dir(mount_path, start_from.split('/')[0])}/{start_from.split('/')[1]}"
+    return f"ls -d {shlex.quote(dest)}/step_* >/dev/null 2>&1 || cp -a -l {shlex.quote(source)} {shlex.quote(dest)}/"
+
+
 def entrypoint(
     recipe: Recipe,
     release: NemoRlRelease,
@@ -89,6 +103,7 @@ def entrypoint(
     before: tuple[list[str], ...] = (),
     after: tuple[list[str], ...] = (),
     prefetch_marker: Optional[str] = None,
+    start_from: Optional[str] = None,
 ) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
@@ -119,6 +134,7 @@ def entrypoint(
                 before=before,
                 after=after,
                 prefetch_marker=prefetch_marker,
+                start_from=start_from,
             ),
         ]
     )

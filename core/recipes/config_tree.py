@@ -521,3 +521,25 @@ def render_value(tree: ConfigTree, key: str, value: Any) -> Any:
     if isinstance(base, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     return value
+
+
+def with_overrides(tree: ConfigTree, overrides: Mapping[str, Any], env: Optional[Mapping[str, str]] = None) -> dict:
+    """The resolved config NeMo-RL runs with after these overrides (key, '+' or not -> value), each already
+    accepted by `override_problem`: set on the raw tree (an addition creates its sections), then resolved, so a
+    key interpolating an overridden one moves with it."""
+    raw = _copy(tree.raw)
+    for key, value in overrides.items():
+        parts = key.lstrip("+").split(".")
+        node: Any = raw
+        for part in parts[:-1]:
+            if isinstance(node, list):
+                node = node[int(part)]
+                continue
+            if not isinstance(node.get(part), (dict, list)):
+                node[part] = {}
+            node = node[part]
+        if isinstance(node, list):
+            node[int(parts[-1])] = _copy(value)
+        else:
+            node[parts[-1]] = _copy(value)
+    return _resolve_all(tree.tag, raw, env or {})

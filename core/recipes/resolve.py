@@ -391,39 +391,101 @@ def run_name_problem(name: str) -> Optional[str]:
     )
 
 
-# What makes a checkpoint the wrong one to resume from, besides the NeMo-RL release that wrote it (checkpoint
-# layout, Megatron-Core and PyTorch DCP versions change between releases, and NeMo-RL promises no compatibility
-# across them):
-# - the weights and their architecture: model_name, config_path (which also fixes the Megatron parallel layout and
-#   the optimizer), converter_type, precision;
-# - the checkpoint format: train_backend (Megatron torch_dist vs DTensor DCP under policy/weights);
-# - how the weights and the distributed optimizer state are sharded: the training world size (num_nodes,
-#   gpus_per_node, minus the nodes given to non-colocated generation) and dtensor_tensor_parallel_size;
-# - dataset: train_dataloader.pt holds the position in this dataset.
-# Everything else resumes: steps, periods, keep_top_k, logging, batch shape and the vLLM settings (generation
-# weights are refreshed from the policy at every refit).
-CHECKPOINT_IDENTITY = (
-    "model_name",
-    "config_path",
-    "converter_type",
-    "precision",
-    "train_backend",
-    "num_nodes",
-    "gpus_per_node",
-    "colocated_generation",
-    "generation_nodes",
-    "generation_gpus_per_node",
-    "dtensor_tensor_parallel_size",
-    "dataset",
+# Which changes resume the run and which start a new one (docs/operations.md "Which changes start a new run").
+# NeMo-RL resumes from the newest `step_N` of checkpointing.checkpoint_dir and restores the weights, the optimizer and
+# its scheduler state, the dataloader position and the step counters (GRPOSaveState); every other value comes from
+# the new config, unchecked (nemo_rl/algorithms/grpo.py `setup`, nemo_rl/utils/checkpoint.py CheckpointManager, at
+# v0.4.0-v0.7.0). So a changed learning rate on resume is silently the checkpoint's (the restored scheduler keeps its
+# base_lrs), a changed seed or dataset continues another data order, and a changed loss, batch shape, precision or
+# parallel layout mixes two experiments into one curve or does not load at all. The run's identity is therefore the
+# whole config NeMo-RL runs with, resolved, minus the keys below, which only extend or observe a run, or tune memory
+# and speed without changing what is trained (a user lowers them after an out-of-memory and expects to resume).
+# Anything not listed starts a new run: the safe direction (data stays on Lustre; two experiments never mix).
+RESUME_SAFE_KEYS = (
+    # extend the run: the loop runs while current_epoch < max_num_epochs and total_steps < max_num_steps
+    "grpo.max_num_steps",
+    "grpo.max_num_epochs",
+    # validation only: no gradient depends on it
+    "grpo.val_period",
+    "grpo.val_batch_size",
+    "grpo.max_val_samples",
+    "grpo.val_at_start",
+    "grpo.val_at_end",
+    "grpo.num_val_generations_per_prompt",
+    # when and which checkpoints are kept (the directory is the run's own; enabled is always true)
+    "checkpointing.enabled",
+    "checkpointing.checkpoint_dir",
+    "checkpointing.save_period",
+    "checkpointing.keep_top_k",
+    "checkpointing.metric_name",
+    "checkpointing.higher_is_better",
+    "checkpointing.checkpoint_must_save_by",
+    "checkpointing.save_consolidated",
+    # observation: W&B, TensorBoard, MLflow, GPU monitoring, the log directory
+    "logger",
+    # ports, placement alignment, worker counts
+    "cluster.master_port_range_low",
+    "cluster.master_port_range_high",
+    "cluster.segment_size",
+    "data.num_workers",
+    # memory and speed: generation weights are refit from the policy at every step, so vLLM's layout and memory
+    # share change no checkpoint; activation checkpointing and offloading change no value
+    "policy.generation.vllm_cfg.gpu_memory_utilization",
+    "policy.generation.vllm_cfg.enforce_eager",
+    "policy.generation.vllm_cfg.tensor_parallel_size",
+    "policy.generation.vllm_cfg.pipeline_parallel_size",
+    "policy.logprob_batch_size",
+    "policy.generation_batch_size",
+    "policy.dtensor_cfg.activation_checkpointing",
+    "policy.dtensor_cfg.cpu_offload",
+    "policy.megatron_cfg.activation_checkpointing",
+    "policy.megatron_cfg.empty_unused_memory_level",
+    "policy.offload_optimizer_for_logprob",
+    "policy.refit_buffer_size_gb",
 )
+_RESUME_SAFE_RE = re.compile(r"env\.[^.]+\.num_workers")  # the reward environment's worker count
+# Placeholders for the per-stack, per-run values the program renders into the config (the mount path, the run name):
+# the identity is the same on every stack and for every name.
+_MOUNT, _RUN = "/mount", "run"
+
+
+def _resume_safe(key: str, config: dict) -> bool:
+    if _RESUME_SAFE_RE.fullmatch(key):
+        return True
+    if key == "grpo.max_num_steps" and _steps_set_the_lr_horizon(config):
+        return False
+    return any(key == k or key.startswith(k + ".") for k in RESUME_SAFE_KEYS)
+
+
+def _steps_set_the_lr_horizon(config: dict) -> bool:
+    """Megatron with no lr_decay_iters and a decaying lr: the decay horizon is train_iters, which NeMo-RL sets from
+    grpo.max_num_steps (nemo_rl/algorithms/grpo.py at v0.7.0, "equal to the total number of scheduler steps"; Megatron-
+    Bridge sets lr_decay_iters = train_iters when it is None), so more steps change the learning-rate curve."""
+    meg = (config.get("policy") or {}).get("megatron_cfg") or {}
+    sched = meg.get("scheduler") or {}
+    return (
+        bool(meg.get("enabled")) and sched.get("lr_decay_iters") is None and sched.get("lr_decay_style") != "constant"
+    )
+
+
+def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
+    """What a run's checkpoints belong to: the release, the model at its pinned commit, and every value of the
+    config NeMo-RL runs with (base config + the program's keys + the user's keys, resolved) that is not resume-safe."""
+    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
+
+    tree = config_tree.load(release.tag, recipe.config_path)
+    rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN)
+    if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
+        rendered.pop("policy.megatron_cfg.converter_type", None)
+    rendered.update({k.lstrip("+"): config_tree.render_value(tree, k, v) for k, v in recipe.config_overrides.items()})
+    config = config_tree.with_overrides(tree, rendered)
+    kept = {k: repr(v) for k, v in config_tree.flatten(config).items() if not _resume_safe(k, config)}
+    return {"nemo_rl": release.tag, "model": f"{recipe.model_name}@{recipe.model_revision}", "config": kept}
 
 
 def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease) -> str:
-    """8 hex digits naming what the recipe's checkpoints are compatible with (CHECKPOINT_IDENTITY + release)."""
-    identity = {"nemo_rl": release.tag, **{f: getattr(recipe, f) for f in CHECKPOINT_IDENTITY}}
-    if not recipe.colocated_generation:
-        # Rendered as gpus_per_node when unset (hydra_overrides), so both spellings are one layout.
-        identity["generation_gpus_per_node"] = recipe.generation_gpus_per_node or recipe.gpus_per_node
+    """8 hex digits naming the run's identity (run_identity): equal exactly when the checkpoints are the run's own."""
+    identity = run_identity(recipe, release)
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
 
 
@@ -431,16 +493,17 @@ def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> s
     """The run name: `runName`, else `<recipe>-<stack>-<fingerprint>`.
 
     NeMo-RL resumes from the newest `step_N` under `<mount>/checkpoints/<run name>`. The fingerprint changes with
-    what makes those checkpoints incompatible (CHECKPOINT_IDENTITY, the release), so resubmitting the same recipe
-    (or one with more steps, other periods, other logging) resumes, and a changed model, layout, backend or
-    release starts fresh in a directory of its own. An explicit `runName` is used as given."""
+    the run's identity (run_identity: the release, the pinned model, every config value but RESUME_SAFE_KEYS), so
+    resubmitting the same recipe (or one with more steps, other periods, other logging) resumes, and a changed
+    model, learning rate, loss, data, seed, batch shape, precision or layout starts fresh in a directory of its own.
+    An explicit `runName` is used as given."""
     if job.run_name is not None:
         return job.run_name
     recipe, _ = _apply_overrides(job, release)
     base = f"{recipe_name(job)}-{stack_name}"
     slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
-    if recipe is None:
-        return slug[:100] or "run"
+    if recipe is None or not config_tree.shipped(release.tag, recipe.config_path):
+        return slug[:100] or "run"  # refused by the recipe rules; no name is rendered
     fingerprint = checkpoint_fingerprint(recipe, release)
     return f"{slug[:91]}-{fingerprint}" if slug else f"run-{fingerprint}"
 

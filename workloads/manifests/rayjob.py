@@ -84,6 +84,7 @@ class JobArgs:
     after: tuple[tuple[str, ...], ...] = ()
     # spec.activeDeadlineSeconds (core.settings.job.deadline_seconds); None: no deadline.
     deadline_seconds: Optional[int] = None
+    start_from: Optional[str] = None  # jobStartFrom: '<run name>/step_<N>' the run starts from
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -140,6 +141,7 @@ class JobArgs:
             before=before,
             after=after,
             deadline_seconds=job_settings.deadline_seconds(s),
+            start_from=s.job.start_from,
         )
 
     @property
@@ -175,6 +177,7 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
             before=tuple(list(c) for c in a.before),
             after=tuple(list(c) for c in a.after),
             prefetch_marker=a.prefetch_marker,
+            start_from=a.start_from,
         ),
         # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
         "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
