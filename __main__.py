@@ -7,6 +7,7 @@ outputs of one to the other.
 
 import pulumi
 
+from core import recipes
 from core.settings import SettingsError, load_secrets, load_settings, security
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
@@ -70,7 +71,12 @@ kuberay = (
     if s.security.kuberay_operator == "helm"
     else None
 )
-job_scripts = JobScripts("job-scripts", namespace, k8s_provider)
+job_scripts = JobScripts(
+    "job-scripts",
+    namespace,
+    k8s_provider,
+    user_files=recipes.user_config_files(s.recipe) if s.job.enabled and s.recipe is not None else None,
+)
 gpu_networking = GpuNetworking(
     "gpu-networking",
     GpuNetworkingArgs.of(s),

@@ -43,6 +43,9 @@ EXPORT = Shipped("export_checkpoints.py", (NEMO_RL_IMAGE,), "the checkpoint expo
 MEGATRON_GUARD = Shipped(
     "megatron_import_guard.py", (NEMO_RL_IMAGE,), "removes an interrupted HF -> Megatron conversion"
 )
+USER_CONFIGS = Shipped(
+    "install_configs.py", (NEMO_RL_IMAGE,), "installs the user's own config files (jobConfigFiles) before training"
+)
 
 SHIPPED: tuple[Shipped, ...] = (
     GSM8K_PREP,
@@ -52,4 +55,5 @@ SHIPPED: tuple[Shipped, ...] = (
     PREFETCH_REQUIREMENTS,
     EXPORT,
     MEGATRON_GUARD,
+    USER_CONFIGS,
 )

@@ -88,6 +88,7 @@ BAD_VALUES: dict[str, tuple] = {
     "jobRecipe": ("x",),
     # '<run name>/step_<N>' only (core.settings.job START_FROM_RE).
     "jobStartFrom": ("old-run", "old-run/40", "../old/step_1"),
+    "jobConfigFiles": ('{"configs/mine.yaml": "mine.yaml"}', '{"examples/configs/mine.yaml": "no-such-file.yaml"}'),
     "jobOverrides": (
         "[]",
         '{"x": 1}',

@@ -216,3 +216,119 @@ def test_job_start_from_links_that_checkpoint_into_the_new_runs_directory_before
     line = f"ls -d /lustre/checkpoints/{run}/step_* >/dev/null 2>&1 || cp -a -l /lustre/checkpoints/gemma-first/step_40"
     assert line in script and script.index(line) < script.index("uv run python")
     assert "cp -a -l" not in synth("dev").get("kubernetes:ray.io/v1:RayJob", "rayjob").get("spec.entrypoint")
+
+
+# --- a config file of the user's own ------------------------------------------------------------------------------
+MINE = "examples/configs/recipes/llm/grpo-gemma3-27b-mine.yaml"
+MINE_TEXT = (
+    "defaults: grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml\n"
+    "grpo:\n  seed: 11\nloss_fn:\n  reference_policy_kl_penalty: 0.002\n"
+)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A Pulumi project directory holding the user's file (the program reads jobConfigFiles' sources from it)."""
+    from core.recipes import config_tree
+
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "mine.yaml").write_text(MINE_TEXT)
+    monkeypatch.setattr(config_tree, "PROJECT_ROOT", tmp_path)
+    return tmp_path
+
+
+def own_file_job(**overrides) -> JobSettings:
+    return JobSettings.model_validate(
+        {
+            "jobRecipe": GEMMA,
+            "jobConfigFiles": {MINE: "configs/mine.yaml"},
+            "jobOverrides": {"config_path": MINE, **overrides},
+        }
+    )
+
+
+def test_a_users_config_file_is_installed_next_to_its_parent_and_read_by_nemo_rls_loader(project, tmp_path):
+    release = NEMO_RL_RELEASES["v0.5.0"]
+    recipe = recipes.resolve_recipe(own_file_job(**{"policy.optimizer.kwargs.lr": 1.0e-6}), release)
+    assert recipe.config_files == {MINE: MINE_TEXT}
+    # The install step, run for real: the ConfigMap's files under a scripts dir, the image's tree as workdir.
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.standin import release_tree
+
+    scripts, workdir = tmp_path / "scripts", tmp_path / "opt-nemo-rl"
+    scripts.mkdir()
+    shutil.copytree(release_tree("v0.5.0"), workdir)
+    for key, text in recipes.user_config_files(recipe).items():
+        (scripts / key).write_text(text)
+    shutil.copy(recipes.pod_programs.DIR / "install_configs.py", scripts)
+    paths = recipes.ImagePaths(workdir=str(workdir), scripts_dir=str(scripts))
+    argv = recipes.install_configs_command(recipe, paths)
+    assert argv[:3] == ["uv", "run", "python"]
+    subprocess.run([sys.executable, *argv[3:]], check=True, timeout=60)
+    assert (workdir / MINE).read_text() == MINE_TEXT
+    # NeMo-RL's own loader on the installed tree, with the rendered overrides.
+    words = recipes.render_overrides(recipe, release, mount_path=MOUNT, run_name=RUN)
+    import contextlib
+
+    from tests.nemo_rl_oracle import loader
+    from tests.standin.grpo_trainer import load_nemo_rl_config
+
+    with contextlib.chdir(workdir):
+        config = load_nemo_rl_config(loader("v0.5.0"), MINE, words)
+    assert config["grpo"]["seed"] == 11 and config["loss_fn"]["reference_policy_kl_penalty"] == 0.002
+    assert config["policy"]["optimizer"]["kwargs"]["lr"] == 1.0e-6
+    assert config["policy"]["dtensor_cfg"]["tensor_parallel_size"] == 8  # the parent's layout, via the recipe
+
+
+def test_a_users_config_file_is_validated_like_the_releases_own(project):
+    with pytest.raises(recipes.RecipeError) as e:
+        recipes.resolve_recipe(own_file_job(**{"grpo.sed": 1}), NEMO_RL_RELEASES["v0.5.0"])
+    assert e.value.problems[0].startswith("nemo-rl-gke:jobOverrides.grpo.sed: is not a key of " + MINE)
+
+
+def test_the_users_file_ships_in_the_job_scripts_configmap_and_is_installed_before_training(project):
+    release = NEMO_RL_RELEASES["v0.5.0"]
+    recipe = recipes.resolve_recipe(own_file_job(), release)
+    (key,) = recipes.user_config_files(recipe)
+    assert key.startswith("user-config-") and key.endswith("-grpo-gemma3-27b-mine.yaml")
+    script = recipes.job_script(recipe, release, mount_path=MOUNT, run_name=RUN)
+    install = script.index("install_configs.py")
+    assert install < script.index("examples/run_grpo_math.py") and f"{key}={MINE}" in script
+
+
+@pytest.mark.parametrize(
+    "files,line",
+    [
+        ({"configs/mine.yaml": "configs/mine.yaml"}, "the install path must be a .yaml path under examples/configs/"),
+        ({"examples/configs/../x.yaml": "configs/mine.yaml"}, "the install path must be"),
+        ({"examples/configs/grpo_math_1B.yaml": "configs/mine.yaml"}, "a release ships a file at this path"),
+        ({MINE: "configs/missing.yaml"}, "cannot read 'configs/missing.yaml'"),
+        ({MINE: "/etc/hostname"}, "must be a file of this Pulumi project"),
+        ({MINE: "../outside.yaml"}, "must be a file of this Pulumi project"),
+    ],
+)
+def test_a_bad_config_file_is_refused_naming_its_install_path(project, files, line):
+    (install,) = files
+    j = JobSettings.model_validate({"jobRecipe": GEMMA, "jobConfigFiles": files})
+    with pytest.raises(recipes.RecipeError) as e:
+        recipes.resolve_recipe(j, NEMO_RL_RELEASES["v0.5.0"])
+    assert len(e.value.problems) == 1 and e.value.problems[0].startswith(f"nemo-rl-gke:jobConfigFiles.{install}: ")
+    assert line in e.value.problems[0]
+
+
+def test_a_file_whose_defaults_do_not_resolve_on_the_release_is_refused_naming_config_path(project):
+    # v0.4.0/v0.5.0 resolve a parent's own defaults against the top file's directory: outside its parent's
+    # directory the chain breaks (tests/test_config_tree.py proves it with NeMo-RL's loader).
+    (project / "configs" / "far.yaml").write_text("defaults: ../grpo_math_8B.yaml\n")
+    far = "examples/configs/mine/far.yaml"
+    j = JobSettings.model_validate(
+        {"jobRecipe": GEMMA, "jobConfigFiles": {far: "configs/far.yaml"}, "jobOverrides": {"config_path": far}}
+    )
+    with pytest.raises(recipes.RecipeError) as e:
+        recipes.resolve_recipe(j, NEMO_RL_RELEASES["v0.5.0"])
+    assert e.value.problems[0].startswith(
+        "nemo-rl-gke:jobOverrides.config_path: " + far + " does not load on NeMo-RL v0.5.0"
+    )

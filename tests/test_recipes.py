@@ -575,6 +575,7 @@ def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
         "prefetch-requirements.txt",
         "export_checkpoints.py",
         recipes.MEGATRON_GUARD_SCRIPT,
+        recipes.USER_CONFIGS_SCRIPT,
     }
     assert files == scripts.job_scripts()
     for name, text in files.items():

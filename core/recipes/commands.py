@@ -8,7 +8,9 @@ Pure code. Secrets never appear here: the tokens reach the driver and the worker
 
 from __future__ import annotations
 
+import hashlib
 import json
+import posixpath
 import shlex
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -63,6 +65,8 @@ def job_script(
     if gate:
         script.append(shlex.join(gate_command(gate, paths.scripts_dir)))
     script.extend(shlex.join(cmd) for cmd in before)
+    if recipe.config_files:
+        script.append(shlex.join(install_configs_command(recipe, paths)))
     if recipe.dataset == "gsm8k":
         script.append(shlex.join(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker)))
     if recipe.train_backend == "megatron":
@@ -185,6 +189,43 @@ def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str, gate_rerun: 
 # entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
 SCRIPTS_DIR = IMAGE_PATHS.scripts_dir
 GSM8K_SCRIPT = pod_programs.GSM8K_PREP.name
+
+
+# --- the user's own config files (jobConfigFiles) ---------------------------------------------------------------
+USER_CONFIGS_SCRIPT = pod_programs.USER_CONFIGS.name
+# A mounted ConfigMap reaches a running head pod at the kubelet's next sync: "as long as kubelet sync period (1 minute
+# by default) + TTL of ConfigMaps cache (1 minute by default)" (kubernetes.io, Configure a Pod to Use a ConfigMap).
+USER_CONFIGS_WAIT_SECONDS = 300
+
+
+def user_config_key(install_path: str, text: str) -> str:
+    """The file's key in the job-scripts ConfigMap: content-addressed, so a stale mount is detected (install_configs.py
+    checks the hash) and an edit is a new key. ConfigMap keys allow letters, digits, '-', '_' and '.'."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"user-config-{digest}-{posixpath.basename(install_path)}"
+
+
+def user_config_files(recipe: Recipe) -> dict[str, str]:
+    """ConfigMap key -> content of the recipe's own config files (empty without jobConfigFiles)."""
+    return {user_config_key(p, t): t for p, t in sorted(recipe.config_files.items())}
+
+
+def install_configs_command(recipe: Recipe, paths: "ImagePaths") -> list[str]:
+    """argv that installs the user's files at their paths under the image's NeMo-RL directory, before training."""
+    pairs = [f"{user_config_key(p, t)}={p}" for p, t in sorted(recipe.config_files.items())]
+    return [
+        "uv",
+        "run",
+        "python",
+        f"{paths.scripts_dir}/{USER_CONFIGS_SCRIPT}",
+        "--from",
+        paths.scripts_dir,
+        "--to",
+        paths.workdir,
+        "--timeout",
+        str(USER_CONFIGS_WAIT_SECONDS),
+        *pairs,
+    ]
 
 
 def gsm8k_prep_command(

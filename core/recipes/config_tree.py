@@ -32,6 +32,12 @@ import yaml
 from core.catalog import NEMO_RL_REFERENCE, NEMO_RL_WORKDIR
 
 CONFIGS_DIR = "examples/configs"
+# Where jobConfigFiles' sources are read: the Pulumi project (this repository's root; the program runs from it).
+PROJECT_ROOT = NEMO_RL_REFERENCE.parent
+# Per file and in all: the job-scripts ConfigMap carries them next to the programs (~85 KB), and a ConfigMap holds
+# at most 1 MiB ("The data stored in a ConfigMap cannot exceed 1 MiB", kubernetes.io ConfigMap concept page).
+USER_FILE_MAX_BYTES = 256 * 1024
+USER_FILES_MAX_BYTES = 512 * 1024
 
 
 class _Unresolved:

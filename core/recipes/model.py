@@ -26,6 +26,8 @@ class JobSpec(Protocol):
     def overrides(self) -> dict[str, Any]: ...
     @property
     def run_name(self) -> Optional[str]: ...
+    @property
+    def config_files(self) -> dict[str, str]: ...
 
 
 # --- recipes ------------------------------------------------------------------------------------------
@@ -139,6 +141,10 @@ class Recipe(BaseModel):
             "catalog models keep the catalog's."
         ),
     )
+    config_files: dict[str, str] = Field(
+        default_factory=dict,
+        description="The user's own config files (jobConfigFiles): install path under /opt/nemo-rl -> content.",
+    )
     config_overrides: dict[str, Any] = Field(
         default_factory=dict,
         description=(
@@ -211,7 +217,7 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (_QWEN_72B, _GEMMA3_27B)}
 
 # Recipe fields a jobOverrides entry may set (the name selects the recipe: jobRecipe; config_overrides holds the
 # dotted keys).
-OVERRIDABLE = tuple(f for f in Recipe.model_fields if f not in ("name", "config_overrides"))
+OVERRIDABLE = tuple(f for f in Recipe.model_fields if f not in ("name", "config_overrides", "config_files"))
 
 # Config keys the program renders, and the setting that decides each: a dotted jobOverrides entry for one of them
 # is refused naming that setting (two spellings of one value would contradict each other).

@@ -197,7 +197,7 @@ def render_overrides(
     """Hydra overrides as command-line words: the program's keys (`+` exactly on those the release's config
     lacks: Hydra refuses to set a missing key without `+` and refuses `+` on a key that is set), then the user's
     dotted jobOverrides as written (their `+` is theirs; core.recipes.resolve checked each against the config)."""
-    tree = config_tree.load(release.tag, recipe.config_path)
+    tree = config_tree.load(release.tag, recipe.config_path, recipe.config_files)
     words = []
     for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path).items():
         if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import posixpath
 import re
 from typing import Optional
 
@@ -87,6 +88,9 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
         else:
             values[field] = value
     values["config_overrides"] = config_keys
+    files, file_problems = read_config_files(job)
+    values["config_files"] = files
+    problems.extend(file_problems)
     if "model_name" in job.overrides and "model_revision" not in job.overrides:
         # The base recipe's pin belongs to its own model: another model takes the catalog's pin or none.
         values["model_revision"] = prefetch.default_revision(values["model_name"])
@@ -96,7 +100,7 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
         # Another config: its own backend (policy.megatron_cfg.enabled), and the base recipe's Megatron converter
         # (NeMo-RL reads no converter_type at any release: `git grep converter_type <tag> -- nemo_rl` is empty at
         # v0.4.0, v0.5.0 and v0.7.0; NVIDIA-NeMo/RL PR #2640 removed it from v0.7.0's configs) is dropped.
-        backend = _config_backend(values["config_path"], release)
+        backend = _config_backend(values["config_path"], release, files)
         if backend is not None:
             values["train_backend"] = backend
             if "converter_type" not in job.overrides:
@@ -111,6 +115,68 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
             field = str(err["loc"][0]) if err["loc"] else "name"
             out.append(f"{_origin(job, field)}: {field}: {err['msg']} (got {err.get('input')!r})")
         return None, out
+
+
+def read_config_files(job: JobSpec) -> tuple[dict[str, str], list[str]]:
+    """jobConfigFiles (install path -> project file) read from the project: install path -> text, and one line per
+    problem naming `jobConfigFiles.<install path>`."""
+    files: dict[str, str] = {}
+    problems = []
+    total = 0
+    for install, source in sorted((getattr(job, "config_files", None) or {}).items()):
+        k = _key(f"jobConfigFiles.{install}")
+        norm = posixpath.normpath(install)
+        if (
+            norm != install
+            or not install.startswith(config_tree.CONFIGS_DIR + "/")
+            or not install.endswith(".yaml")
+            or not re.fullmatch(r"[A-Za-z0-9_./-]+", install)
+        ):
+            problems.append(
+                f"{k}: the install path must be a .yaml path under {config_tree.CONFIGS_DIR}/ (relative to "
+                "/opt/nemo-rl; letters, digits, '_', '-', '.', '/'; no '..'), e.g. "
+                "examples/configs/recipes/llm/mine.yaml"
+            )
+            continue
+        if any(config_tree.shipped(t, install) for t in NEMO_RL_RELEASES):
+            problems.append(f"{k}: a release ships a file at this path; choose another name")
+            continue
+        path = (config_tree.PROJECT_ROOT / str(source)).resolve()
+        if not isinstance(source, str) or posixpath.isabs(source) or config_tree.PROJECT_ROOT not in path.parents:
+            problems.append(f"{k}: {source!r} must be a file of this Pulumi project, relative to its directory")
+            continue
+        try:
+            data = path.read_bytes()
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(f"{k}: cannot read {source!r} as UTF-8 text ({type(e).__name__})")
+            continue
+        total += len(data)
+        if len(data) > config_tree.USER_FILE_MAX_BYTES:
+            problems.append(f"{k}: {source!r} is {len(data)} bytes; at most {config_tree.USER_FILE_MAX_BYTES}")
+            continue
+        try:
+            parsed = config_tree.parse_yaml(text, source)
+        except config_tree.ConfigFileError as e:
+            problems.append(f"{k}: {e}")
+            continue
+        defaults = parsed.get("defaults")
+        entries = [defaults] if isinstance(defaults, str) else list(defaults or [])
+        if any(str(d).startswith("/") for d in entries):
+            problems.append(f"{k}: defaults: entries must be relative to the file's install path, not absolute")
+            continue
+        files[install] = text
+    if total > config_tree.USER_FILES_MAX_BYTES:
+        problems.append(
+            f"{_key('jobConfigFiles')}: {total} bytes in all; at most {config_tree.USER_FILES_MAX_BYTES} (they ship "
+            "in the job-scripts ConfigMap, 1 MiB at most)"
+        )
+    return files, problems
+
+
+def recipe_tree(r: Recipe, release: NemoRlRelease) -> config_tree.ConfigTree:
+    """The recipe's config as the release loads it, the user's files included (ConfigFileError: a bad file)."""
+    return config_tree.load(release.tag, r.config_path, r.config_files)
 
 
 def is_config_key(field: str) -> bool:
@@ -133,14 +199,14 @@ def _unsafe_problem(field: str, value: object) -> Optional[str]:
     )
 
 
-def _config_backend(config_path: str, release: Optional[NemoRlRelease]) -> Optional[str]:
+def _config_backend(config_path: str, release: Optional[NemoRlRelease], files: Optional[dict] = None) -> Optional[str]:
     """The backend a shipped config enables (policy.megatron_cfg.enabled): in `release`, else in the newest release
     that ships it."""
     tags = [release.tag] if release is not None else sorted(NEMO_RL_RELEASES, reverse=True)
     for tag in tags:
-        if config_tree.shipped(tag, config_path):
+        if config_tree.shipped(tag, config_path) or config_path in (files or {}):
             try:
-                tree = config_tree.load(tag, config_path)
+                tree = config_tree.load(tag, config_path, files)
             except config_tree.ConfigFileError:
                 return None
             return "megatron" if tree.lookup("policy.megatron_cfg.enabled", resolved=True)[1] is True else "dtensor"
@@ -310,7 +376,8 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
     math config the entry script runs, its backend is the recipe's, and every dotted override fits it."""
     p = []
     in_tree = r.config_path.startswith(config_tree.CONFIGS_DIR + "/")
-    if not in_tree or not config_tree.shipped(release.tag, r.config_path):
+    own = r.config_path in r.config_files
+    if not own and (not in_tree or not config_tree.shipped(release.tag, r.config_path)):
         near = difflib.get_close_matches(r.config_path, config_tree.shipped_configs(release.tag), n=1)
         p.append(
             f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
@@ -318,7 +385,10 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
             f"{', '.join(_releases_with(r.config_path)) or 'none'}" + (f"; did you mean {near[0]!r}?" if near else "")
         )
         return p
-    tree = config_tree.load(release.tag, r.config_path)
+    try:
+        tree = recipe_tree(r, release)
+    except config_tree.ConfigFileError as e:
+        return [f"{_origin(job, 'config_path')}: {r.config_path} does not load on NeMo-RL {release.tag}: {e}"]
     kind = runnable_problem(tree)
     if kind:
         return [f"{_origin(job, 'config_path')}: {r.config_path} (NeMo-RL {release.tag}) {kind}"]
@@ -473,7 +543,7 @@ def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
     config NeMo-RL runs with (base config + the program's keys + the user's keys, resolved) that is not resume-safe."""
     from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
 
-    tree = config_tree.load(release.tag, recipe.config_path)
+    tree = recipe_tree(recipe, release)
     rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN)
     if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
         rendered.pop("policy.megatron_cfg.converter_type", None)
@@ -502,9 +572,12 @@ def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> s
     recipe, _ = _apply_overrides(job, release)
     base = f"{recipe_name(job)}-{stack_name}"
     slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
-    if recipe is None or not config_tree.shipped(release.tag, recipe.config_path):
-        return slug[:100] or "run"  # refused by the recipe rules; no name is rendered
-    fingerprint = checkpoint_fingerprint(recipe, release)
+    try:
+        fingerprint = checkpoint_fingerprint(recipe, release) if recipe is not None else None
+    except config_tree.ConfigFileError:
+        fingerprint = None  # refused by the recipe rules; no name is rendered
+    if fingerprint is None:
+        return slug[:100] or "run"
     return f"{slug[:91]}-{fingerprint}" if slug else f"run-{fingerprint}"
 
 
@@ -512,9 +585,10 @@ def effective_val_period(recipe: Recipe, release: NemoRlRelease) -> Optional[int
     """grpo.val_period the run validates at: the recipe's, else its config's resolved one (None if not known)."""
     if recipe.val_period is not None:
         return recipe.val_period
-    if not config_tree.shipped(release.tag, recipe.config_path):
+    try:
+        value = recipe_tree(recipe, release).lookup("grpo.val_period", resolved=True)[1]
+    except config_tree.ConfigFileError:
         return None
-    value = config_tree.load(release.tag, recipe.config_path).lookup("grpo.val_period", resolved=True)[1]
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

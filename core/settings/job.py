@@ -34,6 +34,16 @@ class JobSettings(Section):
             "adds a key the config lacks), checked offline against that config (JSON object)."
         ),
     )
+    config_files: dict[str, str] = Field(
+        default_factory=dict,
+        alias="jobConfigFiles",
+        description=(
+            "Your own NeMo-RL config files: install path under /opt/nemo-rl (examples/configs/...yaml, next to "
+            "the shipped config it inherits from with defaults:) -> file in this Pulumi project. Shipped to the "
+            "head with the job scripts, installed before training, validated like the release's own; name one "
+            "with jobOverrides.config_path (JSON object)."
+        ),
+    )
     mode: Literal["standing-cluster", "own-cluster"] = Field(
         "standing-cluster", alias="jobMode", description="Where the RayJob runs."
     )
@@ -81,7 +91,7 @@ class JobSettings(Section):
         ),
     )
 
-    @field_validator("overrides", mode="before")
+    @field_validator("overrides", "config_files", mode="before")
     @classmethod
     def _overrides_from_json(cls, v: Any) -> Any:
         # Pulumi hands structured config to the program as a JSON string.
