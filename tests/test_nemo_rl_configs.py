@@ -90,6 +90,10 @@ VARIANTS = [
         },
     ),
     (GEMMA, "v0.5.0", {"config_path": "examples/configs/grpo_math_1B.yaml"}),
+    # v0.7.0's data.train / data.validation layout, both datasets, each catalog config.
+    (QWEN, "v0.7.0", {"dataset": "gsm8k"}),
+    (GEMMA, "v0.7.0", {"dataset": "DeepScaler"}),
+    (GEMMA, "v0.7.0", {"config_path": "examples/configs/grpo_math_1B.yaml"}),
 ]
 CASES = [(name, tag, {}) for name, tag in ACCEPTED] + VARIANTS
 CASE_IDS = [f"{name}-{tag}-{'+'.join(sorted(o)) or 'builtin'}" for name, tag, o in CASES]
@@ -99,7 +103,10 @@ def job_of(name: str, tag: str, overrides: dict):
     """(recipe, argv uv gets from /bin/sh, the intent: config key -> value)."""
     recipe = resolved(name, tag, overrides)
     entrypoint = recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN)
-    return recipe, training_argv(entrypoint), recipes.hydra_overrides(recipe, mount_path=MOUNT, run_name=RUN)
+    intent = recipes.hydra_overrides(recipe, mount_path=MOUNT, run_name=RUN, release=NEMO_RL_RELEASES[tag])
+    if not lookup(nemo_rl_config(tag, recipe.config_path, []), "policy.megatron_cfg.converter_type")[0]:
+        intent.pop("policy.megatron_cfg.converter_type", None)  # no reader at any release; v0.7.0 dropped the key
+    return recipe, training_argv(entrypoint), intent
 
 
 def same(actual, intended) -> bool:
@@ -122,13 +129,14 @@ def test_each_release_is_loaded_by_its_own_loader():
 
 
 # --- the rendered job on the real config ------------------------------------------------------------------
-def test_program_accepts_qwen_on_v040_and_v050_and_gemma_on_v050():
-    assert ACCEPTED == [(GEMMA, "v0.5.0"), (QWEN, "v0.4.0"), (QWEN, "v0.5.0")]
+def test_program_accepts_qwen_on_every_release_and_gemma_where_its_config_ships():
+    # v0.4.0 does not ship the Gemma 3 recipe config.
+    assert ACCEPTED == [(GEMMA, "v0.5.0"), (GEMMA, "v0.7.0"), (QWEN, "v0.4.0"), (QWEN, "v0.5.0"), (QWEN, "v0.7.0")]
 
 
 def test_cases_cover_every_config_of_every_release_the_recipes_run_on():
     covered = {(tag, resolved(name, tag, overrides).config_path) for name, tag, overrides in CASES}
-    assert covered == {(tag, c) for tag in recipes.FLAT_DATA_RELEASES for c in NEMO_RL_RELEASES[tag].configs}
+    assert covered == {(tag, c) for tag in NEMO_RL_RELEASES for c in NEMO_RL_RELEASES[tag].configs}
 
 
 @pytest.mark.parametrize("name,tag,overrides", CASES, ids=CASE_IDS)
@@ -183,17 +191,29 @@ def test_release_layouts_match_flat_data_releases():
 
 
 @pytest.mark.parametrize("name", sorted(recipes.RECIPES))
-def test_v070_config_lacks_data_dataset_name_so_the_recipes_are_refused_there(name):
-    recipe = recipes.RECIPES[name]
-    config = nemo_rl_config("v0.7.0", recipe.config_path, [])
-    assert "dataset_name" not in config["data"]
-    assert config["data"]["train"]["dataset_name"] == "OpenMathInstruct-2"
-    # What the recipe renders for the flat layout, run by v0.7.0's own loader: refused at data.dataset_name.
-    words = recipes.render_overrides(recipe, NEMO_RL_RELEASES["v0.5.0"], mount_path=MOUNT, run_name=RUN)
-    with pytest.raises(loader("v0.7.0").OverridesError, match=r"data\.dataset_name"):
-        nemo_rl_config("v0.7.0", recipe.config_path, words)
-    with pytest.raises(recipes.RecipeError, match="nemo-rl-gke:nemoRlRelease: NeMo-RL v0.7.0 keeps datasets under"):
-        resolved(name, "v0.7.0")
+@pytest.mark.parametrize("dataset", ["gsm8k", "DeepScaler"])
+def test_v070_trains_both_datasets_in_its_train_validation_layout(name, dataset):
+    # NeMo-RL PR #1649's layout, through v0.7.0's own loader: ResponseDataset on the prepared JSONL files (no 5 %
+    # held out of the training file), or DeepScaler validated on AIME 2024 (recipes/llm/grpo-deepscaler-1.5b-8K.yaml).
+    recipe, argv, _ = job_of(name, "v0.7.0", {"dataset": dataset})
+    assert argv[3] == "examples/run_grpo.py"
+    data = nemo_rl_config("v0.7.0", recipe.config_path, argv[6:])["data"]
+    assert "dataset_name" not in data
+    if dataset == "gsm8k":
+        assert data["train"] == {
+            "dataset_name": "ResponseDataset",
+            "data_path": f"{MOUNT}/datasets/gsm8k/train.jsonl",
+            "split_validation_size": 0,
+            "seed": data["train"]["seed"],
+        }
+        assert data["validation"] == {
+            "dataset_name": "ResponseDataset",
+            "data_path": f"{MOUNT}/datasets/gsm8k/test.jsonl",
+        }
+        assert (data["default"]["input_key"], data["default"]["output_key"]) == ("question", "answer")
+    else:
+        assert data["train"]["dataset_name"] == "DeepScaler" and data["validation"] == {"dataset_name": "AIME2024"}
+    assert data["default"]["env_name"] == "math"
 
 
 # --- values of every kind reach NeMo-RL unchanged -----------------------------------------------------------

@@ -332,3 +332,14 @@ def test_a_file_whose_defaults_do_not_resolve_on_the_release_is_refused_naming_c
     assert e.value.problems[0].startswith(
         "nemo-rl-gke:jobOverrides.config_path: " + far + " does not load on NeMo-RL v0.5.0"
     )
+
+
+# --- v0.7.0 ------------------------------------------------------------------------------------------------------
+def test_the_dev_stack_on_v070_submits_run_grpo_with_the_train_validation_layout(synth):
+    r = synth("dev", {"nemoRlRelease": "v0.7.0"})
+    assert r.error is None, r.error
+    entrypoint = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").get("spec.entrypoint")
+    (argv,) = [c for c in script_calls(entrypoint) if c[:4] == ["uv", "run", "python", "examples/run_grpo.py"]]
+    config = nemo_rl_config("v0.7.0", argv[5], argv[6:])
+    assert config["data"]["train"]["dataset_name"] == "ResponseDataset"
+    assert config["data"]["validation"]["data_path"] == "/lustre/datasets/gsm8k/test.jsonl"

@@ -58,7 +58,7 @@ def test_every_key_that_names_an_artefact_in_the_real_configs_is_classified(tag,
 def _recipe_runs():
     for name, recipe in sorted(recipes.RECIPES.items()):
         for tag, rel in sorted(catalog.NEMO_RL_RELEASES.items()):
-            if recipe.config_path in rel.configs and tag in recipes.FLAT_DATA_RELEASES:
+            if recipe.config_path in rel.configs:
                 yield name, tag
 
 
@@ -84,13 +84,16 @@ def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(nam
             assert str(value).startswith(MOUNT + "/"), f"{k} = {value!r}"
         elif kind == "dataset":
             if value == "ResponseDataset":
-                for path_key in ("data.train_data_path", "data.val_data_path"):
-                    assert lookup(config, path_key)[1].startswith(MOUNT + "/")
+                # The flat layout names both files next to data.dataset_name; v0.7.0 one per dataset section.
+                flat = ("data.train_data_path", "data.val_data_path")
+                for path_key in flat if k == "data.dataset_name" else (k.replace("dataset_name", "data_path"),):
+                    assert lookup(config, path_key)[1].startswith(MOUNT + "/"), path_key
             else:
-                # A built-in loader: the Hub datasets it reads are the ones the prefetch downloads.
-                assert value == recipe.dataset
-                wanted = {f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS[value]}
-                assert wanted and wanted <= set(plan.items)
+                # A built-in loader: the Hub datasets it reads are among the ones the prefetch downloads.
+                hub_ids = catalog.BUILTIN_DATASET_HUB_IDS[value]
+                assert set(hub_ids) <= set(catalog.RECIPE_DATASETS[recipe.dataset]), (k, value)
+                wanted = {f"dataset:{d}@{catalog.DATASET_REVISION}" for d in hub_ids}
+                assert wanted <= set(plan.items)
 
 
 def test_without_the_prefetch_the_tokenizer_still_follows_the_model():

@@ -55,7 +55,12 @@ def gsm8k_paths(mount_path: str) -> dict[str, str]:
 
 
 def hydra_overrides(
-    recipe: Recipe, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+    recipe: Recipe,
+    *,
+    mount_path: str,
+    run_name: str,
+    model_path: Optional[str] = None,
+    release: Optional[NemoRlRelease] = None,
 ) -> dict[str, Any]:
     """Config key -> value, in a stable (sorted) order; None renders as null. `model_path`: the local
     directory of the prefetched, pinned model (NeMo-RL accepts a path as policy.model_name)."""
@@ -108,7 +113,9 @@ def hydra_overrides(
         o["policy.generation.colocated.resources.gpus_per_node"] = (
             recipe.generation_gpus_per_node or recipe.gpus_per_node
         )
-    if recipe.dataset == "DeepScaler":
+    if release is not None and not release.flat_data:
+        o.update(_train_validation_data(recipe, mount_path))
+    elif recipe.dataset == "DeepScaler":
         o["data.dataset_name"] = "DeepScaler"
     else:
         paths = gsm8k_paths(mount_path)
@@ -125,6 +132,28 @@ def hydra_overrides(
             }
         )
     return dict(sorted(o.items()))
+
+
+def _train_validation_data(recipe: Recipe, mount_path: str) -> dict[str, Any]:
+    """The dataset route in the layout of NeMo-RL PR #1649 (v0.7.0 examples/configs/grpo_math_1B.yaml: data.train,
+    data.validation, data.default; nemo_rl/data/utils.py setup_response_data builds each from DATASET_REGISTRY and
+    fills the keys it lacks from data.default). DeepScaler as v0.7.0's recipes/llm/grpo-deepscaler-1.5b-8K.yaml
+    does it: DeepScalerDataset trains, AIME 2024 validates (deepscaler.py no longer builds a validation split).
+    GSM8K: our prepared JSONL through ResponseDataset (data_path; a .jsonl loads as the split `train`, taken when
+    `split` is null), the test file as the validation dataset, and no 5 % of the training file held out as well
+    (the base config's split_validation_size 0.05)."""
+    if recipe.dataset == "DeepScaler":
+        return {"data.train.dataset_name": "DeepScaler", "data.validation.dataset_name": "AIME2024"}
+    paths = gsm8k_paths(mount_path)
+    return {
+        "data.train.dataset_name": "ResponseDataset",
+        "data.train.data_path": paths["train"],
+        "data.train.split_validation_size": 0,
+        "data.default.input_key": "question",
+        "data.default.output_key": "answer",
+        "data.validation.dataset_name": "ResponseDataset",
+        "data.validation.data_path": paths["validation"],
+    }
 
 
 # Strings Hydra's override grammar reads back unchanged without quotes (hydra/grammar/OverrideLexer.g4 of Hydra
@@ -199,7 +228,8 @@ def render_overrides(
     dotted jobOverrides as written (their `+` is theirs; core.recipes.resolve checked each against the config)."""
     tree = config_tree.load(release.tag, recipe.config_path, recipe.config_files)
     words = []
-    for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path).items():
+    rendered = hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path, release=release)
+    for k, v in rendered.items():
         if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
             continue  # v0.7.0 dropped the key (no reader at any release)
         words.append(("" if tree.lookup(k)[0] else "+") + f"{k}={hydra_value(v)}")

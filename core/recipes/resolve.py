@@ -410,12 +410,6 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
         problem = config_tree.override_problem(tree, key, value)
         if problem:
             p.append(f"{_key(f'jobOverrides.{key}')}: {problem}")
-    if release.tag not in FLAT_DATA_RELEASES:
-        p.append(
-            f"{_key('nemoRlRelease')}: NeMo-RL {release.tag} keeps datasets under data.train/data.validation; "
-            f"the recipes render the data.* layout of {', '.join(sorted(FLAT_DATA_RELEASES))}; use one of "
-            f"those or set {_key('jobEnabled')} to false"
-        )
     return p
 
 
@@ -544,7 +538,7 @@ def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
     from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
 
     tree = recipe_tree(recipe, release)
-    rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN)
+    rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN, release=release)
     if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
         rendered.pop("policy.megatron_cfg.converter_type", None)
     rendered.update({k.lstrip("+"): config_tree.render_value(tree, k, v) for k, v in recipe.config_overrides.items()})
