@@ -42,6 +42,8 @@ def refusal(name: str, tag: str, overrides: dict) -> list[str]:
     [
         (GEMMA, "v0.5.0", "policy.optimizer.kwargs.lr", 1.0e-6, 1.0e-6),
         (GEMMA, "v0.5.0", "policy.optimizer.kwargs.lr", 1, 1.0),  # an integer for a float key stays a float
+        # `pulumi config set --path` stores 2.0e-6 as the string "2.0e-6": a number for a number key.
+        (GEMMA, "v0.5.0", "policy.optimizer.kwargs.lr", "2.0e-6", 2.0e-6),
         (GEMMA, "v0.5.0", "loss_fn.reference_policy_kl_penalty", 0.001, 0.001),
         (GEMMA, "v0.5.0", "policy.max_total_sequence_length", 4096, 4096),
         (GEMMA, "v0.5.0", "grpo.seed", 7, 7),

@@ -508,6 +508,8 @@ def _value_problem(value: Any, base: Any) -> Optional[str]:
             return "a list may hold only strings, numbers, booleans and null"
     if value is None or base is None or base is UNRESOLVED:
         return None
+    if isinstance(base, float) and _float_text(value) is not None:
+        return None
     ok = {
         bool: isinstance(value, bool),
         int: isinstance(value, int) and not isinstance(value, bool),
@@ -520,12 +522,26 @@ def _value_problem(value: Any, base: Any) -> Optional[str]:
     return f"{value!r} is {_kind(value)}, but the config's value ({base!r}) is {_kind(base)}"
 
 
+def _float_text(value: Any) -> Optional[float]:
+    """A finite number written as text: `pulumi config set --path` stores every value but true/false and integers as
+    a string (pulumi config set docs), so `2.0e-6` set from the CLI arrives as "2.0e-6"."""
+    if not isinstance(value, str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
 def render_value(tree: ConfigTree, key: str, value: Any) -> Any:
-    """The value as NeMo-RL should see it: an integer given for a float key becomes a float."""
+    """The value as NeMo-RL should see it: an integer, or a number written as text, for a float key becomes a float."""
     dotted = key.lstrip("+")
     _, base = lookup(tree.resolved, dotted)
     if isinstance(base, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if isinstance(base, float) and _float_text(value) is not None:
+        return _float_text(value)
     return value
 
 
