@@ -345,3 +345,16 @@ def test_the_dev_stack_on_v070_submits_run_grpo_with_the_train_validation_layout
     config = nemo_rl_config("v0.7.0", argv[5], argv[6:])
     assert config["data"]["train"]["dataset_name"] == "ResponseDataset"
     assert config["data"]["validation"]["data_path"] == "/lustre/datasets/gsm8k/test.jsonl"
+
+
+@pytest.mark.parametrize(
+    "name,key,value,instead",
+    [
+        (QWEN, "+policy.optimizer.kwargs.lr", 1e-6, "policy.megatron_cfg.optimizer.*"),  # Hydra takes it
+        (GEMMA, "policy.megatron_cfg.optimizer.lr", 1e-6, "policy.optimizer.* / policy.scheduler.*"),
+    ],
+)
+def test_a_key_only_the_other_backend_reads_is_refused(name, key, value, instead):
+    problems = refusal(name, "v0.5.0", {key: value})
+    assert len(problems) == 1 and problems[0].startswith(f"nemo-rl-gke:jobOverrides.{key}: the config trains with")
+    assert instead in problems[0]

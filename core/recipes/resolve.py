@@ -407,10 +407,28 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
         if key.startswith("~"):
             p.append(f"{_key(f'jobOverrides.{key}')}: deleting a key ('~') is not supported; set it to null instead")
             continue
-        problem = config_tree.override_problem(tree, key, value)
+        problem = _inactive_backend_problem(key.lstrip("+"), backend) or config_tree.override_problem(tree, key, value)
         if problem:
             p.append(f"{_key(f'jobOverrides.{key}')}: {problem}")
     return p
+
+
+def _inactive_backend_problem(key: str, backend: str) -> Optional[str]:
+    """A key only the other backend reads: Hydra takes it (`+policy.optimizer.kwargs.lr` under Megatron's null
+    policy.optimizer is accepted) and the run ignores it. The Megatron policy builds its optimizer and scheduler from
+    policy.megatron_cfg.optimizer / .scheduler, the DTensor policy from policy.optimizer / policy.scheduler
+    (nemo_rl/models/policy/workers/dtensor_policy_worker.py `self.cfg["optimizer"]` and megatron_policy_worker.py
+    `self.cfg["megatron_cfg"]["optimizer"]` at v0.5.0)."""
+    dtensor_only = ("policy.optimizer", "policy.scheduler")
+    megatron_only = ("policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler")
+    unread = dtensor_only if backend == "megatron" else megatron_only
+    if not any(key == k or key.startswith(k + ".") for k in unread):
+        return None
+    instead = megatron_only if backend == "megatron" else dtensor_only
+    return (
+        f"the config trains with {backend} (policy.megatron_cfg.enabled), which does not read {key}; set "
+        f"{' / '.join(k + '.*' for k in instead)} instead"
+    )
 
 
 # The eight sections NeMo-RL's GRPO MasterConfig holds (nemo_rl/algorithms/grpo.py at v0.4.0, v0.5.0 and v0.7.0).
