@@ -134,6 +134,11 @@ def require(config: dict, key: str, kind: type) -> Any:
 
 
 def check_response_dataset(config: dict) -> None:
+    """ResponseDataset on JSONL files, in either layout: v0.4.0/v0.5.0's flat `data.*` keys, or v0.7.0's
+    `data.train` / `data.validation` sections, each filled from `data.default` where it lacks a key
+    (nemo_rl/data/utils.py setup_response_data / update_single_dataset_config at v0.7.0)."""
+    if isinstance(lookup(config, "data.train")[1], dict):
+        return _check_sectioned_response_dataset(config)
     present, name = lookup(config, "data.dataset_name")
     if not present or name != "ResponseDataset":
         return
@@ -165,6 +170,44 @@ def check_response_dataset(config: dict) -> None:
         f"{PREFIX} ResponseDataset {counts['train_data_path']} train / {counts['val_data_path']} validation rows",
         flush=True,
     )
+
+
+def _jsonl_rows(path: str, key: str, in_key: str, out_key: str) -> int:
+    if not os.path.isfile(path):
+        raise StandInError(f"{key} {path!r} does not exist (was the dataset prepared?)")
+    rows = 0
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            row = json.loads(line)
+            if not all(isinstance(row.get(k), str) and row[k] for k in (in_key, out_key)):
+                raise StandInError(f"{path}:{n}: needs non-empty {in_key!r} and {out_key!r}")
+            rows += 1
+    if rows == 0:
+        raise StandInError(f"{path} is empty")
+    return rows
+
+
+def _check_sectioned_response_dataset(config: dict) -> None:
+    default = lookup(config, "data.default")[1] or {}
+    counts = {}
+    for which in ("train", "validation"):
+        section = lookup(config, f"data.{which}")[1]
+        if not isinstance(section, dict) or section.get("dataset_name") != "ResponseDataset":
+            continue
+        merged = {**default, **section}
+        for k in ("data_path", "input_key", "output_key"):
+            if not isinstance(merged.get(k), str):
+                raise StandInError(f"required setting data.{which}.{k} (or data.default.{k}) is missing")
+        counts[which] = _jsonl_rows(
+            merged["data_path"], f"data.{which}.data_path", merged["input_key"], merged["output_key"]
+        )
+    if "train" in counts:
+        if (lookup(config, "data.train.split_validation_size")[1] or 0) != 0:
+            raise StandInError("data.train.split_validation_size must be 0: the validation file is a file of its own")
+        print(
+            f"{PREFIX} ResponseDataset {counts['train']} train / {counts.get('validation', 0)} validation rows",
+            flush=True,
+        )
 
 
 def checkpoints(ckpt_dir: str) -> dict[int, str]:
