@@ -89,8 +89,8 @@ class Recipe(BaseModel):
         None,
         ge=0,
         description=(
-            "grpo.val_period: steps between validations (0: none); null keeps the base config's (catalog "
-            "BASE_VAL_PERIOD)."
+            "grpo.val_period: steps between validations (0: none); null keeps the config's (resolved "
+            "through its defaults: chain)."
         ),
     )
     step_budget_seconds: int = Field(
@@ -157,7 +157,7 @@ class Recipe(BaseModel):
 # Source: the codelab's run_nemo_rl.sh ("Scale RL with GKE and Managed Lustre",
 # https://codelabs.developers.google.com/next26/rl-gke-lustre) on NeMo-RL v0.4.0, with one deliberate difference: the
 # codelab saves every 2 steps while grpo_math_70B_megatron.yaml inherits grpo.val_period 10 (from
-# grpo_math_1B_megatron.yaml in v0.4.0, v0.5.0 and v0.7.0; catalog BASE_VAL_PERIOD), so 8 of its 10 checkpoints are
+# grpo_math_1B_megatron.yaml in v0.4.0, v0.5.0 and v0.7.0), so 8 of its 10 checkpoints are
 # written at steps without validation, which on the Megatron backend hits NVIDIA-NeMo/RL #1137 (CUDA OOM after such a
 # save). Here the run saves every 10 steps, at the validation steps 10 and 20 (see megatron_save_without_validation()).
 _QWEN_72B = Recipe(
