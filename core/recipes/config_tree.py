@@ -30,6 +30,7 @@ from typing import Any, Mapping, Optional
 import yaml
 
 from core.catalog import NEMO_RL_REFERENCE, NEMO_RL_WORKDIR
+from core.dotted import get_path
 
 CONFIGS_DIR = "examples/configs"
 # Where jobConfigFiles' sources are read: the Pulumi project (this repository's root; the program runs from it).
@@ -46,6 +47,7 @@ class _Unresolved:
 
 
 UNRESOLVED: Any = _Unresolved()  # a value whose interpolation cannot be resolved offline
+_ABSENT = object()
 
 
 class ConfigFileError(ValueError):
@@ -395,15 +397,8 @@ class ConfigTree:
 
 def lookup(tree: Any, key: str) -> tuple[bool, Any]:
     """(present, value) of a dotted key; a null on the way means absent (as OmegaConf.select)."""
-    node = tree
-    for part in key.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return False, None
-    return True, node
+    value = get_path(tree, key, _ABSENT)
+    return (False, None) if value is _ABSENT else (True, value)
 
 
 def flatten(tree: Any, prefix: str = "", *, inner: bool = False) -> dict[str, Any]:
@@ -444,20 +439,13 @@ def _load(tag: str, config_path: str, files: tuple, env: tuple) -> ConfigTree:
 _SCALARS = (bool, int, float, str, type(None))
 
 
+_KINDS = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"), (list, "a list"))
+
+
 def _kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int):
-        return "an integer"
-    if isinstance(v, float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "a list"
     if isinstance(v, dict):
         return "a section"
-    return "null"
+    return next((name for t, name in _KINDS if isinstance(v, t)), "null")  # bool before int: True is an int
 
 
 def closest(tree: ConfigTree, key: str, n: int = 3) -> list[str]:

@@ -145,24 +145,7 @@ def check_response_dataset(config: dict) -> None:
     in_key, out_key = require(config, "data.input_key", str), require(config, "data.output_key", str)
     counts = {}
     for which in ("train_data_path", "val_data_path"):
-        path = require(config, f"data.{which}", str)
-        if not os.path.isfile(path):
-            raise StandInError(f"data.{which} {path!r} does not exist (was the dataset prepared?)")
-        rows = 0
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                row = json.loads(line)
-                if not (
-                    isinstance(row.get(in_key), str)
-                    and row[in_key]
-                    and isinstance(row.get(out_key), str)
-                    and row[out_key]
-                ):
-                    raise StandInError(f"{path}:{n}: needs non-empty {in_key!r} and {out_key!r}")
-                rows += 1
-        if rows == 0:
-            raise StandInError(f"{path} is empty")
-        counts[which] = rows
+        counts[which] = _jsonl_rows(require(config, f"data.{which}", str), f"data.{which}", in_key, out_key)
     for which in ("train_split", "val_split"):
         if lookup(config, f"data.{which}")[1] != "train":
             raise StandInError(f"data.{which} must be 'train' for a local JSONL file")
