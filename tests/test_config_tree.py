@@ -211,3 +211,31 @@ def test_a_value_of_the_configs_type_is_accepted(key, value):
     tree = ct.load("v0.7.0", "examples/configs/grpo_math_1B.yaml", env=ENV)
     assert ct.override_problem(tree, key, value) is None
     assert _hydra_takes("v0.7.0", "examples/configs/grpo_math_1B.yaml", f"{key}={hydra_value(value)}")
+
+
+@pytest.mark.parametrize(
+    "tag,config_path",
+    [
+        ("v0.4.0", "examples/configs/grpo_math_70B_megatron.yaml"),
+        ("v0.5.0", "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml"),
+        ("v0.7.0", "examples/configs/grpo_math_1B.yaml"),
+    ],
+)
+def test_the_config_after_overrides_is_the_one_nemo_rl_builds(tag, config_path):
+    # What the run fingerprint hashes (core.recipes.run_identity): ours == parse_hydra_overrides + resolve.
+    overrides = {
+        "policy.max_total_sequence_length": 2048,  # data.max_input_seq_length interpolates it
+        "grpo.seed": 7,
+        "checkpointing.metric_name": None,
+        "+logger.wandb.entity": "team",
+        "+policy.generation.vllm_kwargs.seed": 3,
+        "policy.generation.stop_strings": ["a", "b"],
+    }
+    tree = ct.load(tag, config_path, env=ENV)
+    ours = ct.with_overrides(tree, overrides, env=ENV)
+    loader = import_nemo_rl_loader(ct.release_root(tag))
+    words = [f"{k}={hydra_value(v)}" for k, v in overrides.items()]
+    real = OmegaConf.to_container(
+        loader.parse_hydra_overrides(copy.deepcopy(_real_base(tag, config_path)), words), resolve=True
+    )
+    assert _same(real, ours)
