@@ -358,3 +358,11 @@ def test_a_key_only_the_other_backend_reads_is_refused(name, key, value, instead
     problems = refusal(name, "v0.5.0", {key: value})
     assert len(problems) == 1 and problems[0].startswith(f"nemo-rl-gke:jobOverrides.{key}: the config trains with")
     assert instead in problems[0]
+
+
+def test_a_shipped_config_whose_shape_cannot_take_the_recipes_keys_is_refused_in_one_line():
+    # v0.7.0's grpo_multiple_datasets.yaml lists several datasets under data.train: the dataset route's
+    # data.train.* keys cannot apply (Hydra refuses a key under a list), so the refusal comes before submission.
+    problems = refusal(GEMMA, "v0.7.0", {"config_path": "examples/configs/grpo_multiple_datasets.yaml"})
+    assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.config_path: ")
+    assert "cannot take data.train." in problems[0] and "jobOverrides.dataset renders" in problems[0]

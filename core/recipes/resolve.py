@@ -399,6 +399,7 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
             f"{backend} (policy.megatron_cfg.enabled), not {r.train_backend}; set "
             f"{_key('jobOverrides.train_backend')} to {backend}"
         )
+    p.extend(_rendered_key_problems(r, job, release, tree))
     for key, value in sorted(r.config_overrides.items()):
         owner = SETTING_OF_KEY.get(key.lstrip("+~"))
         if owner:
@@ -411,6 +412,29 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
         if problem:
             p.append(f"{_key(f'jobOverrides.{key}')}: {problem}")
     return p
+
+
+def _rendered_key_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree) -> list[str]:
+    """The program's own keys must apply to the chosen config as Hydra would apply them (a config whose data.train
+    is a list of datasets, say, cannot take data.train.dataset_name): one line naming config_path."""
+    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
+
+    bad = []
+    for k in hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release):
+        if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
+            continue  # not rendered where the config lacks it
+        # The key's existence and shape only: the program's values are its own (types checked by its tests).
+        problem = config_tree.override_problem(tree, k if tree.lookup(k)[0] else "+" + k, None)
+        if problem:
+            bad.append((k, problem))
+    if not bad:
+        return []
+    (k, problem), more = bad[0], len(bad) - 1
+    return [
+        f"{_origin(job, 'config_path')}: {r.config_path} (NeMo-RL {release.tag}) cannot take {k}, which "
+        f"{SETTING_OF_KEY.get(k, 'the recipe')} renders ({problem})"
+        + (f", nor {more} more such key(s)" if more else "")
+    ]
 
 
 def _inactive_backend_problem(key: str, backend: str) -> Optional[str]:
