@@ -105,6 +105,8 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
             values["train_backend"] = backend
             if "converter_type" not in job.overrides:
                 values["converter_type"] = None
+            if backend != "dtensor" and "dtensor_tensor_parallel_size" not in job.overrides:
+                values["dtensor_tensor_parallel_size"] = None  # the base recipe's DTensor layout
     if problems:
         return None, problems
     try:
