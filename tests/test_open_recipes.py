@@ -372,7 +372,8 @@ def test_a_shipped_config_whose_shape_cannot_take_the_recipes_keys_is_refused_in
 def test_every_grpo_config_the_program_accepts_takes_the_rendered_job_in_nemo_rls_own_loader(tag):
     # Every shipped config the program accepts for a recipe: its rendered overrides are applied by the release's
     # own loader with real hydra-core (struct mode), each to its intended value. Measured at the time of writing:
-    # 41 / 79 / 148 configs per release are accepted, only v0.7.0's grpo_multiple_datasets.yaml refused.
+    # 41 / 79 / 145 configs per release are accepted; of v0.7.0's 149 GRPO math configs, grpo_multiple_datasets.yaml
+    # (a list of datasets under data.train) and the three eagle3 recipes (an unpinned draft model) are refused.
     from core.recipes import config_tree
 
     release, accepted, failed = NEMO_RL_RELEASES[tag], 0, []
@@ -392,4 +393,17 @@ def test_every_grpo_config_the_program_accepts_takes_the_rendered_job_in_nemo_rl
             continue
         assert lookup(config, "checkpointing.checkpoint_dir") == (True, f"{MOUNT}/checkpoints/{RUN}"), path
     assert failed == []
-    assert accepted >= {"v0.4.0": 41, "v0.5.0": 79, "v0.7.0": 148}[tag]
+    assert accepted >= {"v0.4.0": 41, "v0.5.0": 79, "v0.7.0": 145}[tag]
+
+
+def test_a_config_that_loads_another_hub_artefact_unpinned_is_refused_until_it_is_off():
+    # v0.7.0's eagle3 recipes turn on a speculative-decoding draft model NeMo-RL would load by name at the Hub's
+    # current revision; the prefetch pins only the policy's model.
+    path = "examples/configs/recipes/llm/grpo-qwen3-1.7b-1n4g-megatron-eagle3.yaml"
+    problems = refusal(QWEN, "v0.7.0", {"config_path": path})
+    assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.config_path: ")
+    assert "policy.draft.model_name ('AngelSlim/Qwen3-1.7B_eagle3') from the Hub unpinned" in problems[0]
+    config = nemo_rl_sees(QWEN, "v0.7.0", {"config_path": path, "policy.draft.enabled": False})
+    assert lookup(config, "policy.draft.enabled") == (True, False)
+    problems = refusal(QWEN, "v0.7.0", {"config_path": "examples/configs/grpo_math_1B.yaml", "+x.y": 1, "grpo.nope": 2})
+    assert all("Traceback" not in p for p in problems) and len(problems) == 1  # '+x.y' is a legal addition

@@ -402,6 +402,7 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
             f"{_key('jobOverrides.train_backend')} to {backend}"
         )
     p.extend(_rendered_key_problems(r, job, release, tree))
+    p.extend(_unpinned_artefact_problems(r, job, release, tree))
     for key, value in sorted(r.config_overrides.items()):
         owner = SETTING_OF_KEY.get(key.lstrip("+~"))
         if owner:
@@ -437,6 +438,40 @@ def _rendered_key_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree
         f"{SETTING_OF_KEY.get(k, 'the recipe')} renders ({problem})"
         + (f", nor {more} more such key(s)" if more else "")
     ]
+
+
+# Features whose config names another Hub artefact than the policy's model: NeMo-RL would load it by name, at the
+# Hub's current revision, while everything the job loads must be the pinned snapshot (the prefetch pins only the
+# policy's model and the recipe's datasets). Until the prefetch pins them, a run with one on is refused.
+# policy.draft: the speculative-decoding draft model (v0.7.0 recipes/llm/*-eagle3.yaml, policy.draft.model_name);
+# on_policy_distillation: teacher models by name (v0.7.0 teacher_model_by_agent_name).
+UNPINNED_FEATURES = {
+    "policy.draft.enabled": "policy.draft.model_name",
+    "on_policy_distillation.enabled": "on_policy_distillation.teacher_model_by_agent_name",
+}
+
+
+def _unpinned_artefact_problems(
+    r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree
+) -> list[str]:
+    # Only the overrides Hydra would take (the others are reported on their own).
+    accepted = {
+        k: config_tree.render_value(tree, k, v)
+        for k, v in r.config_overrides.items()
+        if not k.startswith("~") and config_tree.override_problem(tree, k, v) is None
+    }
+    config = config_tree.with_overrides(tree, accepted)
+    p = []
+    for switch, artefact in UNPINNED_FEATURES.items():
+        present, on = config_tree.lookup(config, switch)
+        if present and on is True:
+            where = _key(f"jobOverrides.{switch}") if switch in r.config_overrides else _origin(job, "config_path")
+            p.append(
+                f"{where}: {r.config_path} (NeMo-RL {release.tag}) turns on {switch}, which loads {artefact} "
+                f"({config_tree.lookup(config, artefact)[1]!r}) from the Hub unpinned; the weights prefetch pins only "
+                f"the policy's model, so set {switch} to false"
+            )
+    return p
 
 
 def _inactive_backend_problem(key: str, backend: str) -> Optional[str]:
