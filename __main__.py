@@ -8,7 +8,7 @@ outputs of one to the other.
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import cost
+from core import cost, recipes
 from core.settings import (
     SettingsError,
     load_experiment_settings,
@@ -148,7 +148,12 @@ else:
         if s.security.kuberay_operator == "helm"
         else None
     )
-    job_scripts = JobScripts("job-scripts", namespace, k8s_provider)
+    job_scripts = JobScripts(
+        "job-scripts",
+        namespace,
+        k8s_provider,
+        user_files=recipes.user_config_files(s.recipe) if s.job.enabled and s.recipe is not None else None,
+    )
     gpu_networking = GpuNetworking(
         "gpu-networking",
         GpuNetworkingArgs.of(s),

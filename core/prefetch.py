@@ -45,12 +45,12 @@ UNKNOWN_MODEL_CEILING_BYTES = 2_000_000_000_000
 
 
 def revision_problem(revision: str) -> Optional[str]:
-    """None when `revision` pins content: a 40-hex commit id or a version-like tag (never a moving branch)."""
-    if re.fullmatch(catalog.HF_COMMIT_RE, revision) or re.fullmatch(catalog.HF_TAG_RE, revision):
+    """None when `revision` pins content: a 40-hex commit id (catalog HF_COMMIT_RE; branches and tags move)."""
+    if re.fullmatch(catalog.HF_COMMIT_RE, revision):
         return None
     return (
-        f"{revision!r} is not a commit hash (40 lowercase hex digits) or a version tag (e.g. v1.0); "
-        "branches such as 'main' move and are refused"
+        f"{revision!r} is not a commit hash (40 lowercase hex digits); pin the model by the commit of the revision "
+        "you want (its commit history on the Hub): branches such as 'main' and tags can be moved"
     )
 
 

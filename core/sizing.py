@@ -35,7 +35,7 @@ from core.keys import key
 KEY_BUDGET = key("checkpointBudgetSeconds")
 KEY_CAPACITY = key("lustreCapacityGib")
 KEY_TIER = key("lustreTier")
-KEY_MODEL = key("jobOverrides.model_name")
+KEY_PARAMS = key("jobOverrides.model_params")
 
 WEIGHT_DTYPE_BYTES = 2  # bf16
 OPTIMIZER_BYTES_PER_PARAM = 4 + 4 + 4  # fp32 master weights + Adam exp_avg + exp_avg_sq
@@ -126,6 +126,7 @@ class CheckpointSizing:
 def size_checkpoints(
     model_name: str,
     *,
+    params: Optional[int] = None,
     save_optimizer: bool,
     capacity_gib: int,
     tier: int,
@@ -134,12 +135,12 @@ def size_checkpoints(
 ) -> CheckpointSizing:
     """Size one recipe's checkpoints on one Lustre instance. Raises SizingError for unknown inputs."""
     problems = []
-    params = catalog.MODEL_PARAMS.get(model_name)
+    params = catalog.MODEL_PARAMS.get(model_name, params)
     if params is None:
         problems.append(
-            f"{KEY_MODEL}: no parameter count for model {model_name!r}, so its checkpoints cannot "
-            f"be sized against checkpointBudgetSeconds; known models: "
-            f"{', '.join(sorted(catalog.MODEL_PARAMS))} (or set checkpointBudgetSeconds to 0)"
+            f"{KEY_PARAMS}: model {model_name!r} is not in the catalog, so its checkpoints cannot be sized against "
+            f"{KEY_BUDGET}; set {KEY_PARAMS} to its parameter count (its model card's figure, e.g. 8200000000), "
+            "or set checkpointBudgetSeconds to 0"
         )
     if tier not in catalog.LUSTRE_TIERS:
         problems.append(
@@ -172,6 +173,7 @@ def size_checkpoints(
 def check_budget(
     model_name: str,
     *,
+    params: Optional[int] = None,
     save_optimizer: bool,
     capacity_gib: int,
     tier: int,
@@ -180,11 +182,12 @@ def check_budget(
 ) -> list[str]:
     """Problems (errors): unknown inputs, or a checkpoint that cannot be written within the budget. Without a
     budget, a model whose size is not known has nothing to be checked against (a user's own model)."""
-    if budget_seconds is None and model_name not in catalog.MODEL_PARAMS:
+    if budget_seconds is None and model_name not in catalog.MODEL_PARAMS and params is None:
         return []
     try:
         s = size_checkpoints(
             model_name,
+            params=params,
             save_optimizer=save_optimizer,
             capacity_gib=capacity_gib,
             tier=tier,
@@ -199,6 +202,7 @@ def check_budget(
 def warnings(
     model_name: str,
     *,
+    params: Optional[int] = None,
     save_optimizer: bool,
     capacity_gib: int,
     tier: int,
@@ -209,6 +213,7 @@ def warnings(
     try:
         s = size_checkpoints(
             model_name,
+            params=params,
             save_optimizer=save_optimizer,
             capacity_gib=capacity_gib,
             tier=tier,

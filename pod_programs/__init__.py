@@ -18,7 +18,7 @@ DIR = Path(__file__).resolve().parent
 
 # The images a program runs in (tests/test_pod_programs.py checks each program's imports against them):
 # - NEMO_RL_IMAGE: NeMo-RL's own image, run with its `uv run python` from /opt/nemo-rl, i.e. in NeMo-RL's
-#   environment (the release's uv.lock; tests/nemo_rl_reference/<release>/environment.txt);
+#   environment (the release's uv.lock; tests/oracles/nemo_rl_environment/<release>.txt);
 # - PREFETCH_IMAGE: the pinned slim Python image (core.catalog PREFETCH_PYTHON_PIN) with the hash-pinned packages of
 #   prefetch-requirements.txt installed by the prefetch Job's init container (`prefetchImage: python`).
 NEMO_RL_IMAGE = "nemo-rl"
@@ -46,6 +46,9 @@ ATTEMPTS = Shipped("attempts.py", (NEMO_RL_IMAGE,), "bounded attempts of a stand
 MEGATRON_GUARD = Shipped(
     "megatron_import_guard.py", (NEMO_RL_IMAGE,), "removes an interrupted HF -> Megatron conversion"
 )
+USER_CONFIGS = Shipped(
+    "install_configs.py", (NEMO_RL_IMAGE,), "installs the user's own config files (jobConfigFiles) before training"
+)
 
 SHIPPED: tuple[Shipped, ...] = (
     GSM8K_PREP,
@@ -56,4 +59,5 @@ SHIPPED: tuple[Shipped, ...] = (
     EXPORT,
     MEGATRON_GUARD,
     ATTEMPTS,
+    USER_CONFIGS,
 )

@@ -86,7 +86,29 @@ BAD_VALUES: dict[str, tuple] = {
     "workerEphemeralStorageGib": (0, 100000),
     "jobEnabled": ("maybe",),
     "jobRecipe": ("x",),
-    "jobOverrides": ("[]", '{"x": 1}', '{"num_nodes": 3}', '{"num_nodes": "x"}', '{"model_revision": "main"}'),
+    # '<run name>/step_<N>' only (core.settings.job START_FROM_RE).
+    "jobStartFrom": ("old-run", "old-run/40", "../old/step_1"),
+    "jobConfigFiles": ('{"configs/mine.yaml": "mine.yaml"}', '{"examples/configs/mine.yaml": "no-such-file.yaml"}'),
+    "jobOverrides": (
+        "[]",
+        '{"x": 1}',
+        '{"num_nodes": 3}',
+        '{"num_nodes": "x"}',
+        '{"model_revision": "main"}',
+        # Keys of the release's config (nemo-rl-reference/v0.5.0): absent, wrong type, '+' on a set key, rendered
+        # by the program, shell-unsafe; a config the release does not ship, one its GRPO math entry cannot run.
+        '{"policy.optimizer.kwargs.learning_rate": 1e-6}',
+        '{"policy.optimizer.kwargs.lr": "fast"}',
+        '{"+grpo.seed": 7}',
+        '{"grpo.max_num_steps": 5}',
+        '{"policy.generation.temperature": "1\'"}',
+        '{"config_path": "examples/configs/grpo_math_9B.yaml"}',
+        '{"config_path": "examples/configs/dpo.yaml"}',
+        # A model outside the catalog: a revision that is not a commit, none at all, no parameter count.
+        '{"model_name": "Qwen/Qwen3-8B", "model_params": 8200000000, "model_revision": "v1.0"}',
+        '{"model_name": "Qwen/Qwen3-8B", "model_params": 8200000000}',
+        '{"model_name": "Qwen/Qwen3-8B", "model_revision": "' + "b968826d9c46dd6066d109eabc6255188de91218" + '"}',
+    ),
     "jobMode": ("x",),
     # Standing cluster: KubeRay refuses a TTL without shutdownAfterJobFinishes and (1.7.0) retries with a
     # clusterSelector (core/settings/job.py _mode_problems); int32 in the RayJob CRD.
@@ -241,6 +263,8 @@ def _label(value: Any) -> str:
     if len(text) <= 80:
         return text
     items = json.loads(text)
+    if not isinstance(items, list):
+        return text  # an object is shown whole: its keys are the case
     return json.dumps(items[:2])[:-1] + f", ... ({len(items)} items)]"
 
 

@@ -4,7 +4,7 @@
   training command (`exec uv run python ...`), taken from stand-ins that only record their argv;
 - `nemo_rl_config(tag, config_path, overrides)`: the run's config as that NeMo-RL release's entry script builds
   it (tests/standin/grpo_trainer.py `load_nemo_rl_config`, the code the stand-in trainer runs in the Ray tests),
-  from the release's real files in tests/nemo_rl_reference;
+  from the release's real files in nemo-rl-reference;
 - `parsed_overrides(words)`: the words read by hydra-core's own override parser;
 - `lookup(config, key)`: (present, value) of a dotted key in a plain config dict.
 """

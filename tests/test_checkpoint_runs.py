@@ -34,76 +34,101 @@ def run_name(recipe: str, overrides: dict, release=V050, stack: str = "dev") -> 
     return recipes.default_run_name(j, stack, release)
 
 
-# --- item 12: the default run name follows checkpoint compatibility ---------------------------------------------------
-# Changes after which the old checkpoints are still the run's own: NeMo-RL continues from them.
+# --- the default run name follows the run's identity -------------------------------------------------------------
+# Changes that only extend or observe the run, or tune memory: NeMo-RL continues from the run's checkpoints.
 SAME_RUN = {
     QWEN: [
         {"max_num_steps": 40},
         {"save_period": 20, "val_period": 20, "max_num_steps": 40},
         {"keep_top_k": 5},
-        {"wandb_enabled": True, "wandb_name": "q"},
-        {"num_prompts_per_step": 16, "train_global_batch_size": 128},
-        {"num_generations_per_prompt": 16},
+        {"wandb_enabled": True, "wandb_name": "q", "wandb_project": "p", "wandb_entity": "team"},
         {"vllm_gpu_memory_utilization": 0.7},
+        {"metric_name": "val:accuracy"},
+        {"logger.monitor_gpus": False},
+        {"policy.megatron_cfg.activation_checkpointing": True},
+        {"env.math.num_workers": 4},
     ],
     GEMMA: [
         {"max_num_steps": 400},
         {"save_period": 20},
         {"tensorboard_enabled": True},
         {"vllm_tensor_parallel_size": 4},
-        {"generation_gpus_per_node": None},
-    ],  # rendered as gpus_per_node (8) either way
+        {"generation_gpus_per_node": None},  # rendered as gpus_per_node (8) either way
+        {"grpo.val_batch_size": 64},
+        {"policy.logprob_batch_size": 2},
+    ],
 }
-# Changes that make the old checkpoints the wrong ones, one per CHECKPOINT_IDENTITY field (asserted below).
+# Changes that alter training, so the old checkpoints are another experiment's (or do not load).
 NEW_RUN = {
     QWEN: {
-        "model_name": {"model_name": "Qwen/Qwen2.5-72B"},
-        "num_nodes": {"num_nodes": 4},
-        "config_path": {
-            "config_path": "examples/configs/grpo_math_1B.yaml",
-            "train_backend": "dtensor",
-            "converter_type": None,
-        },
-        "converter_type": {"converter_type": "LlamaForCausalLM"},
+        "model": {"model_name": "Qwen/Qwen2.5-72B", "model_revision": "0" * 40, "model_params": 72_700_000_000},
+        "revision": {"model_revision": "1" * 40},
+        "nodes": {"num_nodes": 4},
+        "config": {"config_path": "examples/configs/grpo_math_1B.yaml"},
+        "megatron lr": {"policy.megatron_cfg.optimizer.lr": 1.0e-6},
+        "batch": {"num_prompts_per_step": 16, "train_global_batch_size": 128},
+        "generations": {"num_generations_per_prompt": 16},
+        "dataset": {"dataset": "gsm8k"},
     },
     GEMMA: {
-        "train_backend": {"train_backend": "megatron", "dtensor_tensor_parallel_size": None},
-        "colocated_generation": {
-            "colocated_generation": True,
-            "generation_nodes": None,
-            "generation_gpus_per_node": None,
+        "backend": {
+            "config_path": "examples/configs/grpo_math_70B_megatron.yaml",
+            "dtensor_tensor_parallel_size": None,
         },
-        "generation_nodes": {"num_nodes": 3, "generation_nodes": 2},
-        "gpus_per_node": {
+        "colocated": {"colocated_generation": True, "generation_nodes": None, "generation_gpus_per_node": None},
+        "generation nodes": {"num_nodes": 3, "generation_nodes": 2},
+        "gpus per node": {
             "gpus_per_node": 4,
             "generation_gpus_per_node": 4,
             "vllm_tensor_parallel_size": 4,
             "dtensor_tensor_parallel_size": 4,
         },
-        "dtensor_tensor_parallel_size": {"dtensor_tensor_parallel_size": 4},
+        "dtensor tp": {"dtensor_tensor_parallel_size": 4},
         "dataset": {"dataset": "DeepScaler"},
+        "lr": {"policy.optimizer.kwargs.lr": 1.0e-6},
+        "kl": {"loss_fn.reference_policy_kl_penalty": 0.001},
+        "seed": {"grpo.seed": 7},
+        "sequence length": {"policy.max_total_sequence_length": 8192},
+        "temperature": {"policy.generation.temperature": 0.7},
+        "precision": {"policy.precision": "float32"},
+        "added key": {"+policy.generation.vllm_kwargs.seed": 3},
     },
 }
 
 
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
-def test_the_same_recipe_resumes_under_the_same_run_name(name):
+def test_a_change_that_extends_or_observes_the_run_resumes_under_the_same_run_name(name):
     base = run_name(name, {})
     assert re.fullmatch(rf"{re.escape(name)}-dev-[0-9a-f]{{8}}", base)
     for overrides in SAME_RUN[name]:
         assert run_name(name, overrides) == base, overrides
 
 
-@pytest.mark.parametrize("name, field", [(n, f) for n, fields in NEW_RUN.items() for f in fields])
-def test_a_checkpoint_incompatible_change_starts_a_fresh_run(name, field):
-    assert run_name(name, NEW_RUN[name][field]) != run_name(name, {})
+@pytest.mark.parametrize("name, change", [(n, c) for n, changes in NEW_RUN.items() for c in changes])
+def test_a_change_that_alters_training_starts_a_new_run(name, change):
+    assert run_name(name, NEW_RUN[name][change]) != run_name(name, {})
 
 
-def test_every_identity_field_is_exercised():
-    # The two tables above cover every field the fingerprint reads, except precision (bfloat16 is the only value)
-    # and generation_gpus_per_node (settings refuse any value but gpus_per_node; it moves with gpus_per_node).
-    covered = {f for fields in NEW_RUN.values() for f in fields}
-    assert covered | {"precision", "generation_gpus_per_node"} == set(recipes.CHECKPOINT_IDENTITY)
+def test_the_resume_safe_keys_are_keys_of_the_configs():
+    # Each listed key (or section) is in at least one shipped config of a release: no typo makes a list entry dead
+    # (an unlisted key only ever starts a new run).
+    from core.recipes import config_tree
+
+    keys = set()
+    for tag in NEMO_RL_RELEASES:
+        for path in config_tree.shipped_configs(tag):
+            keys |= set(config_tree.load(tag, path).keys)
+    dead = [k for k in recipes.RESUME_SAFE_KEYS if k not in keys]
+    assert dead == [], dead
+
+
+def test_more_steps_start_a_new_run_where_they_set_the_learning_rate_horizon():
+    # Megatron without lr_decay_iters and a decaying lr: train_iters (from max_num_steps) is the decay horizon.
+    decaying = {
+        "policy.megatron_cfg.scheduler.lr_decay_iters": None,
+        "policy.megatron_cfg.scheduler.lr_decay_style": "cosine",
+    }
+    assert run_name(QWEN, {**decaying, "max_num_steps": 40}) != run_name(QWEN, decaying)
 
 
 def test_another_release_starts_a_fresh_run():
@@ -143,9 +168,10 @@ def test_shipped_recipes_save_only_after_a_validation():
 
 def test_codelab_recipe_saves_at_the_validation_steps_10_and_20():
     # The codelab saves every 2 steps while grpo_math_70B_megatron.yaml inherits val_period 10
-    # (grpo_math_1B_megatron.yaml, v0.4.0/v0.5.0/v0.7.0; catalog BASE_VAL_PERIOD): the shipped recipe saves every 10.
+    # (grpo_math_1B_megatron.yaml, v0.4.0/v0.5.0/v0.7.0, read from the release's config tree): the shipped recipe
+    # saves every 10.
     recipe = recipes.RECIPES[QWEN]
-    words = recipes.render_overrides(recipe, mount_path="/lustre", run_name="r")
+    words = recipes.render_overrides(recipe, V040, mount_path="/lustre", run_name="r")
     assert "checkpointing.save_period=10" in words and "grpo.max_num_steps=20" in words
     assert not any(w.startswith("grpo.val_period=") for w in words)  # the base config's 10 applies
     for release in (V040, V050):

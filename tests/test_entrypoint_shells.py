@@ -118,9 +118,17 @@ def expected_calls(
 ACCEPTED_NAMES = ["grpo run 1", "a=b,c:d", "x;y|z&w", "*~%#", "(x){y}[z]", "essai-été"]
 
 
+# Every (recipe, release) the program renders: a release that does not ship the recipe's config is refused before.
+RENDERED = [
+    (name, tag)
+    for name in sorted(recipes.RECIPES)
+    for tag in sorted(NEMO_RL_RELEASES)
+    if recipes.config_tree.shipped(tag, recipes.RECIPES[name].config_path)
+]
+
+
 @pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
-@pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
-@pytest.mark.parametrize("recipe_name", sorted(recipes.RECIPES))
+@pytest.mark.parametrize("recipe_name,tag", RENDERED)
 def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, tag, kuberay, tools, tmp_path, paths):
     env, records = tools
     release = NEMO_RL_RELEASES[tag]
@@ -146,7 +154,9 @@ def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, t
 def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, paths):
     env, records = tools
     release = NEMO_RL_RELEASES["v0.5.0"]
-    job = JobSettings.model_validate({"jobOverrides": {"wandb_name": value, "model_name": f"org/{value}"}})
+    job = JobSettings.model_validate(
+        {"jobOverrides": {"wandb_name": value, "model_name": f"org/{value}", "model_revision": "0" * 40}}
+    )
     assert recipes.check_job(job, release=release, worker_replicas=2, gpus_per_node=8, stack_name="dev") == []
     recipe = recipes.resolve_recipe(job, release)
     mount, run = str(tmp_path / "lustre"), "r1"
@@ -268,3 +278,30 @@ def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, to
     # Split by the loop program's own parser, as it splits them in the pod.
     steps = attempts_program.split_steps(call[call.index("--") + 1 :])
     assert [s[1:] for s in steps] == expected_calls(recipe, release, mount, run, paths)
+
+
+@pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
+def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(kuberay, tools, tmp_path, paths):
+    # jobStartFrom: the new run's directory gets the source step hard-linked (no bytes copied) while it has no
+    # checkpoint of its own; a resubmission after the run saved its own leaves it alone.
+    env, records = tools
+    release, recipe = NEMO_RL_RELEASES["v0.5.0"], recipes.RECIPES["gemma3-27b-gsm8k"]
+    mount, run = str(tmp_path / "lustre"), "new-run"
+    source = Path(recipes.checkpoint_dir(mount, "old-run")) / "step_40" / "policy"
+    source.mkdir(parents=True)
+    (source / "weights.bin").write_bytes(b"w" * 64)
+    entry = recipes.entrypoint(
+        recipe, release, mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"
+    )
+    renv = recipes.runtime_env_yaml(recipe, mount_path=mount, gate_rerun=None)
+    run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)
+    linked = Path(recipes.checkpoint_dir(mount, run)) / "step_40" / "policy" / "weights.bin"
+    assert linked.stat().st_ino == (source / "weights.bin").stat().st_ino
+    # The run saved step_50 and was preempted; the source lost step_40 to its own pruning: the resubmission runs.
+    (linked.parents[2] / "step_50").mkdir()
+    for f in sorted(source.parent.rglob("*"), reverse=True):
+        f.unlink() if f.is_file() else f.rmdir()
+    source.parent.rmdir()
+    (records / "uv.jsonl").unlink()
+    _, calls = run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)
+    assert calls[-1][:3] == ["run", "python", release.grpo_entry] and linked.is_file()

@@ -1,11 +1,10 @@
 """The rendered job against the real NeMo-RL: each release's own configs and config loader (kept copies in
-tests/nemo_rl_reference), real hydra-core and OmegaConf in struct mode, and the argv the real /bin/sh hands to
+nemo-rl-reference), real hydra-core and OmegaConf in struct mode, and the argv the real /bin/sh hands to
 the entry script. No expected value here comes from our own parsing: the intent is `hydra_overrides()` (what
 the recipe means), the outcome is what NeMo-RL builds from the entrypoint."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
@@ -16,7 +15,6 @@ from core import recipes
 from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import loader, lookup, nemo_rl_config, parsed_overrides, training_argv
-from tests.standin import NEMO_RL_REFERENCE
 
 MOUNT = "/lustre"
 RUN = "run-1"
@@ -64,6 +62,7 @@ VARIANTS = [
         {
             "config_path": "examples/configs/grpo_math_1B.yaml",
             "model_name": "Qwen/Qwen2.5-1.5B",
+            "model_revision": "8faed761d45a263340a0528343f099c05c9a4323",  # outside the catalog: pinned here
             "train_backend": "dtensor",
             "converter_type": None,
             "dtensor_tensor_parallel_size": 8,
@@ -91,6 +90,10 @@ VARIANTS = [
         },
     ),
     (GEMMA, "v0.5.0", {"config_path": "examples/configs/grpo_math_1B.yaml"}),
+    # v0.7.0's data.train / data.validation layout, both datasets, each catalog config.
+    (QWEN, "v0.7.0", {"dataset": "gsm8k"}),
+    (GEMMA, "v0.7.0", {"dataset": "DeepScaler"}),
+    (GEMMA, "v0.7.0", {"config_path": "examples/configs/grpo_math_1B.yaml"}),
 ]
 CASES = [(name, tag, {}) for name, tag in ACCEPTED] + VARIANTS
 CASE_IDS = [f"{name}-{tag}-{'+'.join(sorted(o)) or 'builtin'}" for name, tag, o in CASES]
@@ -100,31 +103,15 @@ def job_of(name: str, tag: str, overrides: dict):
     """(recipe, argv uv gets from /bin/sh, the intent: config key -> value)."""
     recipe = resolved(name, tag, overrides)
     entrypoint = recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN)
-    return recipe, training_argv(entrypoint), recipes.hydra_overrides(recipe, mount_path=MOUNT, run_name=RUN)
+    intent = recipes.hydra_overrides(recipe, mount_path=MOUNT, run_name=RUN, release=NEMO_RL_RELEASES[tag])
+    if not lookup(nemo_rl_config(tag, recipe.config_path, []), "policy.megatron_cfg.converter_type")[0]:
+        intent.pop("policy.megatron_cfg.converter_type", None)  # no reader at any release; v0.7.0 dropped the key
+    return recipe, training_argv(entrypoint), intent
 
 
 def same(actual, intended) -> bool:
     """Equal with the same type: None stays null, a bool is no int, '123' is no 123."""
     return type(actual) is type(intended) and actual == intended
-
-
-# --- the kept copies --------------------------------------------------------------------------------------
-def git_blob(path: Path) -> str:
-    data = path.read_bytes()
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def test_kept_nemo_rl_files_are_the_upstream_blobs_listed_in_sources():
-    rows = re.findall(r"^\| `([^`]+)` \| ([0-9a-f]{40}) \|$", (NEMO_RL_REFERENCE / "SOURCES.md").read_text(), re.M)
-    listed = dict(rows)
-    assert len(listed) == len(rows) > 0
-    on_disk = {
-        str(p.relative_to(NEMO_RL_REFERENCE))
-        for p in NEMO_RL_REFERENCE.rglob("*")
-        if p.is_file() and p.name != "SOURCES.md" and "__pycache__" not in p.parts
-    }
-    assert on_disk == set(listed)
-    assert {f: git_blob(NEMO_RL_REFERENCE / f) for f in listed} == listed
 
 
 @pytest.mark.parametrize("tag,config_path", sorted((t, c) for t, r in NEMO_RL_RELEASES.items() for c in r.configs))
@@ -142,13 +129,14 @@ def test_each_release_is_loaded_by_its_own_loader():
 
 
 # --- the rendered job on the real config ------------------------------------------------------------------
-def test_program_accepts_qwen_on_v040_and_v050_and_gemma_on_v050():
-    assert ACCEPTED == [(GEMMA, "v0.5.0"), (QWEN, "v0.4.0"), (QWEN, "v0.5.0")]
+def test_program_accepts_qwen_on_every_release_and_gemma_where_its_config_ships():
+    # v0.4.0 does not ship the Gemma 3 recipe config.
+    assert ACCEPTED == [(GEMMA, "v0.5.0"), (GEMMA, "v0.7.0"), (QWEN, "v0.4.0"), (QWEN, "v0.5.0"), (QWEN, "v0.7.0")]
 
 
 def test_cases_cover_every_config_of_every_release_the_recipes_run_on():
     covered = {(tag, resolved(name, tag, overrides).config_path) for name, tag, overrides in CASES}
-    assert covered == {(tag, c) for tag in recipes.FLAT_DATA_RELEASES for c in NEMO_RL_RELEASES[tag].configs}
+    assert covered == {(tag, c) for tag in NEMO_RL_RELEASES for c in NEMO_RL_RELEASES[tag].configs}
 
 
 @pytest.mark.parametrize("name,tag,overrides", CASES, ids=CASE_IDS)
@@ -175,7 +163,6 @@ def test_plus_marks_exactly_the_keys_the_release_config_lacks(name, tag, overrid
     absent = {key for key in intent if not lookup(base, key)[0]}
     added = {o.key_or_group for o in parsed_overrides(words) if o.is_add()}
     assert added == absent
-    assert absent <= recipes.KEYS_ABSENT_FROM_BASE
     # NeMo-RL applies overrides in struct mode: without its `+`, an absent key is refused; with a `+`, a key
     # holding a value is refused. A key present with null takes `+` too (hydra-core 1.3.2
     # hydra/_internal/config_loader_impl.py `_apply_overrides_to_config`: `+` adds where select() is None).
@@ -191,16 +178,6 @@ def test_plus_marks_exactly_the_keys_the_release_config_lacks(name, tag, overrid
                 nemo_rl_config(tag, recipe.config_path, flipped)
 
 
-def test_keys_absent_from_base_are_exactly_the_rendered_keys_the_accepted_configs_lack():
-    # Fails when a release config gains or loses one of these keys, or the recipes render a new missing key.
-    lacking = set()
-    for name, tag, overrides in CASES:
-        recipe, _, intent = job_of(name, tag, overrides)
-        base = nemo_rl_config(tag, recipe.config_path, [])
-        lacking |= {key for key in intent if not lookup(base, key)[0]}
-    assert lacking == recipes.KEYS_ABSENT_FROM_BASE
-
-
 def test_release_layouts_match_flat_data_releases():
     # The refusal of v0.7.0 (and any release outside FLAT_DATA_RELEASES) rests on this: its GRPO configs have no
     # `data.dataset_name`; datasets moved under `data.train` (NeMo-RL PR #1649).
@@ -214,17 +191,29 @@ def test_release_layouts_match_flat_data_releases():
 
 
 @pytest.mark.parametrize("name", sorted(recipes.RECIPES))
-def test_v070_config_lacks_data_dataset_name_so_the_recipes_are_refused_there(name):
-    recipe = recipes.RECIPES[name]
-    config = nemo_rl_config("v0.7.0", recipe.config_path, [])
-    assert "dataset_name" not in config["data"]
-    assert config["data"]["train"]["dataset_name"] == "OpenMathInstruct-2"
-    # What the recipe renders for the flat layout, run by v0.7.0's own loader: refused at data.dataset_name.
-    words = recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN)
-    with pytest.raises(loader("v0.7.0").OverridesError, match=r"data\.dataset_name"):
-        nemo_rl_config("v0.7.0", recipe.config_path, words)
-    with pytest.raises(recipes.RecipeError, match="nemo-rl-gke:nemoRlRelease: NeMo-RL v0.7.0 keeps datasets under"):
-        resolved(name, "v0.7.0")
+@pytest.mark.parametrize("dataset", ["gsm8k", "DeepScaler"])
+def test_v070_trains_both_datasets_in_its_train_validation_layout(name, dataset):
+    # NeMo-RL PR #1649's layout, through v0.7.0's own loader: ResponseDataset on the prepared JSONL files (no 5 %
+    # held out of the training file), or DeepScaler validated on AIME 2024 (recipes/llm/grpo-deepscaler-1.5b-8K.yaml).
+    recipe, argv, _ = job_of(name, "v0.7.0", {"dataset": dataset})
+    assert argv[3] == "examples/run_grpo.py"
+    data = nemo_rl_config("v0.7.0", recipe.config_path, argv[6:])["data"]
+    assert "dataset_name" not in data
+    if dataset == "gsm8k":
+        assert data["train"] == {
+            "dataset_name": "ResponseDataset",
+            "data_path": f"{MOUNT}/datasets/gsm8k/train.jsonl",
+            "split_validation_size": 0,
+            "seed": data["train"]["seed"],
+        }
+        assert data["validation"] == {
+            "dataset_name": "ResponseDataset",
+            "data_path": f"{MOUNT}/datasets/gsm8k/test.jsonl",
+        }
+        assert (data["default"]["input_key"], data["default"]["output_key"]) == ("question", "answer")
+    else:
+        assert data["train"]["dataset_name"] == "DeepScaler" and data["validation"] == {"dataset_name": "AIME2024"}
+    assert data["default"]["env_name"] == "math"
 
 
 # --- values of every kind reach NeMo-RL unchanged -----------------------------------------------------------

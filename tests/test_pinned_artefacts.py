@@ -1,6 +1,6 @@
 """Every artefact a recipe's config loads by name is the one the prefetch pinned.
 
-Oracle: the releases' real GRPO configs (tests/nemo_rl_reference, copies of NVIDIA-NeMo/RL examples/configs at the
+Oracle: the releases' real GRPO configs (nemo-rl-reference, copies of NVIDIA-NeMo/RL examples/configs at the
 commits in its SOURCES.md) loaded with NeMo-RL's own loader and hydra-core (tests/nemo_rl_oracle.py). The scan
 finds every key whose value names a Hub repository (`<org>/<name>`) or whose name says it names a model, tokenizer
 or dataset; each must be classified in core.catalog.NEMO_RL_HUB_KEYS, so a key a new release or config adds cannot
@@ -58,7 +58,7 @@ def test_every_key_that_names_an_artefact_in_the_real_configs_is_classified(tag,
 def _recipe_runs():
     for name, recipe in sorted(recipes.RECIPES.items()):
         for tag, rel in sorted(catalog.NEMO_RL_RELEASES.items()):
-            if recipe.config_path in rel.configs and tag in recipes.FLAT_DATA_RELEASES:
+            if recipe.config_path in rel.configs:
                 yield name, tag
 
 
@@ -68,7 +68,9 @@ def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(nam
     plan = prefetch.plan(
         model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset, mount_path=MOUNT
     )
-    words = recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN, model_path=plan.model_path)
+    words = recipes.render_overrides(
+        recipe, catalog.NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN, model_path=plan.model_path
+    )
     config = nemo_rl_config(tag, recipe.config_path, words)
     for k, (kind, _) in catalog.NEMO_RL_HUB_KEYS.items():
         present, value = lookup(config, k)
@@ -82,19 +84,24 @@ def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(nam
             assert str(value).startswith(MOUNT + "/"), f"{k} = {value!r}"
         elif kind == "dataset":
             if value == "ResponseDataset":
-                for path_key in ("data.train_data_path", "data.val_data_path"):
-                    assert lookup(config, path_key)[1].startswith(MOUNT + "/")
+                # The flat layout names both files next to data.dataset_name; v0.7.0 one per dataset section.
+                flat = ("data.train_data_path", "data.val_data_path")
+                for path_key in flat if k == "data.dataset_name" else (k.replace("dataset_name", "data_path"),):
+                    assert lookup(config, path_key)[1].startswith(MOUNT + "/"), path_key
             else:
-                # A built-in loader: the Hub datasets it reads are the ones the prefetch downloads.
-                assert value == recipe.dataset
-                wanted = {f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS[value]}
-                assert wanted and wanted <= set(plan.items)
+                # A built-in loader: the Hub datasets it reads are among the ones the prefetch downloads.
+                hub_ids = catalog.BUILTIN_DATASET_HUB_IDS[value]
+                assert set(hub_ids) <= set(catalog.RECIPE_DATASETS[recipe.dataset]), (k, value)
+                wanted = {f"dataset:{d}@{catalog.DATASET_REVISION}" for d in hub_ids}
+                assert wanted <= set(plan.items)
 
 
 def test_without_the_prefetch_the_tokenizer_still_follows_the_model():
     recipe = recipes.RECIPES["gemma3-27b-gsm8k"].model_copy(update={"model_name": "acme/other-model"})
     config = nemo_rl_config(
-        "v0.5.0", recipe.config_path, recipes.render_overrides(recipe, mount_path=MOUNT, run_name=RUN)
+        "v0.5.0",
+        recipe.config_path,
+        recipes.render_overrides(recipe, catalog.NEMO_RL_RELEASES["v0.5.0"], mount_path=MOUNT, run_name=RUN),
     )
     assert lookup(config, "policy.tokenizer.name") == (True, "acme/other-model")
 

@@ -192,7 +192,8 @@ def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path,
 
 
 # --- through a real Ray head -----------------------------------------------------------------------------
-@pytest.mark.parametrize("name,nemo_rl_image", HOME_RELEASE.items(), indirect=["nemo_rl_image"])
+# Each recipe on its home release, and Gemma on v0.7.0 (examples/run_grpo.py, data.train / data.validation).
+@pytest.mark.parametrize("name,nemo_rl_image", [*HOME_RELEASE.items(), (GEMMA, "v0.7.0")], indirect=["nemo_rl_image"])
 def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(
     name, nemo_rl_image, client, tmp_path, datasets_calls
 ):

@@ -101,10 +101,11 @@ CONTRADICTIONS = [
         "nemo-rl-gke:jobOverrides.config_path: config 'examples/configs/nope.yaml'",
     ),
     (
-        "release with the data.train/data.validation layout",
-        {},
+        "a key of v0.4.0/v0.5.0's flat data layout on v0.7.0",
+        {"jobOverrides": {"data.prompt_file": "examples/prompts/cot.txt"}},
         {"release": V070},
-        "nemo-rl-gke:nemoRlRelease: NeMo-RL v0.7.0 keeps datasets under data.train",
+        "nemo-rl-gke:jobOverrides.data.prompt_file: is not a key of examples/configs/recipes/llm/grpo-gemma3-27b-it-"
+        "8n4g-fsdp2tp4-actckpt-long.yaml (NeMo-RL v0.7.0); closest: data.default.prompt_file",
     ),
     (
         "generation on every node",
@@ -576,6 +577,7 @@ def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
         "export_checkpoints.py",
         recipes.MEGATRON_GUARD_SCRIPT,
         recipes.ATTEMPTS_SCRIPT,
+        recipes.USER_CONFIGS_SCRIPT,
     }
     assert files == scripts.job_scripts()
     for name, text in files.items():

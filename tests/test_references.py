@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIP_PREFIXES = ("charts/", "schemas/", "tests/nemo_rl_reference/", "tests/reference/", "tests/oracles/nemo_rl_")
+SKIP_PREFIXES = ("charts/", "schemas/", "nemo-rl-reference/", "tests/reference/", "tests/oracles/nemo_rl_")
 # This file's own self-test names a missing path and a private citation on purpose.
 SELF = "tests/test_references.py"
 TEXT = (".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".json", ".cfg", ".ini")
@@ -35,6 +35,7 @@ TOP = (
     "docs",
     "schemas",
     "charts",
+    "nemo-rl-reference",
     ".github",
     ".ci",
 )

@@ -158,16 +158,25 @@ def test_unset_keep_top_k_warns_that_checkpoints_accumulate():
     assert len(warns) == 1 and "keeps every 1.02 TB checkpoint" in warns[0] and "at most 7" in warns[0]
 
 
-def test_unknown_model_is_a_problem_naming_the_config_key_and_known_models():
+def test_a_model_outside_the_catalog_needs_its_parameter_count_named_by_the_refusal():
     problems = sizing.check_budget("meta-llama/Llama-3.1-8B", **kwargs(budget_seconds=60))
     assert len(problems) == 1
-    assert problems[0].startswith("nemo-rl-gke:jobOverrides.model_name:")
-    assert "'meta-llama/Llama-3.1-8B'" in problems[0]
-    assert QWEN in problems[0] and GEMMA in problems[0]
+    assert problems[0].startswith("nemo-rl-gke:jobOverrides.model_params:")
+    assert (
+        "'meta-llama/Llama-3.1-8B' is not in the catalog" in problems[0]
+        and "checkpointBudgetSeconds to 0" in problems[0]
+    )
     assert sizing.warnings("meta-llama/Llama-3.1-8B", **kwargs()) == []
     with pytest.raises(sizing.SizingError) as e:
         size("meta-llama/Llama-3.1-8B")
     assert e.value.problems == problems
+
+
+def test_with_its_parameter_count_a_model_outside_the_catalog_is_sized_like_a_catalog_one():
+    # 8.03e9 parameters (Llama 3.1 8B's model card): 2 B bf16 weights + 12 B Adam state per parameter.
+    s = sizing.size_checkpoints("meta-llama/Llama-3.1-8B", params=8_030_000_000, **kwargs(budget_seconds=60))
+    assert s.checkpoint_bytes == 8_030_000_000 * 14
+    assert sizing.check_budget("meta-llama/Llama-3.1-8B", params=8_030_000_000, **kwargs(budget_seconds=60)) == []
 
 
 def test_unknown_tier_is_a_problem_naming_the_tier_key():

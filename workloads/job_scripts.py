@@ -4,9 +4,9 @@ The RayJob entrypoint runs files instead of inlining them: the Ray head mounts t
 `recipes.SCRIPTS_DIR` (workloads/manifests/raycluster.py), where the job's driver runs, and the weights prefetch
 Job mounts it too. What it ships is `pod_programs.SHIPPED`. Its name is the static `core.naming.JOB_SCRIPTS`
 because the pod specs refer to it by name, and the RayCluster and the RayJob depend on it: a head pod whose
-ConfigMap volume is missing would not start. The content is the same for every stack (paths reach the programs
-through argv and the environment) and holds no secret; the policy pack scans ConfigMap data for credentials all
-the same.
+ConfigMap volume is missing would not start. The programs are the same for every stack (paths reach them
+through argv and the environment); a stack with jobConfigFiles adds those files. It holds no secret; the policy
+pack scans ConfigMap data for credentials all the same.
 """
 
 from __future__ import annotations
@@ -35,10 +35,13 @@ class JobScripts(pulumi.ComponentResource):
         name: str,
         namespace: pulumi.Input[str],
         provider: k8s.Provider,
+        user_files: Optional[dict[str, str]] = None,
         opts: Optional[pulumi.ResourceOptions] = None,
     ):
         super().__init__("nemo-rl-gke:workloads:JobScripts", name, None, opts)
-        files = job_scripts()
+        # The user's own config files (jobConfigFiles), content-addressed keys (core.recipes.user_config_files):
+        # only a stack that sets some ships more than the programs.
+        files = {**job_scripts(), **(user_files or {})}
         self.config_map = k8s.core.v1.ConfigMap(
             "job-scripts",
             metadata=k8s.meta.v1.ObjectMetaArgs(

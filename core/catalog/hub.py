@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Revisions: a 40-hex commit id, or a version-like tag. Branch names (`main`) are refused for models because
-# they move; a tag cannot be told from a branch offline, so only version-shaped names are accepted as tags.
+# Revisions: a 40-hex commit id only, huggingface_hub's own test (`REGEX_COMMIT_HASH = "^[0-9a-f]{40}$"`,
+# huggingface_hub/file_download.py, 0.34.4). Branches move, and so can tags (`HfApi.delete_tag` / `create_tag`,
+# huggingface_hub/hf_api.py), so neither pins what the run trains from.
 HF_COMMIT_RE = r"[0-9a-f]{40}"
-HF_TAG_RE = r"v?[0-9]+(?:\.[0-9]+)*(?:[-+.][A-Za-z0-9]+)*"
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,14 @@ RECIPE_DATASETS: dict[str, tuple[str, ...]] = {
     "gsm8k": ("openai/gsm8k",),
 }
 DATASET_REVISION = "main"
+# NeMo-RL's built-in dataset names the recipes render -> the Hub dataset each loads (all in RECIPE_DATASETS):
+# nemo_rl/data/datasets/response_datasets/__init__.py DATASET_REGISTRY, deepscaler.py and aime.py
+# (`load_dataset("HuggingFaceH4/aime_2024", split="train")` for "AIME2024") at v0.7.0; v0.4.0/v0.5.0's
+# DeepScalerDataset loads both itself (deepscaler.py at the tags).
+BUILTIN_DATASET_HUB_IDS: dict[str, tuple[str, ...]] = {
+    "DeepScaler": ("agentica-org/DeepScaleR-Preview-Dataset",),
+    "AIME2024": ("HuggingFaceH4/aime_2024",),
+}
 
 # Every key of the releases' GRPO configs (the `configs` of NEMO_RL_RELEASES, resolved through their `defaults:`)
 # whose value names something NeMo-RL loads, and how the rendered job pins it; tests/test_pinned_artefacts.py reads
@@ -70,7 +78,11 @@ NEMO_RL_HUB_KEYS: dict[str, tuple[str, str]] = {
     ),
     "policy.draft.model_name": ("disabled", "v0.7.0's speculative-decoding draft model (policy.draft.enabled false)"),
     "data.dataset_name": ("dataset", "v0.4.0/v0.5.0 flat data layout"),
-    "data.train.dataset_name": ("dataset", "v0.7.0 data.train layout (not rendered: core.recipes.FLAT_DATA_RELEASES)"),
+    "data.train.dataset_name": ("dataset", "v0.7.0 data.train layout (core.recipes.overrides _train_validation_data)"),
+    "data.validation.dataset_name": (
+        "dataset",
+        "v0.7.0 data.validation layout: AIME2024 with DeepScaler, ResponseDataset on the prepared GSM8K test file",
+    ),
     "checkpointing.checkpoint_dir": ("local", "rendered to <mount>/checkpoints/<run name>"),
     "logger.log_dir": ("local", "rendered to <mount>/logs/<run name>"),
 }

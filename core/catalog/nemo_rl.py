@@ -1,15 +1,16 @@
 """NeMo-RL releases: one `NemoRlRelease` record per release holds every fact about it, with its sources.
 
 A new release is one record in `_RECORDS` plus what the tests read from it, kept in the repository with its source:
-the release's configs and config loader (tests/nemo_rl_reference/<tag>/, SOURCES.md there) and its environment
+the release's configs and config loader (nemo-rl-reference/<tag>/, SOURCES.md there) and its environment
 (tests/oracles/nemo_rl_environment/<tag>.txt, from its uv.lock). Every table the program reads (NEMO_RL_RELEASES,
-NEMO_RL_IMAGE_PINS, BASE_VAL_PERIOD, the flat-data releases) is derived from the records; the policy pack's copy is
+NEMO_RL_IMAGE_PINS, the flat-data releases) is derived from the records; the policy pack's copy is
 generated from them (`python -m synth.policy_facts`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
@@ -17,6 +18,9 @@ from core.catalog.pins import ImagePin
 
 NEMO_RL_IMAGE_REPO = "nvcr.io/nvidia/nemo-rl"
 NEMO_RL_WORKDIR = "/opt/nemo-rl"
+# Each release's whole examples/configs/ and its config loader, verbatim (SOURCES.md there: tag, commit, Git ids):
+# the program validates `jobOverrides.config_path` and every dotted override against them at preview.
+NEMO_RL_REFERENCE = Path(__file__).resolve().parents[2] / "nemo-rl-reference"
 _REPO = "NVIDIA-NeMo/RL (https://github.com/NVIDIA-NeMo/RL)"
 
 _GRPO_70B = "examples/configs/grpo_math_70B_megatron.yaml"
@@ -33,10 +37,6 @@ _RAY_CLI_JOIN = "ray python/ray/dashboard/modules/job/cli.py at the release's Ra
 # NeMo-RL PR #1649 moved datasets under `data.train` / `data.validation` (the layout of the v0.6.0 tree), so a
 # release after it fails at start on the `data.dataset_name=...` the recipes render.
 _DATA_LAYOUT = f"{_REPO} examples/configs/grpo_math_1B.yaml at the tag; PR #1649"
-# grpo.val_period every listed config resolves to through NeMo-RL's `defaults:` chain: grpo_math_1B.yaml and
-# grpo_math_1B_megatron.yaml set 10; grpo_math_70B_megatron.yaml and the Gemma 3 recipes inherit it
-# (tests/test_checkpoint_runs.py loads the real configs).
-_VAL_PERIOD = f"{_REPO} examples/configs at the tag"
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,12 @@ class NemoRlRelease:
     commit: str  # the tag's commit in NVIDIA-NeMo/RL
     ray_version: str  # the Ray inside the image: a RayCluster's rayVersion must equal it
     grpo_entry: str  # GRPO entry script, relative to /opt/nemo-rl
-    configs: frozenset  # example configs (relative to /opt/nemo-rl) the recipes may name
+    # The configs the built-in recipes name on this release (their tests run each one); a recipe may name any GRPO
+    # math config the release ships (nemo-rl-reference/<tag>, checked by core.recipes.resolve).
+    configs: frozenset
     # The data layout the recipes render (data.dataset_name, data.train_data_path, ...): releases before NeMo-RL
     # PR #1649 keep it flat.
     flat_data: bool
-    val_period: int = 10  # grpo.val_period every config above resolves to (a recipe without one validates there)
     ray_cli_join: str = "list2cmdline"
     # LD_LIBRARY_PATH entries the release's own Dockerfile puts in the image, in its order. A pod's `env` value
     # replaces the image's variable (Kubernetes expands `$(VAR)` only from the container's own env), so the Ray
@@ -71,9 +72,8 @@ def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
         {
             "commit": f"{_REPO} tag {tag}",
             "ray_version": f"uv.lock of {_REPO} at {commit[:8]} (tests/oracles/nemo_rl_environment/{tag}.txt)",
-            "grpo_entry, configs": f"{_REPO} tree at {commit[:8]} (tests/nemo_rl_reference/{tag})",
+            "grpo_entry, configs": f"{_REPO} tree at {commit[:8]} (nemo-rl-reference/{tag})",
             "flat_data": _DATA_LAYOUT,
-            "val_period": _VAL_PERIOD,
             "ray_cli_join": _RAY_CLI_JOIN,
             "image_digest": _NO_NEMO_RL_DIGEST,
             **extra,
@@ -129,10 +129,6 @@ NEMO_RL_RELEASES: dict[str, NemoRlRelease] = {r.tag: r for r in _RECORDS}
 NEMO_RL_IMAGE_PINS: dict[str, ImagePin] = {
     r.tag: ImagePin(NEMO_RL_IMAGE_REPO, r.tag, r.image_digest, r.image_digest_source) for r in _RECORDS
 }
-
-# grpo.val_period per (release, config): a recipe that does not set val_period validates at this period
-# (core.recipes.megatron_save_without_validation).
-BASE_VAL_PERIOD: dict[tuple[str, str], int] = {(r.tag, config): r.val_period for r in _RECORDS for config in r.configs}
 
 # Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes render.
 FLAT_DATA_RELEASES: frozenset[str] = frozenset(r.tag for r in _RECORDS if r.flat_data)

@@ -8,7 +8,9 @@ Pure code. Secrets never appear here: the tokens reach the driver and the worker
 
 from __future__ import annotations
 
+import hashlib
 import json
+import posixpath
 import shlex
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -92,6 +94,7 @@ def job_script(
     after: tuple[list[str], ...] = (),
     prefetch_marker: Optional[str] = None,
     attempts: Optional[Attempts] = None,
+    start_from: Optional[str] = None,
 ) -> str:
     """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint()).
 
@@ -106,12 +109,16 @@ def job_script(
     script = [
         "set -eu",
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
-        shlex.join(["cd", paths.workdir]),
     ]
+    if start_from:
+        script.append(warm_start_line(mount_path, run_name, start_from))
+    script.append(shlex.join(["cd", paths.workdir]))
     steps: list[list[str]] = []
     if gate:
         steps.append(gate_command(gate, paths.scripts_dir))
     steps.extend(list(cmd) for cmd in before)
+    if recipe.config_files:
+        steps.append(install_configs_command(recipe, paths))
     if recipe.dataset == "gsm8k":
         steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker))
     if recipe.train_backend == "megatron":
@@ -131,6 +138,17 @@ def job_script(
     return "\n".join(script)
 
 
+def warm_start_line(mount_path: str, run_name: str, start_from: str) -> str:
+    """jobStartFrom: while the run's directory holds no `step_*`, hard-link `<checkpoints>/<start_from>` into it
+    (same Lustre filesystem: no bytes copied, and the source run's pruning unlinks only its own names); NeMo-RL then
+    resumes from it (the newest `step_N` of checkpointing.checkpoint_dir: nemo_rl/utils/checkpoint.py
+    CheckpointManager.get_latest_checkpoint_path). Once the run has saved its own, resubmissions leave it alone, and
+    a missing source fails the job under `set -e`. Paths are settings the rules keep shell-safe (core/shell.py)."""
+    dest = checkpoint_dir(mount_path, run_name)
+    source = f"{checkpoint_dir(mount_path, start_from.split('/')[0])}/{start_from.split('/')[1]}"
+    return f"ls -d {shlex.quote(dest)}/step_* >/dev/null 2>&1 || cp -a -l {shlex.quote(source)} {shlex.quote(dest)}/"
+
+
 def entrypoint(
     recipe: Recipe,
     release: NemoRlRelease,
@@ -144,6 +162,7 @@ def entrypoint(
     after: tuple[list[str], ...] = (),
     prefetch_marker: Optional[str] = None,
     attempts: Optional[Attempts] = None,
+    start_from: Optional[str] = None,
 ) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
@@ -175,6 +194,7 @@ def entrypoint(
                 after=after,
                 prefetch_marker=prefetch_marker,
                 attempts=attempts,
+                start_from=start_from,
             ),
         ]
     )
@@ -225,6 +245,43 @@ def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str, gate_rerun: 
 # entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
 SCRIPTS_DIR = IMAGE_PATHS.scripts_dir
 GSM8K_SCRIPT = pod_programs.GSM8K_PREP.name
+
+
+# --- the user's own config files (jobConfigFiles) ---------------------------------------------------------------
+USER_CONFIGS_SCRIPT = pod_programs.USER_CONFIGS.name
+# A mounted ConfigMap reaches a running head pod at the kubelet's next sync: "as long as kubelet sync period (1 minute
+# by default) + TTL of ConfigMaps cache (1 minute by default)" (kubernetes.io, Configure a Pod to Use a ConfigMap).
+USER_CONFIGS_WAIT_SECONDS = 300
+
+
+def user_config_key(install_path: str, text: str) -> str:
+    """The file's key in the job-scripts ConfigMap: content-addressed, so a stale mount is detected (install_configs.py
+    checks the hash) and an edit is a new key. ConfigMap keys allow letters, digits, '-', '_' and '.'."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"user-config-{digest}-{posixpath.basename(install_path)}"
+
+
+def user_config_files(recipe: Recipe) -> dict[str, str]:
+    """ConfigMap key -> content of the recipe's own config files (empty without jobConfigFiles)."""
+    return {user_config_key(p, t): t for p, t in sorted(recipe.config_files.items())}
+
+
+def install_configs_command(recipe: Recipe, paths: "ImagePaths") -> list[str]:
+    """argv that installs the user's files at their paths under the image's NeMo-RL directory, before training."""
+    pairs = [f"{user_config_key(p, t)}={p}" for p, t in sorted(recipe.config_files.items())]
+    return [
+        "uv",
+        "run",
+        "python",
+        f"{paths.scripts_dir}/{USER_CONFIGS_SCRIPT}",
+        "--from",
+        paths.scripts_dir,
+        "--to",
+        paths.workdir,
+        "--timeout",
+        str(USER_CONFIGS_WAIT_SECONDS),
+        *pairs,
+    ]
 
 
 def gsm8k_prep_command(

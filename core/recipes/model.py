@@ -26,6 +26,8 @@ class JobSpec(Protocol):
     def overrides(self) -> dict[str, Any]: ...
     @property
     def run_name(self) -> Optional[str]: ...
+    @property
+    def config_files(self) -> dict[str, str]: ...
 
 
 # --- recipes ------------------------------------------------------------------------------------------
@@ -39,14 +41,20 @@ class Recipe(BaseModel):
     model_revision: Optional[str] = Field(
         None,
         description=(
-            "Hugging Face revision of the model the weights prefetch downloads and the job trains from: a 40-hex "
-            "commit id or a version tag (branches move and are refused). Built-in recipes pin their model's "
-            "commit (core.catalog.MODELS)."
+            "Hugging Face revision of the model the weights prefetch downloads and the job trains from, its "
+            "tokenizer and reference model included: a 40-hex commit id (branches and tags move and are refused). "
+            "Built-in recipes pin their model's commit (core.catalog.MODELS); a model outside the catalog needs one."
         ),
     )
     config_path: str = Field(description="NeMo-RL base config, relative to /opt/nemo-rl (--config).")
     train_backend: Literal["megatron", "dtensor"] = Field(description="Training backend the base config enables.")
-    converter_type: Optional[str] = Field(None, description="policy.megatron_cfg.converter_type (Megatron only).")
+    converter_type: Optional[str] = Field(
+        None,
+        description=(
+            "policy.megatron_cfg.converter_type (Megatron only), rendered where the config has the key (v0.4.0, "
+            "v0.5.0). NeMo-RL reads it at no release; PR #2640 removed it from v0.7.0's configs."
+        ),
+    )
     dataset: Literal["DeepScaler", "gsm8k"] = Field(
         description=("DeepScaler (NeMo-RL built-in) or gsm8k (prepared as JSONL on Lustre, read by ResponseDataset).")
     )
@@ -81,8 +89,8 @@ class Recipe(BaseModel):
         None,
         ge=0,
         description=(
-            "grpo.val_period: steps between validations (0: none); null keeps the base config's (catalog "
-            "BASE_VAL_PERIOD)."
+            "grpo.val_period: steps between validations (0: none); null keeps the config's (resolved "
+            "through its defaults: chain)."
         ),
     )
     step_budget_seconds: int = Field(
@@ -112,17 +120,44 @@ class Recipe(BaseModel):
     )
     wandb_enabled: bool = Field(False, description="logger.wandb_enabled (needs the wandbApiKey secret).")
     wandb_name: Optional[str] = Field(None, description="logger.wandb.name; default: the run name.")
+    wandb_project: Optional[str] = Field(None, description="logger.wandb.project; null keeps the config's.")
+    wandb_entity: Optional[str] = Field(
+        None,
+        description=(
+            "The W&B team or user the run logs to: +logger.wandb.entity (no shipped config has the key; NeMo-RL "
+            "passes logger.wandb whole to wandb.init). Null: W&B's default entity of the API key."
+        ),
+    )
     tensorboard_enabled: Optional[bool] = Field(None, description="logger.tensorboard_enabled.")
     save_optimizer: bool = Field(
         True, description=("Checkpoints include the optimizer state (policy/optimizer/); used for checkpoint sizing.")
     )
     precision: Literal["bfloat16"] = Field("bfloat16", description="policy.precision of the base configs (sizing).")
+    model_params: Optional[int] = Field(
+        None,
+        ge=1,
+        description=(
+            "Parameter count of a model outside the catalog (its model card's figure), for checkpoint sizing; "
+            "catalog models keep the catalog's."
+        ),
+    )
+    config_files: dict[str, str] = Field(
+        default_factory=dict,
+        description="The user's own config files (jobConfigFiles): install path under /opt/nemo-rl -> content.",
+    )
+    config_overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "Any key of the release's config, as jobOverrides.<dotted.key> (a leading '+' adds a key the config "
+            "lacks), checked against the config resolved through its defaults: chain."
+        ),
+    )
 
 
 # Source: the codelab's run_nemo_rl.sh ("Scale RL with GKE and Managed Lustre",
 # https://codelabs.developers.google.com/next26/rl-gke-lustre) on NeMo-RL v0.4.0, with one deliberate difference: the
 # codelab saves every 2 steps while grpo_math_70B_megatron.yaml inherits grpo.val_period 10 (from
-# grpo_math_1B_megatron.yaml in v0.4.0, v0.5.0 and v0.7.0; catalog BASE_VAL_PERIOD), so 8 of its 10 checkpoints are
+# grpo_math_1B_megatron.yaml in v0.4.0, v0.5.0 and v0.7.0), so 8 of its 10 checkpoints are
 # written at steps without validation, which on the Megatron backend hits NVIDIA-NeMo/RL #1137 (CUDA OOM after such a
 # save). Here the run saves every 10 steps, at the validation steps 10 and 20 (see megatron_save_without_validation()).
 _QWEN_72B = Recipe(
@@ -180,5 +215,61 @@ _GEMMA3_27B = Recipe(
 
 RECIPES: dict[str, Recipe] = {r.name: r for r in (_QWEN_72B, _GEMMA3_27B)}
 
-# Recipe fields a jobOverrides entry may set (the name selects the recipe: jobRecipe).
-OVERRIDABLE = tuple(f for f in Recipe.model_fields if f != "name")
+# Recipe fields a jobOverrides entry may set (the name selects the recipe: jobRecipe; config_overrides holds the
+# dotted keys).
+OVERRIDABLE = tuple(f for f in Recipe.model_fields if f not in ("name", "config_overrides", "config_files"))
+
+# Config keys the program renders, and the setting that decides each: a dotted jobOverrides entry for one of them
+# is refused naming that setting (two spellings of one value would contradict each other).
+_DATA = "jobOverrides.dataset"
+SETTING_OF_KEY: dict[str, str] = {
+    "policy.model_name": "jobOverrides.model_name (the pinned snapshot)",
+    "policy.tokenizer.name": "jobOverrides.model_name (the tokenizer follows the pinned snapshot)",
+    "cluster.num_nodes": "jobOverrides.num_nodes",
+    "cluster.gpus_per_node": "jobOverrides.gpus_per_node",
+    "grpo.max_num_steps": "jobOverrides.max_num_steps",
+    "grpo.num_prompts_per_step": "jobOverrides.num_prompts_per_step",
+    "grpo.num_generations_per_prompt": "jobOverrides.num_generations_per_prompt",
+    "grpo.val_period": "jobOverrides.val_period",
+    "checkpointing.enabled": "the program (always true: resuming after a preemption needs checkpoints)",
+    "checkpointing.checkpoint_dir": "runName",
+    "checkpointing.save_period": "jobOverrides.save_period",
+    "checkpointing.keep_top_k": "jobOverrides.keep_top_k",
+    "checkpointing.metric_name": "jobOverrides.metric_name",
+    "checkpointing.higher_is_better": "jobOverrides.higher_is_better",
+    "logger.log_dir": "runName",
+    "logger.wandb_enabled": "jobOverrides.wandb_enabled",
+    "logger.wandb.name": "jobOverrides.wandb_name",
+    "logger.wandb.project": "jobOverrides.wandb_project",
+    "logger.wandb.entity": "jobOverrides.wandb_entity",
+    "logger.tensorboard_enabled": "jobOverrides.tensorboard_enabled",
+    "policy.megatron_cfg.converter_type": "jobOverrides.converter_type",
+    "policy.train_global_batch_size": "jobOverrides.train_global_batch_size",
+    "policy.dtensor_cfg.tensor_parallel_size": "jobOverrides.dtensor_tensor_parallel_size",
+    "policy.generation.vllm_cfg.tensor_parallel_size": "jobOverrides.vllm_tensor_parallel_size",
+    "policy.generation.vllm_cfg.gpu_memory_utilization": "jobOverrides.vllm_gpu_memory_utilization",
+    "policy.generation.colocated.enabled": "jobOverrides.colocated_generation",
+    "policy.generation.colocated.resources.num_nodes": "jobOverrides.generation_nodes",
+    "policy.generation.colocated.resources.gpus_per_node": "jobOverrides.generation_gpus_per_node",
+    # The dataset route, both layouts (v0.4.0/v0.5.0 flat; v0.7.0 data.train / data.validation / data.default).
+    **{
+        k: _DATA
+        for k in (
+            "data.dataset_name",
+            "data.train_data_path",
+            "data.val_data_path",
+            "data.input_key",
+            "data.output_key",
+            "data.train_split",
+            "data.val_split",
+            "data.train.dataset_name",
+            "data.train.data_path",
+            "data.train.split_validation_size",
+            "data.validation",
+            "data.validation.dataset_name",
+            "data.validation.data_path",
+            "data.default.input_key",
+            "data.default.output_key",
+        )
+    },
+}

@@ -36,26 +36,13 @@ from typing import Any, Optional
 
 from core.catalog import NemoRlRelease
 from core.lustre_paths import mount_root
+from core.recipes import config_tree
 from core.recipes.model import Recipe
 from core.recipes.resolve import higher_is_better, run_name_problem
 
 GSM8K_DIR = "datasets/gsm8k"  # under the Lustre mount
 CHECKPOINTS_DIR = "checkpoints"  # under the Lustre mount
 LOGS_DIR = "logs"  # under the Lustre mount
-
-# Override keys the GRPO base configs of v0.4.0/v0.5.0 do not define: their `data` section names a built-in
-# dataset and lists ResponseDataset's keys only in a comment (examples/configs/grpo_math_1B.yaml). Hydra refuses
-# to set a missing key without `+` and refuses `+` on a key that exists, so this set must be exact.
-KEYS_ABSENT_FROM_BASE = frozenset(
-    {
-        "data.train_data_path",
-        "data.val_data_path",
-        "data.input_key",
-        "data.output_key",
-        "data.train_split",
-        "data.val_split",
-    }
-)
 
 
 def checkpoint_dir(mount_path: str, run_name: str) -> str:
@@ -68,7 +55,12 @@ def gsm8k_paths(mount_path: str) -> dict[str, str]:
 
 
 def hydra_overrides(
-    recipe: Recipe, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+    recipe: Recipe,
+    *,
+    mount_path: str,
+    run_name: str,
+    model_path: Optional[str] = None,
+    release: Optional[NemoRlRelease] = None,
 ) -> dict[str, Any]:
     """Config key -> value, in a stable (sorted) order; None renders as null. `model_path`: the local
     directory of the prefetched, pinned model (NeMo-RL accepts a path as policy.model_name)."""
@@ -94,6 +86,14 @@ def hydra_overrides(
         "logger.wandb_enabled": recipe.wandb_enabled,
         "logger.wandb.name": recipe.wandb_name or run_name,
     }
+    if recipe.wandb_project is not None:
+        o["logger.wandb.project"] = recipe.wandb_project
+    if recipe.wandb_entity is not None:
+        # No shipped config has logger.wandb.entity: an explicit addition (`+`, computed by render_overrides).
+        # NeMo-RL passes logger.wandb whole to wandb.init(**cfg) (nemo_rl/utils/logger.py WandbLogger at v0.4.0,
+        # v0.5.0, v0.7.0), and an init argument beats the WANDB_ENTITY variable (wandb_settings.py
+        # update_from_env_vars, then the init settings on top), so the key is the one spelling that always wins.
+        o["logger.wandb.entity"] = recipe.wandb_entity
     optional = {
         "policy.megatron_cfg.converter_type": recipe.converter_type,
         "policy.train_global_batch_size": recipe.train_global_batch_size,
@@ -113,7 +113,9 @@ def hydra_overrides(
         o["policy.generation.colocated.resources.gpus_per_node"] = (
             recipe.generation_gpus_per_node or recipe.gpus_per_node
         )
-    if recipe.dataset == "DeepScaler":
+    if release is not None and not release.flat_data:
+        o.update(_train_validation_data(recipe, mount_path))
+    elif recipe.dataset == "DeepScaler":
         o["data.dataset_name"] = "DeepScaler"
     else:
         paths = gsm8k_paths(mount_path)
@@ -130,6 +132,28 @@ def hydra_overrides(
             }
         )
     return dict(sorted(o.items()))
+
+
+def _train_validation_data(recipe: Recipe, mount_path: str) -> dict[str, Any]:
+    """The dataset route in the layout of NeMo-RL PR #1649 (v0.7.0 examples/configs/grpo_math_1B.yaml: data.train,
+    data.validation, data.default; nemo_rl/data/utils.py setup_response_data builds each from DATASET_REGISTRY and
+    fills the keys it lacks from data.default). DeepScaler as v0.7.0's recipes/llm/grpo-deepscaler-1.5b-8K.yaml
+    does it: DeepScalerDataset trains, AIME 2024 validates (deepscaler.py no longer builds a validation split).
+    GSM8K: our prepared JSONL through ResponseDataset (data_path; a .jsonl loads as the split `train`, taken when
+    `split` is null), the test file as the validation dataset, and no 5 % of the training file held out as well
+    (the base config's split_validation_size 0.05)."""
+    if recipe.dataset == "DeepScaler":
+        return {"data.train.dataset_name": "DeepScaler", "data.validation.dataset_name": "AIME2024"}
+    paths = gsm8k_paths(mount_path)
+    return {
+        "data.train.dataset_name": "ResponseDataset",
+        "data.train.data_path": paths["train"],
+        "data.train.split_validation_size": 0,
+        "data.default.input_key": "question",
+        "data.default.output_key": "answer",
+        "data.validation.dataset_name": "ResponseDataset",
+        "data.validation.data_path": paths["validation"],
+    }
 
 
 # Strings Hydra's override grammar reads back unchanged without quotes (hydra/grammar/OverrideLexer.g4 of Hydra
@@ -165,6 +189,9 @@ def hydra_value(value: Any) -> str:
         return "True" if value else "False"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, list):
+        # Hydra's list grammar, each element in the same grammar.
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
     if isinstance(value, str):
         if "${" in value:
             raise ValueError(f"{value!r}: '${{' would be resolved as an OmegaConf interpolation")
@@ -188,12 +215,27 @@ def hydra_value(value: Any) -> str:
     raise TypeError(f"cannot render {type(value).__name__} as a Hydra value")
 
 
-def render_overrides(recipe: Recipe, *, mount_path: str, run_name: str, model_path: Optional[str] = None) -> list[str]:
-    """Hydra overrides as command-line words, `+` exactly on the keys the base config lacks."""
-    return [
-        ("+" if k in KEYS_ABSENT_FROM_BASE else "") + f"{k}={hydra_value(v)}"
-        for k, v in hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path).items()
-    ]
+def render_overrides(
+    recipe: Recipe,
+    release: NemoRlRelease,
+    *,
+    mount_path: str,
+    run_name: str,
+    model_path: Optional[str] = None,
+) -> list[str]:
+    """Hydra overrides as command-line words: the program's keys (`+` exactly on those the release's config
+    lacks: Hydra refuses to set a missing key without `+` and refuses `+` on a key that is set), then the user's
+    dotted jobOverrides as written (their `+` is theirs; core.recipes.resolve checked each against the config)."""
+    tree = config_tree.load(release.tag, recipe.config_path, recipe.config_files)
+    words = []
+    rendered = hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path, release=release)
+    for k, v in rendered.items():
+        if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
+            continue  # v0.7.0 dropped the key (no reader at any release)
+        words.append(("" if tree.lookup(k)[0] else "+") + f"{k}={hydra_value(v)}")
+    for k, v in sorted(recipe.config_overrides.items()):
+        words.append(f"{k}={hydra_value(config_tree.render_value(tree, k, v))}")
+    return words
 
 
 def render_args(
@@ -204,5 +246,5 @@ def render_args(
         release.grpo_entry,
         "--config",
         recipe.config_path,
-        *render_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path),
+        *render_overrides(recipe, release, mount_path=mount_path, run_name=run_name, model_path=model_path),
     ]

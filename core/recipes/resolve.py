@@ -13,15 +13,17 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import posixpath
 import re
 from typing import Optional
 
 from pydantic import ValidationError
 
 from core import catalog, prefetch, shell
-from core.catalog import BASE_VAL_PERIOD, NEMO_RL_RELEASES, NemoRlRelease
+from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core.keys import key as _key
-from core.recipes.model import DEFAULT_RECIPE, OVERRIDABLE, RECIPES, JobSpec, Recipe
+from core.recipes import config_tree
+from core.recipes.model import DEFAULT_RECIPE, OVERRIDABLE, RECIPES, SETTING_OF_KEY, JobSpec, Recipe
 
 # Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes
 # render: the release records' `flat_data` (core/catalog/nemo_rl.py, NeMo-RL PR #1649).
@@ -53,7 +55,7 @@ def _suggest(word: str, known) -> str:
     return f"; did you mean {m[0]!r}?" if m else ""
 
 
-def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
+def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> tuple[Optional[Recipe], list[str]]:
     name = recipe_name(job)
     base = RECIPES.get(name)
     if base is None:
@@ -63,30 +65,48 @@ def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
         ]
     problems = []
     values = base.model_dump()
+    config_keys: dict = {}
     for field, value in sorted(job.overrides.items()):
-        if field == "name":
+        unsafe = _unsafe_problem(field, value)
+        if is_config_key(field):
+            if unsafe:
+                problems.append(unsafe)
+            else:
+                config_keys[field] = value
+        elif field == "name":
             problems.append(
                 f"{_key('jobOverrides.name')}: the recipe is chosen with {_key('jobRecipe')}, not overridden"
             )
         elif field not in Recipe.model_fields:
             problems.append(
                 f"{_key(f'jobOverrides.{field}')}: is not a recipe field{_suggest(field, OVERRIDABLE)}"
-                f"; fields: {', '.join(OVERRIDABLE)}"
+                f"; fields: {', '.join(OVERRIDABLE)}; a key of the NeMo-RL config is written dotted, e.g. "
+                "policy.optimizer.kwargs.lr"
             )
-        elif isinstance(value, str) and shell.unsafe_characters(value):
-            # The value reaches NeMo-RL through KubeRay's bash, the image's Ray CLI (list2cmdline) and /bin/sh
-            # (core/shell.py); tests/test_entrypoint_shells.py runs that chain.
-            chars = " ".join(shell.unsafe_characters(value))
-            problems.append(
-                f"{_key(f'jobOverrides.{field}')}: {value!r} contains {chars}, which the job's shells "
-                "(KubeRay's bash, the image's ray job submit, /bin/sh) would change or run; "
-                "remove $ ` \\ \" and ' from the value"
-            )
+        elif unsafe:
+            problems.append(unsafe)
         else:
             values[field] = value
+    values["config_overrides"] = config_keys
+    files, file_problems = read_config_files(job)
+    values["config_files"] = files
+    problems.extend(file_problems)
     if "model_name" in job.overrides and "model_revision" not in job.overrides:
         # The base recipe's pin belongs to its own model: another model takes the catalog's pin or none.
         values["model_revision"] = prefetch.default_revision(values["model_name"])
+    if "model_name" in job.overrides and "model_params" not in job.overrides:
+        values["model_params"] = None  # the base recipe's count belongs to its own model
+    if "config_path" in job.overrides and "train_backend" not in job.overrides:
+        # Another config: its own backend (policy.megatron_cfg.enabled), and the base recipe's Megatron converter
+        # (NeMo-RL reads no converter_type at any release: `git grep converter_type <tag> -- nemo_rl` is empty at
+        # v0.4.0, v0.5.0 and v0.7.0; NVIDIA-NeMo/RL PR #2640 removed it from v0.7.0's configs) is dropped.
+        backend = _config_backend(values["config_path"], release, files)
+        if backend is not None:
+            values["train_backend"] = backend
+            if "converter_type" not in job.overrides:
+                values["converter_type"] = None
+            if backend != "dtensor" and "dtensor_tensor_parallel_size" not in job.overrides:
+                values["dtensor_tensor_parallel_size"] = None  # the base recipe's DTensor layout
     if problems:
         return None, problems
     try:
@@ -97,6 +117,102 @@ def _apply_overrides(job: JobSpec) -> tuple[Optional[Recipe], list[str]]:
             field = str(err["loc"][0]) if err["loc"] else "name"
             out.append(f"{_origin(job, field)}: {field}: {err['msg']} (got {err.get('input')!r})")
         return None, out
+
+
+def read_config_files(job: JobSpec) -> tuple[dict[str, str], list[str]]:
+    """jobConfigFiles (install path -> project file) read from the project: install path -> text, and one line per
+    problem naming `jobConfigFiles.<install path>`."""
+    files: dict[str, str] = {}
+    problems = []
+    total = 0
+    for install, source in sorted((getattr(job, "config_files", None) or {}).items()):
+        k = _key(f"jobConfigFiles.{install}")
+        norm = posixpath.normpath(install)
+        if (
+            norm != install
+            or not install.startswith(config_tree.CONFIGS_DIR + "/")
+            or not install.endswith(".yaml")
+            or not re.fullmatch(r"[A-Za-z0-9_./-]+", install)
+        ):
+            problems.append(
+                f"{k}: the install path must be a .yaml path under {config_tree.CONFIGS_DIR}/ (relative to "
+                "/opt/nemo-rl; letters, digits, '_', '-', '.', '/'; no '..'), e.g. "
+                "examples/configs/recipes/llm/mine.yaml"
+            )
+            continue
+        if any(config_tree.shipped(t, install) for t in NEMO_RL_RELEASES):
+            problems.append(f"{k}: a release ships a file at this path; choose another name")
+            continue
+        path = (config_tree.PROJECT_ROOT / str(source)).resolve()
+        if not isinstance(source, str) or posixpath.isabs(source) or config_tree.PROJECT_ROOT not in path.parents:
+            problems.append(f"{k}: {source!r} must be a file of this Pulumi project, relative to its directory")
+            continue
+        try:
+            data = path.read_bytes()
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(f"{k}: cannot read {source!r} as UTF-8 text ({type(e).__name__})")
+            continue
+        total += len(data)
+        if len(data) > config_tree.USER_FILE_MAX_BYTES:
+            problems.append(f"{k}: {source!r} is {len(data)} bytes; at most {config_tree.USER_FILE_MAX_BYTES}")
+            continue
+        try:
+            parsed = config_tree.parse_yaml(text, source)
+        except config_tree.ConfigFileError as e:
+            problems.append(f"{k}: {e}")
+            continue
+        defaults = parsed.get("defaults")
+        entries = [defaults] if isinstance(defaults, str) else list(defaults or [])
+        if any(str(d).startswith("/") for d in entries):
+            problems.append(f"{k}: defaults: entries must be relative to the file's install path, not absolute")
+            continue
+        files[install] = text
+    if total > config_tree.USER_FILES_MAX_BYTES:
+        problems.append(
+            f"{_key('jobConfigFiles')}: {total} bytes in all; at most {config_tree.USER_FILES_MAX_BYTES} (they ship "
+            "in the job-scripts ConfigMap, 1 MiB at most)"
+        )
+    return files, problems
+
+
+def recipe_tree(r: Recipe, release: NemoRlRelease) -> config_tree.ConfigTree:
+    """The recipe's config as the release loads it, the user's files included (ConfigFileError: a bad file)."""
+    return config_tree.load(release.tag, r.config_path, r.config_files)
+
+
+def is_config_key(field: str) -> bool:
+    """A jobOverrides entry naming a key of the NeMo-RL config (dotted, or '+' for an addition), not a recipe
+    field."""
+    return "." in field or field.startswith(("+", "~"))
+
+
+def _unsafe_problem(field: str, value: object) -> Optional[str]:
+    # The value reaches NeMo-RL through KubeRay's bash, the image's Ray CLI (list2cmdline) and /bin/sh
+    # (core/shell.py); tests/test_entrypoint_shells.py runs that chain.
+    words = value if isinstance(value, list) else [value]
+    chars = sorted({c for w in words if isinstance(w, str) for c in shell.unsafe_characters(w)})
+    if not chars and not (is_config_key(field) and any(isinstance(w, str) and "${" in w for w in words)):
+        return None
+    return (
+        f"{_key(f'jobOverrides.{field}')}: {value!r} contains {' '.join(chars) or '${'}, which the job's shells "
+        "(KubeRay's bash, the image's ray job submit, /bin/sh) would change or run; "
+        "remove $ ` \\ \" and ' from the value"
+    )
+
+
+def _config_backend(config_path: str, release: Optional[NemoRlRelease], files: Optional[dict] = None) -> Optional[str]:
+    """The backend a shipped config enables (policy.megatron_cfg.enabled): in `release`, else in the newest release
+    that ships it."""
+    tags = [release.tag] if release is not None else sorted(NEMO_RL_RELEASES, reverse=True)
+    for tag in tags:
+        if config_tree.shipped(tag, config_path) or config_path in (files or {}):
+            try:
+                tree = config_tree.load(tag, config_path, files)
+            except config_tree.ConfigFileError:
+                return None
+            return "megatron" if tree.lookup("policy.megatron_cfg.enabled", resolved=True)[1] is True else "dtensor"
+    return None
 
 
 def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
@@ -180,6 +296,24 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
     p.extend(_metric_problems(r))
     if r.model_revision is not None and prefetch.revision_problem(r.model_revision):
         p.append((("model_revision",), f"model_revision {prefetch.revision_problem(r.model_revision)}"))
+    if r.model_revision is None and r.model_name not in catalog.MODELS:
+        p.append(
+            (
+                ("jobOverrides.model_revision",),
+                f"model {r.model_name!r} is not in the catalog, so it has no pinned revision; set model_revision to "
+                "the 40-hex commit of the revision to train (the model, its tokenizer and the reference model load "
+                "from that snapshot)",
+            )
+        )
+    known = catalog.MODEL_PARAMS.get(r.model_name)
+    if known is not None and r.model_params is not None and r.model_params != known:
+        p.append(
+            (
+                ("model_params", "model_name"),
+                f"model_params {r.model_params} contradicts the catalog's {known} for {r.model_name!r}; remove "
+                "model_params (catalog models keep their facts)",
+            )
+        )
     return p
 
 
@@ -232,28 +366,160 @@ def higher_is_better(r: Recipe) -> bool:
 
 
 def _consistency_problems(r: Recipe, job: JobSpec) -> list[str]:
-    return [f"{_origin(job, *fields)}: {msg}" for fields, msg in _consistency(r)]
+    # A problem whose fix is a setting not yet given names that setting ("jobOverrides.<field>") itself.
+    return [
+        f"{_key(fields[0]) if fields[0].startswith('jobOverrides.') else _origin(job, *fields)}: {msg}"
+        for fields, msg in _consistency(r)
+    ]
 
 
 def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[str]:
+    """The recipe against the release's own config tree (nemo-rl-reference/<tag>): the config exists and is a GRPO
+    math config the entry script runs, its backend is the recipe's, and every dotted override fits it."""
     p = []
-    if r.config_path not in release.configs:
+    in_tree = r.config_path.startswith(config_tree.CONFIGS_DIR + "/")
+    own = r.config_path in r.config_files
+    if not own and (not in_tree or not config_tree.shipped(release.tag, r.config_path)):
+        near = difflib.get_close_matches(r.config_path, config_tree.shipped_configs(release.tag), n=1)
         p.append(
             f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
             f"NeMo-RL {release.tag} ({_key('nemoRlRelease')}); releases with it: "
-            f"{', '.join(_releases_with(r.config_path)) or 'none known'}"
+            f"{', '.join(_releases_with(r.config_path)) or 'none'}" + (f"; did you mean {near[0]!r}?" if near else "")
         )
-    if release.tag not in FLAT_DATA_RELEASES:
+        return p
+    try:
+        tree = recipe_tree(r, release)
+    except config_tree.ConfigFileError as e:
+        return [f"{_origin(job, 'config_path')}: {r.config_path} does not load on NeMo-RL {release.tag}: {e}"]
+    kind = runnable_problem(tree)
+    if kind:
+        return [f"{_origin(job, 'config_path')}: {r.config_path} (NeMo-RL {release.tag}) {kind}"]
+    backend = "megatron" if tree.lookup("policy.megatron_cfg.enabled", resolved=True)[1] is True else "dtensor"
+    if backend != r.train_backend:
         p.append(
-            f"{_key('nemoRlRelease')}: NeMo-RL {release.tag} keeps datasets under data.train/data.validation; "
-            f"the recipes render the data.* layout of {', '.join(sorted(FLAT_DATA_RELEASES))}; use one of "
-            f"those or set {_key('jobEnabled')} to false"
+            f"{_origin(job, 'train_backend', 'config_path')}: {r.config_path} (NeMo-RL {release.tag}) trains with "
+            f"{backend} (policy.megatron_cfg.enabled), not {r.train_backend}; set "
+            f"{_key('jobOverrides.train_backend')} to {backend}"
         )
+    p.extend(_rendered_key_problems(r, job, release, tree))
+    p.extend(_unpinned_artefact_problems(r, job, release, tree))
+    for key, value in sorted(r.config_overrides.items()):
+        owner = SETTING_OF_KEY.get(key.lstrip("+~"))
+        if owner:
+            p.append(f"{_key(f'jobOverrides.{key}')}: is rendered by the program from {owner}; set that instead")
+            continue
+        if key.startswith("~"):
+            p.append(f"{_key(f'jobOverrides.{key}')}: deleting a key ('~') is not supported; set it to null instead")
+            continue
+        problem = _inactive_backend_problem(key.lstrip("+"), backend) or config_tree.override_problem(tree, key, value)
+        if problem:
+            p.append(f"{_key(f'jobOverrides.{key}')}: {problem}")
     return p
 
 
+def _rendered_key_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree) -> list[str]:
+    """The program's own keys must apply to the chosen config as Hydra would apply them (a config whose data.train
+    is a list of datasets, say, cannot take data.train.dataset_name): one line naming config_path."""
+    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
+
+    bad = []
+    for k in hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release):
+        if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
+            continue  # not rendered where the config lacks it
+        # The key's existence and shape only: the program's values are its own (types checked by its tests).
+        problem = config_tree.override_problem(tree, k if tree.lookup(k)[0] else "+" + k, None)
+        if problem:
+            bad.append((k, problem))
+    if not bad:
+        return []
+    (k, problem), more = bad[0], len(bad) - 1
+    return [
+        f"{_origin(job, 'config_path')}: {r.config_path} (NeMo-RL {release.tag}) cannot take {k}, which "
+        f"{SETTING_OF_KEY.get(k, 'the recipe')} renders ({problem})"
+        + (f", nor {more} more such key(s)" if more else "")
+    ]
+
+
+# Features whose config names another Hub artefact than the policy's model: NeMo-RL would load it by name, at the
+# Hub's current revision, while everything the job loads must be the pinned snapshot (the prefetch pins only the
+# policy's model and the recipe's datasets). Until the prefetch pins them, a run with one on is refused.
+# policy.draft: the speculative-decoding draft model (v0.7.0 recipes/llm/*-eagle3.yaml, policy.draft.model_name);
+# on_policy_distillation: teacher models by name (v0.7.0 teacher_model_by_agent_name).
+UNPINNED_FEATURES = {
+    "policy.draft.enabled": "policy.draft.model_name",
+    "on_policy_distillation.enabled": "on_policy_distillation.teacher_model_by_agent_name",
+}
+
+
+def _unpinned_artefact_problems(
+    r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree
+) -> list[str]:
+    # Only the overrides Hydra would take (the others are reported on their own).
+    accepted = {
+        k: config_tree.render_value(tree, k, v)
+        for k, v in r.config_overrides.items()
+        if not k.startswith("~") and config_tree.override_problem(tree, k, v) is None
+    }
+    config = config_tree.with_overrides(tree, accepted)
+    p = []
+    for switch, artefact in UNPINNED_FEATURES.items():
+        present, on = config_tree.lookup(config, switch)
+        if present and on is True:
+            where = _key(f"jobOverrides.{switch}") if switch in r.config_overrides else _origin(job, "config_path")
+            p.append(
+                f"{where}: {r.config_path} (NeMo-RL {release.tag}) turns on {switch}, which loads {artefact} "
+                f"({config_tree.lookup(config, artefact)[1]!r}) from the Hub unpinned; the weights prefetch pins only "
+                f"the policy's model, so set {switch} to false"
+            )
+    return p
+
+
+def _inactive_backend_problem(key: str, backend: str) -> Optional[str]:
+    """A key only the other backend reads: Hydra takes it (`+policy.optimizer.kwargs.lr` under Megatron's null
+    policy.optimizer is accepted) and the run ignores it. The Megatron policy builds its optimizer and scheduler from
+    policy.megatron_cfg.optimizer / .scheduler, the DTensor policy from policy.optimizer / policy.scheduler
+    (nemo_rl/models/policy/workers/dtensor_policy_worker.py `self.cfg["optimizer"]` and megatron_policy_worker.py
+    `self.cfg["megatron_cfg"]["optimizer"]` at v0.5.0)."""
+    dtensor_only = ("policy.optimizer", "policy.scheduler")
+    megatron_only = ("policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler")
+    unread = dtensor_only if backend == "megatron" else megatron_only
+    if not any(key == k or key.startswith(k + ".") for k in unread):
+        return None
+    instead = megatron_only if backend == "megatron" else dtensor_only
+    return (
+        f"the config trains with {backend} (policy.megatron_cfg.enabled), which does not read {key}; set "
+        f"{' / '.join(k + '.*' for k in instead)} instead"
+    )
+
+
+# The eight sections NeMo-RL's GRPO MasterConfig holds (nemo_rl/algorithms/grpo.py at v0.4.0, v0.5.0 and v0.7.0).
+GRPO_SECTIONS = ("policy", "loss_fn", "env", "data", "grpo", "logger", "cluster", "checkpointing")
+
+
+def runnable_problem(tree: config_tree.ConfigTree) -> Optional[str]:
+    """Why the release's GRPO math entry script cannot run this config (None: it can). v0.4.0/v0.5.0
+    examples/run_grpo_math.py always builds `MathEnvironment(env_configs["math"])`; v0.7.0 examples/run_grpo.py
+    builds the environments the data names, and the recipes' datasets name `math`. NeMo-Gym configs
+    (`env.should_use_nemo_gym`) run examples/nemo_gym/run_grpo_nemo_gym.py, VLM ones run_vlm_grpo.py."""
+    missing = [s for s in GRPO_SECTIONS if not tree.has_sections(s)]
+    if missing:
+        return f"is not a GRPO config (it lacks {', '.join(missing)}: an SFT, DPO, distillation or eval config?)"
+    env = tree.raw["env"]
+    if env.get("should_use_nemo_gym"):
+        return "is a NeMo-Gym config (env.should_use_nemo_gym), run by another entry script than GRPO math's"
+    name = tree.config_path.lower()
+    if "vlm" in name or "audio" in name or "vlm" in env:
+        return "is a vision-language / audio GRPO config, run by examples/run_vlm_grpo.py, not GRPO math's entry"
+    for other, script in (("reward_model", "run_grpo_rm.py"), ("sliding_puzzle_game", "run_grpo_sliding_puzzle.py")):
+        if isinstance(env.get(other), dict):
+            return f"uses env.{other}, run by examples/{script}, not the GRPO math entry script"
+    if not isinstance(env.get("math"), dict):
+        return "has no env.math, the math environment the GRPO math entry script and the recipes' datasets use"
+    return None
+
+
 def _releases_with(config_path: str) -> list[str]:
-    return sorted(t for t, rel in NEMO_RL_RELEASES.items() if config_path in rel.configs)
+    return sorted(t for t in NEMO_RL_RELEASES if config_tree.shipped(t, config_path))
 
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -268,39 +534,101 @@ def run_name_problem(name: str) -> Optional[str]:
     )
 
 
-# What makes a checkpoint the wrong one to resume from, besides the NeMo-RL release that wrote it (checkpoint
-# layout, Megatron-Core and PyTorch DCP versions change between releases, and NeMo-RL promises no compatibility
-# across them):
-# - the weights and their architecture: model_name, config_path (which also fixes the Megatron parallel layout and
-#   the optimizer), converter_type, precision;
-# - the checkpoint format: train_backend (Megatron torch_dist vs DTensor DCP under policy/weights);
-# - how the weights and the distributed optimizer state are sharded: the training world size (num_nodes,
-#   gpus_per_node, minus the nodes given to non-colocated generation) and dtensor_tensor_parallel_size;
-# - dataset: train_dataloader.pt holds the position in this dataset.
-# Everything else resumes: steps, periods, keep_top_k, logging, batch shape and the vLLM settings (generation
-# weights are refreshed from the policy at every refit).
-CHECKPOINT_IDENTITY = (
-    "model_name",
-    "config_path",
-    "converter_type",
-    "precision",
-    "train_backend",
-    "num_nodes",
-    "gpus_per_node",
-    "colocated_generation",
-    "generation_nodes",
-    "generation_gpus_per_node",
-    "dtensor_tensor_parallel_size",
-    "dataset",
+# Which changes resume the run and which start a new one (docs/operations.md "Which changes start a new run").
+# NeMo-RL resumes from the newest `step_N` of checkpointing.checkpoint_dir and restores the weights, the optimizer and
+# its scheduler state, the dataloader position and the step counters (GRPOSaveState); every other value comes from
+# the new config, unchecked (nemo_rl/algorithms/grpo.py `setup`, nemo_rl/utils/checkpoint.py CheckpointManager, at
+# v0.4.0-v0.7.0). So a changed learning rate on resume is silently the checkpoint's (the restored scheduler keeps its
+# base_lrs), a changed seed or dataset continues another data order, and a changed loss, batch shape, precision or
+# parallel layout mixes two experiments into one curve or does not load at all. The run's identity is therefore the
+# whole config NeMo-RL runs with, resolved, minus the keys below, which only extend or observe a run, or tune memory
+# and speed without changing what is trained (a user lowers them after an out-of-memory and expects to resume).
+# Anything not listed starts a new run: the safe direction (data stays on Lustre; two experiments never mix).
+RESUME_SAFE_KEYS = (
+    # extend the run: the loop runs while current_epoch < max_num_epochs and total_steps < max_num_steps
+    "grpo.max_num_steps",
+    "grpo.max_num_epochs",
+    # validation only: no gradient depends on it
+    "grpo.val_period",
+    "grpo.val_batch_size",
+    "grpo.max_val_samples",
+    "grpo.val_at_start",
+    "grpo.val_at_end",
+    "grpo.num_val_generations_per_prompt",
+    # when and which checkpoints are kept (the directory is the run's own; enabled is always true)
+    "checkpointing.enabled",
+    "checkpointing.checkpoint_dir",
+    "checkpointing.save_period",
+    "checkpointing.keep_top_k",
+    "checkpointing.metric_name",
+    "checkpointing.higher_is_better",
+    "checkpointing.checkpoint_must_save_by",
+    "checkpointing.save_consolidated",
+    # observation: W&B, TensorBoard, MLflow, GPU monitoring, the log directory
+    "logger",
+    # ports, placement alignment, worker counts
+    "cluster.master_port_range_low",
+    "cluster.master_port_range_high",
+    "cluster.segment_size",
+    "data.num_workers",
+    # memory and speed: generation weights are refit from the policy at every step, so vLLM's layout and memory
+    # share change no checkpoint; activation checkpointing and offloading change no value
+    "policy.generation.vllm_cfg.gpu_memory_utilization",
+    "policy.generation.vllm_cfg.enforce_eager",
+    "policy.generation.vllm_cfg.tensor_parallel_size",
+    "policy.generation.vllm_cfg.pipeline_parallel_size",
+    "policy.logprob_batch_size",
+    "policy.generation_batch_size",
+    "policy.dtensor_cfg.activation_checkpointing",
+    "policy.dtensor_cfg.cpu_offload",
+    "policy.megatron_cfg.activation_checkpointing",
+    "policy.megatron_cfg.empty_unused_memory_level",
+    "policy.offload_optimizer_for_logprob",
+    "policy.refit_buffer_size_gb",
 )
+_RESUME_SAFE_RE = re.compile(r"env\.[^.]+\.num_workers")  # the reward environment's worker count
+# Placeholders for the per-stack, per-run values the program renders into the config (the mount path, the run name):
+# the identity is the same on every stack and for every name.
+_MOUNT, _RUN = "/mount", "run"
+
+
+def _resume_safe(key: str, config: dict) -> bool:
+    if _RESUME_SAFE_RE.fullmatch(key):
+        return True
+    if key == "grpo.max_num_steps" and _steps_set_the_lr_horizon(config):
+        return False
+    return any(key == k or key.startswith(k + ".") for k in RESUME_SAFE_KEYS)
+
+
+def _steps_set_the_lr_horizon(config: dict) -> bool:
+    """Megatron with no lr_decay_iters and a decaying lr: the decay horizon is train_iters, which NeMo-RL sets from
+    grpo.max_num_steps (nemo_rl/algorithms/grpo.py at v0.7.0, "equal to the total number of scheduler steps"; Megatron-
+    Bridge sets lr_decay_iters = train_iters when it is None), so more steps change the learning-rate curve."""
+    meg = (config.get("policy") or {}).get("megatron_cfg") or {}
+    sched = meg.get("scheduler") or {}
+    return (
+        bool(meg.get("enabled")) and sched.get("lr_decay_iters") is None and sched.get("lr_decay_style") != "constant"
+    )
+
+
+def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
+    """What a run's checkpoints belong to: the release, the model at its pinned commit, and every value of the
+    config NeMo-RL runs with (base config + the program's keys + the user's keys, resolved) that is not resume-safe."""
+    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
+
+    tree = recipe_tree(recipe, release)
+    rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN, release=release)
+    if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
+        rendered.pop("policy.megatron_cfg.converter_type", None)
+    rendered.update({k.lstrip("+"): config_tree.render_value(tree, k, v) for k, v in recipe.config_overrides.items()})
+    config = config_tree.with_overrides(tree, rendered)
+    kept = {k: repr(v) for k, v in config_tree.flatten(config).items() if not _resume_safe(k, config)}
+    return {"nemo_rl": release.tag, "model": f"{recipe.model_name}@{recipe.model_revision}", "config": kept}
 
 
 def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease) -> str:
-    """8 hex digits naming what the recipe's checkpoints are compatible with (CHECKPOINT_IDENTITY + release)."""
-    identity = {"nemo_rl": release.tag, **{f: getattr(recipe, f) for f in CHECKPOINT_IDENTITY}}
-    if not recipe.colocated_generation:
-        # Rendered as gpus_per_node when unset (hydra_overrides), so both spellings are one layout.
-        identity["generation_gpus_per_node"] = recipe.generation_gpus_per_node or recipe.gpus_per_node
+    """8 hex digits naming the run's identity (run_identity): equal exactly when the checkpoints are the run's own."""
+    identity = run_identity(recipe, release)
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
 
 
@@ -308,25 +636,33 @@ def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> s
     """The run name: `runName`, else `<recipe>-<stack>-<fingerprint>`.
 
     NeMo-RL resumes from the newest `step_N` under `<mount>/checkpoints/<run name>`. The fingerprint changes with
-    what makes those checkpoints incompatible (CHECKPOINT_IDENTITY, the release), so resubmitting the same recipe
-    (or one with more steps, other periods, other logging) resumes, and a changed model, layout, backend or
-    release starts fresh in a directory of its own. An explicit `runName` is used as given."""
+    the run's identity (run_identity: the release, the pinned model, every config value but RESUME_SAFE_KEYS), so
+    resubmitting the same recipe (or one with more steps, other periods, other logging) resumes, and a changed
+    model, learning rate, loss, data, seed, batch shape, precision or layout starts fresh in a directory of its own.
+    An explicit `runName` is used as given."""
     if job.run_name is not None:
         return job.run_name
-    recipe, _ = _apply_overrides(job)
+    recipe, _ = _apply_overrides(job, release)
     base = f"{recipe_name(job)}-{stack_name}"
     slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
-    if recipe is None:
+    try:
+        fingerprint = checkpoint_fingerprint(recipe, release) if recipe is not None else None
+    except config_tree.ConfigFileError:
+        fingerprint = None  # refused by the recipe rules; no name is rendered
+    if fingerprint is None:
         return slug[:100] or "run"
-    fingerprint = checkpoint_fingerprint(recipe, release)
     return f"{slug[:91]}-{fingerprint}" if slug else f"run-{fingerprint}"
 
 
 def effective_val_period(recipe: Recipe, release: NemoRlRelease) -> Optional[int]:
-    """grpo.val_period the run validates at: the recipe's, else its base config's (None if not known)."""
+    """grpo.val_period the run validates at: the recipe's, else its config's resolved one (None if not known)."""
     if recipe.val_period is not None:
         return recipe.val_period
-    return BASE_VAL_PERIOD.get((release.tag, recipe.config_path))
+    try:
+        value = recipe_tree(recipe, release).lookup("grpo.val_period", resolved=True)[1]
+    except config_tree.ConfigFileError:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def megatron_save_without_validation(recipe: Recipe, release: NemoRlRelease) -> list[int]:
@@ -374,7 +710,7 @@ def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Opti
     The recipe is None only when it cannot be built at all (unknown recipe or field, invalid value); with other
     problems it is returned too, so the cluster-fit rules can report theirs in the same run. The settings
     resolve it once per run (core.settings) and refuse to go on while any problem remains."""
-    recipe, problems = _apply_overrides(job)
+    recipe, problems = _apply_overrides(job, release)
     run_problem = run_name_problem(default_run_name(job, stack_name, release))
     if run_problem:
         problems.append(run_problem)
@@ -435,7 +771,7 @@ def check_job(
 def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
     """The recipe the job runs on `release`, or RecipeError with every problem (for callers outside the
     settings, which have already resolved it: tests and tools)."""
-    recipe, problems = _apply_overrides(job)
+    recipe, problems = _apply_overrides(job, release)
     if recipe is None:  # no recipe comes without a problem saying why
         raise RecipeError(problems)
     problems.extend(_consistency_problems(recipe, job))

@@ -7,6 +7,7 @@ settings as `Settings.recipe`; the rules here check what it asks of the cluster.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import Field, field_validator
@@ -26,7 +27,22 @@ class JobSettings(Section):
     enabled: bool = Field(True, alias="jobEnabled", description="Submit the NeMo-RL job (false: cluster only).")
     recipe: Optional[str] = Field(None, alias="jobRecipe", description="Built-in recipe name.")
     overrides: dict[str, Any] = Field(
-        default_factory=dict, alias="jobOverrides", description="Recipe fields to override (JSON object)."
+        default_factory=dict,
+        alias="jobOverrides",
+        description=(
+            "Recipe fields to override, and any key of the release's NeMo-RL config as a dotted key (a leading '+' "
+            "adds a key the config lacks), checked offline against that config (JSON object)."
+        ),
+    )
+    config_files: dict[str, str] = Field(
+        default_factory=dict,
+        alias="jobConfigFiles",
+        description=(
+            "Your own NeMo-RL config files: install path under /opt/nemo-rl (examples/configs/...yaml, next to "
+            "the shipped config it inherits from with defaults:) -> file in this Pulumi project. Shipped to the "
+            "head with the job scripts, installed before training, validated like the release's own; name one "
+            "with jobOverrides.config_path (JSON object)."
+        ),
     )
     mode: Literal["standing-cluster", "own-cluster"] = Field(
         "standing-cluster",
@@ -59,7 +75,24 @@ class JobSettings(Section):
             "object stays until pulumi destroy or a job change."
         ),
     )
-    run_name: Optional[str] = Field(None, alias="runName", description="Run name (checkpoint directory).")
+    run_name: Optional[str] = Field(
+        None,
+        alias="runName",
+        description=(
+            "Run name (checkpoint directory). Default: <recipe>-<stack>-<fingerprint of what the run trains>, so a "
+            "change that alters training starts a new run and one that extends or observes it resumes."
+        ),
+    )
+    start_from: Optional[str] = Field(
+        None,
+        alias="jobStartFrom",
+        description=(
+            "Start a new run from another run's checkpoint, '<run name>/step_<N>' under <lustreMountPath>/checkpoints: "
+            "hard-linked into this run's directory while it has no checkpoint of its own, then NeMo-RL resumes "
+            "from it (weights, optimizer and its learning-rate schedule, data position and step count: a new "
+            "learning rate does not apply to a resumed optimizer)."
+        ),
+    )
     deadline_seconds: Optional[int] = Field(
         None,
         alias="jobDeadlineSeconds",
@@ -72,7 +105,7 @@ class JobSettings(Section):
         ),
     )
 
-    @field_validator("overrides", mode="before")
+    @field_validator("overrides", "config_files", mode="before")
     @classmethod
     def _overrides_from_json(cls, v: Any) -> Any:
         # Pulumi hands structured config to the program as a JSON string.
@@ -87,7 +120,7 @@ class JobSettings(Section):
 def check(s: "UncheckedSettings") -> list[str]:
     """Where the RayJob runs and, for the resolved recipe, its cluster fit (the recipe's own problems come from
     core.recipes.resolve)."""
-    p = _mode_problems(s)
+    p = _mode_problems(s) + _start_from_problems(s)
     acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)  # an unknown type is reported by the gpu rules
     # A refused worker or node count is reported by its own rule, not measured against the recipe.
     if s.recipe is None or not s.job.enabled:
@@ -97,6 +130,24 @@ def check(s: "UncheckedSettings") -> list[str]:
     if acc is None or not workload.workers_valid(s):
         return p
     return p + recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas, gpus_per_node=acc.gpus_per_node)
+
+
+START_FROM_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,99})/step_([0-9]+)")
+
+
+def _start_from_problems(s: "UncheckedSettings") -> list[str]:
+    v = s.job.start_from
+    if v is None:
+        return []
+    m = START_FROM_RE.fullmatch(v)
+    if m is None or ".." in v or recipes.run_name_problem(m.group(1)):
+        return [
+            f"{key('jobStartFrom')}: {v!r} is not '<run name>/step_<N>' (a run directory under "
+            "<lustreMountPath>/checkpoints and one of its checkpoints, e.g. gemma3-27b-gsm8k-dev-1a2b3c4d/step_40)"
+        ]
+    if s.recipe is not None and m.group(1) == s.run_name:
+        return [f"{key('jobStartFrom')}: {v!r} is this run's own checkpoint; it resumes from it without jobStartFrom"]
+    return []
 
 
 def deadline_seconds(s: "Settings") -> Optional[int]:

@@ -39,6 +39,7 @@ def check(s: "UncheckedSettings") -> list[str]:
         return []
     return sizing.check_budget(
         s.recipe.model_name,
+        params=s.recipe.model_params,
         save_optimizer=s.recipe.save_optimizer,
         capacity_gib=s.lustre.capacity_gib,
         tier=s.lustre.tier,
@@ -49,10 +50,12 @@ def check(s: "UncheckedSettings") -> list[str]:
 
 def checkpoint_sizing(s: "UncheckedSettings") -> Optional[sizing.CheckpointSizing]:
     """The sizing report of the stack's job (None without a job, or for a model whose size is not known)."""
-    if s.recipe is None or not s.job.enabled or s.recipe.model_name not in catalog.MODEL_PARAMS:
+    known = s.recipe is not None and (s.recipe.model_name in catalog.MODEL_PARAMS or s.recipe.model_params is not None)
+    if s.recipe is None or not s.job.enabled or not known:
         return None
     return sizing.size_checkpoints(
         s.recipe.model_name,
+        params=s.recipe.model_params,
         save_optimizer=s.recipe.save_optimizer,
         capacity_gib=s.lustre.capacity_gib,
         tier=s.lustre.tier,

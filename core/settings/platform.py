@@ -46,6 +46,7 @@ EXPERIMENT_KEYS = frozenset(
         "jobTtlSeconds",
         "runName",
         "jobDeadlineSeconds",
+        "jobStartFrom",
         # the readiness gate of its nodes
         "readinessGate",
         "gateMinAllReduceBusbw",

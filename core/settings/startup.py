@@ -1,8 +1,8 @@
 """Time to the first training step and keeping the result: image path, weights prefetch, checkpoint export.
 
 Research and evidence: docs/research/ttfs.md (docs/performance.md "Time to the first training step"). Rules:
-- the model revision the prefetch pins is the recipe's `model_revision` (a commit or a version tag; the
-  recipe rule refuses a branch); a model the catalog does not know needs one set through jobOverrides;
+- the model revision the prefetch pins is the recipe's `model_revision` (a commit; the recipe rules refuse
+  anything else, and a model the catalog does not know without one);
 - the export destination must lie inside the stack's bucket;
 - image streaming needs the image in an Artifact Registry repository of the stack's project and region
   (`imageRepository`, only with `imagePath: streaming`); its GKE floor is checked with the cluster's;
@@ -123,12 +123,6 @@ def check(s: "UncheckedSettings") -> list[str]:
         p.append(
             f"{key('exportSoftDeleteDays')}: {days} is not 0 or {catalog.SOFT_DELETE_MIN_DAYS}.."
             f"{catalog.SOFT_DELETE_MAX_DAYS} (the range Cloud Storage soft delete accepts)"
-        )
-    if st.prefetch_weights and s.recipe is not None and s.recipe.model_revision is None:
-        p.append(
-            f"{key('prefetchWeights')}: model {s.recipe.model_name!r} has no pinned revision; set "
-            f"{key('jobOverrides')}.model_revision to a commit id or a version tag, or set prefetchWeights "
-            "to false"
         )
     return p
 

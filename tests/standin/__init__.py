@@ -3,7 +3,7 @@
 - `grpo_trainer.py`: the GRPO entry script stand-in. It builds the run's config with the release's real
   config loader and real hydra-core, then behaves like NeMo-RL's checkpointing.
 - `install_workdir()`: lays out a directory standing in for /opt/nemo-rl of one NeMo-RL release: that
-  release's real files the tests keep (tests/nemo_rl_reference/<tag>: its GRPO configs and
+  release's real files the tests keep (nemo-rl-reference/<tag>: its GRPO configs and
   nemo_rl/utils/config.py) and the stand-in at the release's entry script path.
 - `fake_datasets`: a `datasets` package stand-in serving GSM8K-shaped rows from memory.
 """
@@ -17,7 +17,7 @@ from core.catalog import NemoRlRelease
 
 TRAINER = Path(__file__).with_name("grpo_trainer.py")
 # Unmodified NeMo-RL files, one folder per release tag (see SOURCES.md there).
-NEMO_RL_REFERENCE = Path(__file__).resolve().parents[1] / "nemo_rl_reference"
+NEMO_RL_REFERENCE = Path(__file__).resolve().parents[2] / "nemo-rl-reference"
 
 
 def release_tree(tag: str) -> Path:

@@ -2,7 +2,7 @@
 
 Installed (tests/standin `install_workdir`) at the release's entry script path (`examples/run_grpo_math.py`,
 `examples/run_grpo.py`) in a directory standing in for /opt/nemo-rl that also holds that release's real GRPO
-configs and its real config loader `nemo_rl/utils/config.py` (copies in tests/nemo_rl_reference). It takes the
+configs and its real config loader `nemo_rl/utils/config.py` (copies in nemo-rl-reference). It takes the
 same command line as NeMo-RL, `--config <yaml>` plus Hydra overrides, and turns it into the run's config exactly
 as the release's entry script does, with NeMo-RL's own loader and real hydra-core / OmegaConf
 (`load_nemo_rl_config`): nothing here parses an override. It then behaves like NeMo-RL's checkpointing
@@ -91,7 +91,7 @@ def load_nemo_rl_config(loader: ModuleType, config_path: str, overrides: list[st
         config = OmegaConf.to_container(config, resolve=True)
 
     v0.4.0 examples/run_grpo_math.py L137-144, v0.5.0 examples/run_grpo_math.py L140-147, v0.7.0
-    examples/run_grpo.py L74-81 (commits in tests/nemo_rl_reference/SOURCES.md). `config_path` is taken as the
+    examples/run_grpo.py L74-81 (commits in nemo-rl-reference/SOURCES.md). `config_path` is taken as the
     script takes it: relative to the working directory. Not mirrored: v0.7.0's next line, `MasterConfig(**config)`,
     which needs the nemo_rl package. Errors are NeMo-RL's own (OverridesError, FileNotFoundError, OmegaConf's).
     """
@@ -134,30 +134,18 @@ def require(config: dict, key: str, kind: type) -> Any:
 
 
 def check_response_dataset(config: dict) -> None:
+    """ResponseDataset on JSONL files, in either layout: v0.4.0/v0.5.0's flat `data.*` keys, or v0.7.0's
+    `data.train` / `data.validation` sections, each filled from `data.default` where it lacks a key
+    (nemo_rl/data/utils.py setup_response_data / update_single_dataset_config at v0.7.0)."""
+    if isinstance(lookup(config, "data.train")[1], dict):
+        return _check_sectioned_response_dataset(config)
     present, name = lookup(config, "data.dataset_name")
     if not present or name != "ResponseDataset":
         return
     in_key, out_key = require(config, "data.input_key", str), require(config, "data.output_key", str)
     counts = {}
     for which in ("train_data_path", "val_data_path"):
-        path = require(config, f"data.{which}", str)
-        if not os.path.isfile(path):
-            raise StandInError(f"data.{which} {path!r} does not exist (was the dataset prepared?)")
-        rows = 0
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                row = json.loads(line)
-                if not (
-                    isinstance(row.get(in_key), str)
-                    and row[in_key]
-                    and isinstance(row.get(out_key), str)
-                    and row[out_key]
-                ):
-                    raise StandInError(f"{path}:{n}: needs non-empty {in_key!r} and {out_key!r}")
-                rows += 1
-        if rows == 0:
-            raise StandInError(f"{path} is empty")
-        counts[which] = rows
+        counts[which] = _jsonl_rows(require(config, f"data.{which}", str), f"data.{which}", in_key, out_key)
     for which in ("train_split", "val_split"):
         if lookup(config, f"data.{which}")[1] != "train":
             raise StandInError(f"data.{which} must be 'train' for a local JSONL file")
@@ -165,6 +153,44 @@ def check_response_dataset(config: dict) -> None:
         f"{PREFIX} ResponseDataset {counts['train_data_path']} train / {counts['val_data_path']} validation rows",
         flush=True,
     )
+
+
+def _jsonl_rows(path: str, key: str, in_key: str, out_key: str) -> int:
+    if not os.path.isfile(path):
+        raise StandInError(f"{key} {path!r} does not exist (was the dataset prepared?)")
+    rows = 0
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            row = json.loads(line)
+            if not all(isinstance(row.get(k), str) and row[k] for k in (in_key, out_key)):
+                raise StandInError(f"{path}:{n}: needs non-empty {in_key!r} and {out_key!r}")
+            rows += 1
+    if rows == 0:
+        raise StandInError(f"{path} is empty")
+    return rows
+
+
+def _check_sectioned_response_dataset(config: dict) -> None:
+    default = lookup(config, "data.default")[1] or {}
+    counts = {}
+    for which in ("train", "validation"):
+        section = lookup(config, f"data.{which}")[1]
+        if not isinstance(section, dict) or section.get("dataset_name") != "ResponseDataset":
+            continue
+        merged = {**default, **section}
+        for k in ("data_path", "input_key", "output_key"):
+            if not isinstance(merged.get(k), str):
+                raise StandInError(f"required setting data.{which}.{k} (or data.default.{k}) is missing")
+        counts[which] = _jsonl_rows(
+            merged["data_path"], f"data.{which}.data_path", merged["input_key"], merged["output_key"]
+        )
+    if "train" in counts:
+        if (lookup(config, "data.train.split_validation_size")[1] or 0) != 0:
+            raise StandInError("data.train.split_validation_size must be 0: the validation file is a file of its own")
+        print(
+            f"{PREFIX} ResponseDataset {counts['train']} train / {counts.get('validation', 0)} validation rows",
+            flush=True,
+        )
 
 
 def checkpoints(ckpt_dir: str) -> dict[int, str]:

@@ -90,6 +90,7 @@ class JobArgs:
     secret_name: str = HF_SECRET
     # Standing-cluster mode: the entrypoint's bounded attempts (KubeRay retries no clusterSelector RayJob).
     attempts: Optional[recipes.Attempts] = None
+    start_from: Optional[str] = None  # jobStartFrom: '<run name>/step_<N>' the run starts from
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -160,6 +161,7 @@ class JobArgs:
                 amount=s.worker_replicas * r.gpus_per_node,
                 capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
             ),
+            start_from=s.job.start_from,
         )
 
     @property
@@ -196,6 +198,7 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
             after=tuple(list(c) for c in a.after),
             prefetch_marker=a.prefetch_marker,
             attempts=a.attempts,
+            start_from=a.start_from,
         ),
         # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
         "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
