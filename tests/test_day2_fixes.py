@@ -1,4 +1,4 @@
-"""Issue 21's rendered fixes, each on the shipped stacks, with the provider rule it answers.
+"""The day-two rendered fixes, each on the shipped stacks, with the provider rule it answers.
 
 The classification of every setting change is tests/test_day2_settings.py; here the individual facts.
 """
@@ -80,7 +80,7 @@ def _sdk_import_formats(type_token: str) -> list[str]:
 
 def test_adopting_imports_exactly_the_set_a_retained_destroy_keeps(synth):
     # Kept together, adopted together: the instance, the VPC, the PSA range, the peering and the firewall that lets
-    # LNet in (issue 21 item 8: the firewall used to be deleted, so a kept instance was unreachable).
+    # LNet in (the firewall used to be deleted, so a kept instance was unreachable).
     r = synth("dev", ADOPT)
     assert r.error is None, r.error
     kept = {x.key for x in r.resources if x.custom and x.retain_on_delete}

@@ -27,7 +27,8 @@ import pytest
 
 from synth import compare, engine
 
-STACKS = engine.available_stacks()
+# The platform stacks; an experiment stack's own settings are tested in test_platform_experiments.py.
+STACKS = engine.platform_stacks()
 NOT_SETTINGS = {"hfToken", "wandbApiKey", "rayAuthToken"}  # secrets: tested in test_token_exposure.py
 RDMA_OTHER = [f"192.168.{11 + i}.0/24" for i in range(8)]
 
@@ -47,6 +48,7 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "egressFqdnPolicies": ({"egressFqdnPolicies": False},),
     "exportCheckpoints": ({"exportCheckpoints": False},),
     "exportDestination": ({"exportDestination": "exports/other"},),
+    "exportOptimizer": ({"exportOptimizer": True},),
     "exportSoftDeleteDays": ({"exportSoftDeleteDays": 7},),
     "flexStartMaxRunHours": ({"flexStartMaxRunHours": 24},),
     "flexStartWaitMinutes": ({"flexStartWaitMinutes": 60},),
@@ -70,11 +72,20 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "imagePath": ({"imagePath": "pull"},),
     "imageRepository": ({"imagePath": "streaming", "imageRepository": "us-docker.pkg.dev/your-gcp-project-id/nemo"},),
     "jobBackoffLimit": ({"jobMode": "own-cluster", "jobBackoffLimit": 1},),
+    # A file of the project installed next to the image's configs (a vendored config serves as the user's file).
+    "jobConfigFiles": (
+        {
+            "jobConfigFiles": {
+                "examples/configs/mine.yaml": "nemo-rl-reference/v0.5.0/examples/configs/grpo_math_1B.yaml"
+            }
+        },
+    ),
     "jobDeadlineSeconds": ({"jobDeadlineSeconds": 86400},),
     "jobEnabled": ({"jobEnabled": False},),
     "jobMode": ({"jobMode": "own-cluster"},),
     "jobOverrides": ({"jobOverrides": {"max_num_steps": 5}},),
     "jobRecipe": ({"jobRecipe": "qwen2.5-72b-deepscaler"}, {"jobRecipe": "gemma3-27b-gsm8k"}),
+    "jobStartFrom": ({"jobStartFrom": "grpo-other/step_10"},),
     "jobTtlSeconds": ({"jobMode": "own-cluster", "jobTtlSeconds": 60},),
     "ksaName": ({"ksaName": "nemo-rl-runner2"},),
     "kubeRayOperator": ({"kubeRayOperator": "helm"},),
@@ -92,8 +103,10 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "maintenanceStart": ({"maintenanceStart": "04:00"},),
     "namespace": ({"namespace": "nemo-rl2"},),
     "nemoRlRelease": ({"nemoRlRelease": "v0.4.0"}, {"nemoRlRelease": "v0.5.0"}),
+    "platformStack": ({"platformStack": "organization/nemo-rl-gke/codelab"},),
     "podsCidr": ({"podsCidr": "10.32.0.0/14"},),
     "prefetchImage": ({"prefetchImage": "nemo-rl"},),
+    "prices": ({"prices": {"gpuNodeSpot": 50.0}},),
     "prefetchWeights": ({"prefetchWeights": False},),
     "prefix": ({"prefix": "nemo-x"},),
     "primarySubnetCidr": ({"primarySubnetCidr": "10.0.0.0/19"},),
@@ -116,6 +129,7 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "runName": ({"runName": "run-2"},),
     "servicesCidr": ({"servicesCidr": "10.12.0.0/20"},),
     "shmSizeGib": ({"shmSizeGib": 200},),
+    "stepSeconds": ({"stepSeconds": 90},),
     "systemMachineType": ({"systemMachineType": "n2-standard-32"},),
     "systemNodes": ({"systemNodes": 2},),
     "warmupHoldSeconds": ({"warmupHoldSeconds": 3600},),
@@ -162,6 +176,8 @@ EXPECTED: dict[str, object] = {
     "egressFqdnPolicies": IN_PLACE,
     "exportCheckpoints": STOPS,  # KNOWN (item 4)
     "exportDestination": STOPS,  # KNOWN (item 4)
+    # Megatron checkpoints (codelab) hold the optimizer inside iter_*: nothing to leave out, nothing changes.
+    "exportOptimizer": {"codelab": IN_PLACE, "*": STOPS},
     "exportSoftDeleteDays": IN_PLACE,
     "flexStartMaxRunHours": {"autopilot": IN_PLACE, "*": STOPS},  # Autopilot: a ComputeClass field
     "flexStartWaitMinutes": REFUSED,
@@ -182,11 +198,13 @@ EXPECTED: dict[str, object] = {
     "imagePath": IN_PLACE,
     "imageRepository": STOPS,
     "jobBackoffLimit": STOPS,
+    "jobConfigFiles": STOPS,
     "jobDeadlineSeconds": IN_PLACE,
     "jobEnabled": STOPS,  # KNOWN (item 4)
     "jobMode": STOPS,
     "jobOverrides": STOPS,
     "jobRecipe": STOPS,
+    "jobStartFrom": STOPS,
     "jobTtlSeconds": STOPS,
     "ksaName": STOPS,
     "kubeRayOperator": IN_PLACE,
@@ -204,9 +222,12 @@ EXPECTED: dict[str, object] = {
     "maintenanceStart": IN_PLACE,
     "namespace": STOPS,
     "nemoRlRelease": {"codelab": STOPS, "*": REFUSED},
+    # A platform cannot become an experiment of another in place: its platform settings are refused.
+    "platformStack": REFUSED,
     "podsCidr": IN_PLACE,
     "prefetchImage": SAFE,
     "prefetchWeights": STOPS,
+    "prices": IN_PLACE,  # the cost estimate's output only
     "prefix": {"dev": STOPS, "*": REFUSED},
     "primarySubnetCidr": IN_PLACE,
     "privateEndpoint": IN_PLACE,
@@ -223,6 +244,7 @@ EXPECTED: dict[str, object] = {
     "runName": STOPS,
     "servicesCidr": IN_PLACE,
     "shmSizeGib": STOPS,
+    "stepSeconds": IN_PLACE,
     "systemMachineType": {"autopilot": REFUSED, "*": STOPS},  # in place, but GKE recreates the system nodes
     "systemNodes": {"autopilot": REFUSED, "*": IN_PLACE},
     "warmupHoldSeconds": SAFE,
@@ -256,6 +278,7 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "RayJob rayjob",
     ),
     "exportDestination": ("Folder *", "ManagedFolder*", "RayCluster raycluster", "RayJob rayjob"),
+    "exportOptimizer": ("RayJob rayjob",),  # the export's --exclude in the entrypoint
     "exportSoftDeleteDays": ("Bucket bucket",),
     "flexStartMaxRunHours": ("ComputeClass gpu-compute-class", "NodePool gpu-flex"),
     "flexStartWaitMinutes": ("ComputeClass gpu-compute-class",),
@@ -285,7 +308,8 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "Service *",
         "Sleep *",
     ),
-    "jobBackoffLimit": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
+    "jobBackoffLimit": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard", "Job export"),  # with jobMode
+    "jobConfigFiles": ("ConfigMap job-scripts", "RayJob rayjob"),
     "jobDeadlineSeconds": ("RayJob rayjob",),
     "jobEnabled": (
         "RayJob rayjob",
@@ -298,7 +322,8 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "NetworkPolicy *",
         "FQDNNetworkPolicy *",
     ),
-    "jobMode": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
+    # Own cluster: the export runs as a CPU Job after training (the GPU cluster goes with the job).
+    "jobMode": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard", "Job export"),
     "jobOverrides": ("RayJob rayjob",),
     "jobRecipe": (
         "RayJob rayjob",
@@ -308,7 +333,8 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "DaemonSet cpu-prepull",
         "FQDNNetworkPolicy *",  # the recipe decides whether the job logs to W&B
     ),
-    "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
+    "jobStartFrom": ("RayJob rayjob",),
+    "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard", "Job export"),  # with jobMode
     "ksaName": ("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob"),
     "kubeRayOperator": ("Cluster cluster", "Namespace operator-namespace", "NetworkPolicy *", "Release *"),
     "lustreAdopt": (
@@ -337,9 +363,11 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "maintenanceStart": ("Cluster cluster",),
     "namespace": ("*",),  # every namespaced object, and what names it
     "nemoRlRelease": ("DaemonSet cpu-prepull", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
+    "platformStack": (),
     "podsCidr": ("Subnetwork primary", "Firewall primary-internal"),
     "prefetchImage": ("Job prefetch", "FQDNNetworkPolicy *"),
     "prefetchWeights": ("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob"),
+    "prices": (),
     "prefix": ("*",),  # every name
     "primarySubnetCidr": ("Subnetwork primary", "Firewall primary-internal", "Instance lustre"),
     "privateEndpoint": ("Cluster cluster",),
@@ -356,6 +384,7 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "runName": ("RayJob rayjob",),
     "servicesCidr": ("Subnetwork primary", "Firewall primary-internal"),
     "shmSizeGib": ("RayCluster raycluster",),
+    "stepSeconds": (),
     "systemMachineType": ("NodePool system",),
     "systemNodes": ("NodePool system",),
     "warmupHoldSeconds": ("Job placeholders",),

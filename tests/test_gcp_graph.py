@@ -233,6 +233,8 @@ def test_retained_lustre_keeps_its_vpc_range_and_peering(synth):
         (NETWORK, "primary"),
         (CONNECTION, "psa-connection"),
         ("gcp:compute/globalAddress:GlobalAddress", "psa-range"),
+        # Lustre's LNet ingress rule: without it a kept instance is unreachable after the way back (lustreAdopt).
+        ("gcp:compute/firewall:Firewall", "lustre-ingress"),
     }
     assert not any(x.retain_on_delete for x in synth("dev").resources)
 

@@ -34,7 +34,7 @@ UPSTREAM_FILES = {"standard": "nccl-rdma-installer.yaml", "autopilot": "nccl-rdm
 # - upstream's YAML comments (the license header) are not part of the objects.
 # - spec.updateStrategy.type: OnDelete, upstream RollingUpdate. A rolling update reruns the installer's
 #   `cp -r` into /home/kubernetes/bin/{gib,nvidia/lib64} on every GPU node, including nodes under a running
-#   job whose NCCL has those libraries mapped (issue 21 item 7; docs/research/day2.md section 5); with OnDelete
+#   job whose NCCL has those libraries mapped (docs/research/day2.md section 5); with OnDelete
 #   a changed installer reaches new nodes, and old ones only when their pod is deleted.
 ON_DELETE = {"spec.updateStrategy.type": "rolling updates rewrite NCCL libraries under running jobs"}
 ALLOWED_DIFFERENCES: dict[str, dict[str, str]] = {"standard": dict(ON_DELETE), "autopilot": dict(ON_DELETE)}
