@@ -1,8 +1,8 @@
 """Install the user's own NeMo-RL config files (jobConfigFiles) into the image's /opt/nemo-rl before training.
 
-    python install_configs.py --from DIR --to WORKDIR [--timeout S] KEY=INSTALL_PATH...
+    python install_configs.py --from DIR --to WORKDIR [--timeout S] FILE=INSTALL_PATH...
 
-Each KEY is a file of the job-scripts ConfigMap mounted at DIR, named `user-config-<sha256[:16]>-<name>`: the
+Each FILE is a file of the job-scripts ConfigMap mounted at DIR, named `user-config-<sha256[:16]>-<name>`: the
 program waits up to S seconds for it (a mounted ConfigMap reaches a running pod only at the kubelet's next sync),
 checks that its content has that hash (a stale mount is refused instead of training on the old file), and copies
 it to WORKDIR/INSTALL_PATH, where NeMo-RL's `--config` and `defaults:` find it. An existing file there with other

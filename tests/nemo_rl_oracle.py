@@ -24,6 +24,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig
 
+from pod_programs import attempts as attempts_program
 from tests.standin import release_tree
 from tests.standin.grpo_trainer import apply_nemo_rl_overrides, import_nemo_rl_loader, load_nemo_rl_base, lookup
 
@@ -76,8 +77,16 @@ def script_calls(entrypoint: str) -> list[list[str]]:
     calls = []
     while fields:
         name, count = fields.pop(0), int(fields.pop(0))
-        calls.append([name, *fields[:count]])
+        call = [name, *fields[:count]]
         del fields[:count]
+        if call[:3] == ["uv", "run", "python"] and call[3].endswith(
+            "/" + attempts_program.__name__.split(".")[-1] + ".py"
+        ):
+            # A standing cluster's bounded attempts (pod_programs/attempts.py): the steps after `--`, in order, are
+            # what each attempt runs; split by the program's own parser.
+            calls.extend(attempts_program.split_steps(call[call.index("--") + 1 :]))
+        else:
+            calls.append(call)
     return calls
 
 

@@ -120,7 +120,8 @@ def test_each_part_can_be_turned_off(synth):
     [
         ({"jobOverrides": '{"model_revision": "main"}'}, "nemo-rl-gke:jobOverrides.model_revision"),
         ({"exportDestination": "gs://someone-elses-bucket/exports"}, "nemo-rl-gke:exportDestination"),
-        ({"jobOverrides": '{"model_name": "acme/unknown-model"}'}, "nemo-rl-gke:prefetchWeights"),
+        # A model outside the catalog needs its commit before anything is fetched (and its size, refused too).
+        ({"jobOverrides": '{"model_name": "acme/unknown-model"}'}, "nemo-rl-gke:jobOverrides.model_revision"),
     ],
 )
 def test_bad_input_is_refused_before_anything_is_registered_naming_the_key(synth, overrides, key):
