@@ -27,7 +27,9 @@ import pytest
 
 from synth import compare, engine
 
-STACKS = engine.available_stacks()
+# The platform stacks; an experiment stack (platformStack set) declares only its job and export, and refuses the
+# platform settings (tests/test_platform_experiments.py).
+STACKS = engine.platform_stacks()
 NOT_SETTINGS = {"hfToken", "wandbApiKey", "rayAuthToken"}  # secrets: tested in test_token_exposure.py
 RDMA_OTHER = [f"192.168.{11 + i}.0/24" for i in range(8)]
 
@@ -47,6 +49,7 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "egressFqdnPolicies": ({"egressFqdnPolicies": False},),
     "exportCheckpoints": ({"exportCheckpoints": False},),
     "exportDestination": ({"exportDestination": "exports/other"},),
+    "exportOptimizer": ({"exportOptimizer": True},),
     "exportSoftDeleteDays": ({"exportSoftDeleteDays": 7},),
     "flexStartMaxRunHours": ({"flexStartMaxRunHours": 24},),
     "flexStartWaitMinutes": ({"flexStartWaitMinutes": 60},),
@@ -92,10 +95,12 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "maintenanceStart": ({"maintenanceStart": "04:00"},),
     "namespace": ({"namespace": "nemo-rl2"},),
     "nemoRlRelease": ({"nemoRlRelease": "v0.4.0"}, {"nemoRlRelease": "v0.5.0"}),
+    "platformStack": ({"platformStack": "my-org/nemo-rl-gke/platform"},),
     "podsCidr": ({"podsCidr": "10.32.0.0/14"},),
     "prefetchImage": ({"prefetchImage": "nemo-rl"},),
     "prefetchWeights": ({"prefetchWeights": False},),
     "prefix": ({"prefix": "nemo-x"},),
+    "prices": ({"prices": {"cpuNode": 1.0}},),
     "primarySubnetCidr": ({"primarySubnetCidr": "10.0.0.0/19"},),
     "privateEndpoint": ({"privateEndpoint": False}, {"privateEndpoint": True}),
     "psaCidr": ({"psaCidr": "10.24.0.0/20"},),
@@ -116,6 +121,7 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "runName": ({"runName": "run-2"},),
     "servicesCidr": ({"servicesCidr": "10.12.0.0/20"},),
     "shmSizeGib": ({"shmSizeGib": 200},),
+    "stepSeconds": ({"stepSeconds": "60"},),
     "systemMachineType": ({"systemMachineType": "n2-standard-32"},),
     "systemNodes": ({"systemNodes": 2},),
     "warmupHoldSeconds": ({"warmupHoldSeconds": 3600},),
@@ -146,11 +152,12 @@ SAFE, STOPS, IN_PLACE, REFUSED = "safe replacement", "stops the job", "in place"
 
 # The reviewed classification of each change: one class for every stack, or {stack: class}. "refused" on a
 # protected stack is the engine refusing to replace the Lustre instance (lustreOnDestroy: protect).
-# KNOWN: issue 21 item 4 is not fixed yet: jobEnabled, exportCheckpoints and exportDestination still change the
-# RayCluster's head template, so they replace the standing cluster (listed so a fix shows up here).
+# The standing RayCluster's pods do not depend on the job (issue 21 item 4; test_standing_cluster.py): jobEnabled,
+# the export settings and the bucket touch the RayJob, the export Job, the Secret or the grants, never the cluster's
+# templates (a platform without a job scales its GPU workers to none, in place).
 EXPECTED: dict[str, object] = {
     "authorizedNetworks": IN_PLACE,
-    "bucketName": STOPS,  # the Bucket goes (DELETES DATA), and the head's export mount names it
+    "bucketName": SAFE,  # the Bucket goes (DELETES DATA), and the export Job that names it
     "capacity": IN_PLACE,
     "checkpointBudgetSeconds": IN_PLACE,
     "clusterDeletionProtection": IN_PLACE,
@@ -160,8 +167,9 @@ EXPECTED: dict[str, object] = {
     "dashboard": IN_PLACE,
     "dnsEndpoint": IN_PLACE,
     "egressFqdnPolicies": IN_PLACE,
-    "exportCheckpoints": STOPS,  # KNOWN (item 4)
-    "exportDestination": STOPS,  # KNOWN (item 4)
+    "exportCheckpoints": IN_PLACE,  # the export Job, its identity and grants come or go; the entrypoint marks anyway
+    "exportDestination": SAFE,  # the managed folder (DELETES DATA) and the export Job, not the running job
+    "exportOptimizer": {"codelab": IN_PLACE, "*": SAFE},  # the export Job's argv (Megatron: copied whole anyway)
     "exportSoftDeleteDays": IN_PLACE,
     "flexStartMaxRunHours": {"autopilot": IN_PLACE, "*": STOPS},  # Autopilot: a ComputeClass field
     "flexStartWaitMinutes": REFUSED,
@@ -183,7 +191,9 @@ EXPECTED: dict[str, object] = {
     "imageRepository": STOPS,
     "jobBackoffLimit": STOPS,
     "jobDeadlineSeconds": IN_PLACE,
-    "jobEnabled": STOPS,  # KNOWN (item 4)
+    # The RayJob goes (that is the setting); the cluster keeps its head and scales its workers in place, the Secret
+    # loses the W&B netrc nothing reads any more (replaced: pulumi-kubernetes Secrets are immutable).
+    "jobEnabled": {"codelab": IN_PLACE, "*": SAFE},
     "jobMode": STOPS,
     "jobOverrides": STOPS,
     "jobRecipe": STOPS,
@@ -205,9 +215,11 @@ EXPECTED: dict[str, object] = {
     "namespace": STOPS,
     "nemoRlRelease": {"codelab": STOPS, "*": REFUSED},
     "podsCidr": IN_PLACE,
+    "platformStack": REFUSED,  # a platform stack's settings are refused on an experiment stack
     "prefetchImage": SAFE,
     "prefetchWeights": STOPS,
     "prefix": {"dev": STOPS, "*": REFUSED},
+    "prices": IN_PLACE,  # the cost estimate only
     "primarySubnetCidr": IN_PLACE,
     "privateEndpoint": IN_PLACE,
     "psaCidr": SAFE,
@@ -223,6 +235,7 @@ EXPECTED: dict[str, object] = {
     "runName": STOPS,
     "servicesCidr": IN_PLACE,
     "shmSizeGib": STOPS,
+    "stepSeconds": IN_PLACE,  # the cost estimate only
     "systemMachineType": {"autopilot": REFUSED, "*": STOPS},  # in place, but GKE recreates the system nodes
     "systemNodes": {"autopilot": REFUSED, "*": IN_PLACE},
     "warmupHoldSeconds": SAFE,
@@ -235,7 +248,7 @@ EXPECTED: dict[str, object] = {
 # the plan derives (cascades, replaceWith, a replaced provider) are consequences, not extra changes.
 ABOUT: dict[str, tuple[str, ...]] = {
     "authorizedNetworks": ("Cluster cluster",),
-    "bucketName": ("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "RayCluster raycluster"),
+    "bucketName": ("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "Job export"),
     "capacity": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
     "checkpointBudgetSeconds": (),
     "clusterDeletionProtection": ("Cluster cluster",),
@@ -252,10 +265,10 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "ServiceAccount export-ksa",
         "NetworkPolicy *",
         "FQDNNetworkPolicy *",
-        "RayCluster raycluster",
-        "RayJob rayjob",
+        "Job export",
     ),
-    "exportDestination": ("Folder *", "ManagedFolder*", "RayCluster raycluster", "RayJob rayjob"),
+    "exportDestination": ("Folder *", "ManagedFolder*", "Job export"),
+    "exportOptimizer": ("Job export",),
     "exportSoftDeleteDays": ("Bucket bucket",),
     "flexStartMaxRunHours": ("ComputeClass gpu-compute-class", "NodePool gpu-flex"),
     "flexStartWaitMinutes": ("ComputeClass gpu-compute-class",),
@@ -289,7 +302,8 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "jobDeadlineSeconds": ("RayJob rayjob",),
     "jobEnabled": (
         "RayJob rayjob",
-        "RayCluster raycluster",
+        "RayCluster raycluster",  # its workers' replica counts (core/settings/job.py standing_workers)
+        "Secret tokens",  # the W&B netrc, held only while the job logs to W&B
         "Job *",
         "BucketIAMMember *",
         "Folder *",
@@ -307,6 +321,7 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "NodePool gpu-*",
         "DaemonSet cpu-prepull",
         "FQDNNetworkPolicy *",  # the recipe decides whether the job logs to W&B
+        "Secret tokens",  # ... and so whether the Secret holds the W&B netrc
     ),
     "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
     "ksaName": ("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob"),
@@ -336,11 +351,20 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "maintenanceExclusionStart": ("Cluster cluster",),
     "maintenanceStart": ("Cluster cluster",),
     "namespace": ("*",),  # every namespaced object, and what names it
-    "nemoRlRelease": ("DaemonSet cpu-prepull", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
+    # The default run name carries the release: the export Job waits for and copies another run.
+    "nemoRlRelease": (
+        "DaemonSet cpu-prepull",
+        "Job placeholders",
+        "Job export",
+        "RayCluster raycluster",
+        "RayJob rayjob",
+    ),
     "podsCidr": ("Subnetwork primary", "Firewall primary-internal"),
+    "platformStack": (),
     "prefetchImage": ("Job prefetch", "FQDNNetworkPolicy *"),
     "prefetchWeights": ("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob"),
     "prefix": ("*",),  # every name
+    "prices": (),
     "primarySubnetCidr": ("Subnetwork primary", "Firewall primary-internal", "Instance lustre"),
     "privateEndpoint": ("Cluster cluster",),
     "psaCidr": ("GlobalAddress psa-range", "Firewall lustre-ingress"),
@@ -353,9 +377,10 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "releaseChannel": ("Cluster cluster",),
     "reservation": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
     "reservationStartNodes": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
-    "runName": ("RayJob rayjob",),
+    "runName": ("RayJob rayjob", "Job export"),  # the export waits for and copies that run
     "servicesCidr": ("Subnetwork primary", "Firewall primary-internal"),
     "shmSizeGib": ("RayCluster raycluster",),
+    "stepSeconds": (),
     "systemMachineType": ("NodePool system",),
     "systemNodes": ("NodePool system",),
     "warmupHoldSeconds": ("Job placeholders",),
