@@ -18,8 +18,8 @@ from core.settings import (
     project_config,
     security,
 )
+from core.settings.job import needs_wandb_key
 from core.settings.stack import platform_stack_problems
-from core.settings.startup import exports_from_cpu_job
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
@@ -68,7 +68,9 @@ async def experiment() -> None:
         raise pulumi.RunError(str(err)) from None
     provider = k8s.Provider("k8s", k8s.ProviderArgs(kubeconfig=ref.require_output(platform.KUBECONFIG_OUTPUT)))
     ns = s.storage.namespace
-    tokens = token_secret(token_secret_name(s), ns, load_secrets(), pulumi.ResourceOptions(provider=provider))
+    tokens = token_secret(
+        token_secret_name(s), ns, load_secrets(), pulumi.ResourceOptions(provider=provider), wandb=needs_wandb_key(s)
+    )
     weights = None
     if s.job.enabled and s.startup.prefetch_weights:
         # The platform's PVC and scripts ConfigMap exist already; the Job waits only for this stack's Secret.
@@ -196,8 +198,7 @@ else:
             k8s_provider,
             needs=[volume.pvc, workload.secret, job_scripts.config_map],
         )
-    # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it. With the export,
-    # the head mounts the bucket as the workload's identity: the grant must exist before the sidecar mounts it.
+    # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
     pod_needs = [
         volume.pvc,
         workload.secret,
@@ -206,8 +207,6 @@ else:
         gpu_networking,
         compute_class,
     ]
-    if workload.export_service_account is not None:
-        pod_needs += [workload.export_service_account, bucket.binding, bucket.list_binding]
     if workload.ray_auth_secret is not None:
         pod_needs.append(workload.ray_auth_secret)
     if kuberay is not None:
@@ -231,13 +230,16 @@ else:
             "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
         )
 
-    if job is not None and exports_from_cpu_job(s):
-        # Own cluster: the copy runs on the CPU pool after training, as the export's identity (its grant first).
+    if job is not None and s.startup.export_checkpoints and workload.export_service_account is not None:
+        # Both modes: the copy runs on the CPU pool after training, as the export's identity (its grant first; the
+        # GCS FUSE sidecar mounts the bucket with it). No Ray pod mounts the bucket, so the export's settings never
+        # reach the RayCluster.
+        grants = [r for r in (bucket.binding, bucket.list_binding) if r is not None]
         CheckpointExport(
             "checkpoint-export",
             export_job_args(s, s.names.export_ksa),
             k8s_provider,
-            opts=pulumi.ResourceOptions(depends_on=list(pod_needs)),
+            needs=[*pod_needs, workload.export_service_account, *grants],
         )
 
     observability = Observability(

@@ -140,8 +140,8 @@ WORKER_SHARE = 0.9
 # (~/.cache/vllm, torch.compile artefacts), Triton (~/.triton) and TorchInductor (/tmp/torchinductor_<user>), per
 # model, shape and rank. Without a request Autopilot gives each container 1 GiB and evicts past it. Standard: GPU
 # nodes back it with 12,000 GiB of local SSD, the system node with its boot disk; Autopilot: the 10 GiB a pod may
-# have (AUTOPILOT_MAX_EPHEMERAL_GIB), the head leaving room for the export's sidecar. Sizes are estimates, not
-# measurements.
+# have (AUTOPILOT_MAX_EPHEMERAL_GIB); the head's 8 once left room for the export's sidecar, which now runs in a Job
+# of its own (headEphemeralStorageGib may take all 10). Sizes are estimates, not measurements.
 HEAD_EPHEMERAL_GIB = {"standard": 32, "autopilot": 8}
 WORKER_EPHEMERAL_GIB = {"standard": 200, "autopilot": 10}
 

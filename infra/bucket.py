@@ -83,7 +83,7 @@ class TrainingBucket(pulumi.ComponentResource):
     bucket: gcp.storage.Bucket
     url: pulumi.Output[str]
     principal: Optional[pulumi.Output[str]]  # the export's Kubernetes service account as an IAM principal
-    binding: Optional[pulumi.Resource]  # the export's write grant; the Ray head waits for it
+    binding: Optional[pulumi.Resource]  # the export's write grant; the export Job waits for it
 
     def __init__(
         self,

@@ -145,11 +145,28 @@ def _env(container: Mapping) -> dict[str, str]:
     return {e["name"]: e.get("value") for e in container.get("env", [])}
 
 
-def _mounted_keys(p: RenderedPod) -> set[str]:
+def _secret_keys(result: engine.SynthResult) -> dict[tuple[str, str], set[str]]:
+    """(namespace, name) -> the keys each declared Secret holds."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for r in result.kubernetes_objects():
+        if r.inputs.get("kind") == "Secret":
+            md = r.inputs.get("metadata") or {}
+            keys = set(r.inputs.get("stringData") or {}) | set(r.inputs.get("data") or {})
+            out[(md.get("namespace", ""), md.get("name", ""))] = keys
+    return out
+
+
+def _mounted_keys(p: RenderedPod, secrets: Mapping[tuple[str, str], set[str]] | None = None) -> set[str]:
+    """The Secret keys a pod holds as files. With `secrets`, an `optional` item whose key the Secret does not
+    hold gives no file (Kubernetes "Optional Secrets": the pod starts and the file is absent), so it is not counted."""
     keys = set()
     for v in p.spec.get("volumes", []):
         for src in (v.get("projected") or {}).get("sources", []):
-            keys |= {i["key"] for i in src.get("secret", {}).get("items", [])}
+            sec = src.get("secret", {})
+            items = {i["key"] for i in sec.get("items", [])}
+            if secrets is not None and sec.get("optional"):
+                items &= secrets.get((p.namespace, sec.get("name", "")), set())
+            keys |= items
         keys |= {i["key"] for i in (v.get("secret") or {}).get("items", [])}
     return keys
 
@@ -165,11 +182,13 @@ def _logs_to_wandb(result: engine.SynthResult) -> bool:
 def tokens_never_read(result: engine.SynthResult) -> int:
     """Pods holding a token file nothing in them reads: the HF token where every container runs with
     HF_HUB_OFFLINE=1 (huggingface_hub then makes no request), the W&B netrc where the job does not log to W&B, the
-    Ray token where Ray runs without token auth."""
+    Ray token where Ray runs without token auth. An optional item the Secret does not hold is no file (the head's
+    netrc while the job does not log to W&B)."""
     wandb = _logs_to_wandb(result)
+    secrets = _secret_keys(result)
     count = 0
     for p in pods(result):
-        keys = _mounted_keys(p)
+        keys = _mounted_keys(p, secrets)
         envs = [_env(c) for c in p.spec.get("containers", [])]
         unread = (
             ("hf-token" in keys and all(e.get("HF_HUB_OFFLINE") == "1" for e in envs))

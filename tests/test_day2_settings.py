@@ -27,7 +27,8 @@ import pytest
 
 from synth import compare, engine
 
-# The platform stacks; an experiment stack's own settings are tested in test_platform_experiments.py.
+# The platform stacks; an experiment stack (platformStack set) declares only its job and export, and refuses the
+# platform settings (tests/test_platform_experiments.py).
 STACKS = engine.platform_stacks()
 NOT_SETTINGS = {"hfToken", "wandbApiKey", "rayAuthToken"}  # secrets: tested in test_token_exposure.py
 RDMA_OTHER = [f"192.168.{11 + i}.0/24" for i in range(8)]
@@ -103,12 +104,12 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "maintenanceStart": ({"maintenanceStart": "04:00"},),
     "namespace": ({"namespace": "nemo-rl2"},),
     "nemoRlRelease": ({"nemoRlRelease": "v0.4.0"}, {"nemoRlRelease": "v0.5.0"}),
-    "platformStack": ({"platformStack": "organization/nemo-rl-gke/codelab"},),
+    "platformStack": ({"platformStack": "my-org/nemo-rl-gke/platform"},),
     "podsCidr": ({"podsCidr": "10.32.0.0/14"},),
     "prefetchImage": ({"prefetchImage": "nemo-rl"},),
-    "prices": ({"prices": {"gpuNodeSpot": 50.0}},),
     "prefetchWeights": ({"prefetchWeights": False},),
     "prefix": ({"prefix": "nemo-x"},),
+    "prices": ({"prices": {"cpuNode": 1.0}},),
     "primarySubnetCidr": ({"primarySubnetCidr": "10.0.0.0/19"},),
     "privateEndpoint": ({"privateEndpoint": False}, {"privateEndpoint": True}),
     "psaCidr": ({"psaCidr": "10.24.0.0/20"},),
@@ -129,7 +130,7 @@ ALTERNATIVES: dict[str, tuple[dict, ...]] = {
     "runName": ({"runName": "run-2"},),
     "servicesCidr": ({"servicesCidr": "10.12.0.0/20"},),
     "shmSizeGib": ({"shmSizeGib": 200},),
-    "stepSeconds": ({"stepSeconds": 90},),
+    "stepSeconds": ({"stepSeconds": "60"},),
     "systemMachineType": ({"systemMachineType": "n2-standard-32"},),
     "systemNodes": ({"systemNodes": 2},),
     "warmupHoldSeconds": ({"warmupHoldSeconds": 3600},),
@@ -160,11 +161,12 @@ SAFE, STOPS, IN_PLACE, REFUSED = "safe replacement", "stops the job", "in place"
 
 # The reviewed classification of each change: one class for every stack, or {stack: class}. "refused" on a
 # protected stack is the engine refusing to replace the Lustre instance (lustreOnDestroy: protect).
-# KNOWN: issue 21 item 4 is not fixed yet: jobEnabled, exportCheckpoints and exportDestination still change the
-# RayCluster's head template, so they replace the standing cluster (listed so a fix shows up here).
+# The standing RayCluster's pods do not depend on the job (test_standing_cluster.py): jobEnabled,
+# the export settings and the bucket touch the RayJob, the export Job, the Secret or the grants, never the cluster's
+# templates (a platform without a job scales its GPU workers to none, in place).
 EXPECTED: dict[str, object] = {
     "authorizedNetworks": IN_PLACE,
-    "bucketName": STOPS,  # the Bucket goes (DELETES DATA), and the head's export mount names it
+    "bucketName": SAFE,  # the Bucket goes (DELETES DATA), and the export Job that names it
     "capacity": IN_PLACE,
     "checkpointBudgetSeconds": IN_PLACE,
     "clusterDeletionProtection": IN_PLACE,
@@ -174,10 +176,9 @@ EXPECTED: dict[str, object] = {
     "dashboard": IN_PLACE,
     "dnsEndpoint": IN_PLACE,
     "egressFqdnPolicies": IN_PLACE,
-    "exportCheckpoints": STOPS,  # KNOWN (item 4)
-    "exportDestination": STOPS,  # KNOWN (item 4)
-    # Megatron checkpoints (codelab) hold the optimizer inside iter_*: nothing to leave out, nothing changes.
-    "exportOptimizer": {"codelab": IN_PLACE, "*": STOPS},
+    "exportCheckpoints": IN_PLACE,  # the export Job, its identity and grants come or go; the entrypoint marks anyway
+    "exportDestination": SAFE,  # the managed folder (DELETES DATA) and the export Job, not the running job
+    "exportOptimizer": {"codelab": IN_PLACE, "*": SAFE},  # the export Job's argv (Megatron: copied whole anyway)
     "exportSoftDeleteDays": IN_PLACE,
     "flexStartMaxRunHours": {"autopilot": IN_PLACE, "*": STOPS},  # Autopilot: a ComputeClass field
     "flexStartWaitMinutes": REFUSED,
@@ -200,7 +201,9 @@ EXPECTED: dict[str, object] = {
     "jobBackoffLimit": STOPS,
     "jobConfigFiles": STOPS,
     "jobDeadlineSeconds": IN_PLACE,
-    "jobEnabled": STOPS,  # KNOWN (item 4)
+    # The RayJob goes (that is the setting); the cluster keeps its head and scales its workers in place, the Secret
+    # loses the W&B netrc nothing reads any more (replaced: pulumi-kubernetes Secrets are immutable).
+    "jobEnabled": {"codelab": IN_PLACE, "*": SAFE},
     "jobMode": STOPS,
     "jobOverrides": STOPS,
     "jobRecipe": STOPS,
@@ -222,13 +225,12 @@ EXPECTED: dict[str, object] = {
     "maintenanceStart": IN_PLACE,
     "namespace": STOPS,
     "nemoRlRelease": {"codelab": STOPS, "*": REFUSED},
-    # A platform cannot become an experiment of another in place: its platform settings are refused.
-    "platformStack": REFUSED,
     "podsCidr": IN_PLACE,
+    "platformStack": REFUSED,  # a platform stack's settings are refused on an experiment stack
     "prefetchImage": SAFE,
     "prefetchWeights": STOPS,
-    "prices": IN_PLACE,  # the cost estimate's output only
     "prefix": {"dev": STOPS, "*": REFUSED},
+    "prices": IN_PLACE,  # the cost estimate only
     "primarySubnetCidr": IN_PLACE,
     "privateEndpoint": IN_PLACE,
     "psaCidr": SAFE,
@@ -244,7 +246,7 @@ EXPECTED: dict[str, object] = {
     "runName": STOPS,
     "servicesCidr": IN_PLACE,
     "shmSizeGib": STOPS,
-    "stepSeconds": IN_PLACE,
+    "stepSeconds": IN_PLACE,  # the cost estimate only
     "systemMachineType": {"autopilot": REFUSED, "*": STOPS},  # in place, but GKE recreates the system nodes
     "systemNodes": {"autopilot": REFUSED, "*": IN_PLACE},
     "warmupHoldSeconds": SAFE,
@@ -257,7 +259,7 @@ EXPECTED: dict[str, object] = {
 # the plan derives (cascades, replaceWith, a replaced provider) are consequences, not extra changes.
 ABOUT: dict[str, tuple[str, ...]] = {
     "authorizedNetworks": ("Cluster cluster",),
-    "bucketName": ("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "RayCluster raycluster"),
+    "bucketName": ("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "Job export"),
     "capacity": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
     "checkpointBudgetSeconds": (),
     "clusterDeletionProtection": ("Cluster cluster",),
@@ -274,11 +276,10 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "ServiceAccount export-ksa",
         "NetworkPolicy *",
         "FQDNNetworkPolicy *",
-        "RayCluster raycluster",
-        "RayJob rayjob",
+        "Job export",
     ),
-    "exportDestination": ("Folder *", "ManagedFolder*", "RayCluster raycluster", "RayJob rayjob"),
-    "exportOptimizer": ("RayJob rayjob",),  # the export's --exclude in the entrypoint
+    "exportDestination": ("Folder *", "ManagedFolder*", "Job export"),
+    "exportOptimizer": ("Job export",),
     "exportSoftDeleteDays": ("Bucket bucket",),
     "flexStartMaxRunHours": ("ComputeClass gpu-compute-class", "NodePool gpu-flex"),
     "flexStartWaitMinutes": ("ComputeClass gpu-compute-class",),
@@ -308,12 +309,13 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "Service *",
         "Sleep *",
     ),
-    "jobBackoffLimit": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard", "Job export"),  # with jobMode
+    "jobBackoffLimit": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
     "jobConfigFiles": ("ConfigMap job-scripts", "RayJob rayjob"),
     "jobDeadlineSeconds": ("RayJob rayjob",),
     "jobEnabled": (
         "RayJob rayjob",
-        "RayCluster raycluster",
+        "RayCluster raycluster",  # its workers' replica counts (core/settings/job.py standing_workers)
+        "Secret tokens",  # the W&B netrc, held only while the job logs to W&B
         "Job *",
         "BucketIAMMember *",
         "Folder *",
@@ -322,8 +324,7 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "NetworkPolicy *",
         "FQDNNetworkPolicy *",
     ),
-    # Own cluster: the export runs as a CPU Job after training (the GPU cluster goes with the job).
-    "jobMode": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard", "Job export"),
+    "jobMode": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
     "jobOverrides": ("RayJob rayjob",),
     "jobRecipe": (
         "RayJob rayjob",
@@ -332,9 +333,10 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "NodePool gpu-*",
         "DaemonSet cpu-prepull",
         "FQDNNetworkPolicy *",  # the recipe decides whether the job logs to W&B
+        "Secret tokens",  # ... and so whether the Secret holds the W&B netrc
     ),
     "jobStartFrom": ("RayJob rayjob",),
-    "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard", "Job export"),  # with jobMode
+    "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
     "ksaName": ("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob"),
     "kubeRayOperator": ("Cluster cluster", "Namespace operator-namespace", "NetworkPolicy *", "Release *"),
     "lustreAdopt": (
@@ -362,13 +364,20 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "maintenanceExclusionStart": ("Cluster cluster",),
     "maintenanceStart": ("Cluster cluster",),
     "namespace": ("*",),  # every namespaced object, and what names it
-    "nemoRlRelease": ("DaemonSet cpu-prepull", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
-    "platformStack": (),
+    # The default run name carries the release: the export Job waits for and copies another run.
+    "nemoRlRelease": (
+        "DaemonSet cpu-prepull",
+        "Job placeholders",
+        "Job export",
+        "RayCluster raycluster",
+        "RayJob rayjob",
+    ),
     "podsCidr": ("Subnetwork primary", "Firewall primary-internal"),
+    "platformStack": (),
     "prefetchImage": ("Job prefetch", "FQDNNetworkPolicy *"),
     "prefetchWeights": ("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob"),
-    "prices": (),
     "prefix": ("*",),  # every name
+    "prices": (),
     "primarySubnetCidr": ("Subnetwork primary", "Firewall primary-internal", "Instance lustre"),
     "privateEndpoint": ("Cluster cluster",),
     "psaCidr": ("GlobalAddress psa-range", "Firewall lustre-ingress"),
@@ -381,7 +390,7 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "releaseChannel": ("Cluster cluster",),
     "reservation": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
     "reservationStartNodes": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
-    "runName": ("RayJob rayjob",),
+    "runName": ("RayJob rayjob", "Job export"),  # the export waits for and copies that run
     "servicesCidr": ("Subnetwork primary", "Firewall primary-internal"),
     "shmSizeGib": ("RayCluster raycluster",),
     "stepSeconds": (),

@@ -16,6 +16,9 @@ from workloads.manifests.network_policy import PeerError, PolicyArgs, dashboard_
 from workloads.manifests.pod_security import (
     HF_TOKEN_FILE,
     RAY_HEAD_LABELS,
+    RAY_WORKER_LABELS,
+    ROLE_EXPORT,
+    ROLE_LABEL,
     TOKEN_VALUE_VARIABLES,
     WANDB_NETRC_FILE,
     WORKLOAD_LABELS,
@@ -40,7 +43,6 @@ def _pod(spec: dict) -> dict:
 FULL = PolicyArgs(
     "nemo-rl",
     ["konnectivity"],
-    head_google_apis=True,
     head_wandb=True,
     workers_hub=True,
     prefetch=True,
@@ -52,7 +54,7 @@ def test_network_policies_are_strictly_valid_for_every_kind_of_dashboard_peer():
     args = PolicyArgs(
         "nemo-rl",
         ["konnectivity", "kube-system", "kuberay-operator", "172.16.0.0/28"],
-        head_google_apis=True,
+        export_job=True,
         prefetch=True,
     )
     for p in network_policies(args) + network_policies(replace(args, fqdn=False)):
@@ -165,10 +167,16 @@ def test_without_fqdn_policies_the_same_pods_get_https_to_public_addresses_only(
         assert rule["ports"] == [{"protocol": "TCP", "port": 443}]
 
 
-def test_only_the_head_with_the_export_reaches_the_metadata_server():
-    assert "head-metadata-server" not in _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity"])))
-    meta = _by_name(network_policies(FULL))["head-metadata-server"]["spec"]
-    assert meta["podSelector"] == {"matchLabels": RAY_HEAD_LABELS}
+def test_only_the_export_job_reaches_the_metadata_server_never_a_ray_pod():
+    assert "export-metadata-server" not in _by_name(network_policies(PolicyArgs("nemo-rl", ["konnectivity"])))
+    policies = _by_name(network_policies(replace(FULL, export_job=True)))
+    meta = policies["export-metadata-server"]["spec"]
+    assert meta["podSelector"] == {"matchLabels": {ROLE_LABEL: ROLE_EXPORT}}
+    metadata_cidrs = {"169.254.169.254/32", "169.254.169.252/32"}
+    for name, p in policies.items():
+        if p["spec"]["podSelector"] in ({"matchLabels": RAY_HEAD_LABELS}, {"matchLabels": RAY_WORKER_LABELS}):
+            cidrs = {t.get("ipBlock", {}).get("cidr") for r in p["spec"].get("egress", []) for t in r.get("to", [])}
+            assert not cidrs & metadata_cidrs, name
     assert {(r["to"][0]["ipBlock"]["cidr"], p["port"]) for r in meta["egress"] for p in r["ports"]} == {
         ("169.254.169.254/32", 80),
         ("169.254.169.254/32", 8080),

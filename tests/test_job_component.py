@@ -10,6 +10,7 @@ from core.settings import SettingsError, load_settings
 from synth import render
 from tests.k8s_validation import validate_any
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
+from workloads.ray_cluster import REPLACE_ON_CHANGES
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
@@ -43,18 +44,10 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     run = recipes.default_run_name(s.job, s.stack_name, s.workload.release)
     spec = r.get(RAYJOB, "rayjob").inputs["spec"]
     gate_options = gate.options(gate.GateArgs.of(s))
-    # The job trains from the prefetched, pinned snapshot and exports its checkpoints afterwards (stack defaults).
+    # The job trains from the prefetched, pinned snapshot and ends by writing the trained marker the export Job waits
+    # for (stack defaults; workloads/manifests/export_job.py).
     plan = prefetch.plan(
         model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset, mount_path="/lustre"
-    )
-    export_cmd = export.export_argv(
-        scripts_dir=recipes.SCRIPTS_DIR,
-        checkpoint_dir=f"/lustre/checkpoints/{run}",
-        prefix=export.DEFAULT_PREFIX,
-        run_name=run,
-        metric_name=recipe.metric_name,
-        # exportOptimizer false (default): a DTensor checkpoint's policy/optimizer stays on Lustre (core/export.py).
-        exclude=export.optimizer_excludes(recipe.train_backend, keep_optimizer=False),
     )
     assert spec["entrypoint"] == recipes.entrypoint(
         recipe,
@@ -63,7 +56,7 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
         run_name=run,
         gate=gate_options,
         model_path=plan.model_path,
-        after=(export_cmd,),
+        after=tuple(export.mark_trained_argv("/lustre", run)),
         prefetch_marker=plan.marker,
         # Standing cluster: jobBackoffLimit (default 3) retries are the entrypoint's loop (KubeRay takes none).
         attempts=recipes.Attempts(
@@ -128,7 +121,8 @@ def test_a_changed_cluster_replaces_the_cluster_and_its_job(synth, stack):
     # or resources must replace the cluster (fixed name: delete first), and the RayJob with it.
     r = synth(stack)
     job, cluster = r.get(RAYJOB, "rayjob"), r.get(RAYCLUSTER, "raycluster")
-    assert cluster.replace_on_changes == ["spec"] and cluster.delete_before_replace
+    # Every spec field but the worker group's replica counts (tests/test_standing_cluster.py checks the list).
+    assert cluster.replace_on_changes == sorted(REPLACE_ON_CHANGES) and cluster.delete_before_replace
     assert job.replace_with == [cluster.urn] and job.delete_before_replace
     assert r.depends_on(job, cluster)
 
@@ -169,7 +163,6 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     s = _settings(r)
     # An own cluster's head mounts no bucket: its export is a CPU Job after training.
     pods = RayPodsConfig.of(s)
-    assert pods.export_bucket is None
     assert spec["rayClusterSpec"] == raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
     validate_any(render.manifest_of(job))
     pvc = r.get("kubernetes:core/v1:PersistentVolumeClaim", "lustre-pvc")

@@ -463,15 +463,16 @@ def test_worker_shm_is_memory_backed_with_the_configured_size(variant):
         assert volume["emptyDir"] == {"medium": "Memory", "sizeLimit": "128Gi"}
 
 
-def test_workers_run_as_the_grantless_service_account_and_the_head_as_the_exports_own(variant):
-    # Least privilege: only the export may write to the bucket, so only the head (which runs it) holds its
-    # identity; without the export the head runs as the Ray pods' service account too.
-    s = settings_for(variant, ksaName="rl-runner")
-    pods = pods_of(raycluster_for(s))
-    assert pods["head"]["spec"]["serviceAccountName"] == s.names.export_ksa == "nemo-dev-export"
-    assert {t["spec"]["serviceAccountName"] for r, t in pods.items() if r != "head"} == {"rl-runner"}
-    plain = pods_of(raycluster_for(settings_for(variant, ksaName="rl-runner", exportCheckpoints=False)))
-    assert {t["spec"]["serviceAccountName"] for t in plain.values()} == {"rl-runner"}
+def test_every_ray_pod_runs_as_the_grantless_service_account_whether_or_not_the_export_is_on(variant):
+    # Least privilege: only the export may write to the bucket, and it runs as a CPU Job of its own
+    # (workloads/manifests/export_job.py), so no Ray pod holds the export's identity or mounts the bucket.
+    for export_on in (True, False):
+        s = settings_for(variant, ksaName="rl-runner", exportCheckpoints=export_on)
+        pods = pods_of(raycluster_for(s))
+        assert {t["spec"]["serviceAccountName"] for t in pods.values()} == {"rl-runner"}, export_on
+        for t in pods.values():
+            assert "gke-gcsfuse/volumes" not in (t["metadata"].get("annotations") or {})
+            assert not any("csi" in v for v in t["spec"]["volumes"])
 
 
 def test_raycluster_lives_in_the_workload_namespace():
@@ -483,24 +484,22 @@ def test_raycluster_lives_in_the_workload_namespace():
 @pytest.mark.parametrize("prefetch,wandb", [(True, True), (True, False), (False, True)])
 def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(variant, prefetch, wandb):
     """The HF token on the head (its driver and data preparation call the Hub) and on the workers only when nothing
-    was prefetched (with the prefetch they run with HF_HUB_OFFLINE=1); the W&B netrc on the head only, and only
-    when the recipe logs to W&B; only paths in env, no token variable at all."""
+    was prefetched (with the prefetch they run with HF_HUB_OFFLINE=1); the W&B netrc on the head only, as an optional
+    item (the Secret holds it only while the recipe logs to W&B: test_standing_cluster.py), so the template is the
+    same either way; only paths in env, no token variable at all."""
     from workloads.manifests import pod_security as ps
 
     s = settings_for(variant, prefetchWeights=prefetch, jobOverrides={"wandb_enabled": wandb})
     for role, template in pods_of(raycluster_for(s)).items():
         spec = template["spec"]
         tokens = [v for v in spec["volumes"] if v["name"] == ps.TOKENS_VOLUME]
-        keys = {
-            i["key"]
-            for v in tokens
-            for src in v["projected"]["sources"]
-            for i in src["secret"]["items"]
-            if src["secret"]["name"] == HF_SECRET
-        }
+        sources = [src["secret"] for v in tokens for src in v["projected"]["sources"]]
+        keys = {i["key"] for src in sources for i in src["items"] if src["name"] == HF_SECRET}
         head = role == "head"
-        want = ({"hf-token"} if head or not prefetch else set()) | ({"wandb-netrc"} if head and wandb else set())
+        want = ({"hf-token"} if head or not prefetch else set()) | ({"wandb-netrc"} if head else set())
         assert keys == want, role
+        netrc = [src for src in sources if any(i["key"] == "wandb-netrc" for i in src["items"])]
+        assert all(src.get("optional") is True for src in netrc), role
         for container in containers(template):
             env = env_of(container)
             assert not set(ps.TOKEN_VALUE_VARIABLES) & set(env), role

@@ -125,7 +125,8 @@ def test_with_its_own_kuberay_the_dashboard_admits_the_operator_pods_and_not_the
 def test_every_workload_pod_has_an_egress_policy(shipped):
     for stack, r in shipped.items():
         missing, total = f.pods_without_egress_policy(r)
-        assert missing == 0 and total == (5 if stack == "autopilot" else 6), stack
+        # The export Job is one of them (the checkpoint export runs as a CPU Job in every stack).
+        assert missing == 0 and total == (6 if stack == "autopilot" else 7), stack
 
 
 def test_only_the_operators_path_reaches_the_dashboard_besides_the_workload_and_the_submitter(shipped):
@@ -141,7 +142,7 @@ def test_one_pod_template_may_write_to_the_bucket_and_only_under_the_export_pref
             for p in pods(r)
             if p.service_account == r.get("kubernetes:core/v1:ServiceAccount", "export-ksa").inputs["metadata"]["name"]
         ]
-        assert writer.labels[f.ROLE] == "ray-head"
+        assert writer.labels[f.ROLE] == "checkpoint-export"  # never a Ray pod
 
 
 def test_no_two_stacks_share_a_workload_identity_principal(shipped, synth):
@@ -183,6 +184,7 @@ def test_each_pod_is_at_the_strictest_pod_security_level_it_can_be(shipped):
         "ray-worker": "privileged",
         "ray-job-submitter": "restricted",
         "weights-prefetch": "baseline",
+        "checkpoint-export": "baseline",  # reads what root wrote on Lustre, like the head
         "gpu-warmup": "restricted",
         "image-prepull": "restricted",
     }
@@ -250,7 +252,13 @@ def test_the_pods_that_resolve_names_reach_kube_dns_and_cloud_dns_and_the_others
         pol = f.policies(r)
         for p in f.workload_pods(r):
             src = np.pod(p.source, p.namespace, p.labels)
-            resolves = p.labels[f.ROLE] in ("ray-head", "ray-worker", "ray-job-submitter", "weights-prefetch")
+            resolves = p.labels[f.ROLE] in (
+                "ray-head",
+                "ray-worker",
+                "ray-job-submitter",
+                "weights-prefetch",
+                "checkpoint-export",
+            )
             for dns in DNS:
                 assert pol.allowed(src, dns, 53, "UDP") is resolves, (stack, p.source)
             if not resolves:
@@ -281,21 +289,24 @@ def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped)
             assert not pol.allowed(prefetch, ext(host), 80), (stack, host)  # HTTPS only
         for host in catalog.PYPI_HOSTS:
             assert pol.allowed(prefetch, ext(host), 443) and not pol.allowed(head, ext(host), 443)
-        assert pol.allowed(head, ext("storage.googleapis.com"), 443)  # the export's GCS FUSE sidecar
-        assert not pol.allowed(prefetch, ext("storage.googleapis.com"), 443)
         wandb = f._logs_to_wandb(r)
+        # Cloud Storage: the export Job's GCS FUSE sidecar; the head only for W&B's upload URLs (it mounts no bucket).
+        assert pol.allowed(_pod(r, "checkpoint-export"), ext("storage.googleapis.com"), 443), stack
+        assert pol.allowed(head, ext("storage.googleapis.com"), 443) is wandb, stack
+        assert not pol.allowed(prefetch, ext("storage.googleapis.com"), 443)
         assert pol.allowed(head, ext("api.wandb.ai"), 443) is wandb, stack
         for anything in ("example.com", "attacker.invalid"):
             assert not any(pol.allowed(x, ext(anything), 443) for x in (prefetch, head, worker))
 
 
-def test_only_the_head_with_the_export_reaches_the_metadata_server(shipped, synth):
+def test_only_the_export_job_reaches_the_metadata_server(shipped, synth):
     metadata = np.Endpoint("metadata", ip="169.254.169.254")
     for stack, r in shipped.items():
         pol = f.policies(r)
-        for role in ("ray-head", "ray-worker", "weights-prefetch", "ray-job-submitter"):
-            assert pol.allowed(_pod(r, role), metadata, 80) is (role == "ray-head"), (stack, role)
+        for role in ("checkpoint-export", "ray-head", "ray-worker", "weights-prefetch", "ray-job-submitter"):
+            assert pol.allowed(_pod(r, role), metadata, 80) is (role == "checkpoint-export"), (stack, role)
     plain = synth("dev", {"exportCheckpoints": False})
+    assert not [p for p in f.workload_pods(plain) if p.labels.get(f.ROLE) == "checkpoint-export"]
     assert not f.policies(plain).allowed(_pod(plain, "ray-head"), metadata, 80)
 
 

@@ -81,25 +81,34 @@ def test_prefetch_job_reads_the_token_from_a_file_and_waits_long_enough(synth, s
     assert f"policy.model_name={r.outputs['modelPath']}" in entry
 
 
-def test_export_runs_after_training_on_the_head_with_the_bucket_mounted(synth, stack):
+def test_export_runs_after_training_as_a_cpu_job_and_the_head_mounts_no_bucket(synth, stack):
     r = synth(stack)
     entry = r.get(RAYJOB, "rayjob").get("spec.entrypoint")
-    # The script's commands (a standing cluster's bounded-attempts line lists its steps in order).
+    # The script's commands (a standing cluster's bounded-attempts line lists its steps in order): training, then
+    # the trained marker the export Job waits for.
     lines = [shlex.join(c) for c in cp._script_commands(shlex.split(entry)[2])]
-    assert "export_checkpoints.py" in lines[-1] and "run_grpo" in lines[-2] and not lines[-2].startswith("exec ")
+    mount, run = r.outputs["lustreMountPath"], r.outputs["runName"]
+    marker = export.trained_marker(mount, run)
+    assert lines[-2:] == [shlex.join(c) for c in export.mark_trained_argv(mount, run)]
+    assert "run_grpo" in lines[-3] and not lines[-3].startswith("exec ")
     head = r.get(RAYCLUSTER, "raycluster").get("spec.headGroupSpec.template")
-    assert head["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+    assert "gke-gcsfuse/volumes" not in (head["metadata"].get("annotations") or {})
+    assert not any("csi" in v for v in head["spec"]["volumes"])
+    job = r.get(JOB, "export")
+    assert job.inputs["metadata"]["annotations"]["nemo-rl-gke/waits-for"] == marker
     bucket = r.get("gcp:storage/bucket:Bucket", "bucket").inputs["name"]
-    assert any(
-        v.get("csi", {}).get("volumeAttributes", {}).get("bucketName") == bucket for v in head["spec"]["volumes"]
-    )
-    # The head runs as the export's service account, after its grants exist (the sidecar mounts at pod start).
+    pod = job.inputs["spec"]["template"]
+    assert pod["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+    assert any(v.get("csi", {}).get("volumeAttributes", {}).get("bucketName") == bucket for v in pod["spec"]["volumes"])
+    # The Job runs as the export's service account, after its grants exist (the sidecar mounts at pod start); the
+    # RayCluster waits for none of them.
     for grant in (
         ("gcp:storage/managedFolderIamMember:ManagedFolderIamMember", "export-object-user"),
         ("gcp:storage/bucketIAMMember:BucketIAMMember", "export-bucket-list"),
         ("kubernetes:core/v1:ServiceAccount", "export-ksa"),
     ):
-        assert r.depends_on(r.get(RAYCLUSTER, "raycluster"), r.get(*grant)), grant
+        assert r.depends_on(job, r.get(*grant)), grant
+        assert not r.depends_on(r.get(RAYCLUSTER, "raycluster"), r.get(*grant)), grant
     assert r.outputs["exportUrl"] == f"gs://{bucket}/{export.DEFAULT_PREFIX}/{r.outputs['runName']}"
 
 

@@ -17,6 +17,17 @@ from core.settings import Settings
 from core.settings import job as job_settings
 from workloads.manifests.raycluster import DASHBOARD_PORT, RayPodsConfig, raycluster_manifest
 
+# Every field of the spec (workloads/manifests/raycluster.py raycluster_spec) but the worker group's replica counts.
+REPLACE_ON_CHANGES = (
+    "spec.rayVersion",
+    "spec.enableInTreeAutoscaling",
+    "spec.authOptions",
+    "spec.headGroupSpec",
+    "spec.workerGroupSpecs[0].groupName",
+    "spec.workerGroupSpecs[0].rayStartParams",
+    "spec.workerGroupSpecs[0].template",
+)
+
 
 @dataclass(frozen=True)
 class RayClusterArgs:
@@ -65,9 +76,12 @@ class RayCluster(pulumi.ComponentResource):
                 # KubeRay never recreates running pods when the pod template changes (up to 1.5; from 1.6.0 only
                 # with spec.upgradeStrategy.type Recreate, kuberay PR #4185, which the 1.4.2 CRD lacks), so an
                 # updated image, release, env or resources would leave the old pods serving the next job. Any
-                # spec change replaces the cluster instead; the name is fixed, so the old one goes first. The
-                # RayJob is replaced with it (workloads/nemo_rl_job.py, replace_with).
-                replace_on_changes=["spec"],
+                # change of what the pods are replaces the cluster instead; the name is fixed, so the old one goes
+                # first. The RayJob is replaced with it (workloads/nemo_rl_job.py, replace_with). The worker group's
+                # replica counts are the one exception: KubeRay creates or deletes worker pods to match them and
+                # leaves the head and the other workers running, so a platform turning its job off (no GPU worker
+                # without a job: core/settings/job.py standing_workers) or on keeps its head.
+                replace_on_changes=list(REPLACE_ON_CHANGES),
                 delete_before_replace=True,
                 # Pods refer to the PVC, Secret and service account by name, and their interface annotations
                 # to the Network objects: those must exist before the pods are admitted and scheduled.

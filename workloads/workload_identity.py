@@ -2,11 +2,11 @@
 and the namespace's network policies.
 
 Service accounts: the Ray pods and the submitter run as `ksaName`, which holds no Google grant; with the
-checkpoint export the Ray head runs as the stack's own export service account instead (core.naming
-Names.export_ksa), the only principal with bucket write, under the export prefix (infra/bucket.py). The grant
-names the Kubernetes service account directly as a Workload Identity principal, so no Google service account or
-`iam.gke.io/gcp-service-account` annotation is involved; the principal is recorded as an annotation so `kubectl
-describe sa` shows what it may access.
+checkpoint export its CPU Job (workloads/manifests/export_job.py) runs as the stack's own export service account
+(core.naming Names.export_ksa), the only principal with bucket write, under the export prefix (infra/bucket.py).
+The grant names the Kubernetes service account directly as a Workload Identity principal, so no Google service
+account or `iam.gke.io/gcp-service-account` annotation is involved; the principal is recorded as an annotation so
+`kubectl describe sa` shows what it may access.
 
 Pod Security Admission (core/catalog/security.py, PSA): the namespace enforces the level every pod in it meets —
 `privileged`, because the GPU workers mount the host's NVIDIA and gIB libraries (hostPath, which `baseline`
@@ -14,10 +14,13 @@ forbids) — and warns and audits `restricted`, which the submitter, the GPU pla
 meet; the Ray head and the prefetch run as root (workloads/manifests/raycluster.py and prefetch_job.py say why).
 
 Token values stay Pulumi secrets end to end and reach pods only as read-only files
-(workloads/manifests/pod_security.py): the Secret holds the Hugging Face token as is and the W&B key as the netrc
-entry wandb reads; the Ray auth token (releases with Ray token authentication) has a Secret of its own, under the
-key KubeRay reads. The network policies (workloads/manifests/network_policy.py) deny ingress and egress by default
-and open only each pod's own paths.
+(workloads/manifests/pod_security.py): the Secret holds the Hugging Face token as is and, while the job logs to
+W&B, the W&B key as the netrc entry wandb reads. The Ray head mounts that item as optional, so turning W&B on or
+off changes the Secret (replaced: pulumi-kubernetes treats Secret data as immutable), whose content the kubelet
+carries into the running head's volume, and never the RayCluster (kubernetes.io/docs/concepts/configuration/secret,
+"Mounted Secrets are updated automatically"). The Ray auth token (releases with Ray token authentication) has a
+Secret of its own, under the key KubeRay reads. The network policies (workloads/manifests/network_policy.py) deny
+ingress and egress by default and open only each pod's own paths.
 """
 
 from __future__ import annotations
@@ -47,11 +50,12 @@ def enforce_level(worker_volumes: list[dict]) -> str:
 
 
 def token_secret(
-    name: str, namespace: pulumi.Input[str], secrets: Secrets, opts: pulumi.ResourceOptions
+    name: str, namespace: pulumi.Input[str], secrets: Secrets, opts: pulumi.ResourceOptions, *, wandb: bool
 ) -> k8s.core.v1.Secret:
-    """The Secret the pods mount their tokens from: the Hugging Face token and, when set, the W&B key as a netrc."""
+    """The Secret the pods mount their tokens from: the Hugging Face token and, when the job logs to W&B (`wandb`)
+    and the key is set, the W&B key as a netrc."""
     data = {HF_TOKEN_KEY: secrets.hf_token}
-    if secrets.wandb_api_key is not None:
+    if wandb and secrets.wandb_api_key is not None:
         wandb_key: pulumi.Input[str] = secrets.wandb_api_key
         data[WANDB_NETRC_KEY] = pulumi.Output.secret(wandb_key).apply(wandb_netrc)
     return k8s.core.v1.Secret(
@@ -67,7 +71,8 @@ def token_secret(
 class WorkloadIdentityArgs:
     namespace: str
     ksa_name: str
-    export_ksa: Optional[str]  # the Ray head's service account with the export on
+    export_ksa: Optional[str]  # the export Job's service account with the export on
+    wandb: bool  # the job logs to W&B: the Secret holds the netrc
     psa_enforce: str
     ray_token_auth: bool
     policies: PolicyArgs
@@ -86,12 +91,12 @@ class WorkloadIdentityArgs:
             namespace=ns,
             ksa_name=s.storage.ksa_name,
             export_ksa=s.names.export_ksa if exporting else None,
+            wandb=needs_wandb_key(s),
             psa_enforce=enforce_level(rdma_pod_mixin(s.gpu.accelerator, s.workload.release).volumes),
             ray_token_auth=token_auth_enabled(s),
             policies=PolicyArgs(
                 namespace=ns,
                 dashboard_peers=dashboard_peers(s),
-                head_google_apis=exporting,
                 head_wandb=needs_wandb_key(s) or serves_experiments,
                 head_hub=True,
                 workers_hub=not prefetching or serves_experiments,
@@ -143,7 +148,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-        self.secret = token_secret(HF_SECRET, ns, secrets, child)
+        self.secret = token_secret(HF_SECRET, ns, secrets, child, wandb=a.wandb)
         self.ray_auth_secret = None
         if a.ray_token_auth and secrets.ray_auth_token is not None:
             self.ray_auth_secret = k8s.core.v1.Secret(

@@ -127,13 +127,6 @@ def check(s: "UncheckedSettings") -> list[str]:
     return p
 
 
-def exports_from_cpu_job(s: "UncheckedSettings") -> bool:
-    """The export runs as a CPU Job after training (workloads/manifests/export_job.py) wherever the GPU cluster is the
-    job's own (own-cluster mode; an experiment stack always is): the cluster goes when training ends, not after the
-    copy. A standing cluster stays up anyway, and its head exports."""
-    return s.startup.export_checkpoints and s.job.enabled and s.job.mode == "own-cluster"
-
-
 def export_warnings(s: "UncheckedSettings") -> list[str]:
     """The optimizer state a Megatron export cannot leave out (core/export.py OPTIMIZER_GLOB has the sources)."""
     st = s.startup

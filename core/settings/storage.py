@@ -29,8 +29,8 @@ class StorageSettings(Section):
         "nemo-rl-runner",
         alias="ksaName",
         description=(
-            "Kubernetes service account of the Ray pods; it holds no Google grant (the checkpoint export runs on the "
-            "head as the stack's own <prefix>-export service account)."
+            "Kubernetes service account of the Ray pods; it holds no Google grant (the checkpoint export runs as a "
+            "CPU Job under the stack's own <prefix>-export service account)."
         ),
     )
 

@@ -46,7 +46,7 @@ class WorkloadSettings(Section):
         ge=1,
         description=(
             "Ephemeral storage (GiB) the Ray head requests: Ray's session logs and spilled objects under /tmp/ray; "
-            "default 32 (Standard) or 8 (Autopilot, where a pod gets at most 10 GiB, the export's sidecar included)."
+            "default 32 (Standard) or 8 (Autopilot, where a pod gets at most 10 GiB)."
         ),
     )
     worker_ephemeral_gib: Optional[int] = Field(

@@ -19,9 +19,16 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from core import export
+from core import export, images, recipes
 from core.naming import JOB_SCRIPTS, LUSTRE_PVC
-from workloads.manifests.pod_parts import lustre_mount, lustre_volume, scripts_mount, scripts_volume
+from core.settings import Settings
+from workloads.manifests.pod_parts import (
+    cpu_node_selector,
+    lustre_mount,
+    lustre_volume,
+    scripts_mount,
+    scripts_volume,
+)
 from workloads.manifests.pod_security import ROLE_EXPORT, ROLE_LABEL, WORKLOAD_LABELS, harden_pod_spec
 
 CONTAINER = "export"
@@ -46,6 +53,35 @@ class ExportJobArgs:
     backoff_limit: int = 3
     pvc_name: str = LUSTRE_PVC
     scripts_config_map: str = JOB_SCRIPTS
+
+
+def export_job_args(s: Settings, service_account: str) -> ExportJobArgs:
+    """The export of `s`'s run into the platform's export prefix, as the platform's export service account."""
+    mount = s.workload.lustre_mount_path
+    dest = s.export_destination
+    r = s.recipe
+    argv = export.export_argv(
+        scripts_dir=recipes.SCRIPTS_DIR,
+        checkpoint_dir=recipes.checkpoint_dir(mount, s.run_name),
+        prefix=dest.prefix,
+        run_name=s.run_name,
+        metric_name=r.metric_name,
+        higher_is_better=recipes.higher_is_better(r),
+        exclude=export.optimizer_excludes(r.train_backend, s.startup.export_optimizer),
+        python=("python",),
+    )
+    return ExportJobArgs(
+        name=s.names.export_job,
+        namespace=s.storage.namespace,
+        image=images.prefetch_python_image(),
+        service_account=service_account,
+        node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
+        lustre_mount_path=mount,
+        scripts_dir=recipes.SCRIPTS_DIR,
+        destination=dest,
+        marker=export.trained_marker(mount, s.run_name),
+        export_argv=tuple(argv),
+    )
 
 
 def command(a: ExportJobArgs) -> list[str]:

@@ -15,12 +15,12 @@ GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security doc
 - `metrics-from-managed-prometheus`: the metrics port (8080) from Google Managed Prometheus' collectors.
 - `dns`: the pods that resolve names reach kube-dns (Standard) and Cloud DNS on 169.254.169.254 (Autopilot) on
   port 53; the GPU placeholders and the image pre-pull reach nothing at all.
-- `head-metadata-server`: the export's GCS FUSE sidecar runs in the head's pod and takes its Workload Identity
-  token from the node's metadata server; no other pod gets Google credentials but the export Job's
-  (`export-metadata-server`, `export_job`: the platform hosts experiment stacks, whose export is a CPU Job).
+- `export-metadata-server`: only the checkpoint export Job (`export_job`, a CPU pod of its own in either job mode)
+  gets Google credentials: its GCS FUSE sidecar takes its Workload Identity token from the node's metadata server.
+  No Ray pod does: the head mounts no bucket.
 - Outside hosts by name (`fqdn_policies()`, GKE FQDNNetworkPolicy): the prefetch reaches Hugging Face and, for
   its install step, PyPI; the head reaches Hugging Face (its driver and the data preparation still call the
-  Hub), Cloud Storage with the export or W&B, and W&B when the recipe logs there; the GPU workers reach the Hub
+  Hub), and W&B (with the Cloud Storage URLs it hands out) when the recipe logs there; the GPU workers reach the Hub
   only when nothing was prefetched. Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
   addresses instead (`<role>-public-https`).
 
@@ -129,13 +129,12 @@ class PolicyArgs:
     namespace: str
     dashboard_peers: Sequence[str]
     operator_namespace: str = catalog.KUBERAY_OPERATOR_NAMESPACE
-    head_google_apis: bool = False  # the export's GCS FUSE sidecar on the head
     head_wandb: bool = False  # the recipe logs to W&B from the driver on the head
     head_hub: bool = True  # the driver and the data preparation call the Hub
     workers_hub: bool = False  # nothing prefetched: the GPU workers download from the Hub
     prefetch: bool = False  # the prefetch Job exists
     prefetch_pypi: bool = False  # ... and installs its client from PyPI
-    export_job: bool = False  # experiment stacks' export Jobs (CPU pool, GCS FUSE as the export's identity)
+    export_job: bool = False  # the export Jobs, this stack's and its experiment stacks' (CPU pool, GCS FUSE)
     fqdn: bool = True  # outside hosts by name (GKE FQDNNetworkPolicy)
     labels: dict = field(default_factory=lambda: dict(PART_OF))
 
@@ -152,7 +151,7 @@ class PolicyArgs:
         """role -> {host group -> hosts} of every pod that leaves the cluster."""
         hub = dict(catalog.HF_HOST_GROUPS)
         head: dict[str, tuple[str, ...]] = {f"hf-{g}": h for g, h in hub.items()} if self.head_hub else {}
-        if self.head_google_apis or self.head_wandb:
+        if self.head_wandb:
             # W&B uploads run files to Cloud Storage URLs its API hands out.
             head["storage"] = catalog.GOOGLE_STORAGE_HOSTS
         if self.head_wandb:
@@ -244,8 +243,6 @@ def network_policies(args: PolicyArgs) -> list[dict]:
     metadata_server = [
         {"to": [{"ipBlock": {"cidr": cidr}}], "ports": _ports(*ports)} for cidr, ports in catalog.METADATA_SERVER_EGRESS
     ]
-    if a.head_google_apis:
-        out.append(_policy("head-metadata-server", a, HEAD, egress=metadata_server))
     if a.export_job:
         out.append(_policy("export-dns", a, EXPORT, egress=_dns_rule()))
         out.append(_policy("export-metadata-server", a, EXPORT, egress=metadata_server))

@@ -15,31 +15,30 @@ them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened s
 capability dropped on the head; the GPU workers, whose RDMA use is unproven without them, keep the default set
 minus NET_RAW), no service-account token, and each token only where it is read, as a read-only file: the
 Hugging Face token on the head (its driver and the data preparation call the Hub) and on the workers only when
-nothing was prefetched (they then download the model; with the prefetch they load everything from Lustre and
-run with HF_HUB_OFFLINE=1), the W&B netrc on the head only and only when the recipe logs to W&B (`NETRC`;
-NeMo-RL's driver calls `wandb.init` there), the Ray auth token on every Ray container when token
-authentication is on. With the export the head runs as the export's own service account (the only one with
-bucket write); the workers' holds no grant. The head runs as root: NeMo-RL's image and every file the GPU
-workers write on Lustre belong to root, and a non-root head could not write beside them; without capabilities it
-writes only what root owns, which includes the export mount (Cloud Storage FUSE presents it as uid/gid 0 unless
-the pod sets an fsGroup: gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go @5fcdc04a). The
-images are pinned (core/images.py).
+the stack does not prefetch (they then download the model; with the prefetch they load everything from Lustre and
+run with HF_HUB_OFFLINE=1), the W&B netrc on the head only (`NETRC`; NeMo-RL's driver calls `wandb.init` there),
+an optional item of the tokens Secret that holds it only while the job logs to W&B (workloads/workload_identity.py),
+the Ray auth token on every Ray container when token authentication is on. No pod of the cluster writes to the
+bucket: the checkpoint export is a CPU Job of its own (workloads/manifests/export_job.py). The head runs as root:
+NeMo-RL's image and every file the GPU workers write on Lustre belong to root, and a non-root head could not write
+beside them. The images are pinned (core/images.py).
+
+Day two: the standing cluster's spec is what the cluster is (image, release, capacity, sizes, tokens it may read),
+never what the next job does. Turning the job or the export on or off, another recipe or export destination, leave
+it as it is: any spec change replaces the cluster (workloads/ray_cluster.py), which releases its GPU nodes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
-from core import export, node_fit
+from core import node_fit
 from core.catalog import Accelerator, NemoRlRelease
 from core.naming import RAY_AUTH_SECRET
 from core.recipes import SCRIPTS_DIR
 from core.settings import Settings
 from core.settings import workload as workload_settings
-from core.settings.job import needs_wandb_key
 from core.settings.security import token_auth_enabled
-from core.settings.startup import exports_from_cpu_job
 from workloads.manifests.compute_class import worker_scheduling
 from workloads.manifests.pod_parts import (
     cpu_node_selector,
@@ -97,17 +96,10 @@ class RayPodsConfig:
     head_memory_gib: int
     head_ephemeral_gib: int
     worker_ephemeral_gib: int
-    # Checkpoint export (core.export): the head mounts the stack's bucket through GCS FUSE, whose sidecar streams
-    # the copy. None: no export.
-    export_bucket: Optional[str] = None
     ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
-    # Least privilege: the head's service account (the export's own with the export on), the export prefix it mounts,
-    # whether the workers load everything from the prefetched cache (no Hub, no token) and whether the driver
-    # logs to W&B (the netrc goes to the head only then).
-    head_ksa_name: str = ""
-    export_prefix: str = export.DEFAULT_PREFIX
+    # Least privilege: the workers load everything from the prefetched cache (no Hub, no token) when the stack
+    # prefetches; whether a job runs does not change the cluster.
     workers_offline: bool = False
-    wandb: bool = True
 
     @property
     def ray_auth_secret(self) -> "str | None":
@@ -116,11 +108,6 @@ class RayPodsConfig:
     @classmethod
     def of(cls, s: Settings) -> "RayPodsConfig":
         w = s.workload
-        bucket, prefix = None, export.DEFAULT_PREFIX
-        # An own cluster exports from a CPU Job after training (workloads/manifests/export_job.py), not the head.
-        if s.startup.export_checkpoints and s.job.enabled and s.recipe is not None and not exports_from_cpu_job(s):
-            bucket = s.bucket_name
-            prefix = s.export_destination.prefix
         return cls(
             release=w.release,
             image=s.nemo_rl_image,
@@ -140,11 +127,7 @@ class RayPodsConfig:
             head_ephemeral_gib=workload_settings.head_ephemeral_gib(s),
             worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s),
             ray_token_auth=token_auth_enabled(s),
-            export_bucket=bucket,
-            head_ksa_name=s.names.export_ksa if bucket else s.storage.ksa_name,
-            export_prefix=prefix,
-            workers_offline=s.job.enabled and s.startup.prefetch_weights,
-            wandb=needs_wandb_key(s),
+            workers_offline=s.startup.prefetch_weights,
         )
 
 
@@ -168,10 +151,12 @@ def _head_resources(c: RayPodsConfig) -> dict:
 def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     """The head group: CPU only (GCS, dashboard, job driver), on the CPU pods' node selector."""
     pod_spec: dict = {
-        "serviceAccountName": c.head_ksa_name or c.ksa_name,
+        "serviceAccountName": c.ksa_name,
         "nodeSelector": cpu_node_selector(autopilot=c.autopilot, system_pool=c.system_pool),
     }
-    tokens = token_files(secret_name, hugging_face=True, wandb=c.wandb, ray_auth_secret=c.ray_auth_secret)
+    # The netrc item is optional: the Secret holds it only while the job logs to W&B, so the template stays the same
+    # when the recipe turns W&B on or off.
+    tokens = token_files(secret_name, hugging_face=True, wandb=True, ray_auth_secret=c.ray_auth_secret)
     pod_spec["containers"] = [
         {
             "name": HEAD_CONTAINER,
@@ -191,14 +176,7 @@ def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         }
     ]
     pod_spec["volumes"] = [lustre_volume(pvc_name), scripts_volume(), *tokens.volumes]
-    template: dict = {"metadata": {"labels": dict(RAY_HEAD_LABELS)}}
-    if c.export_bucket:
-        # The job's entrypoint ends with the checkpoint export on the head (core.export): the bucket is mounted
-        # by the GCS FUSE CSI driver, whose sidecar the annotation injects and sizes.
-        pod_spec["containers"][0]["volumeMounts"].append(export.volume_mount())
-        pod_spec["volumes"].append(export.volume(export.Destination(c.export_bucket, c.export_prefix)))
-        template["metadata"]["annotations"] = export.pod_annotations()
-    template["spec"] = harden_pod_spec(pod_spec)
+    template = {"metadata": {"labels": dict(RAY_HEAD_LABELS)}, "spec": harden_pod_spec(pod_spec)}
     return {
         # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on
         # the head even if a GPU were visible. The dashboard listens on all interfaces so the submitter and

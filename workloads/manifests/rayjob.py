@@ -82,7 +82,7 @@ class JobArgs:
     model_path: Optional[str] = None
     prefetch_marker: Optional[str] = None  # the GSM8K step loads the dataset at the commit the marker records
     before: tuple[tuple[str, ...], ...] = ()
-    # Checkpoint export (core.export), run after a successful training.
+    # Run after a successful training: the trained marker the checkpoint export Job waits for (core.export).
     after: tuple[tuple[str, ...], ...] = ()
     # spec.activeDeadlineSeconds (core.settings.job.deadline_seconds); None: no deadline.
     deadline_seconds: Optional[int] = None
@@ -98,7 +98,6 @@ class JobArgs:
         r = s.recipe
         model_path, marker = None, None
         before: tuple[tuple[str, ...], ...] = ()
-        after: tuple[tuple[str, ...], ...] = ()
         if s.startup.prefetch_weights and r.model_revision is not None:
             plan = prefetch.plan(
                 model_name=r.model_name,
@@ -113,24 +112,12 @@ class JobArgs:
                         prefetch.wait_argv(plan, recipes.SCRIPTS_DIR, prefetch.job_timeout_seconds(plan.download_bytes))
                     ),
                 )
-        if startup_settings.exports_from_cpu_job(s):
-            # An own cluster's export is a CPU Job that waits for this marker (workloads/manifests/export_job.py):
-            # the GPU cluster goes as soon as training ends.
-            after = tuple(tuple(c) for c in export.mark_trained_argv(s.workload.lustre_mount_path, s.run_name))
-        elif s.startup.export_checkpoints:
-            after = (
-                tuple(
-                    export.export_argv(
-                        scripts_dir=recipes.SCRIPTS_DIR,
-                        checkpoint_dir=recipes.checkpoint_dir(s.workload.lustre_mount_path, s.run_name),
-                        prefix=s.export_destination.prefix,
-                        run_name=s.run_name,
-                        metric_name=r.metric_name,
-                        higher_is_better=recipes.higher_is_better(r),
-                        exclude=export.optimizer_excludes(r.train_backend, s.startup.export_optimizer),
-                    )
-                ),
-            )
+        # The export is a CPU Job that waits for this marker (workloads/manifests/export_job.py), in both modes: an
+        # own GPU cluster goes as soon as training ends, and a standing cluster's head carries no bucket mount or
+        # write identity. The marker is written whether or not the export is on, so turning the export on or off,
+        # or moving its destination, touches neither the RayCluster nor the RayJob: a run already training is
+        # exported when the export is turned on later.
+        after = tuple(tuple(c) for c in export.mark_trained_argv(s.workload.lustre_mount_path, s.run_name))
         return cls(
             name=s.names.ray_job,
             stack_name=s.stack_name,
