@@ -31,8 +31,8 @@ STEPS = 12
 # Ray marks a killed node dead after its health checks fail (GCS health check period x threshold; defaults take
 # ~30 s): shortened so the test stays short.
 FAST_NODE_DEATH = {
-    "RAY_health_check_period_ms": "1000",
-    "RAY_health_check_timeout_ms": "2000",
+    "RAY_health_check_period_ms": "2000",
+    "RAY_health_check_timeout_ms": "4000",
     "RAY_health_check_failure_threshold": "3",
 }
 

@@ -20,6 +20,7 @@ from omegaconf import OmegaConf
 from core.catalog import NEMO_RL_REFERENCE, NEMO_RL_RELEASES
 from core.recipes import config_tree as ct
 from core.recipes.overrides import hydra_value
+from tests import nemo_rl_oracle
 from tests.standin.grpo_trainer import import_nemo_rl_loader, load_nemo_rl_base
 
 TAGS = sorted(NEMO_RL_RELEASES)
@@ -90,10 +91,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _real(tag: str, config_path: str) -> tuple[dict, dict]:
-    root = ct.release_root(tag)
-    with contextlib.chdir(root):
-        cfg = load_nemo_rl_base(import_nemo_rl_loader(root), config_path)
-        return OmegaConf.to_container(cfg, resolve=False), OmegaConf.to_container(cfg, resolve=True)
+    # NeMo-RL's own load_config, through the oracle's per-(release, config) cache: the tests that later apply the
+    # job's overrides to these configs (test_open_recipes.py) reuse the loads instead of repeating them.
+    assert nemo_rl_oracle.release_tree(tag) == ct.release_root(tag)
+    cfg = nemo_rl_oracle._loaded(tag, config_path)
+    return OmegaConf.to_container(cfg, resolve=False), OmegaConf.to_container(cfg, resolve=True)
 
 
 @pytest.mark.parametrize("tag", TAGS)
