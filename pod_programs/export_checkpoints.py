@@ -4,7 +4,7 @@ Usage: python export_checkpoints.py --checkpoints <run dir on Lustre> --destinat
            [--root <bucket mount>] [--metric <training_info key> [--lower-is-better]] [--exclude <glob>]...
            [--workers N]
 
-Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/scripts.py). The job's entrypoint runs it on the
+Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/job_scripts.py). The job's entrypoint runs it on the
 Ray head after training succeeded; the head mounts the stack's bucket through the GCS FUSE CSI driver, so the
 destination is a directory and this is a plain file copy with the standard library. Nothing here depends on
 the stack: paths come from argv.

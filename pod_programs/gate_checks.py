@@ -1,6 +1,6 @@
 """The readiness gate's decisions: from raw measurements to checks with a measured and an expected figure.
 
-Pure standard-library Python, no Ray, no torch, no NVML: the gate program (workloads/readiness_gate.py)
+Pure standard-library Python, no Ray, no torch, no NVML: the gate program (pod_programs/readiness_gate.py)
 measures on the GPU nodes and hands the raw numbers and texts to these functions on the Ray head, and the
 tests feed them real-format values. Shipped next to the program in the job-scripts ConfigMap, so it must
 not import anything of this repository either.

@@ -2,8 +2,8 @@
 
 Usage: python megatron_import_guard.py --model-name <policy.model_name>
 
-Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/scripts.py). The job's entrypoint runs it on the
-Ray head right before NeMo-RL starts a Megatron run (core/recipes.py `job_script`). Standard library only;
+Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/job_scripts.py). The job's entrypoint runs it on the
+Ray head right before NeMo-RL starts a Megatron run (core/recipes/commands.py `job_script`). Standard library only;
 nothing here depends on the stack: the model name comes from argv, the directories from the environment, exactly
 as NeMo-RL reads them.
 

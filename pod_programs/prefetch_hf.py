@@ -6,7 +6,7 @@ Usage:
   python prefetch_hf.py wait     --marker <file> [--timeout S] [--interval S] ITEM...
   ITEM: model:<repo id>@<revision> | dataset:<repo id>@<revision>
 
-Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/scripts.py). `download` runs from a Kubernetes
+Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/job_scripts.py). `download` runs from a Kubernetes
 Job on the CPU pool as soon as the Lustre volume exists, with huggingface_hub 0.34.4: in a small Python image
 that installed prefetch-requirements.txt (the default), or in the NeMo-RL image (v0.4.0 and v0.5.0 lock it);
 `wait` (standard library only) runs at the start of an own-cluster job's entrypoint, which must not start

@@ -2,7 +2,7 @@
 
 Usage: python prepare_gsm8k.py <output directory> [--pinned-by <prefetch marker>]
 
-Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/scripts.py) and mounted read-only on the Ray
+Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/job_scripts.py) and mounted read-only on the Ray
 head, where the RayJob's entrypoint runs it with NeMo-RL's `uv run python` before training. It therefore runs
 in the NeMo-RL image: the standard library and `datasets` only, and nothing here may depend on the stack (the
 output directory comes on the command line, the Hugging Face cache from $HF_HOME).
@@ -13,7 +13,7 @@ output directory comes on the command line, the Hugging Face cache from $HF_HOME
 - Every row is checked first; then `train.jsonl` and `test.jsonl` are each written to a temporary name,
   fsynced and renamed, and `_SUCCESS` (row counts) last, so an interrupted run never leaves a marker over
   partial files.
-- `--pinned-by <marker>`: the weights prefetch's marker (workloads/prefetch_hf.py), which records the commit that
+- `--pinned-by <marker>`: the weights prefetch's marker (pod_programs/prefetch_hf.py), which records the commit that
   `openai/gsm8k@main` resolved to when the prefetch downloaded it; the dataset is loaded at exactly that commit
   (`load_dataset(..., revision=<commit>)`), so the job reads what was prefetched even if `main` moved since. A
   marker that does not list the dataset is an error, never a silent fall-back to `main`.

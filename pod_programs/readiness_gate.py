@@ -2,7 +2,7 @@
 
 Usage (the RayJob entrypoint runs it on the Ray head with NeMo-RL's `uv run python`, before training):
     python readiness_gate.py --nodes 2 --gpus-per-node 8 --backend nccl --summary-dir <mount>/gate/<run> ...
-    (`--help` lists every option; core/recipes.py renders them from the stack settings.)
+    (`--help` lists every option; core/recipes/commands.py renders them from the stack settings.)
 
 Shipped verbatim in the job-scripts ConfigMap with gate_checks.py (its decisions) and mounted read-only on
 the Ray head. It runs in the NeMo-RL image and imports only the standard library, Ray, torch and NVML's

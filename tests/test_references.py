@@ -51,21 +51,7 @@ PRIVATE = re.compile(r"(?<!\w)FACTS(?:\.md)?(?:\s*§|(?!\w))|(?<![#\w/])[Ii]ssue
 
 # (file, text): rendered bytes that keep their private references for now, and where they render.
 FROZEN: set[tuple[str, str]] = {
-    # pod_programs/*: the job-scripts ConfigMap's data (pod_programs/__init__.py).
-    ("pod_programs/export_checkpoints.py", "workloads/scripts.py"),
-    ("pod_programs/megatron_import_guard.py", "workloads/scripts.py"),
-    ("pod_programs/prefetch_hf.py", "workloads/scripts.py"),
-    ("pod_programs/prepare_gsm8k.py", "workloads/scripts.py"),
-    ("pod_programs/prepare_gsm8k.py", "workloads/prefetch_hf.py"),
-    ("pod_programs/gate_checks.py", "workloads/readiness_gate.py"),
-    ("pod_programs/prefetch-requirements.txt", "workloads/prefetch.py"),
-    ("pod_programs/megatron_import_guard.py", "core/recipes.py"),
-    ("pod_programs/readiness_gate.py", "core/recipes.py"),
-    ("pod_programs/export_checkpoints.py", "core/export.py"),
     ("pod_programs/export_checkpoints.py", "docs/semantics.md"),  # gcsfuse's, named as "gcsfuse docs/semantics.md"
-    # core/catalog/startup.py: sources the critical-path report prints (build/<stack>/critical-path.md).
-    ("core/catalog/startup.py", "FACTS §"),
-    ("core/catalog/startup.py", "issue 13"),
 }
 
 

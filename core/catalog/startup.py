@@ -108,15 +108,11 @@ class Nominal:
 NOMINAL_ESTIMATE = "nominal estimate (no published figure)"
 
 # Seconds Pulumi waits for a resource of this type (create + await), by type token. The critical-path report prints
-# each source as written (build/<stack>/critical-path.md), so three keep their old wording until a change meant to
-# alter the report: "seed 000" is the codelab (https://codelabs.developers.google.com/next26/rl-gke-lustre), whose
-# Lustre step says 10-15 minutes; "FACTS §5" is Managed Lustre's create time from the same sources; "issue 13"
-# (NOMINAL_IMAGE_BYTES) is the 20-30 GB the NeMo-RL images take (docs/research/ttfs.md).
+# each source as written (build/<stack>/critical-path.md). "The codelab" is
+# https://codelabs.developers.google.com/next26/rl-gke-lustre, whose Lustre step says 10-15 minutes.
 NOMINAL_RESOURCE_SECONDS: dict[str, Nominal] = {
-    "gcp:lustre/instance:Instance": Nominal(
-        900, "codelab (seed 000): 'Lustre ... 10~15분'; FACTS §5 10-15 min; upper bound"
-    ),
-    "gcp:container/cluster:Cluster": Nominal(600, NOMINAL_ESTIMATE + "; seed 000 says 'several minutes'"),
+    "gcp:lustre/instance:Instance": Nominal(900, "the codelab: 'Lustre ... 10~15분' (10-15 min); upper bound"),
+    "gcp:container/cluster:Cluster": Nominal(600, NOMINAL_ESTIMATE + "; the codelab says 'several minutes'"),
     "gcp:container/nodePool:NodePool": Nominal(120, NOMINAL_ESTIMATE + " (pool without nodes; nodes are added below)"),
     "gcp:servicenetworking/connection:Connection": Nominal(90, NOMINAL_ESTIMATE),
     "gcp:projects/service:Service": Nominal(60, NOMINAL_ESTIMATE),
@@ -142,7 +138,7 @@ NOMINAL_CPU_NODE_SECONDS = Nominal(
 NOMINAL_GPU_NODE_SECONDS = Nominal(
     300, NOMINAL_ESTIMATE + ": node boot 80-120 s (GKE capacity-provisioning page) plus GPU driver and 9 NICs"
 )
-NOMINAL_IMAGE_BYTES = Nominal(25e9, "issue 13: the NeMo-RL image is 20-30 GB (midpoint)")
+NOMINAL_IMAGE_BYTES = Nominal(25e9, "the NeMo-RL image is 20-30 GB (docs/research/ttfs.md; midpoint)")
 NOMINAL_IMAGE_PULL_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (registry download + gzip unpack)")
 NOMINAL_HF_DOWNLOAD_BYTES_PER_S = Nominal(500e6, NOMINAL_ESTIMATE + " (Hub to one CPU node, parallel files)")
 # The prefetch's own runtime in `prefetchImage: python` mode: the slim image (~45 MB compressed) and ~15 MB of
