@@ -26,10 +26,7 @@ from ray.job_submission import JobSubmissionClient
 
 RAY = Path(sys.executable).parent / "ray"
 # Variables that would point a test's Ray at another cluster.
-# RAY_CLIENT_MODE: set to "0" in this process once anything imports ray (ray 2.60.0 _private/client_mode_hook.py
-# line 21); passed on to a `ray start` worker node, the node timed out registering with its GCS whenever another local
-# cluster had run in this pytest process before (reproduced twice, gone twice without it).
-_FOREIGN = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "RAY_CLIENT_MODE")
+_FOREIGN = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")
 
 
 def free_ports(n: int) -> list[int]:

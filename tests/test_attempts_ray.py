@@ -29,10 +29,13 @@ from workloads.manifests.pod_parts import SCRIPTS_FILE_MODE
 RECIPE, RELEASE = "gemma3-27b-gsm8k", "v0.5.0"
 STEPS = 12
 # Ray marks a killed node dead after its health checks fail (GCS health check period x threshold; defaults take
-# ~30 s): shortened so the test stays short.
+# ~30 s): shortened so the test stays short. A killed node fails each check at once (its port is closed), so a short
+# period finds it; a long per-check timeout and initial delay keep a node that is merely slow to start on a loaded
+# machine from being declared dead before it registers (which ended `ray start` on a worker late in the suite).
 FAST_NODE_DEATH = {
+    "RAY_health_check_initial_delay_ms": "10000",
     "RAY_health_check_period_ms": "2000",
-    "RAY_health_check_timeout_ms": "4000",
+    "RAY_health_check_timeout_ms": "10000",
     "RAY_health_check_failure_threshold": "3",
 }
 
