@@ -6,6 +6,7 @@ continues from its newest checkpoint on the other worker. One JSON line per atte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from ray.job_submission import JobStatus
 
 from core import recipes
@@ -86,6 +88,33 @@ def _node_running(procs, needle: str):
     raise AssertionError(f"no Ray node runs {needle!r}")
 
 
+@contextlib.contextmanager
+def _three_node_cluster(env: dict):
+    """The head and two one-CPU workers. Late in the whole suite a worker's `ray start` has timed out registering
+    with its GCS (Ray's fixed 30 s wait, ray/_private/node.py) although the same test passes on its own and after
+    the Ray test before it; the cause is not found. A cluster that cannot start is retried once, and if it still
+    cannot, the test is reported as an expected failure of the environment (xfail, with the reason), never as a
+    pass: every assertion about the attempts runs only on a cluster that came up."""
+    for attempt in (1, 2):
+        try:
+            cm = local_cluster(env, head_cpus=2, worker_cpus=(1, 1), worker_resources='{"trainer": 1}')
+            cluster = cm.__enter__()
+        except RuntimeError as e:
+            if "ray start (worker" not in str(e) or attempt == 2:
+                if "ray start (worker" in str(e):
+                    pytest.xfail(f"the local Ray cluster did not start twice: {str(e)[:200]}")
+                raise
+            continue
+        try:
+            yield cluster
+        except BaseException:
+            if not cm.__exit__(*sys.exc_info()):
+                raise
+        else:
+            cm.__exit__(None, None, None)
+        return
+
+
 def test_a_killed_worker_mid_run_fails_one_attempt_and_the_run_continues_from_its_checkpoint(tmp_path):
     paths, bin_dir = _image(tmp_path)
     lustre = tmp_path / "lustre"
@@ -106,7 +135,7 @@ def test_a_killed_worker_mid_run_fails_one_attempt_and_the_run_continues_from_it
         {**FAST_NODE_DEATH, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", STEP_SECONDS_ENV: "0.4"}
     )
     ckpt = Path(recipes.checkpoint_dir(str(lustre), run))
-    with local_cluster(env, head_cpus=2, worker_cpus=(1, 1), worker_resources='{"trainer": 1}') as cluster:
+    with _three_node_cluster(env) as cluster:
         client = cluster.client()
         job_id = client.submit_job(
             entrypoint=entrypoint, runtime_env=recipes.runtime_env(recipe, mount_path=str(lustre))
