@@ -6,11 +6,13 @@ Pure code. A recipe names a model, a NeMo-RL config and dataset, the layout, ste
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from core import catalog
+from core.keys import key as _key
 
 DEFAULT_RECIPE = "gemma3-27b-gsm8k"
 
@@ -273,3 +275,23 @@ SETTING_OF_KEY: dict[str, str] = {
         )
     },
 }
+
+
+def higher_is_better(r: Recipe) -> bool:
+    """The direction the run ranks checkpoints in: the recipe's, else the metric's known one (true without a
+    metric, NeMo-RL's base default)."""
+    if r.higher_is_better is not None:
+        return r.higher_is_better
+    return catalog.METRIC_HIGHER_IS_BETTER.get(r.metric_name or "", True)
+
+
+RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def run_name_problem(name: str) -> Optional[str]:
+    if RUN_NAME_RE.fullmatch(name) and ".." not in name:  # fullmatch: `$` alone accepts a final "\n"
+        return None
+    return (
+        f"{_key('runName')}: {name!r} is not usable as a directory name under <lustreMountPath>/checkpoints "
+        "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')"
+    )

@@ -34,11 +34,10 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+import core.recipes.config_tree as config_tree
 from core.catalog import NemoRlRelease
 from core.lustre_paths import mount_root
-from core.recipes import config_tree
-from core.recipes.model import Recipe
-from core.recipes.resolve import higher_is_better, run_name_problem
+from core.recipes.model import Recipe, higher_is_better, run_name_problem
 
 GSM8K_DIR = "datasets/gsm8k"  # under the Lustre mount
 CHECKPOINTS_DIR = "checkpoints"  # under the Lustre mount

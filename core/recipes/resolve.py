@@ -19,11 +19,20 @@ from typing import Optional
 
 from pydantic import ValidationError
 
+import core.recipes.config_tree as config_tree
 from core import catalog, prefetch, shell
 from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core.keys import key as _key
-from core.recipes import config_tree
-from core.recipes.model import DEFAULT_RECIPE, OVERRIDABLE, RECIPES, SETTING_OF_KEY, JobSpec, Recipe
+from core.recipes.model import (
+    DEFAULT_RECIPE,
+    OVERRIDABLE,
+    RECIPES,
+    SETTING_OF_KEY,
+    JobSpec,
+    Recipe,
+    run_name_problem,
+)
+from core.recipes.overrides import hydra_overrides
 
 # Releases whose GRPO configs keep the flat `data.dataset_name` / `data.train_data_path` layout the recipes
 # render: the release records' `flat_data` (core/catalog/nemo_rl.py, NeMo-RL PR #1649).
@@ -357,14 +366,6 @@ def _metric_problems(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
     return []
 
 
-def higher_is_better(r: Recipe) -> bool:
-    """The direction the run ranks checkpoints in: the recipe's, else the metric's known one (true without a
-    metric, NeMo-RL's base default)."""
-    if r.higher_is_better is not None:
-        return r.higher_is_better
-    return catalog.METRIC_HIGHER_IS_BETTER.get(r.metric_name or "", True)
-
-
 def _consistency_problems(r: Recipe, job: JobSpec) -> list[str]:
     # A problem whose fix is a setting not yet given names that setting ("jobOverrides.<field>") itself.
     return [
@@ -420,8 +421,6 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
 def _rendered_key_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree) -> list[str]:
     """The program's own keys must apply to the chosen config as Hydra would apply them (a config whose data.train
     is a list of datasets, say, cannot take data.train.dataset_name): one line naming config_path."""
-    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
-
     bad = []
     for k in hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release):
         if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
@@ -522,18 +521,6 @@ def _releases_with(config_path: str) -> list[str]:
     return sorted(t for t in NEMO_RL_RELEASES if config_tree.shipped(t, config_path))
 
 
-RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-def run_name_problem(name: str) -> Optional[str]:
-    if RUN_NAME_RE.fullmatch(name) and ".." not in name:  # fullmatch: `$` alone accepts a final "\n"
-        return None
-    return (
-        f"{_key('runName')}: {name!r} is not usable as a directory name under <lustreMountPath>/checkpoints "
-        "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')"
-    )
-
-
 # Which changes resume the run and which start a new one (docs/operations.md "Which changes start a new run").
 # NeMo-RL resumes from the newest `step_N` of checkpointing.checkpoint_dir and restores the weights, the optimizer and
 # its scheduler state, the dataloader position and the step counters (GRPOSaveState); every other value comes from
@@ -614,8 +601,6 @@ def _steps_set_the_lr_horizon(config: dict) -> bool:
 def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
     """What a run's checkpoints belong to: the release, the model at its pinned commit, and every value of the
     config NeMo-RL runs with (base config + the program's keys + the user's keys, resolved) that is not resume-safe."""
-    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
-
     tree = recipe_tree(recipe, release)
     rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN, release=release)
     if not tree.lookup("policy.megatron_cfg.converter_type")[0]:

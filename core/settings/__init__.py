@@ -13,7 +13,6 @@ Defaults live here, not in Pulumi.yaml: the CLI applies Pulumi.yaml defaults, th
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Any, Callable, Optional
 
 import pulumi
@@ -51,6 +50,7 @@ from core.settings.job import JobSettings
 from core.settings.lustre import LustreSettings
 from core.settings.monitoring import MonitoringSettings
 from core.settings.network import NetworkSettings
+from core.settings.registry import SECRET_KEYS, SECTIONS, config_fields, decode_config_value
 from core.settings.security import SecuritySettings
 from core.settings.stack import StackSettings, TeardownSettings
 from core.settings.startup import StartupSettings
@@ -72,32 +72,6 @@ __all__ = [
 
 # Stack files ship with this project id; the offline synth accepts it, a real deployment refuses it.
 PLACEHOLDER_PROJECT = "your-gcp-project-id"
-
-# Secret config keys: read with get_secret/require_secret only, never part of the model.
-SECRET_KEYS = {
-    "hfToken": "Hugging Face token",
-    "wandbApiKey": "Weights & Biases API key",
-    "rayAuthToken": "Ray auth token (releases whose Ray has token authentication)",
-}
-
-# Section name (the Settings attribute) -> model. A new concern adds its module and one line here.
-SECTIONS: dict[str, type[Section]] = {
-    "stack": StackSettings,
-    "teardown": TeardownSettings,
-    "network": NetworkSettings,
-    "cluster": ClusterSettings,
-    "gpu": GpuSettings,
-    "capacity": CapacitySettings,
-    "lustre": LustreSettings,
-    "storage": StorageSettings,
-    "workload": WorkloadSettings,
-    "job": JobSettings,
-    "monitoring": MonitoringSettings,
-    "gate": GateSettings,
-    "security": SecuritySettings,
-    "startup": StartupSettings,
-    "cost": CostSettings,
-}
 
 # Every section's rules; each returns all its problems. All run, so every problem is reported at once.
 RULES: tuple[Callable[["UncheckedSettings"], list[str]], ...] = (
@@ -223,32 +197,6 @@ class Settings(UncheckedSettings):
 # Keys that only one cluster mode supports.
 STANDARD_ONLY = frozenset({"controlPlane", "systemMachineType", "systemNodes"}) | GpuSettings.standard_only
 AUTOPILOT_ONLY: frozenset[str] = frozenset()
-
-
-# --- every config key, with its field ---------------------------------------------------------------------
-def config_fields() -> dict[str, tuple[str, str, Any]]:
-    """config key -> (section, field name, pydantic FieldInfo)."""
-    out: dict[str, tuple[str, str, Any]] = {}
-    for section, model in SECTIONS.items():
-        for fname, info in model.model_fields.items():
-            if info.alias is None:
-                raise TypeError(f"{model.__name__}.{fname} has no config key (Field alias)")
-            out[info.alias] = (section, fname, info)
-    return out
-
-
-def decode_config_value(raw: Any, info) -> Any:
-    """Config values arrive as strings; lists and objects are JSON; "" means unset for optional settings.
-    Scalars are left to pydantic's lax coercion."""
-    if raw == "" and not info.is_required() and info.get_default(call_default_factory=True) is None:
-        return None
-    origin = getattr(info.annotation, "__origin__", None)
-    if isinstance(raw, str) and (origin in (list, dict) or info.annotation is dict):
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    return raw
 
 
 def _secret_state() -> dict[str, str]:

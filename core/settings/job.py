@@ -14,8 +14,8 @@ from pydantic import Field, field_validator
 
 from core import catalog, recipes
 from core.keys import key
-from core.settings import workload
 from core.settings.base import Section
+from core.settings.workload import workers_valid
 
 if TYPE_CHECKING:
     from core.settings import Settings, UncheckedSettings
@@ -127,7 +127,7 @@ def check(s: "UncheckedSettings") -> list[str]:
         return p
     if s.job.deadline_seconds is None:
         p.extend(recipes.deadline_problems(s.recipe, s.job))
-    if acc is None or not workload.workers_valid(s):
+    if acc is None or not workers_valid(s):
         return p
     return p + recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas, gpus_per_node=acc.gpus_per_node)
 

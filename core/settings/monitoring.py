@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Optional
 from pydantic import Field
 
 from core import catalog, sizing
-from core.settings import lustre
 from core.settings.base import Section
+from core.settings.lustre import valid as lustre_valid
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -35,7 +35,7 @@ class MonitoringSettings(Section):
 
 def check(s: "UncheckedSettings") -> list[str]:
     # Checked here so preview fails before anything is registered.
-    if s.recipe is None or not s.job.enabled or not lustre.valid(s):
+    if s.recipe is None or not s.job.enabled or not lustre_valid(s):
         return []
     return sizing.check_budget(
         s.recipe.model_name,

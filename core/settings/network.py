@@ -15,8 +15,9 @@ from core.gcp_rules import (
     capacity_problems,
 )
 from core.keys import key
-from core.settings import cluster, workload
 from core.settings.base import Section
+from core.settings.cluster import system_nodes_valid
+from core.settings.workload import workers_valid
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -74,7 +75,7 @@ def check(s: "UncheckedSettings") -> list[str]:
         ranges = [r for r in ranges if r.key != "rdmaSubnetCidrs"]
     # The plan as a whole: any two ranges overlapping, or a range outside GCP's limits (core/gcp_rules.py).
     p.extend(address_plan_problems(ranges))
-    if p or not workload.workers_valid(s) or not cluster.system_nodes_valid(s):
+    if p or not workers_valid(s) or not system_nodes_valid(s):
         return p  # the node counts' own rules report a refused count; room is only checked for valid ones
     # Room for every node. GPU nodes have a NIC in the primary, gVNIC and each RDMA subnet; Standard adds the
     # system pool. Autopilot's node count is its own business: the GPU workers plus one for the head is a floor.

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from pydantic import TypeAdapter, ValidationError
 
 from core.keys import key
+from core.settings.job import needs_wandb_key
+from core.settings.registry import SECRET_KEYS, config_fields, decode_config_value
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -78,8 +80,6 @@ EXPERIMENT_KEYS = frozenset(
 
 def platform_only_problems(values: dict[str, Any]) -> list[str]:
     """One line per platform-only key an experiment stack set to something other than its Pulumi.yaml default."""
-    from core.settings import SECRET_KEYS, config_fields
-
     fields = config_fields()
     p = []
     for k in sorted(values):
@@ -95,8 +95,6 @@ def platform_only_problems(values: dict[str, Any]) -> list[str]:
 
 
 def _differs_from_default(raw: Any, info: Any) -> bool:
-    from core.settings import decode_config_value
-
     default = info.get_default(call_default_factory=True)
     value = decode_config_value(raw, info)
     try:
@@ -111,8 +109,6 @@ def contract(
     """What a platform stack gives its experiments (the `experimentPlatform` output): its value of every
     platform key, with the names derived from its prefix resolved (the bucket), and the service account its export
     runs as. No secret: the kubeconfig is its own secret output; tokens stay in each stack's own Secret."""
-    from core.settings import config_fields
-
     settings: dict[str, Any] = {}
     sections = {sec for sec, _, _ in config_fields().values()}
     dumped = {name: getattr(s, name).model_dump(mode="json") for name in sections}
@@ -140,8 +136,6 @@ def contract(
 
 def egress_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
     """What the experiment's pods must reach that the platform's NetworkPolicies do not allow, one line each."""
-    from core.settings.job import needs_wandb_key
-
     egress = platform.get("egress") or {}
     ref = s.stack.platform_stack
     p = []
@@ -188,8 +182,6 @@ def contract_problem(ref: str, value: Any) -> Optional[str]:
 def experiment_values(values: dict[str, Any], platform: dict[str, Any]) -> dict[str, Any]:
     """The experiment's settings: the platform's values of the platform keys, the experiment's own keys over them.
     An experiment brings its own Ray cluster: its GPUs come and go with its RayJob (jobMode own-cluster)."""
-    from core.settings import SECRET_KEYS
-
     merged = {k: v for k, v in platform["settings"].items() if k not in EXPERIMENT_KEYS}
     merged.update({k: v for k, v in values.items() if k in EXPERIMENT_KEYS and k not in SECRET_KEYS})
     merged["jobMode"] = "own-cluster"

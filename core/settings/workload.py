@@ -9,8 +9,8 @@ from pydantic import Field
 from core import catalog, node_fit, recipes, shell
 from core.gcp_rules import mount_path_problems, protected_paths
 from core.keys import key
-from core.settings import gpu
 from core.settings.base import Section
+from core.settings.gpu import nodes_valid
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -124,7 +124,7 @@ def worker_problems(s: "UncheckedSettings") -> list[str]:
             f"{key('workerReplicas')}: {w} is above {catalog.K8S_INT32_MAX}, the largest replica count "
             "Kubernetes takes (int32)"
         ]
-    if not s.autopilot and gpu.nodes_valid(s) and w > s.gpu.nodes:
+    if not s.autopilot and nodes_valid(s) and w > s.gpu.nodes:
         return [
             f"{key('workerReplicas')}: {w} GPU workers need {w} nodes but the GPU pools scale to at most "
             f"{s.gpu.nodes} ({key('gpuNodes')})"
@@ -135,5 +135,5 @@ def worker_problems(s: "UncheckedSettings") -> list[str]:
 def workers_valid(s: "UncheckedSettings") -> bool:
     """The GPU worker count passed its rules (gpuNodes included when it is derived from it)."""
     if s.workload.worker_replicas is None:
-        return s.autopilot or gpu.nodes_valid(s)
-    return not worker_problems(s) and (s.autopilot or gpu.nodes_valid(s))
+        return s.autopilot or nodes_valid(s)
+    return not worker_problems(s) and (s.autopilot or nodes_valid(s))
