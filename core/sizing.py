@@ -123,103 +123,74 @@ class CheckpointSizing:
         return line
 
 
-def size_checkpoints(
-    model_name: str,
-    *,
-    params: Optional[int] = None,
-    save_optimizer: bool,
-    capacity_gib: int,
-    tier: int,
-    keep_top_k: Optional[int],
-    budget_seconds: Optional[float],
-) -> CheckpointSizing:
+@dataclass(frozen=True)
+class CheckpointInputs:
+    """What sizing one recipe's checkpoints on one Lustre instance reads: the model (its catalog size, else
+    `params`), whether the optimizer is saved, the instance, how many checkpoints are kept, and the write budget."""
+
+    model_name: str
+    save_optimizer: bool
+    capacity_gib: int
+    tier: int
+    keep_top_k: Optional[int]  # None: NeMo-RL keeps every checkpoint
+    budget_seconds: Optional[float]  # None: no budget
+    params: Optional[int] = None  # the parameter count of a model outside the catalog
+
+
+def size_checkpoints(c: CheckpointInputs) -> CheckpointSizing:
     """Size one recipe's checkpoints on one Lustre instance. Raises SizingError for unknown inputs."""
     problems = []
-    params = catalog.MODEL_PARAMS.get(model_name, params)
+    params = catalog.MODEL_PARAMS.get(c.model_name, c.params)
     if params is None:
         problems.append(
-            f"{KEY_PARAMS}: model {model_name!r} is not in the catalog, so its checkpoints cannot be sized against "
+            f"{KEY_PARAMS}: model {c.model_name!r} is not in the catalog, so its checkpoints cannot be sized against "
             f"{KEY_BUDGET}; set {KEY_PARAMS} to its parameter count (its model card's figure, e.g. 8200000000), "
             "or set checkpointBudgetSeconds to 0"
         )
-    if tier not in catalog.LUSTRE_TIERS:
+    if c.tier not in catalog.LUSTRE_TIERS:
         problems.append(
-            f"{KEY_TIER}: {tier} is not a tier; valid: "
+            f"{KEY_TIER}: {c.tier} is not a tier; valid: "
             f"{', '.join(str(t) for t in sorted(catalog.LUSTRE_TIERS))} (MB/s per TiB)"
         )
-    if keep_top_k is not None and keep_top_k < 1:
-        problems.append(f"checkpointing.keep_top_k: must be >= 1 or unset (got {keep_top_k})")
-    if budget_seconds is not None and budget_seconds <= 0:
-        problems.append(f"{KEY_BUDGET}: must be > 0 seconds (got {budget_seconds:g})")
+    if c.keep_top_k is not None and c.keep_top_k < 1:
+        problems.append(f"checkpointing.keep_top_k: must be >= 1 or unset (got {c.keep_top_k})")
+    if c.budget_seconds is not None and c.budget_seconds <= 0:
+        problems.append(f"{KEY_BUDGET}: must be > 0 seconds (got {c.budget_seconds:g})")
     if problems or params is None:  # an unknown model is one of the problems
         raise SizingError(problems)
 
-    nbytes = checkpoint_bytes(params, save_optimizer=save_optimizer)
-    throughput = _tier(tier).throughput_bytes_per_s(capacity_gib)
+    nbytes = checkpoint_bytes(params, save_optimizer=c.save_optimizer)
+    throughput = _tier(c.tier).throughput_bytes_per_s(c.capacity_gib)
     return CheckpointSizing(
-        model_name=model_name,
+        model_name=c.model_name,
         params=params,
-        save_optimizer=save_optimizer,
+        save_optimizer=c.save_optimizer,
         checkpoint_bytes=nbytes,
-        capacity_gib=capacity_gib,
-        tier=tier,
+        capacity_gib=c.capacity_gib,
+        tier=c.tier,
         throughput_bytes_per_s=throughput,
         min_write_seconds=nbytes / throughput,
-        keep_top_k=keep_top_k,
-        budget_seconds=budget_seconds,
+        keep_top_k=c.keep_top_k,
+        budget_seconds=c.budget_seconds,
     )
 
 
-def check_budget(
-    model_name: str,
-    *,
-    params: Optional[int] = None,
-    save_optimizer: bool,
-    capacity_gib: int,
-    tier: int,
-    keep_top_k: Optional[int],
-    budget_seconds: Optional[float],
-) -> list[str]:
+def check_budget(c: CheckpointInputs) -> list[str]:
     """Problems (errors): unknown inputs, or a checkpoint that cannot be written within the budget. Without a
     budget, a model whose size is not known has nothing to be checked against (a user's own model)."""
-    if budget_seconds is None and model_name not in catalog.MODEL_PARAMS and params is None:
+    if c.budget_seconds is None and c.model_name not in catalog.MODEL_PARAMS and c.params is None:
         return []
     try:
-        s = size_checkpoints(
-            model_name,
-            params=params,
-            save_optimizer=save_optimizer,
-            capacity_gib=capacity_gib,
-            tier=tier,
-            keep_top_k=keep_top_k,
-            budget_seconds=budget_seconds,
-        )
+        s = size_checkpoints(c)
     except SizingError as e:
         return list(e.problems)
     return budget_problems(s)
 
 
-def warnings(
-    model_name: str,
-    *,
-    params: Optional[int] = None,
-    save_optimizer: bool,
-    capacity_gib: int,
-    tier: int,
-    keep_top_k: Optional[int],
-    budget_seconds: Optional[float],
-) -> list[str]:
+def warnings(c: CheckpointInputs) -> list[str]:
     """Warnings (not errors): the kept checkpoints would fill or overflow the instance."""
     try:
-        s = size_checkpoints(
-            model_name,
-            params=params,
-            save_optimizer=save_optimizer,
-            capacity_gib=capacity_gib,
-            tier=tier,
-            keep_top_k=keep_top_k,
-            budget_seconds=budget_seconds,
-        )
+        s = size_checkpoints(c)
     except SizingError:
         return []  # check_budget() reports these as problems
     return capacity_warnings(s)

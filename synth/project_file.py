@@ -56,7 +56,7 @@ def config_block() -> dict:
             # defaulting to "", which the settings loader reads as unset ("4", "true" still parse).
             kind, _ = _pulumi_type(info.annotation)
             note = "" if kind == "string" else f" ({kind} value; empty: unset)"
-            block[key] = {"type": "string", "description": info.description + note, "default": ""}
+            block[key] = {"type": "string", "description": (info.description or "") + note, "default": ""}
             continue
         ptype, extra = _pulumi_type(info.annotation)
         block[key] = {"type": ptype, **extra, "description": info.description, "default": default}

@@ -379,7 +379,7 @@ def render() -> str:
             shipped = _stack_values(k)
             if shipped:
                 facts.append("- Shipped stacks: " + ", ".join(f"{s} `{_yaml_value(v)}`" for s, v in shipped.items()))
-            lines += [f"### `{k}`", "", info.description, ""] + facts + ["", "Refused:", ""]
+            lines += [f"### `{k}`", "", info.description or "", ""] + facts + ["", "Refused:", ""]
             lines += _refusals_block([(f"{k}={_label(v)}", refusal({k: v})) for v in BAD_VALUES.get(k, ())]) + [""]
     return "\n".join(lines).rstrip() + "\n"
 

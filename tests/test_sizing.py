@@ -12,12 +12,14 @@ GIB = 1024**3
 
 def size(model=QWEN, *, capacity_gib=9_000, tier=1000, keep_top_k=3, budget_seconds=None, save_optimizer=True):
     return sizing.size_checkpoints(
-        model,
-        save_optimizer=save_optimizer,
-        capacity_gib=capacity_gib,
-        tier=tier,
-        keep_top_k=keep_top_k,
-        budget_seconds=budget_seconds,
+        sizing.CheckpointInputs(
+            model,
+            save_optimizer=save_optimizer,
+            capacity_gib=capacity_gib,
+            tier=tier,
+            keep_top_k=keep_top_k,
+            budget_seconds=budget_seconds,
+        )
     )
 
 
@@ -64,14 +66,19 @@ def test_weights_only_checkpoint_is_a_seventh_of_the_full_one():
 
 
 def test_seed_recipes_fit_a_120s_budget():
-    assert sizing.check_budget(QWEN, **kwargs(budget_seconds=120)) == []
-    assert sizing.check_budget(GEMMA, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=120)) == []
+    assert sizing.check_budget(sizing.CheckpointInputs(QWEN, **kwargs(budget_seconds=120))) == []
+    assert (
+        sizing.check_budget(sizing.CheckpointInputs(GEMMA, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=120)))
+        == []
+    )
 
 
 def test_over_budget_suggests_next_valid_capacity_and_slowest_faster_tier():
     # 1.0178e12 B in 60 s needs 16.96 GB/s; tier 500 gives 8.79 GB/s per 18000 GiB step, so 36000 GiB
     # (17.58 GB/s -> 57.9 s); tier 1000 at 18000 GiB also gives 17.58 GB/s.
-    problems = sizing.check_budget(QWEN, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=60))
+    problems = sizing.check_budget(
+        sizing.CheckpointInputs(QWEN, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=60))
+    )
     assert problems == [
         "nemo-rl-gke:checkpointBudgetSeconds: a 1.02 TB checkpoint needs >= 116 s at 18000 GiB @ 500 MB/s/TiB, "
         "over the 60 s budget; set nemo-rl-gke:lustreCapacityGib to 36000 (tier 500) or "
@@ -83,13 +90,17 @@ def test_over_budget_suggests_next_valid_capacity_and_slowest_faster_tier():
 def test_a_suggested_tier_says_it_cannot_change_in_place():
     # Google: "You cannot change an instance's performance tier after it has been created" (Managed Lustre,
     # create-instance page); the provider marks per_unit_storage_throughput ForceNew (lustre.go:528-531).
-    problems = sizing.check_budget(QWEN, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=60))
+    problems = sizing.check_budget(
+        sizing.CheckpointInputs(QWEN, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=60))
+    )
     assert "the tier cannot change in place" in problems[0]
 
 
 def test_over_budget_on_the_fastest_tier_suggests_capacity_only():
     # Tier 1000 steps by 9000 GiB: 18000 GiB -> 17.58 GB/s -> 57.9 s <= 60 s; no tier above 1000.
-    problems = sizing.check_budget(QWEN, **kwargs(capacity_gib=9_000, tier=1000, budget_seconds=60))
+    problems = sizing.check_budget(
+        sizing.CheckpointInputs(QWEN, **kwargs(capacity_gib=9_000, tier=1000, budget_seconds=60))
+    )
     assert len(problems) == 1
     assert "set nemo-rl-gke:lustreCapacityGib to 18000 (tier 1000)" in problems[0]
     assert "nemo-rl-gke:lustreTier" not in problems[0]
@@ -100,7 +111,9 @@ def test_when_no_capacity_of_the_tier_meets_the_budget_only_a_faster_tier_is_sug
     # Tier 250 rounds 12_240_000 up to its large step above the 6_120_000 threshold: the next multiple of
     # 288_000 is 43 x 288_000 = 12_384_000 GiB (the reading that makes the documented maxima valid, catalog)
     # = 12093.75 TiB x 250 MB/s = 3.023e12 B/s -> 0.34 s.
-    problems = sizing.check_budget(QWEN, **kwargs(capacity_gib=12_240_000, tier=125, budget_seconds=0.5))
+    problems = sizing.check_budget(
+        sizing.CheckpointInputs(QWEN, **kwargs(capacity_gib=12_240_000, tier=125, budget_seconds=0.5))
+    )
     assert len(problems) == 1
     assert "no capacity in tier 125 meets it (its maximum, 12240000 GiB, needs >= 0.69 s)" in problems[0]
     assert "set nemo-rl-gke:lustreTier to 250 with 12384000 GiB" in problems[0]
@@ -109,7 +122,9 @@ def test_when_no_capacity_of_the_tier_meets_the_budget_only_a_faster_tier_is_sug
 
 def test_when_nothing_meets_the_budget_the_problem_says_so():
     # Tier 500 maximum 20_016_000 GiB -> 9.773e12 B/s -> 0.104 s > 0.05 s; tier 1000 at 18000 GiB -> 57.9 s.
-    problems = sizing.check_budget(QWEN, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=0.05))
+    problems = sizing.check_budget(
+        sizing.CheckpointInputs(QWEN, **kwargs(capacity_gib=18_000, tier=500, budget_seconds=0.05))
+    )
     assert len(problems) == 1
     assert "no capacity in tier 500 meets it" in problems[0]
     assert "no faster tier does at 18000 GiB either" in problems[0]
@@ -135,8 +150,8 @@ def test_keep_top_k_that_fills_the_instance_warns_not_errors():
     # Fixes: keep_top_k <= floor(0.9 x 9.6637e12 / 1.0178e12) - 1 = 8 - 1 = 7;
     # capacity ceil(9.1602e12 / 0.9 / 2^30) = 9479 GiB -> next valid tier-1000 step 18000.
     args = kwargs(keep_top_k=8, budget_seconds=120)
-    assert sizing.check_budget(QWEN, **args) == []
-    warns = sizing.warnings(QWEN, **args)
+    assert sizing.check_budget(sizing.CheckpointInputs(QWEN, **args)) == []
+    warns = sizing.warnings(sizing.CheckpointInputs(QWEN, **args))
     assert len(warns) == 1
     assert warns[0].startswith("nemo-rl-gke:lustreCapacityGib: keep_top_k=8 keeps 9 checkpoints")
     assert "95%" in warns[0]
@@ -145,28 +160,28 @@ def test_keep_top_k_that_fills_the_instance_warns_not_errors():
 
 def test_keep_top_k_that_overflows_the_instance_says_it_does_not_fit():
     # keep_top_k 9 -> 10 x 1.0178e12 = 1.0178e13 B > 9.6637e12 B.
-    warns = sizing.warnings(QWEN, **kwargs(keep_top_k=9))
+    warns = sizing.warnings(sizing.CheckpointInputs(QWEN, **kwargs(keep_top_k=9)))
     assert len(warns) == 1 and "do not fit in 105%" in warns[0]
 
 
 def test_keep_top_k_within_90_percent_is_quiet():
-    assert sizing.warnings(QWEN, **kwargs(keep_top_k=3)) == []
+    assert sizing.warnings(sizing.CheckpointInputs(QWEN, **kwargs(keep_top_k=3))) == []
 
 
 def test_unset_keep_top_k_warns_that_checkpoints_accumulate():
-    warns = sizing.warnings(QWEN, **kwargs(keep_top_k=None))
+    warns = sizing.warnings(sizing.CheckpointInputs(QWEN, **kwargs(keep_top_k=None)))
     assert len(warns) == 1 and "keeps every 1.02 TB checkpoint" in warns[0] and "at most 7" in warns[0]
 
 
 def test_a_model_outside_the_catalog_needs_its_parameter_count_named_by_the_refusal():
-    problems = sizing.check_budget("meta-llama/Llama-3.1-8B", **kwargs(budget_seconds=60))
+    problems = sizing.check_budget(sizing.CheckpointInputs("meta-llama/Llama-3.1-8B", **kwargs(budget_seconds=60)))
     assert len(problems) == 1
     assert problems[0].startswith("nemo-rl-gke:jobOverrides.model_params:")
     assert (
         "'meta-llama/Llama-3.1-8B' is not in the catalog" in problems[0]
         and "checkpointBudgetSeconds to 0" in problems[0]
     )
-    assert sizing.warnings("meta-llama/Llama-3.1-8B", **kwargs()) == []
+    assert sizing.warnings(sizing.CheckpointInputs("meta-llama/Llama-3.1-8B", **kwargs())) == []
     with pytest.raises(sizing.SizingError) as e:
         size("meta-llama/Llama-3.1-8B")
     assert e.value.problems == problems
@@ -174,13 +189,20 @@ def test_a_model_outside_the_catalog_needs_its_parameter_count_named_by_the_refu
 
 def test_with_its_parameter_count_a_model_outside_the_catalog_is_sized_like_a_catalog_one():
     # 8.03e9 parameters (Llama 3.1 8B's model card): 2 B bf16 weights + 12 B Adam state per parameter.
-    s = sizing.size_checkpoints("meta-llama/Llama-3.1-8B", params=8_030_000_000, **kwargs(budget_seconds=60))
+    s = sizing.size_checkpoints(
+        sizing.CheckpointInputs("meta-llama/Llama-3.1-8B", params=8_030_000_000, **kwargs(budget_seconds=60))
+    )
     assert s.checkpoint_bytes == 8_030_000_000 * 14
-    assert sizing.check_budget("meta-llama/Llama-3.1-8B", params=8_030_000_000, **kwargs(budget_seconds=60)) == []
+    assert (
+        sizing.check_budget(
+            sizing.CheckpointInputs("meta-llama/Llama-3.1-8B", params=8_030_000_000, **kwargs(budget_seconds=60))
+        )
+        == []
+    )
 
 
 def test_unknown_tier_is_a_problem_naming_the_tier_key():
-    problems = sizing.check_budget(QWEN, **kwargs(tier=750))
+    problems = sizing.check_budget(sizing.CheckpointInputs(QWEN, **kwargs(tier=750)))
     assert problems == ["nemo-rl-gke:lustreTier: 750 is not a tier; valid: 125, 250, 500, 1000 (MB/s per TiB)"]
 
 

@@ -33,11 +33,11 @@ class MonitoringSettings(Section):
         return float(self.checkpoint_budget_seconds) if self.checkpoint_budget_seconds > 0 else None
 
 
-def check(s: "UncheckedSettings") -> list[str]:
-    # Checked here so preview fails before anything is registered.
-    if s.recipe is None or not s.job.enabled or not lustre_valid(s):
-        return []
-    return sizing.check_budget(
+def checkpoint_inputs(s: "UncheckedSettings") -> Optional[sizing.CheckpointInputs]:
+    """What sizing the stack's checkpoints reads (None without a recipe)."""
+    if s.recipe is None:
+        return None
+    return sizing.CheckpointInputs(
         s.recipe.model_name,
         params=s.recipe.model_params,
         save_optimizer=s.recipe.save_optimizer,
@@ -46,19 +46,21 @@ def check(s: "UncheckedSettings") -> list[str]:
         keep_top_k=s.recipe.keep_top_k,
         budget_seconds=s.monitoring.budget,
     )
+
+
+def check(s: "UncheckedSettings") -> list[str]:
+    # Checked here so preview fails before anything is registered.
+    inputs = checkpoint_inputs(s)
+    if inputs is None or not s.job.enabled or not lustre_valid(s):
+        return []
+    return sizing.check_budget(inputs)
 
 
 def checkpoint_sizing(s: "UncheckedSettings") -> Optional[sizing.CheckpointSizing]:
     """The sizing report of the stack's job (None without a job, or for a model whose size is not known)."""
-    known = s.recipe is not None and (s.recipe.model_name in catalog.MODEL_PARAMS or s.recipe.model_params is not None)
-    if s.recipe is None or not s.job.enabled or not known:
+    inputs = checkpoint_inputs(s)
+    if inputs is None or not s.job.enabled:
         return None
-    return sizing.size_checkpoints(
-        s.recipe.model_name,
-        params=s.recipe.model_params,
-        save_optimizer=s.recipe.save_optimizer,
-        capacity_gib=s.lustre.capacity_gib,
-        tier=s.lustre.tier,
-        keep_top_k=s.recipe.keep_top_k,
-        budget_seconds=s.monitoring.budget,
-    )
+    if inputs.model_name not in catalog.MODEL_PARAMS and inputs.params is None:
+        return None
+    return sizing.size_checkpoints(inputs)
