@@ -50,7 +50,14 @@ from core.settings.job import JobSettings
 from core.settings.lustre import LustreSettings
 from core.settings.monitoring import MonitoringSettings
 from core.settings.network import NetworkSettings
-from core.settings.registry import SECRET_KEYS, SECTIONS, config_fields, decode_config_value
+from core.settings.registry import (
+    AUTOPILOT_ONLY,
+    SECRET_KEYS,
+    SECTIONS,
+    STANDARD_ONLY,
+    config_fields,
+    decode_config_value,
+)
 from core.settings.security import SecuritySettings
 from core.settings.stack import StackSettings, TeardownSettings
 from core.settings.startup import StartupSettings
@@ -194,11 +201,6 @@ class Settings(UncheckedSettings):
     recipe: Recipe
 
 
-# Keys that only one cluster mode supports.
-STANDARD_ONLY = frozenset({"controlPlane", "systemMachineType", "systemNodes"}) | GpuSettings.standard_only
-AUTOPILOT_ONLY: frozenset[str] = frozenset()
-
-
 def _secret_state() -> dict[str, str]:
     """Secret config key -> "secret" or "plain" (set without --secret). Absent keys are missing, and so are empty
     ones: the CLI passes Pulumi.yaml's empty default of an optional secret (synth/project_file.py) as a plain ""."""
@@ -333,15 +335,16 @@ def load_settings(
         problems.append(security.RAY_AUTH_TOKEN_MISSING)
     for rule in RULES:
         problems.extend(rule(unchecked))
-    problems.extend(_mode_problems(unchecked))
+    problems.extend(_mode_problems(unchecked, problems))
     if problems or recipe is None:  # no recipe comes without a problem saying why (recipes.resolve, workload)
         raise SettingsError(problems)
     return Settings(**{**dict(unchecked), "recipe": recipe})
 
 
-def _mode_problems(s: UncheckedSettings) -> list[str]:
-    """Keys set for the other cluster mode. Compared with the defaults, not with "was it set": the CLI passes
-    Pulumi.yaml's defaults for every key."""
+def _mode_problems(s: UncheckedSettings, reported: list[str]) -> list[str]:
+    """Keys set for the other cluster mode (their records' `modes`). Compared with the defaults, not with "was it
+    set": the CLI passes Pulumi.yaml's defaults for every key. A key its own rule already refused (the capacity
+    rules say why a reservation's start nodes or a flex-start wait do not apply) is not reported twice."""
     keys, mode, value = (
         (STANDARD_ONLY, "Standard", "standard") if s.autopilot else (AUTOPILOT_ONLY, "Autopilot", "autopilot")
     )
@@ -349,6 +352,8 @@ def _mode_problems(s: UncheckedSettings) -> list[str]:
     p = []
     for k in sorted(keys):
         section, fname, info = fields[k]
+        if any(line.startswith(key(k) + ":") for line in reported):
+            continue
         if getattr(getattr(s, section), fname) != info.get_default(call_default_factory=True):
             p.append(f"{key(k)}: only applies to {mode} clusters; remove it or set {key('clusterMode')} to {value}")
     return p

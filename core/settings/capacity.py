@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from pydantic import Field
-
 from core import capacity, catalog
 from core.settings.base import Section
+from core.settings.record import AUTOPILOT, IN_PLACE, ON_AUTOPILOT, PLATFORM, STANDARD, STOPS_THE_JOB, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -17,62 +16,125 @@ if TYPE_CHECKING:
 class CapacitySettings(Section):
     """Where the GPU nodes come from, in the order GKE tries them."""
 
-    models: list[str] = Field(
+    models: list[str] = setting(
         ["spot", "flex-start"],
-        alias="capacity",
+        key="capacity",
         description=(
             "GPU capacity models in the order GKE tries them: spot, flex-start, reservation (JSON list, e.g. "
             '["reservation", "spot", "flex-start"]). '
             f"{catalog.one_of(catalog.families(lambda a: not a.on_demand), 'and')} have no plain on-demand capacity."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
+            note="the ComputeClass's order of capacity models and the pools it names",
+        ),
+        bad=("[]", '["x"]', '["spot", "spot"]'),
+        alternatives=({"capacity": ["flex-start", "spot"]},),
+        rule="core.capacity",
     )
-    reservation: Optional[str] = Field(
+    reservation: Optional[str] = setting(
         None,
-        alias="reservation",
+        key="reservation",
         description=(
             "The specific reservation the 'reservation' model consumes (in `zone`): <name>, "
             "<name>/reservationBlocks/<block>, or projects/<project>/reservations/<name>[/reservationBlocks/<block>] "
             "for a shared one."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            IN_PLACE, touches=("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement")
+        ),
+        bad=("UPPER",),
+        alternatives=({"reservation": "my-reservation", "capacity": ["reservation", "spot"]},),
+        rule="core.capacity",
     )
-    reservation_start_nodes: int = Field(
+    reservation_start_nodes: int = setting(
         0,
-        alias="reservationStartNodes",
+        key="reservationStartNodes",
         description=(
-            "Standard only: nodes the reservation pool keeps from creation on (reserved capacity is paid for "
+            "Nodes the reservation pool keeps from creation on (reserved capacity is paid for "
             "anyway); 0 also suits a reservation that is not active yet."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            IN_PLACE, touches=("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement")
+        ),
+        bad=(5,),
+        alternatives=(
+            {"reservation": "my-reservation", "capacity": ["reservation", "spot"], "reservationStartNodes": 1},
+        ),
+        modes=STANDARD,
+        rule="core.capacity",
     )
-    flex_start_max_run_hours: int = Field(
+    flex_start_max_run_hours: int = setting(
         capacity.DEFAULT_MAX_RUN_HOURS,
-        alias="flexStartMaxRunHours",
+        key="flexStartMaxRunHours",
         description="How long flex-start nodes run, at most 168 (7 days).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            where={ON_AUTOPILOT: IN_PLACE},
+            touches=("ComputeClass gpu-compute-class", "NodePool gpu-flex"),
+            note="the flex-start pool's run duration (Autopilot: a field of the ComputeClass)",
+        ),
+        bad=(0, 200),
+        alternatives=({"flexStartMaxRunHours": 24},),
+        rule="core.capacity",
     )
-    flex_start_wait_minutes: Optional[int] = Field(
+    flex_start_wait_minutes: Optional[int] = setting(
         None,
-        alias="flexStartWaitMinutes",
+        key="flexStartWaitMinutes",
         description=(
-            "Autopilot only: how long the flex-start step waits for capacity before GKE tries the next model "
+            "How long the flex-start step waits for capacity before GKE tries the next model "
             "(GKE >= 1.33); default: GKE's own."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("ComputeClass gpu-compute-class",), note="a field of the ComputeClass"),
+        bad=(30, -1),
+        alternatives=({"flexStartWaitMinutes": 60, "capacity": ["flex-start", "spot"]},),
+        modes=AUTOPILOT,
+        rule="core.capacity",
     )
-    placement: str = Field(
+    placement: str = setting(
         "auto",
-        alias="gpuPlacement",
+        key="gpuPlacement",
         description=(
             "auto (compact for multi-node spot pools, a workload policy for multi-node flex-start pools), compact "
             "(also for a single node) or none."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            where={ON_AUTOPILOT: IN_PLACE},
+            touches=("NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
+        ),
+        bad=("x",),
+        alternatives=({"gpuPlacement": "none"},),
+        rule="core.capacity",
     )
-    placement_distance: str = Field(
+    placement_distance: str = setting(
         capacity.DEFAULT_TOPOLOGY_DISTANCE,
-        alias="gpuPlacementDistance",
+        key="gpuPlacementDistance",
         description="Flex-start workload policy's maximum topology distance: SUBBLOCK, BLOCK or CLUSTER.",
+        owner=PLATFORM,
+        day_two=DayTwo(STOPS_THE_JOB, where={ON_AUTOPILOT: IN_PLACE}, touches=("ResourcePolicy gpu-flex-placement",)),
+        bad=("x",),
+        alternatives=({"gpuPlacementDistance": "BLOCK"},),
+        rule="core.capacity",
     )
-    compute_class: str = Field(
+    compute_class: str = setting(
         capacity.DEFAULT_COMPUTE_CLASS,
-        alias="computeClass",
-        description=("Name of the custom ComputeClass the GPU workers select (not starting with gke or autopilot)."),
+        key="computeClass",
+        description="Name of the custom ComputeClass the GPU workers select (not starting with gke or autopilot).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB, touches=("ComputeClass *", "Job placeholders", "NodePool gpu-*", "RayCluster raycluster")
+        ),
+        bad=("gke-x", "Bad_x"),
+        alternatives=({"computeClass": "nemo-rl-gpu2"},),
+        rule="core.capacity",
     )
 
     def inputs(self) -> capacity.CapacityInputs:

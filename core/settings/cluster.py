@@ -6,11 +6,10 @@ import datetime
 import re
 from typing import TYPE_CHECKING, Literal, Optional
 
-from pydantic import Field
-
 from core import catalog, node_fit
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import IN_PLACE, PLATFORM, STANDARD, STOPS_THE_JOB, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -24,46 +23,110 @@ _MACHINE_TYPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)+$")
 class ClusterSettings(Section):
     """The GKE cluster (both modes)."""
 
-    mode: Literal["standard", "autopilot"] = Field(
-        "standard", alias="clusterMode", description="GKE mode: standard or autopilot."
+    mode: Literal["standard", "autopilot"] = setting(
+        "standard",
+        key="clusterMode",
+        description="GKE mode: standard or autopilot.",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("*",),
+            note="Standard and Autopilot are two clusters: everything in it is created again",
+        ),
+        bad=("kubernetes",),
+        alternatives=({"clusterMode": "autopilot", "machineType": ""}, {"clusterMode": "standard"}),
+        stack_alternatives={
+            "codelab": {"clusterMode": "autopilot", "machineType": None, "gpuNodes": None, "workerReplicas": 8},
+            "dev": {"clusterMode": "autopilot", "machineType": None, "gpuNodes": None, "workerReplicas": 2},
+        },
     )
-    control_plane: Literal["regional", "zonal"] = Field(
+    control_plane: Literal["regional", "zonal"] = setting(
         "regional",
-        alias="controlPlane",
-        description=("Standard only: regional (3 control-plane replicas) or zonal control plane (in `zone`)."),
+        key="controlPlane",
+        description="Regional (3 control-plane replicas) or zonal control plane (in `zone`).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("Cluster cluster", "Dashboard dashboard", "NodePool *", "kubernetes k8s"),
+            note="another cluster, with everything in it",
+        ),
+        bad=("x",),
+        alternatives=({"controlPlane": "zonal"},),
+        modes=STANDARD,
     )
-    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field(
-        "REGULAR", alias="releaseChannel", description="GKE release channel."
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = setting(
+        "REGULAR",
+        key="releaseChannel",
+        description="GKE release channel.",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        bad=("x",),
+        alternatives=({"releaseChannel": "RAPID"},),
     )
-    gke_version: Optional[str] = Field(
+    gke_version: Optional[str] = setting(
         None,
-        alias="gkeVersion",
-        description=("Minimum GKE version (e.g. 1.33 or 1.33.2-gke.4780000); default: the channel's default."),
+        key="gkeVersion",
+        description="Minimum GKE version (e.g. 1.33 or 1.33.2-gke.4780000); default: the channel's default.",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        bad=("latest",),
+        alternatives=({"gkeVersion": "1.34"},),
     )
-    maintenance_start: str = Field(
-        "03:00", alias="maintenanceStart", description="Start (HH:MM, UTC) of the daily 4-hour maintenance window."
+    maintenance_start: str = setting(
+        "03:00",
+        key="maintenanceStart",
+        description="Start (HH:MM, UTC) of the daily 4-hour maintenance window.",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        bad=("3am",),
+        alternatives=({"maintenanceStart": "04:00"},),
     )
-    maintenance_exclusion_start: Optional[str] = Field(
+    maintenance_exclusion_start: Optional[str] = setting(
         None,
-        alias="maintenanceExclusionStart",
+        key="maintenanceExclusionStart",
         description=(
             "First day (YYYY-MM-DD, UTC) of a window in which GKE does not drain nodes for minor or node upgrades "
             "(NO_MINOR_OR_NODE_UPGRADES), e.g. the start of a long run; unset: no exclusion, nodes get GKE's "
             "patches in the maintenance window. Does not stop host maintenance, spot preemption or auto-repair."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        bad=("tomorrow", "2026-13-01"),
+        alternatives=({"maintenanceExclusionStart": "2027-01-10"},),
     )
-    maintenance_exclusion_days: int = Field(
+    maintenance_exclusion_days: int = setting(
         14,
-        alias="maintenanceExclusionDays",
-        description=("Length of that window in days, at most 30: node security patches wait at most this long."),
+        key="maintenanceExclusionDays",
+        description="Length of that window in days, at most 30: node security patches wait at most this long.",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        bad=(0, 31),
+        alternatives=({"maintenanceExclusionStart": "2027-01-10", "maintenanceExclusionDays": 7},),
     )
-    system_machine_type: str = Field(
+    system_machine_type: str = setting(
         "n2-standard-16",
-        alias="systemMachineType",
-        description=("Standard only: machine type of the CPU system pool (Ray head, controllers)."),
+        key="systemMachineType",
+        description="Machine type of the CPU system pool (Ray head, controllers).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("NodePool system",),
+            note="updated in place, but GKE recreates every node of the pool: the Ray head is evicted",
+        ),
+        bad=("$x", "N2 standard"),
+        alternatives=({"systemMachineType": "n2-standard-32"},),
+        modes=STANDARD,
     )
-    system_nodes: int = Field(
-        1, alias="systemNodes", ge=1, description="Standard only: nodes of the CPU system pool (in `zone`)."
+    system_nodes: int = setting(
+        1,
+        key="systemNodes",
+        description="Nodes of the CPU system pool (in `zone`).",
+        ge=1,
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("NodePool system",)),
+        bad=(0, 1001),
+        alternatives=({"systemNodes": 2},),
+        modes=STANDARD,
     )
 
 

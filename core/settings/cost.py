@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Optional
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
 from core import catalog
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import BOTH, IN_PLACE, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -19,22 +20,30 @@ if TYPE_CHECKING:
 class CostSettings(Section):
     """Prices (USD) and the step time the cost estimate uses."""
 
-    prices: dict[str, float] = Field(
+    prices: dict[str, float] = setting(
         default_factory=dict,
-        alias="prices",
+        key="prices",
         description=(
             "USD prices the catalog has no sourced figure for (JSON object), e.g. {gpuNodeSpot: 50.0, lustreGibMonth: "
             "0.2}; keys: " + ", ".join(catalog.USER_PRICE_KEYS) + ". The cost estimate marks them user-supplied and "
             "prints every price it lacks as unknown."
         ),
+        owner=BOTH,
+        day_two=DayTwo(IN_PLACE, touches=(), note="the cost estimate only"),
+        bad=('{"gpuNode": 1}', '{"gpuNodeSpot": -1}'),
+        alternatives=({"prices": {"cpuNode": 1.0}},),
     )
-    step_seconds: Optional[float] = Field(
+    step_seconds: Optional[float] = setting(
         None,
-        alias="stepSeconds",
+        key="stepSeconds",
         description=(
             "Seconds per training step you measured or expect: with the recipe's max_num_steps the estimate gives "
             "the run's GPU-hours and cost."
         ),
+        owner=BOTH,
+        day_two=DayTwo(IN_PLACE, touches=(), note="the cost estimate only"),
+        bad=("0", "fast"),
+        alternatives=({"stepSeconds": "60"},),
     )
 
     @field_validator("prices", mode="before")

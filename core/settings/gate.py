@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, Optional
 
-from pydantic import Field
-
 from core import catalog, shell
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import BOTH, IN_PLACE, STOPS_THE_JOB, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -23,42 +22,66 @@ if TYPE_CHECKING:
 class GateSettings(Section):
     """The readiness gate that runs on the training nodes before NeMo-RL starts."""
 
-    mode: Literal["on", "advisory", "off"] = Field(
+    mode: Literal["on", "advisory", "off"] = setting(
         "on",
-        alias="readinessGate",
+        key="readinessGate",
         description=(
             "on: a failed check fails the RayJob before training; advisory: failures are logged and training "
             "starts; off: no gate."
         ),
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",)),
+        bad=("x",),
+        alternatives=({"readinessGate": "off"},),
     )
-    min_allreduce_busbw: Optional[float] = Field(
+    min_allreduce_busbw: Optional[float] = setting(
         None,
-        alias="gateMinAllReduceBusbw",
+        key="gateMinAllReduceBusbw",
         description=(
             "All-reduce bus bandwidth (GB/s) required at the largest message (8 GiB); default: the catalog's "
             "figure for the GPU type."
         ),
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",), note="a new gate threshold is a new RayJob"),
+        bad=(-1, 1000000000.0),
+        alternatives=({"gateMinAllReduceBusbw": 100},),
     )
-    min_allgather_busbw: Optional[float] = Field(
+    min_allgather_busbw: Optional[float] = setting(
         None,
-        alias="gateMinAllGatherBusbw",
+        key="gateMinAllGatherBusbw",
         description=(
             "All-gather bus bandwidth (GB/s) required as the average over the 1 KiB-8 GiB sweep; default: "
             "Cluster Toolkit's 100 GB/s."
         ),
+        owner=BOTH,
+        day_two=DayTwo(
+            IN_PLACE, touches=("RayJob rayjob",), note="the gate's threshold, read by a running gate only at its start"
+        ),
+        bad=(0, 1000000000.0),
+        alternatives=({"gateMinAllGatherBusbw": 100},),
     )
-    min_lustre_fraction: Optional[float] = Field(
+    min_lustre_fraction: Optional[float] = setting(
         None,
-        alias="gateLustreFraction",
+        key="gateLustreFraction",
         description=(
             "Required share of min(Lustre aggregate throughput, nodes x primary NIC) for the write and the "
             "read, in (0, 1]; default 0.5."
         ),
+        owner=BOTH,
+        day_two=DayTwo(
+            IN_PLACE, touches=("RayJob rayjob",), note="the gate's threshold, read by a running gate only at its start"
+        ),
+        bad=(2, 0),
+        alternatives=({"gateLustreFraction": 0.5},),
     )
-    rerun: Optional[str] = Field(
+    rerun: Optional[str] = setting(
         None,
-        alias="gateRerun",
-        description=("Any new value resubmits the job, so the gate runs again (e.g. after a bad node was replaced)."),
+        key="gateRerun",
+        description="Any new value resubmits the job, so the gate runs again (e.g. after a bad node was replaced).",
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",), note="a new RayJob, which runs the gate again"),
+        bad=("$x",),
+        alternatives=({"gateRerun": "again-1"},),
     )
 
     @property

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Literal, Optional
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Literal, Optional
 
 from core import catalog
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import IN_PLACE, INT32_ABOVE, PLATFORM, STANDARD, STOPS_THE_JOB, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -17,26 +16,58 @@ if TYPE_CHECKING:
 class GpuSettings(Section):
     """GPU nodes: type, node count, driver."""
 
-    standard_only: ClassVar[frozenset[str]] = frozenset({"gpuNodes", "gpuDriverVersion"})
-
-    gpu_type: str = Field(
+    gpu_type: str = setting(
         "nvidia-b200",
-        alias="gpuType",
-        description=f"GPU type: {catalog.one_of([f'{g} ({a.family})' for g, a in catalog.ACCELERATORS.items()])}.",
+        key="gpuType",
+        description=(f"GPU type: {catalog.one_of([f'{g} ({a.family})' for g, a in catalog.ACCELERATORS.items()])}."),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("ComputeClass *", "NodePool gpu-*", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
+            note="the GPU pools, the ComputeClass and the Ray workers",
+        ),
+        bad=("nvidia-h100",),
+        alternatives=(
+            {"gpuType": "nvidia-h200-141gb", "machineType": "a3-ultragpu-8g"},
+            {"gpuType": "nvidia-b200", "machineType": "a4-highgpu-8g"},
+        ),
     )
-    machine_type: Optional[str] = Field(
-        None, alias="machineType", description="Machine type; default and only valid value: the GPU type's."
+    machine_type: Optional[str] = setting(
+        None,
+        key="machineType",
+        description="Machine type; default and only valid value: the GPU type's.",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("NodePool gpu-*",)),
+        bad=("a4-highgpu-8g",),
+        alternatives=({"machineType": ""}, {"machineType": "a4-highgpu-8g"}),
     )
     # Every GPU pool starts at zero nodes (capacity that has to be obtained; a pool created with N spot nodes
     # waits for them and fails on a stockout: terraform-provider-google resource_container_node_pool.go) and scales up
     # to this many for the workload.
-    nodes: int = Field(
+    nodes: int = setting(
         2,
-        alias="gpuNodes",
-        description=("Standard only: GPU nodes the workload asks for; every GPU pool scales from 0 up to this many."),
+        key="gpuNodes",
+        description="GPU nodes the workload asks for; every GPU pool scales from 0 up to this many.",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("NodePool gpu-*", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
+            note="the pools' size; across 1 and 2 nodes under automatic placement the pools are replaced",
+        ),
+        bad=(-1, 1001, "x", INT32_ABOVE),
+        alternatives=({"gpuNodes": 4},),
+        stack_alternatives={"codelab": {"gpuNodes": 16}},
+        modes=STANDARD,
     )
-    driver_version: Literal["LATEST", "DEFAULT"] = Field(
-        "LATEST", alias="gpuDriverVersion", description=("Standard only: GPU driver GKE installs (LATEST or DEFAULT).")
+    driver_version: Literal["LATEST", "DEFAULT"] = setting(
+        "LATEST",
+        key="gpuDriverVersion",
+        description="GPU driver GKE installs (LATEST or DEFAULT).",
+        owner=PLATFORM,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("NodePool gpu-*",)),
+        bad=("x",),
+        alternatives=({"gpuDriverVersion": "DEFAULT"},),
+        modes=STANDARD,
     )
 
     @property

@@ -10,11 +10,22 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
 from core import catalog, recipes
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import (
+    BOTH,
+    IN_PLACE,
+    INT32_ABOVE,
+    LOGS_TO_WANDB,
+    PLATFORM,
+    SAFE_REPLACEMENT,
+    STOPS_THE_JOB,
+    DayTwo,
+    setting,
+)
 from core.settings.workload import workers_valid
 
 if TYPE_CHECKING:
@@ -24,85 +35,207 @@ if TYPE_CHECKING:
 class JobSettings(Section):
     """The job* and runName config keys: whether a job runs, which recipe, and under which run name."""
 
-    enabled: bool = Field(True, alias="jobEnabled", description="Submit the NeMo-RL job (false: cluster only).")
-    recipe: Optional[str] = Field(None, alias="jobRecipe", description="Built-in recipe name.")
-    overrides: dict[str, Any] = Field(
+    enabled: bool = setting(
+        True,
+        key="jobEnabled",
+        description="Submit the NeMo-RL job (false: cluster only).",
+        owner=BOTH,
+        day_two=DayTwo(
+            IN_PLACE,
+            where={LOGS_TO_WANDB: SAFE_REPLACEMENT},
+            touches=(
+                "RayJob rayjob",
+                "RayCluster raycluster",
+                "Secret tokens",
+                "Job *",
+                "BucketIAMMember *",
+                "Folder *",
+                "ManagedFolder*",
+                "ServiceAccount export-ksa",
+                "NetworkPolicy *",
+                "FQDNNetworkPolicy *",
+            ),
+            note=(
+                "the RayJob goes (that is the setting); the standing cluster keeps its head and scales its GPU "
+                "workers to none in place; the tokens Secret drops the W&B netrc (Secrets are replaced, never updated)"
+            ),
+        ),
+        bad=("maybe",),
+        alternatives=({"jobEnabled": False},),
+    )
+    recipe: Optional[str] = setting(
+        None,
+        key="jobRecipe",
+        description="Built-in recipe name.",
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=(
+                "RayJob rayjob",
+                "RayCluster raycluster",
+                "Job *",
+                "NodePool gpu-*",
+                "DaemonSet cpu-prepull",
+                "FQDNNetworkPolicy *",
+                "Secret tokens",
+            ),
+            note="a new run",
+        ),
+        bad=("x",),
+        alternatives=({"jobRecipe": "qwen2.5-72b-deepscaler"}, {"jobRecipe": "gemma3-27b-gsm8k"}),
+        stack_alternatives={
+            "dev": {"jobRecipe": "qwen2.5-72b-deepscaler", "gpuNodes": 8},
+            "autopilot": {"jobRecipe": "qwen2.5-72b-deepscaler", "workerReplicas": 8},
+            "codelab": {"jobRecipe": "gemma3-27b-gsm8k", "nemoRlRelease": "v0.5.0"},
+        },
+    )
+    overrides: dict[str, Any] = setting(
         default_factory=dict,
-        alias="jobOverrides",
+        key="jobOverrides",
         description=(
             "Recipe fields to override, and any key of the release's NeMo-RL config as a dotted key (a leading '+' "
             "adds a key the config lacks), checked offline against that config (JSON object)."
         ),
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("RayJob rayjob",),
+            note="a new run, which resumes from the newest checkpoint when the run name is unchanged",
+        ),
+        bad=(
+            "[]",
+            '{"x": 1}',
+            '{"num_nodes": 3}',
+            '{"num_nodes": "x"}',
+            '{"model_revision": "main"}',
+            '{"policy.optimizer.kwargs.learning_rate": 1e-6}',
+            '{"policy.optimizer.kwargs.lr": "fast"}',
+            '{"+grpo.seed": 7}',
+            '{"grpo.max_num_steps": 5}',
+            '{"policy.generation.temperature": "1\'"}',
+            '{"config_path": "examples/configs/grpo_math_9B.yaml"}',
+            '{"config_path": "examples/configs/dpo.yaml"}',
+            '{"model_name": "Qwen/Qwen3-8B", "model_params": 8200000000, "model_revision": "v1.0"}',
+            '{"model_name": "Qwen/Qwen3-8B", "model_params": 8200000000}',
+            '{"model_name": "Qwen/Qwen3-8B", "model_revision": "b968826d9c46dd6066d109eabc6255188de91218"}',
+        ),
+        alternatives=({"jobOverrides": {"max_num_steps": 5}},),
     )
-    config_files: dict[str, str] = Field(
+    config_files: dict[str, str] = setting(
         default_factory=dict,
-        alias="jobConfigFiles",
+        key="jobConfigFiles",
         description=(
             "Your own NeMo-RL config files: install path under /opt/nemo-rl (examples/configs/...yaml, next to "
             "the shipped config it inherits from with defaults:) -> file in this Pulumi project. Shipped to the "
             "head with the job scripts, installed before training, validated like the release's own; name one "
             "with jobOverrides.config_path (JSON object)."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("ConfigMap job-scripts", "RayJob rayjob"),
+            note="the job scripts ConfigMap and a new RayJob",
+        ),
+        bad=('{"configs/mine.yaml": "mine.yaml"}', '{"examples/configs/mine.yaml": "no-such-file.yaml"}'),
+        alternatives=(
+            {
+                "jobConfigFiles": {
+                    "examples/configs/mine.yaml": "nemo-rl-reference/v0.5.0/examples/configs/grpo_math_1B.yaml"
+                }
+            },
+        ),
     )
-    mode: Literal["standing-cluster", "own-cluster"] = Field(
+    mode: Literal["standing-cluster", "own-cluster"] = setting(
         "standing-cluster",
-        alias="jobMode",
+        key="jobMode",
         description=(
             "Where the RayJob runs: the platform's standing RayCluster, or a cluster of its own that comes and goes "
             "with it. An experiment stack (platformStack) always runs own-cluster."
         ),
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard")),
+        bad=("x",),
+        alternatives=({"jobMode": "own-cluster"},),
     )
     # Both are int32 in the RayJob CRD (core.catalog.K8S_INT32_MAX).
-    backoff_limit: int = Field(
+    backoff_limit: int = setting(
         3,
-        alias="jobBackoffLimit",
-        ge=0,
-        le=catalog.K8S_INT32_MAX,
+        key="jobBackoffLimit",
         description=(
             "Retries after a failed attempt (a lost spot node, a failed gate): attempts = retries + 1, each resuming "
             "from the run's newest checkpoint. own-cluster: the RayJob's backoffLimit (KubeRay starts a new cluster "
             "per attempt); standing-cluster: the entrypoint's own loop (pod_programs/attempts.py), which waits for the "
             "GPUs to come back and reruns the gate. An experiment stack always runs own-cluster."
         ),
-    )
-    ttl_seconds: int = Field(
-        0,
-        alias="jobTtlSeconds",
         ge=0,
         le=catalog.K8S_INT32_MAX,
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
+            note="a new RayJob (with jobMode own-cluster, where KubeRay retries)",
+        ),
+        bad=(-1, INT32_ABOVE),
+        alternatives=({"jobMode": "own-cluster", "jobBackoffLimit": 1},),
+    )
+    ttl_seconds: int = setting(
+        0,
+        key="jobTtlSeconds",
         description=(
             "own-cluster mode: seconds the GPU cluster stays after the job ends (0: deleted at once); the RayJob "
             "object stays until pulumi destroy or a job change."
         ),
+        ge=0,
+        le=catalog.K8S_INT32_MAX,
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard")),
+        bad=(-1, 5, INT32_ABOVE),
+        alternatives=({"jobMode": "own-cluster", "jobTtlSeconds": 60},),
     )
-    run_name: Optional[str] = Field(
+    run_name: Optional[str] = setting(
         None,
-        alias="runName",
+        key="runName",
         description=(
             "Run name (checkpoint directory). Default: <recipe>-<stack>-<fingerprint of what the run trains>, so a "
             "change that alters training starts a new run and one that extends or observes it resumes."
         ),
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("RayJob rayjob", "Job export"),
+            note="a new RayJob under another checkpoint directory",
+        ),
+        bad=("a b", "../x"),
+        alternatives=({"runName": "run-2"},),
     )
-    start_from: Optional[str] = Field(
+    start_from: Optional[str] = setting(
         None,
-        alias="jobStartFrom",
+        key="jobStartFrom",
         description=(
             "Start a new run from another run's checkpoint, '<run name>/step_<N>' under <lustreMountPath>/checkpoints: "
             "hard-linked into this run's directory while it has no checkpoint of its own, then NeMo-RL resumes "
             "from it (weights, optimizer and its learning-rate schedule, data position and step count: a new "
             "learning rate does not apply to a resumed optimizer)."
         ),
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",)),
+        bad=("old-run", "old-run/40", "../old/step_1"),
+        alternatives=({"jobStartFrom": "grpo-other/step_10"},),
     )
-    deadline_seconds: Optional[int] = Field(
+    deadline_seconds: Optional[int] = setting(
         None,
-        alias="jobDeadlineSeconds",
-        ge=0,
-        le=catalog.K8S_INT32_MAX,
+        key="jobDeadlineSeconds",
         description=(
             "The RayJob's activeDeadlineSeconds, per attempt: past it KubeRay marks the job Failed (no retry) and, in "
             "own-cluster mode, deletes its GPU cluster; a standing cluster and its Ray job stay. Default: from the "
             "recipe (startup allowance + max_num_steps x step_budget_seconds); 0: no deadline. Changed in place."
         ),
+        ge=0,
+        le=catalog.K8S_INT32_MAX,
+        owner=BOTH,
+        day_two=DayTwo(IN_PLACE, touches=("RayJob rayjob",)),
+        bad=(-1, INT32_ABOVE),
+        alternatives=({"jobDeadlineSeconds": 86400},),
     )
 
     @field_validator("overrides", "config_files", mode="before")

@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
-
 from core import catalog
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import (
+    DELETES_DATA,
+    IN_PLACE,
+    LUSTRE_PROTECTED,
+    PLATFORM,
+    REFUSED_BY_ENGINE,
+    STOPS_THE_JOB,
+    DayTwo,
+    setting,
+)
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -22,26 +30,73 @@ _FILESYSTEM = re.compile(r"^[A-Za-z0-9]{1,8}$")
 class LustreSettings(Section):
     """The Managed Lustre instance."""
 
-    capacity_gib: int = Field(18000, alias="lustreCapacityGib", description="Capacity in GiB (valid for the tier).")
-    tier: int = Field(500, alias="lustreTier", description="Throughput tier in MB/s per TiB: 125, 250, 500 or 1000.")
-    filesystem: str = Field(
-        "lustrefs", alias="lustreFilesystem", description="Filesystem name (1-8 letters or digits)."
+    capacity_gib: int = setting(
+        18000,
+        key="lustreCapacityGib",
+        description="Capacity in GiB (valid for the tier).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("Instance lustre", "PersistentVolume lustre-pv", "Dashboard dashboard", "RayJob rayjob"),
+            note="grows in place; the readiness gate's expected Lustre throughput is in the RayJob",
+        ),
+        bad=(1, 20000),
+        alternatives=({"lustreCapacityGib": 36000},),
     )
-    root_squash: bool = Field(
+    tier: int = setting(
+        500,
+        key="lustreTier",
+        description="Throughput tier in MB/s per TiB: 125, 250, 500 or 1000.",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            DELETES_DATA,
+            where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
+            touches=("Instance lustre", "PersistentVolume lustre-pv", "Dashboard dashboard", "RayJob rayjob"),
+            note="the tier cannot change after creation: the Lustre instance is replaced delete-first",
+        ),
+        bad=(7,),
+        alternatives=(
+            {"lustreTier": 1000, "lustreCapacityGib": 18000},
+            {"lustreTier": 500, "lustreCapacityGib": 18000},
+        ),
+    )
+    filesystem: str = setting(
+        "lustrefs",
+        key="lustreFilesystem",
+        description="Filesystem name (1-8 letters or digits).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            DELETES_DATA,
+            where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
+            touches=("Instance lustre", "PersistentVolume lustre-pv"),
+            note="the Lustre instance (and every checkpoint) is replaced delete-first",
+        ),
+        bad=("lustre-fs",),
+        alternatives=({"lustreFilesystem": "ckptfs"},),
+    )
+    root_squash: bool = setting(
         True,
-        alias="lustreRootSquash",
+        key="lustreRootSquash",
         description=(
             "Squash root to nobody for every Lustre client outside the cluster's nodes (the primary subnet keeps root: "
             "the NeMo-RL image runs as root). Changing it updates the instance in place."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Instance lustre",)),
+        bad=("maybe",),
+        alternatives=({"lustreRootSquash": False},),
     )
-    port_mode: Literal["modern", "legacy"] = Field(
+    port_mode: Literal["modern", "legacy"] = setting(
         "modern",
-        alias="lustrePortMode",
+        key="lustrePortMode",
         description=(
             "modern: port 988, needs GKE >= 1.33.2-gke.4780000; legacy: instance with GKE support on 6988 and the "
             "cluster's legacy Lustre port. Drives both sides."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster", "Firewall lustre-ingress", "Instance lustre")),
+        bad=("x",),
+        alternatives=({"lustrePortMode": "legacy"},),
     )
 
     @property

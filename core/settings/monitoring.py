@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from pydantic import Field
-
 from core import catalog, sizing
 from core.settings.base import Section
 from core.settings.lustre import valid as lustre_valid
+from core.settings.record import BOTH, IN_PLACE, PLATFORM, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -17,15 +16,27 @@ if TYPE_CHECKING:
 class MonitoringSettings(Section):
     """Dashboard and the checkpoint I/O budget."""
 
-    dashboard: bool = Field(True, alias="dashboard", description="Create the stack's Cloud Monitoring dashboard.")
-    checkpoint_budget_seconds: int = Field(
+    dashboard: bool = setting(
+        True,
+        key="dashboard",
+        description="Create the stack's Cloud Monitoring dashboard.",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Dashboard dashboard",)),
+        bad=("maybe",),
+        alternatives=({"dashboard": False},),
+    )
+    checkpoint_budget_seconds: int = setting(
         300,
-        alias="checkpointBudgetSeconds",
-        ge=0,
+        key="checkpointBudgetSeconds",
         description=(
             "Longest acceptable checkpoint write (s) at the Lustre instance's aggregate throughput; preview fails "
             "with the smallest capacity or tier that meets it. 0: no budget."
         ),
+        ge=0,
+        owner=BOTH,
+        day_two=DayTwo(IN_PLACE, touches=()),
+        bad=(-1, 1),
+        alternatives=({"checkpointBudgetSeconds": 600},),
     )
 
     @property

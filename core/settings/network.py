@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import Field
-
 from core import catalog
 from core.gcp_rules import (
     POD_SLICE_PREFIX_AUTOPILOT,
@@ -17,6 +15,7 @@ from core.gcp_rules import (
 from core.keys import key
 from core.settings.base import Section
 from core.settings.cluster import system_nodes_valid
+from core.settings.record import IN_PLACE, ON_AUTOPILOT, PLATFORM, SAFE_REPLACEMENT, STOPS_THE_JOB, DayTwo, setting
 from core.settings.workload import workers_valid
 
 if TYPE_CHECKING:
@@ -26,23 +25,67 @@ if TYPE_CHECKING:
 class NetworkSettings(Section):
     """Address plan of the primary VPC and the two GPU VPCs."""
 
-    primary_subnet_cidr: str = Field(
-        "10.0.0.0/20", alias="primarySubnetCidr", description="Primary subnet of the primary VPC (nodes)."
+    primary_subnet_cidr: str = setting(
+        "10.0.0.0/20",
+        key="primarySubnetCidr",
+        description="Primary subnet of the primary VPC (nodes).",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Subnetwork primary", "Firewall primary-internal", "Instance lustre")),
+        bad=("10.0.0.300/20",),
+        alternatives=({"primarySubnetCidr": "10.0.0.0/19"},),
     )
-    pods_cidr: str = Field("10.4.0.0/14", alias="podsCidr", description="Secondary range for pods (primary VPC).")
-    services_cidr: str = Field(
-        "10.8.0.0/20", alias="servicesCidr", description="Secondary range for services (primary VPC)."
+    pods_cidr: str = setting(
+        "10.4.0.0/14",
+        key="podsCidr",
+        description="Secondary range for pods (primary VPC).",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Subnetwork primary", "Firewall primary-internal")),
+        bad=("x",),
+        alternatives=({"podsCidr": "10.32.0.0/14"},),
     )
-    psa_cidr: str = Field(
+    services_cidr: str = setting(
+        "10.8.0.0/20",
+        key="servicesCidr",
+        description="Secondary range for services (primary VPC).",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Subnetwork primary", "Firewall primary-internal")),
+        bad=("10.0.0.0/16",),
+        alternatives=({"servicesCidr": "10.12.0.0/20"},),
+    )
+    psa_cidr: str = setting(
         "10.16.0.0/20",
-        alias="psaCidr",
-        description=("Private service access range reserved for Managed Lustre (primary VPC)."),
+        key="psaCidr",
+        description="Private service access range reserved for Managed Lustre (primary VPC).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            SAFE_REPLACEMENT,
+            touches=("GlobalAddress psa-range", "Firewall lustre-ingress"),
+            note="the PSA range, replaced delete-first",
+        ),
+        bad=("10.20.0.0/28",),
+        alternatives=({"psaCidr": "10.24.0.0/20"},),
     )
-    gvnic_subnet_cidr: str = Field("192.168.0.0/24", alias="gvnicSubnetCidr", description="Subnet of the gVNIC VPC.")
-    rdma_subnet_cidrs: list[str] = Field(
+    gvnic_subnet_cidr: str = setting(
+        "192.168.0.0/24",
+        key="gvnicSubnetCidr",
+        description="Subnet of the gVNIC VPC.",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            where={ON_AUTOPILOT: SAFE_REPLACEMENT},
+            touches=("Subnetwork gvnic", "Firewall gvnic-internal"),
+        ),
+        bad=("x",),
+        alternatives=({"gvnicSubnetCidr": "192.168.100.0/24"},),
+    )
+    rdma_subnet_cidrs: list[str] = setting(
         [f"192.168.{i + 1}.0/24" for i in range(catalog.RDMA_NICS_PER_NODE)],
-        alias="rdmaSubnetCidrs",
+        key="rdmaSubnetCidrs",
         description="The 8 subnets of the RDMA VPC, one per GPU NIC (rdma-0..7).",
+        owner=PLATFORM,
+        day_two=DayTwo(STOPS_THE_JOB, where={ON_AUTOPILOT: SAFE_REPLACEMENT}, touches=("Subnetwork rdma-*",)),
+        bad=('["x"]', "notjson", '["192.168.1.0/24"]'),
+        alternatives=({"rdmaSubnetCidrs": [f"192.168.{11 + i}.0/24" for i in range(catalog.RDMA_NICS_PER_NODE)]},),
     )
 
 

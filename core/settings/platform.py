@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from pydantic import TypeAdapter, ValidationError
 
 from core.keys import key
+from core.settings import registry
 from core.settings.job import needs_wandb_key
 from core.settings.registry import SECRET_KEYS, config_fields, decode_config_value
 
@@ -33,49 +34,9 @@ CONTRACT_OUTPUT = "experimentPlatform"
 KUBECONFIG_OUTPUT = "kubeconfig"
 SCHEMA_VERSION = 1
 
-# The keys an experiment stack sets itself: what it trains and how its own Ray cluster is shaped. Every other key of
-# the project belongs to the platform (a key added later is platform-only until it is listed here).
-EXPERIMENT_KEYS = frozenset(
-    {
-        "platformStack",
-        "prefix",
-        # the job
-        "jobEnabled",
-        "jobRecipe",
-        "jobOverrides",
-        "jobMode",
-        "jobBackoffLimit",
-        "jobTtlSeconds",
-        "runName",
-        "jobDeadlineSeconds",
-        "jobStartFrom",
-        # the readiness gate of its nodes
-        "readinessGate",
-        "gateMinAllReduceBusbw",
-        "gateMinAllGatherBusbw",
-        "gateLustreFraction",
-        "gateRerun",
-        # its own Ray cluster
-        "nemoRlRelease",
-        "rayVersion",
-        "workerReplicas",
-        "shmSizeGib",
-        "headCpu",
-        "headMemoryGib",
-        "headEphemeralStorageGib",
-        "workerEphemeralStorageGib",
-        # its weights and its result
-        "prefetchWeights",
-        "prefetchImage",
-        "exportCheckpoints",
-        "exportDestination",
-        "exportOptimizer",
-        "checkpointBudgetSeconds",
-        # what its run costs
-        "prices",
-        "stepSeconds",
-    }
-)
+# The keys an experiment stack sets itself: what it trains and how its own Ray cluster is shaped (the records whose
+# owner is experiment or both, core.settings.record). Every other key of the project belongs to the platform.
+EXPERIMENT_KEYS = registry.EXPERIMENT_KEYS
 
 
 def platform_only_problems(values: dict[str, Any]) -> list[str]:

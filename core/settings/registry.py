@@ -7,7 +7,9 @@ between a platform and its experiments) both read it without importing each othe
 
 from __future__ import annotations
 
+import functools
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic.fields import FieldInfo
@@ -22,6 +24,7 @@ from core.settings.job import JobSettings
 from core.settings.lustre import LustreSettings
 from core.settings.monitoring import MonitoringSettings
 from core.settings.network import NetworkSettings
+from core.settings.record import BOTH, EXPERIMENT, SettingRecord, record_of
 from core.settings.security import SecuritySettings
 from core.settings.stack import StackSettings, TeardownSettings
 from core.settings.startup import StartupSettings
@@ -55,15 +58,76 @@ SECTIONS: dict[str, type[Section]] = {
 }
 
 
-def config_fields() -> dict[str, tuple[str, str, FieldInfo]]:
-    """config key -> (section, field name, pydantic FieldInfo)."""
-    out: dict[str, tuple[str, str, FieldInfo]] = {}
+@dataclass(frozen=True)
+class Declared:
+    """One setting as declared: its record (core.settings.record) and the pydantic field it sits on."""
+
+    section: str  # the Settings attribute
+    field_name: str
+    info: FieldInfo
+    record: SettingRecord
+
+    @property
+    def key(self) -> str:
+        return self.record.key
+
+    @property
+    def annotation(self) -> Any:
+        return self.info.annotation
+
+    @property
+    def default(self) -> Any:
+        return self.info.get_default(call_default_factory=True)
+
+    @property
+    def constraints(self) -> list[str]:
+        """The field's bounds as the docs print them (`>= 1`)."""
+        out = []
+        for m in self.info.metadata:
+            for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+                if getattr(m, attr, None) is not None:
+                    out.append(f"{sign} {getattr(m, attr)}")
+        return out
+
+    @property
+    def module(self) -> str:
+        """The section's module: the field and, unless the record names another, the rule."""
+        return SECTIONS[self.section].__module__
+
+    @property
+    def rule_module(self) -> str:
+        return self.record.rule or self.module
+
+
+@functools.cache
+def declared() -> dict[str, Declared]:
+    """config key -> its declaration, in section order. A field without a record is a programming error."""
+    out: dict[str, Declared] = {}
     for section, model in SECTIONS.items():
         for fname, info in model.model_fields.items():
-            if info.alias is None:
-                raise TypeError(f"{model.__name__}.{fname} has no config key (Field alias)")
-            out[info.alias] = (section, fname, info)
+            record = record_of(info)
+            if record is None or info.alias != record.key:
+                raise TypeError(f"{model.__name__}.{fname} is not declared with core.settings.record.setting()")
+            if record.key in out:
+                raise TypeError(f"{model.__name__}.{fname}: config key {record.key!r} is declared twice")
+            out[record.key] = Declared(section, fname, info, record)
     return out
+
+
+def config_fields() -> dict[str, tuple[str, str, FieldInfo]]:
+    """config key -> (section, field name, pydantic FieldInfo)."""
+    return {k: (d.section, d.field_name, d.info) for k, d in declared().items()}
+
+
+def _keys_of_modes(modes: frozenset[str]) -> frozenset[str]:
+    return frozenset(k for k, d in declared().items() if d.record.modes == modes)
+
+
+# Keys that only one cluster mode supports (their records' `modes`): set for the other mode, they are refused.
+STANDARD_ONLY = _keys_of_modes(frozenset({"standard"}))
+AUTOPILOT_ONLY = _keys_of_modes(frozenset({"autopilot"}))
+# The keys an experiment stack sets itself (owner experiment or both); every other key is its platform's.
+EXPERIMENT_KEYS = frozenset(k for k, d in declared().items() if d.record.owner in (EXPERIMENT, BOTH))
 
 
 def decode_config_value(raw: Any, info: FieldInfo) -> Any:

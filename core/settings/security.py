@@ -17,14 +17,14 @@ Rules (each problem names its key):
 from __future__ import annotations
 
 import ipaddress
+import json
 from typing import TYPE_CHECKING, Literal
-
-from pydantic import Field
 
 from core import catalog
 from core.gcp_rules import parse_cidr
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import IN_PLACE, PLATFORM, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -37,64 +37,101 @@ OPERATORS = ("gke-addon", "helm")
 class SecuritySettings(Section):
     """Control-plane access, the dashboard's NetworkPolicy peer, Ray token authentication."""
 
-    authorized_networks: list[str] = Field(
+    authorized_networks: list[str] = setting(
         [],
-        alias="authorizedNetworks",
+        key="authorizedNetworks",
         description=(
             "CIDRs allowed to reach the cluster's IP endpoint (control-plane authorized networks); empty: open to "
             "every address (IAM still applies); the policy pack warns outside dev."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        bad=(
+            '["x"]',
+            "notjson",
+            # One more than GKE's limit of authorized networks (core.catalog).
+            json.dumps([f"10.{i}.0.0/16" for i in range(catalog.GKE_MAX_AUTHORIZED_NETWORKS_PRIVATE + 1)]),
+        ),
+        alternatives=({"authorizedNetworks": ["203.0.113.0/24"]},),
     )
-    private_endpoint: bool = Field(
+    private_endpoint: bool = setting(
         True,
-        alias="privateEndpoint",
+        key="privateEndpoint",
         description=(
             "Keep the cluster's IP endpoint private (VPC only); pulumi and kubectl use the DNS-based endpoint "
             "(IAM). Set false together with authorizedNetworks to open the IP endpoint to those ranges."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        bad=("maybe",),
+        alternatives=({"privateEndpoint": False}, {"privateEndpoint": True}),
     )
-    dns_endpoint: bool = Field(
+    dns_endpoint: bool = setting(
         True,
-        alias="dnsEndpoint",
+        key="dnsEndpoint",
         description=(
             "GKE's DNS-based control-plane endpoint, reachable from anywhere and authorised by IAM; used by the "
             "Kubernetes provider when privateEndpoint is on."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        bad=("maybe",),
+        alternatives=({"dnsEndpoint": False, "privateEndpoint": False},),
     )
-    ray_dashboard_peers: list[str] = Field(
+    ray_dashboard_peers: list[str] = setting(
         [],
-        alias="rayDashboardPeers",
+        key="rayDashboardPeers",
         description=(
             "Who may reach the Ray head's dashboard port besides the Ray pods and the job submitter: 'konnectivity' "
             "(the API server's agents, through which GKE's hosted KubeRay operator calls), 'kuberay-operator' (the "
             "operator pods of kubeRayOperator helm), 'kube-system' (any pod there) or CIDRs; empty: the operator's "
             "own path."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("NetworkPolicy netpol-dashboard-from-operator",)),
+        bad=('["x"]', '["kuberay-operator"]'),
+        alternatives=({"rayDashboardPeers": ["10.0.0.0/20"]},),
     )
-    ray_token_auth: Literal["auto", "on", "off"] = Field(
+    ray_token_auth: Literal["auto", "on", "off"] = setting(
         "auto",
-        alias="rayTokenAuth",
+        key="rayTokenAuth",
         description=(
             "Ray token authentication on the dashboard, Jobs API and GCS: auto = on where the release's Ray has it "
             "(>= 2.52: v0.7.0) and the operator can send it (kubeRayOperator helm), on, or off."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("RayCluster raycluster", "RayJob rayjob", "Secret *")),
+        bad=("x", "on"),
+        alternatives=({"rayTokenAuth": "off"},),
     )
-    kuberay_operator: Literal["gke-addon", "helm"] = Field(
+    kuberay_operator: Literal["gke-addon", "helm"] = setting(
         "gke-addon",
-        alias="kubeRayOperator",
+        key="kubeRayOperator",
         description=(
             "Which KubeRay runs the Ray clusters: GKE's hosted RayOperator add-on (version not published), or helm: "
             "KubeRay 1.7.0 from its Helm chart kept in the repository, in its own namespace (needed for Ray token "
             "authentication)."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=("Cluster cluster", "Namespace operator-namespace", "NetworkPolicy *", "Release *"),
+            note="the operator changes under the running cluster, which keeps running",
+        ),
+        bad=("x",),
+        alternatives=({"kubeRayOperator": "helm"},),
     )
-    egress_fqdn_policies: bool = Field(
+    egress_fqdn_policies: bool = setting(
         True,
-        alias="egressFqdnPolicies",
+        key="egressFqdnPolicies",
         description=(
             "Allow the pods' outside hosts (Hugging Face, PyPI, Cloud Storage, W&B) by name with GKE FQDN network "
             "policies; false: HTTPS to any public address for those pods instead."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster", "FQDNNetworkPolicy *", "NetworkPolicy *")),
+        bad=("maybe",),
+        alternatives=({"egressFqdnPolicies": False},),
     )
 
 

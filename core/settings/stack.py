@@ -9,12 +9,22 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal, Optional
 
-from pydantic import Field
-
 from core.gcp_rules import bucket_name_problems
 from core.keys import key
 from core.naming import is_gcp_name
 from core.settings.base import Section
+from core.settings.record import (
+    BOTH,
+    DELETES_DATA,
+    EXPERIMENT,
+    IN_PLACE,
+    LUSTRE_PROTECTED,
+    PLATFORM,
+    REFUSED_BY_ENGINE,
+    REFUSED_BY_PROGRAM,
+    DayTwo,
+    setting,
+)
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -29,57 +39,137 @@ _PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 class StackSettings(Section):
     """Where and under which names everything is created."""
 
-    prefix: Optional[str] = Field(
+    prefix: Optional[str] = setting(
         None,
-        alias="prefix",
-        description=("Prefix of every cloud resource name (lowercase, starts with a letter). Default: nemo-<stack>."),
+        key="prefix",
+        description="Prefix of every cloud resource name (lowercase, starts with a letter). Default: nemo-<stack>.",
+        owner=BOTH,
+        day_two=DayTwo(
+            DELETES_DATA,
+            where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
+            touches=("*",),
+            note="every name: the cluster, the Lustre instance and everything else",
+        ),
+        bad=("Bad_x",),
+        alternatives=({"prefix": "nemo-x"},),
     )
-    region: str = Field(
+    region: str = setting(
         "us-central1",
-        alias="region",
-        description=("Region of the VPC subnets, cluster and bucket (must equal gcp:region when that is set)."),
+        key="region",
+        description="Region of the VPC subnets, cluster and bucket (must equal gcp:region when that is set).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            DELETES_DATA,
+            where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
+            touches=("*",),
+            note="every regional resource, the Lustre instance with them",
+        ),
+        bad=("", "Central US"),
+        alternatives=(
+            {"region": "us-east1", "zone": "us-east1-b", "gcp:region": "us-east1"},
+            {"region": "us-central1", "zone": "us-central1-b", "gcp:region": "us-central1"},
+        ),
     )
-    zone: str = Field(
+    zone: str = setting(
         "us-central1-b",
-        alias="zone",
-        description=("Zone of the GPU nodes, the RoCE network profile and the Lustre instance (in the region)."),
+        key="zone",
+        description="Zone of the GPU nodes, the RoCE network profile and the Lustre instance (in the region).",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            DELETES_DATA,
+            where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
+            touches=(
+                "Instance lustre",
+                "PersistentVolume lustre-pv",
+                "NodePool *",
+                "Network rdma",
+                "ComputeClass *",
+                "Dashboard dashboard",
+                "Job placeholders",
+                "RayCluster raycluster",
+            ),
+            note="the GPU pools, the Lustre instance and the RoCE network are zonal",
+        ),
+        bad=("uscentral1b", "us-east1-b"),
+        alternatives=({"zone": "us-central1-c"}, {"zone": "us-east1-c"}),
+        stack_alternatives={"codelab": {"zone": "us-east1-c"}},
     )
-    platform_stack: str = Field(
+    platform_stack: str = setting(
         "",
-        alias="platformStack",
+        key="platformStack",
         description=(
             "Makes this stack an experiment stack: <org>/<project>/<stack> of the platform stack whose cluster, Lustre "
             "and namespace it uses (pulumi.StackReference). It declares only its weights prefetch, its own-cluster "
             'RayJob and its export; platform settings are refused here (docs/operations.md "Platform and experiment '
             'stacks"). Empty: a platform stack.'
         ),
+        owner=EXPERIMENT,
+        day_two=DayTwo(
+            REFUSED_BY_PROGRAM,
+            touches=(),
+            note="a platform stack's own settings are platform settings, refused on an experiment stack",
+        ),
+        bad=("nemo-rl-gke/codelab", "org/nemo-rl-gke/a b"),
+        alternatives=({"platformStack": "my-org/nemo-rl-gke/platform"},),
     )
 
 
 class TeardownSettings(Section):
     """What `pulumi destroy` may delete. Explicit in every stack file; the defaults are the safe ones."""
 
-    lustre_on_destroy: Literal["protect", "retain", "delete"] = Field(
+    lustre_on_destroy: Literal["protect", "retain", "delete"] = setting(
         "protect",
-        alias="lustreOnDestroy",
+        key="lustreOnDestroy",
         description=(
             "What pulumi destroy does to the Lustre instance holding checkpoints: protect (refuse), retain (leave "
             "it, drop it from the state) or delete."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=(
+                "Instance lustre",
+                "Network primary",
+                "GlobalAddress psa-range",
+                "Connection psa-connection",
+                "Firewall lustre-ingress",
+            ),
+            note="resource options of the kept set (instance, VPC, PSA range, peering, firewall)",
+        ),
+        bad=("keep",),
+        alternatives=({"lustreOnDestroy": "retain"},),
     )
-    cluster_deletion_protection: bool = Field(
+    cluster_deletion_protection: bool = setting(
         True,
-        alias="clusterDeletionProtection",
-        description=("GKE deletion protection: destroy fails until it is turned off."),
+        key="clusterDeletionProtection",
+        description="GKE deletion protection: destroy fails until it is turned off.",
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",), note="a field of the cluster"),
+        bad=("maybe",),
+        alternatives=({"clusterDeletionProtection": False}, {"clusterDeletionProtection": True}),
     )
-    lustre_adopt: bool = Field(
+    lustre_adopt: bool = setting(
         False,
-        alias="lustreAdopt",
+        key="lustreAdopt",
         description=(
             "Coming back after a destroy with lustreOnDestroy retain: import the kept Lustre instance, primary VPC, "
             "PSA range, peering and Lustre firewall instead of creating them (they exist under this stack's names). "
             "Needs lustreOnDestroy retain; can stay set afterwards."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=(
+                "Instance lustre",
+                "Network primary",
+                "GlobalAddress psa-range",
+                "Connection psa-connection",
+                "Firewall lustre-ingress",
+            ),
+            note="resource options only: import the kept set, keep it on destroy",
+        ),
+        bad=("maybe", True),
+        alternatives=({"lustreOnDestroy": "retain", "lustreAdopt": True},),
     )
 
 

@@ -15,11 +15,20 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
-
 from core import catalog, export
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import (
+    BOTH,
+    DELETES_DATA,
+    IN_PLACE,
+    MEGATRON_RECIPE,
+    PLATFORM,
+    SAFE_REPLACEMENT,
+    STOPS_THE_JOB,
+    DayTwo,
+    setting,
+)
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -28,80 +37,155 @@ if TYPE_CHECKING:
 class StartupSettings(Section):
     """Image path (warmup, streaming), weights prefetch and checkpoint export."""
 
-    image_path: Literal["prepull", "streaming", "pull"] = Field(
+    image_path: Literal["prepull", "streaming", "pull"] = setting(
         "prepull",
-        alias="imagePath",
+        key="imagePath",
         description=(
             "How the NeMo-RL image reaches the nodes: prepull (low-priority GPU placeholders pull it on each new GPU "
             "node while Lustre is created; a DaemonSet pulls it on the CPU pool), streaming (the same, and the nodes "
             "stream the image from your Artifact Registry copy in imageRepository: GKE Image streaming) or pull "
             "(the Ray pods pull it when they start)."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=("DaemonSet cpu-prepull", "Job placeholders", "PriorityClass *", "NodePool *", "RayCluster *"),
+        ),
+        bad=("x",),
+        alternatives=({"imagePath": "pull"},),
     )
-    image_repository: str = Field(
+    image_repository: str = setting(
         "",
-        alias="imageRepository",
+        key="imageRepository",
         description=(
             "imagePath streaming: the Artifact Registry Docker repository holding a copy of the NeMo-RL image as "
             "<repository>/nemo-rl:<release>, e.g. us-central1-docker.pkg.dev/<gcpProject>/<repo>; in the stack's "
             "project and region."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=(
+                "DaemonSet cpu-prepull",
+                "Job placeholders",
+                "NodePool *",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+                "IAMMember *",
+                "RepositoryIamMember *",
+                "Service *",
+                "Sleep *",
+            ),
+        ),
+        bad=("us-central1-docker.pkg.dev/p/r",),
+        alternatives=({"imagePath": "streaming", "imageRepository": "us-docker.pkg.dev/your-gcp-project-id/nemo"},),
     )
-    warmup_hold_seconds: int = Field(
+    warmup_hold_seconds: int = setting(
         1800,
-        alias="warmupHoldSeconds",
-        ge=600,
+        key="warmupHoldSeconds",
         description=(
             "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers "
             "(default 30 minutes); the Job's activeDeadlineSeconds enforces it in the cluster, also after a failed "
             "pulumi up. They never hold more nodes than the job's workers, and none without a job."
         ),
+        ge=600,
+        owner=PLATFORM,
+        day_two=DayTwo(SAFE_REPLACEMENT, touches=("Job placeholders",)),
+        bad=(10,),
+        alternatives=({"warmupHoldSeconds": 3600},),
     )
-    prefetch_weights: bool = Field(
+    prefetch_weights: bool = setting(
         True,
-        alias="prefetchWeights",
+        key="prefetchWeights",
         description=(
             "Download the recipe's model (pinned revision) and datasets into the HF cache on Lustre with a Job, as "
             "soon as the Lustre volume exists; the job trains from that snapshot."
         ),
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB, touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob")
+        ),
+        bad=("maybe",),
+        alternatives=({"prefetchWeights": False},),
     )
-    prefetch_image: Literal["python", "nemo-rl"] = Field(
+    prefetch_image: Literal["python", "nemo-rl"] = setting(
         "python",
-        alias="prefetchImage",
+        key="prefetchImage",
         description=(
             "What the prefetch Job runs in: python (a pinned slim Python image that installs the hash-pinned "
             "huggingface_hub from PyPI, so the download starts without waiting for the 20-30 GB NeMo-RL image; "
             "needs egress to pypi.org and files.pythonhosted.org) or nemo-rl (the NeMo-RL image, no PyPI access)."
         ),
+        owner=BOTH,
+        day_two=DayTwo(SAFE_REPLACEMENT, touches=("Job prefetch", "FQDNNetworkPolicy *")),
+        bad=("x",),
+        alternatives=({"prefetchImage": "nemo-rl"},),
     )
-    export_checkpoints: bool = Field(
+    export_checkpoints: bool = setting(
         True,
-        alias="exportCheckpoints",
+        key="exportCheckpoints",
         description=(
             "After training succeeded, copy the final checkpoint (and the best, with a metric) to the bucket."
         ),
+        owner=BOTH,
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=(
+                "BucketIAMMember *",
+                "Folder *",
+                "ManagedFolder*",
+                "ServiceAccount export-ksa",
+                "NetworkPolicy *",
+                "FQDNNetworkPolicy *",
+                "Job export",
+            ),
+            note="the export Job, its identity and grants come or go; the entrypoint marks the run anyway",
+        ),
+        bad=("maybe",),
+        alternatives=({"exportCheckpoints": False},),
     )
-    export_optimizer: bool = Field(
+    export_optimizer: bool = setting(
         False,
-        alias="exportOptimizer",
+        key="exportOptimizer",
         description=(
             "Copy the optimizer state too (needed only to resume training from the bucket). Default: weights, "
             "tokenizer and training state only, leaving out policy/optimizer of DTensor checkpoints; a Megatron "
             "checkpoint embeds the optimizer in its iter_* shards and is copied whole (preview warns)."
         ),
+        owner=BOTH,
+        day_two=DayTwo(
+            SAFE_REPLACEMENT,
+            where={MEGATRON_RECIPE: IN_PLACE},
+            touches=("Job export",),
+            note="the export Job's arguments",
+        ),
+        bad=("maybe",),
+        alternatives=({"exportOptimizer": True},),
     )
-    export_destination: str = Field(
+    export_destination: str = setting(
         "",
-        alias="exportDestination",
-        description=("Where exports go: gs://<stack bucket>/<prefix> or a prefix; default: exports."),
+        key="exportDestination",
+        description="Where exports go: gs://<stack bucket>/<prefix> or a prefix; default: exports.",
+        owner=BOTH,
+        day_two=DayTwo(
+            DELETES_DATA,
+            touches=("Folder *", "ManagedFolder*", "Job export"),
+            note="the export Job and a new destination's managed folder, not the running job",
+        ),
+        bad=("gs://other-bucket/x",),
+        alternatives=({"exportDestination": "exports/other"},),
     )
-    export_soft_delete_days: int = Field(
+    export_soft_delete_days: int = setting(
         30,
-        alias="exportSoftDeleteDays",
+        key="exportSoftDeleteDays",
         description=(
             "Days a deleted or overwritten object of the bucket stays restorable (Cloud Storage soft delete; 7 to "
             "90, or 0 for none; Cloud Storage's own default is 7). Soft-deleted bytes are billed."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("Bucket bucket",)),
+        bad=(-1, 3, 91),
+        alternatives=({"exportSoftDeleteDays": 7},),
     )
 
     @property

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional
 
-from pydantic import Field
-
 from core.gcp_rules import namespace_problems
 from core.keys import key
 from core.settings.base import Section
+from core.settings.record import DELETES_DATA, PLATFORM, STOPS_THE_JOB, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -21,17 +20,39 @@ _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 class StorageSettings(Section):
     """Bucket and the workload identity that may use it."""
 
-    bucket_name: Optional[str] = Field(
-        None, alias="bucketName", description="Bucket name (global); default: <prefix>-<gcp project>."
+    bucket_name: Optional[str] = setting(
+        None,
+        key="bucketName",
+        description="Bucket name (global); default: <prefix>-<gcp project>.",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            DELETES_DATA,
+            touches=("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "Job export"),
+            note="the bucket, and the export Job that names it; the running job is not touched",
+        ),
+        bad=("$x", "-1"),
+        alternatives=({"bucketName": "nemo-other-ckpt-bucket"},),
     )
-    namespace: str = Field("nemo-rl", alias="namespace", description="Kubernetes namespace of the workload.")
-    ksa_name: str = Field(
+    namespace: str = setting(
+        "nemo-rl",
+        key="namespace",
+        description="Kubernetes namespace of the workload.",
+        owner=PLATFORM,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("*",), note="every namespaced object, and what names it"),
+        bad=("kube-system", "NeMo"),
+        alternatives=({"namespace": "nemo-rl2"},),
+    )
+    ksa_name: str = setting(
         "nemo-rl-runner",
-        alias="ksaName",
+        key="ksaName",
         description=(
             "Kubernetes service account of the Ray pods; it holds no Google grant (the checkpoint export runs as a "
             "CPU Job under the stack's own <prefix>-export service account)."
         ),
+        owner=PLATFORM,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob")),
+        bad=("Bad_x",),
+        alternatives=({"ksaName": "nemo-rl-runner2"},),
     )
 
 

@@ -4,59 +4,161 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from pydantic import Field
-
 from core import catalog, node_fit, recipes, shell
 from core.gcp_rules import mount_path_problems, protected_paths
 from core.keys import key
 from core.settings.base import Section
 from core.settings.gpu import nodes_valid
+from core.settings.record import (
+    BOTH,
+    IN_PLACE,
+    INT32_ABOVE,
+    ON_AUTOPILOT,
+    PLATFORM,
+    REFUSED_BY_PROGRAM,
+    STOPS_THE_JOB,
+    Condition,
+    DayTwo,
+    setting,
+)
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
 
 
+# rayVersion's one valid value is the Ray inside the image, which is also its default: set to it, nothing changes.
+OTHER_RAY = Condition(
+    "set to another version than the release's Ray",
+    lambda s, change: change.get("rayVersion", None) not in (None, s.workload.release.ray_version),
+)
+
+
 class WorkloadSettings(Section):
     """The RayCluster: NeMo-RL release, worker group, mounts."""
 
-    nemo_rl_release: str = Field(
+    nemo_rl_release: str = setting(
         "v0.5.0",
-        alias="nemoRlRelease",
-        description=f"NeMo-RL container release ({catalog.one_of(list(catalog.NEMO_RL_RELEASES))}).",
+        key="nemoRlRelease",
+        description=(f"NeMo-RL container release ({catalog.one_of(list(catalog.NEMO_RL_RELEASES))})."),
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=(
+                "DaemonSet cpu-prepull",
+                "Job placeholders",
+                "Job export",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+            ),
+            note="the image of every Ray pod, and the default run name",
+        ),
+        bad=("v9", "", "$x"),
+        alternatives=({"nemoRlRelease": "v0.7.0"}, {"nemoRlRelease": "v0.5.0"}),
     )
-    ray_version: Optional[str] = Field(
+    ray_version: Optional[str] = setting(
         None,
-        alias="rayVersion",
-        description=("Ray version of the RayCluster; default and only valid value: the Ray inside the NeMo-RL image."),
+        key="rayVersion",
+        description="Ray version of the RayCluster; default and only valid value: the Ray inside the NeMo-RL image.",
+        owner=BOTH,
+        day_two=DayTwo(
+            IN_PLACE,
+            where={OTHER_RAY: REFUSED_BY_PROGRAM},
+            touches=("RayCluster raycluster", "RayJob rayjob"),
+            note="its one valid value is the image's Ray, also its default: set to it, nothing changes",
+        ),
+        bad=("2.0.0",),
+        alternatives=({"rayVersion": "2.49.2"},),
     )
-    worker_replicas: Optional[int] = Field(
+    worker_replicas: Optional[int] = setting(
         None,
-        alias="workerReplicas",
-        description=("GPU worker pods (one per node); default: gpuNodes (Standard) or 2 (Autopilot)."),
+        key="workerReplicas",
+        description="GPU worker pods (one per node); default: gpuNodes (Standard) or 2 (Autopilot).",
+        owner=BOTH,
+        day_two=DayTwo(
+            IN_PLACE,
+            where={ON_AUTOPILOT: STOPS_THE_JOB},
+            touches=("Job placeholders", "RayCluster raycluster", "RayJob rayjob", "NodePool gpu-*"),
+            note="Standard: the worker group's replicas change in place (idle GPU nodes bill)",
+        ),
+        bad=(-1, 3, INT32_ABOVE),
+        alternatives=({"workerReplicas": 4},),
+        stack_alternatives={
+            "codelab": {"workerReplicas": 8, "gpuNodes": 16},
+            "dev": {"workerReplicas": 2, "gpuNodes": 4},
+        },
     )
-    lustre_mount_path: str = Field(
-        "/lustre", alias="lustreMountPath", description="Where Lustre is mounted in the Ray pods."
+    lustre_mount_path: str = setting(
+        "/lustre",
+        key="lustreMountPath",
+        description="Where Lustre is mounted in the Ray pods.",
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("Job *", "RayCluster raycluster", "RayJob rayjob"),
+            note="the RayCluster and the RayJob",
+        ),
+        bad=("$x", "lustre", "/usr"),
+        alternatives=({"lustreMountPath": "/mnt/lustre"},),
     )
-    shm_size_gib: int = Field(240, alias="shmSizeGib", ge=1, description="Size of /dev/shm (memory) in worker pods.")
-    head_cpu: int = Field(8, alias="headCpu", ge=1, description="CPU request of the Ray head (CPU node).")
-    head_memory_gib: int = Field(32, alias="headMemoryGib", ge=1, description="Memory of the Ray head in GiB.")
-    head_ephemeral_gib: Optional[int] = Field(
-        None,
-        alias="headEphemeralStorageGib",
+    shm_size_gib: int = setting(
+        240,
+        key="shmSizeGib",
+        description="Size of /dev/shm (memory) in worker pods.",
         ge=1,
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster",)),
+        bad=(0, 100000),
+        alternatives=({"shmSizeGib": 200},),
+    )
+    head_cpu: int = setting(
+        8,
+        key="headCpu",
+        description="CPU request of the Ray head (CPU node).",
+        ge=1,
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("RayCluster raycluster",),
+            note="the RayCluster is replaced (KubeRay never recreates running pods), and the RayJob with it",
+        ),
+        bad=(0, 10000),
+        alternatives=({"headCpu": 12},),
+    )
+    head_memory_gib: int = setting(
+        32,
+        key="headMemoryGib",
+        description="Memory of the Ray head in GiB.",
+        ge=1,
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster",)),
+        bad=(0, 100000),
+        alternatives=({"headMemoryGib": 48},),
+    )
+    head_ephemeral_gib: Optional[int] = setting(
+        None,
+        key="headEphemeralStorageGib",
         description=(
             "Ephemeral storage (GiB) the Ray head requests: Ray's session logs and spilled objects under /tmp/ray; "
             "default 32 (Standard) or 8 (Autopilot, where a pod gets at most 10 GiB)."
         ),
-    )
-    worker_ephemeral_gib: Optional[int] = Field(
-        None,
-        alias="workerEphemeralStorageGib",
         ge=1,
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster",)),
+        bad=(0, 100000),
+        alternatives=({"headEphemeralStorageGib": 9},),
+    )
+    worker_ephemeral_gib: Optional[int] = setting(
+        None,
+        key="workerEphemeralStorageGib",
         description=(
             "Ephemeral storage (GiB) each GPU worker requests: Ray logs and spill, vLLM, Triton and TorchInductor "
             "compile caches; default 200 (Standard: local SSDs) or 10 (Autopilot's maximum per pod)."
         ),
+        ge=1,
+        owner=BOTH,
+        day_two=DayTwo(STOPS_THE_JOB, touches=("Job placeholders", "RayCluster raycluster")),
+        bad=(0, 100000),
+        alternatives=({"workerEphemeralStorageGib": 8},),
     )
 
     @property
