@@ -8,7 +8,7 @@ STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
 
-.PHONY: synth test lint synth-all project-file policy-facts settings-doc sizing-report checkov policy-check cli-check preview up destroy clean
+.PHONY: synth test lint synth-all generated project-file policy-facts settings-doc day-two-table sizing-report checkov policy-check cli-check preview up destroy clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -53,15 +53,24 @@ checkov: $(VENV)/.installed $(CHECKOV_VENV)/.installed
 sizing-report: $(VENV)/.installed
 	$(PY) -m synth.sizing_report
 
+# Every generated file, in the order they read each other (docs/settings.md reads Pulumi.yaml): from the settings'
+# records Pulumi.yaml, docs/settings.md and the day-two table of docs/operations.md; from the catalog the policy
+# pack's facts. Tests fail on a stale one.
+generated: project-file settings-doc day-two-table policy-facts
+
 project-file: $(VENV)/.installed
 	$(PY) -m synth.project_file
 
 policy-facts: $(VENV)/.installed
 	$(PY) -m synth.policy_facts
 
-# docs/settings.md, generated from the settings models (a test keeps it in step).
-settings-doc: $(VENV)/.installed
+# docs/settings.md, generated from the settings' records (a test keeps it in step).
+settings-doc: project-file
 	$(PY) -m synth.settings_reference
+
+# The day-two table of docs/operations.md, generated from the settings' records (a test keeps it in step).
+day-two-table: $(VENV)/.installed
+	$(PY) -m synth.day_two
 
 # The policy pack over the offline synth of one stack, without the Pulumi CLI or a cloud account.
 policy-check: $(VENV)/.installed $(POLICY_VENV)/.installed

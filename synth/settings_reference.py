@@ -1,13 +1,13 @@
-"""docs/settings.md, the settings reference, generated from the settings models so the two cannot drift.
+"""docs/settings.md, the settings reference, generated from the settings' records so the two cannot drift.
 
 `python -m synth.settings_reference` (`make settings-doc`) rewrites docs/settings.md; a test fails when the file and
-the models disagree. For every config key it writes what the model declares (type, default, description,
-constraints, the cluster mode it applies to), how Pulumi.yaml declares it and how to set it with the CLI, the
-rules module that guards it, the shipped stacks' values, and the refusal lines the program really prints: each
-value in `BAD_VALUES` is set on the `dev` stack, alone, and the in-process engine runs the program on it.
-
-`BAD_VALUES` is also the input of tests/test_bad_input_sweep.py, which asserts that each value is refused by exactly
-one line naming its key and registers nothing: a new setting without a bad value fails there.
+the records disagree. For every config key it writes what its declaration holds (core/settings/record.py: type,
+default, description, constraints, the cluster modes it applies to, who sets it, what changing it on a deployed
+stack does and may touch, the rules module that guards it), how Pulumi.yaml declares it and how to set it with the
+CLI, the shipped stacks' values, and the refusal lines the program really prints: each bad value of the record is
+set on the `dev` stack, alone, and the in-process engine runs the program on it. The same values are the cases of
+tests/test_bad_input_sweep.py, which asserts that each is refused by exactly one line naming its key and registers
+nothing.
 """
 
 from __future__ import annotations
@@ -21,132 +21,17 @@ from typing import Any
 import yaml
 
 from core import catalog
-from core.settings import SECRET_KEYS, SECTIONS, STANDARD_ONLY, config_fields
+from core.settings import SECRET_KEYS, SECTIONS
+from core.settings.record import MODE_NAMES, SettingRecord
+from core.settings.registry import declared
 from synth import engine
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "settings.md"
 STACK = "dev"  # where the refusal lines come from: Standard, standing cluster, NeMo-RL v0.5.0, Gemma 3 on 2 H200
 
-INT32_ABOVE = str(catalog.K8S_INT32_MAX + 1)
-
-# key -> values the `dev` stack must refuse, each set alone.
-BAD_VALUES: dict[str, tuple] = {
-    "prefix": ("Bad_x",),
-    "region": ("", "Central US"),
-    "zone": ("uscentral1b", "us-east1-b"),
-    "lustreOnDestroy": ("keep",),
-    "clusterDeletionProtection": ("maybe",),
-    "primarySubnetCidr": ("10.0.0.300/20",),
-    "podsCidr": ("x",),
-    "servicesCidr": ("10.0.0.0/16",),
-    "psaCidr": ("10.20.0.0/28",),
-    "gvnicSubnetCidr": ("x",),
-    "rdmaSubnetCidrs": ('["x"]', "notjson", '["192.168.1.0/24"]'),
-    "clusterMode": ("kubernetes",),
-    "controlPlane": ("x",),
-    "releaseChannel": ("x",),
-    "gkeVersion": ("latest",),
-    "maintenanceStart": ("3am",),
-    # A freeze longer than 30 days holds back node security patches (core.catalog.MAINTENANCE_EXCLUSION_MAX_DAYS).
-    "maintenanceExclusionStart": ("tomorrow", "2026-13-01"),
-    "maintenanceExclusionDays": (0, 31),
-    "systemMachineType": ("$x", "N2 standard"),
-    # GKE: 1,000 nodes per node pool per zone (core.catalog.GKE_MAX_NODES_PER_POOL_ZONE, GKE quotas page).
-    "systemNodes": (0, 1001),
-    "gpuType": ("nvidia-h100",),
-    "machineType": ("a4-highgpu-8g",),
-    "gpuNodes": (-1, 1001, "x", INT32_ABOVE),
-    "gpuDriverVersion": ("x",),
-    "capacity": ("[]", '["x"]', '["spot", "spot"]'),
-    "reservation": ("UPPER",),
-    "reservationStartNodes": (5,),
-    "flexStartMaxRunHours": (0, 200),
-    "flexStartWaitMinutes": (30, -1),
-    "gpuPlacement": ("x",),
-    "gpuPlacementDistance": ("x",),
-    "computeClass": ("gke-x", "Bad_x"),
-    "lustreCapacityGib": (1, 20000),
-    "lustreTier": (7,),
-    "lustreFilesystem": ("lustre-fs",),
-    "lustrePortMode": ("x",),
-    "lustreRootSquash": ("maybe",),
-    "bucketName": ("$x", "-1"),
-    "namespace": ("kube-system", "NeMo"),
-    "ksaName": ("Bad_x",),
-    "nemoRlRelease": ("v9", "", "$x"),
-    "rayVersion": ("2.0.0",),
-    "workerReplicas": (-1, 3, INT32_ABOVE),
-    "lustreMountPath": ("$x", "lustre", "/usr"),
-    "shmSizeGib": (0, 100000),
-    "headCpu": (0, 10000),
-    "headMemoryGib": (0, 100000),
-    # More than the system node's allocatable ephemeral storage (core/node_fit.py), or none.
-    "headEphemeralStorageGib": (0, 100000),
-    "workerEphemeralStorageGib": (0, 100000),
-    "jobEnabled": ("maybe",),
-    "jobRecipe": ("x",),
-    # '<run name>/step_<N>' only (core.settings.job START_FROM_RE).
-    "jobStartFrom": ("old-run", "old-run/40", "../old/step_1"),
-    "jobConfigFiles": ('{"configs/mine.yaml": "mine.yaml"}', '{"examples/configs/mine.yaml": "no-such-file.yaml"}'),
-    "jobOverrides": (
-        "[]",
-        '{"x": 1}',
-        '{"num_nodes": 3}',
-        '{"num_nodes": "x"}',
-        '{"model_revision": "main"}',
-        # Keys of the release's config (nemo-rl-reference/v0.5.0): absent, wrong type, '+' on a set key, rendered
-        # by the program, shell-unsafe; a config the release does not ship, one its GRPO math entry cannot run.
-        '{"policy.optimizer.kwargs.learning_rate": 1e-6}',
-        '{"policy.optimizer.kwargs.lr": "fast"}',
-        '{"+grpo.seed": 7}',
-        '{"grpo.max_num_steps": 5}',
-        '{"policy.generation.temperature": "1\'"}',
-        '{"config_path": "examples/configs/grpo_math_9B.yaml"}',
-        '{"config_path": "examples/configs/dpo.yaml"}',
-        # A model outside the catalog: a revision that is not a commit, none at all, no parameter count.
-        '{"model_name": "Qwen/Qwen3-8B", "model_params": 8200000000, "model_revision": "v1.0"}',
-        '{"model_name": "Qwen/Qwen3-8B", "model_params": 8200000000}',
-        '{"model_name": "Qwen/Qwen3-8B", "model_revision": "' + "b968826d9c46dd6066d109eabc6255188de91218" + '"}',
-    ),
-    "jobMode": ("x",),
-    # Standing cluster: KubeRay refuses a TTL without shutdownAfterJobFinishes and (1.7.0) retries with a
-    # clusterSelector (core/settings/job.py _mode_problems); int32 in the RayJob CRD.
-    "jobBackoffLimit": (-1, INT32_ABOVE),  # any count >= 0 is valid in both job modes (standing: the entrypoint loop)
-    "jobTtlSeconds": (-1, 5, INT32_ABOVE),
-    "jobDeadlineSeconds": (-1, INT32_ABOVE),
-    "runName": ("a b", "../x"),
-    "dashboard": ("maybe",),
-    "checkpointBudgetSeconds": (-1, 1),
-    "readinessGate": ("x",),
-    "gateMinAllReduceBusbw": (-1, 1e9),
-    "gateMinAllGatherBusbw": (0, 1e9),
-    "gateLustreFraction": (2, 0),
-    "gateRerun": ("$x",),
-    "authorizedNetworks": ('["x"]', "notjson", str([f"10.{i}.0.0/16" for i in range(101)]).replace("'", '"')),
-    "privateEndpoint": ("maybe",),
-    "dnsEndpoint": ("maybe",),
-    # Empty is the default (the operator's own path); 'kuberay-operator' names pods only kubeRayOperator helm has.
-    "rayDashboardPeers": ('["x"]', '["kuberay-operator"]'),
-    "rayTokenAuth": ("x", "on"),
-    "kubeRayOperator": ("x",),
-    "egressFqdnPolicies": ("maybe",),
-    "imagePath": ("x",),
-    "imageRepository": ("us-central1-docker.pkg.dev/p/r",),
-    "warmupHoldSeconds": (10,),
-    "prefetchWeights": ("maybe",),
-    "prefetchImage": ("x",),
-    "exportCheckpoints": ("maybe",),
-    "exportOptimizer": ("maybe",),
-    "prices": ('{"gpuNode": 1}', '{"gpuNodeSpot": -1}'),
-    "stepSeconds": ("0", "fast"),
-    "platformStack": ("nemo-rl-gke/codelab", "org/nemo-rl-gke/a b"),
-    "exportDestination": ("gs://other-bucket/x",),
-    # Cloud Storage soft delete: 0 or 7..90 days.
-    "exportSoftDeleteDays": (-1, 3, 91),
-    # Only after a destroy with lustreOnDestroy retain (dev deletes).
-    "lustreAdopt": ("maybe", True),
-}
+# key -> values the `dev` stack must refuse, each set alone: the records' bad values (core.settings.record).
+BAD_VALUES: dict[str, tuple] = {k: tuple(b.value for b in d.record.bad) for k, d in declared().items()}
 
 # How each secret is refused: (what the case shows, config overrides, secret values, secrets passed in plain text).
 # A token must be encrypted (`--secret`); the optional ones are required only where they are used.
@@ -203,13 +88,22 @@ def _type(annotation: Any) -> str:
     return {bool: "boolean", int: "integer", float: "number", str: "string"}.get(annotation, str(annotation))
 
 
-def _constraints(info: Any) -> list[str]:
-    out = []
-    for m in info.metadata:
-        for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
-            if getattr(m, attr, None) is not None:
-                out.append(f"{sign} {getattr(m, attr)}")
-    return out
+OWNERS = {
+    "platform": "the platform stack; an experiment stack uses its platform's value and refuses its own",
+    "both": "each stack for itself: a platform's own job, and every experiment stack",
+    "experiment": "experiment stacks only",
+}
+
+
+def _day_two(r: SettingRecord) -> str:
+    """`stops the job (the note); on Autopilot: in place`: the record's claims as the day-two sweep checks them."""
+    parts = []
+    for cls, condition in r.claims():
+        if condition is None:
+            parts.append(f"{cls}" + (f" ({r.day_two.note})" if r.day_two.note else ""))
+        else:
+            parts.append(f"{condition}: {cls}")
+    return "; ".join(parts)
 
 
 def _yaml_value(value: Any) -> str:
@@ -278,17 +172,17 @@ def _refusals_block(cases: list[tuple[str, list[str]]]) -> list[str]:
 
 # --- the page -----------------------------------------------------------------------------------------------------
 def render() -> str:
-    fields = config_fields()
-    declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+    settings = declared()
+    in_yaml = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     by_section: dict[str, list[str]] = {s: [] for s in SECTIONS}
-    for k, (section, _f, _i) in fields.items():
-        by_section[section].append(k)
+    for k, d in settings.items():
+        by_section[d.section].append(k)
 
     lines = [
         "# Settings reference",
         "",
-        "<!-- Generated from core/settings/ by `make settings-doc` (python -m synth.settings_reference); edit the "
-        "models, not this file. A test keeps the two in step. -->",
+        "<!-- Generated from core/settings/ by `make generated` (python -m synth.settings_reference); edit the "
+        "records, not this file. A test keeps the two in step. -->",
         "",
         "Every setting is a Pulumi config key of the project `nemo-rl-gke` (`nemo-rl-gke:<key>`), declared in",
         "`Pulumi.yaml` with its type and default and read once, by `load_settings()` in `core/settings/`. Invalid",
@@ -338,7 +232,7 @@ def render() -> str:
         "",
     ]
     for k in SECRET_KEYS:
-        decl = declared[k]
+        decl = in_yaml[k]
         lines += [
             f"### `{k}`",
             "",
@@ -365,17 +259,23 @@ def render() -> str:
             "",
         ]
         for k in keys:
-            _s, _f, info = fields[k]
-            decl = declared[k]
-            default = info.get_default(call_default_factory=True)
+            d = settings[k]
+            r, info, decl = d.record, d.info, in_yaml[k]
+            default = d.default
             facts = [
-                f"- Type: {_type(info.annotation)}" + "".join(f", {c}" for c in _constraints(info)),
+                f"- Type: {_type(d.annotation)}" + "".join(f", {c}" for c in d.constraints),
                 "- Default: " + ("unset" if default is None else f"`{_yaml_value(default)}`"),
                 f"- Pulumi.yaml: `{decl['type']}`" + (', default `""` (unset)' if default is None else ""),
                 f"- Set: {_how_to_set(k, decl)}",
             ]
-            if k in STANDARD_ONLY:
-                facts.append("- Standard clusters only: on Autopilot a value other than the default is refused")
+            for mode in sorted(set(MODE_NAMES) - r.modes):
+                only = " and ".join(MODE_NAMES[m] for m in sorted(r.modes))
+                facts.append(f"- {only} clusters only: on {MODE_NAMES[mode]} a value other than the default is refused")
+            facts.append(f"- Set by: {OWNERS[r.owner]}")
+            facts.append(f"- Rules: `{d.rule_module.replace('.', '/')}.py`")
+            facts.append(f"- Changing it on a deployed stack: {_day_two(r)}")
+            touches = ", ".join(f"`{t}`" for t in r.day_two.touches) or "nothing rendered"
+            facts.append("- May change: " + ("everything" if r.day_two.touches == ("*",) else touches))
             shipped = _stack_values(k)
             if shipped:
                 facts.append("- Shipped stacks: " + ", ".join(f"{s} `{_yaml_value(v)}`" for s, v in shipped.items()))

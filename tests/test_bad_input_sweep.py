@@ -4,9 +4,10 @@ The guide's rule "bad input gets one clear line naming the key and changes nothi
 if no rule runs on a value another rule refused: a refused release looked up by the token rule (`KeyError`), a
 refused gpuNodes measured against the subnets and the recipe, a refused prefix turned into a bucket name. So each
 case here sets ONE key to a value that must be refused, on a stack that is otherwise valid, and asserts exactly one
-problem line, naming that key. `BAD` must hold a case for every config key the models declare: a new setting
-without one fails `test_every_setting_key_has_a_bad_value_case`. The values live in synth/settings_reference.py,
-which prints the line each one produces into docs/settings.md.
+problem line, naming that key (and holding the record's expected fragment where it names one). The values are the
+`bad` of each setting's record (core/settings/record.py): a record cannot be declared without one, and
+`test_every_setting_key_has_a_bad_value_case` checks that every config key has its record. docs/settings.md prints
+the line each one produces (synth/settings_reference.py).
 
 Each case also runs without the optional secrets and with the job disabled (the two shapes the issue's
 tracebacks came from): there a value may become acceptable, but nothing may raise, and whatever is refused is
@@ -18,11 +19,15 @@ from __future__ import annotations
 import pytest
 
 from core.settings import config_fields
-from synth.settings_reference import BAD_VALUES
+from core.settings.registry import declared
 
-# key -> bad values for the `dev` stack (Standard, standing cluster, NeMo-RL v0.5.0, Gemma 3 on 2 H200 nodes). They
-# live with the settings reference, which prints the line each one produces (docs/settings.md).
-BAD: dict[str, tuple] = BAD_VALUES
+pytestmark = pytest.mark.graph
+
+# key -> bad values for the `dev` stack (Standard, standing cluster, NeMo-RL v0.5.0, Gemma 3 on 2 H200 nodes), from
+# the settings' records.
+BAD: dict[str, tuple] = {k: tuple(b.value for b in d.record.bad) for k, d in declared().items()}
+# (key, value) -> the fragment its one refusal line must contain, where the record names one.
+REFUSAL = {(k, repr(b.value)): b.refusal for k, d in declared().items() for b in d.record.bad if b.refusal}
 
 CASES = [(k, v) for k, values in BAD.items() for v in values]
 
@@ -57,6 +62,7 @@ def test_one_bad_setting_is_one_line_naming_its_key_and_registers_nothing(synth,
     assert len(lines) == 1 and _names_key(lines[0], k), (
         f"{k}={value!r}: expected one line naming nemo-rl-gke:{k}, got:\n" + "\n".join(lines)
     )
+    assert REFUSAL.get((k, repr(value)), "") in lines[0], (k, value, lines[0])
     assert r.resources == []
 
 

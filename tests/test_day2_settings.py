@@ -1,20 +1,24 @@
 """Day two: every setting changed on every shipped stack, and what the change will do to the deployed stack.
 
-For each key of Pulumi.yaml and each shipped stack the program is run with the stack's value and with another
-valid value (ALTERNATIVES), and the difference is classified the way the providers will plan it. The mocks never
-call a provider's diff, so the classification comes from the providers' own rules as core/catalog/replacements.py
-records them (the replace-only fields of terraform-provider-google-beta and pulumi-kubernetes, the bridge's
-delete-first rule for auto-named fields, pulumi-kubernetes's delete-first for fixed names), applied by
-synth/compare.plan, the same code the offline diff prints:
-- "in place": every changed resource updates in place;
-- "safe replacement": something is replaced, nothing that a running job or stored data depends on;
+Each setting's record (core/settings/record.py) claims what changing it does (`day_two`: a class, the conditions under
+which a stack gets another, what it may touch) and names reviewed values to change it to (`alternatives`, per-stack
+`stack_alternatives` where a companion key differs). For each key of Pulumi.yaml and each shipped stack the program
+is run with the stack's value and with the record's change, and the difference is classified the way the providers
+will plan it. The mocks never call a provider's diff, so the classification comes from the providers' own rules as
+core/catalog/replacements.py records them (the replace-only fields of terraform-provider-google-beta and
+pulumi-kubernetes, the bridge's delete-first rule for auto-named fields, pulumi-kubernetes's delete-first for fixed
+names), applied by synth/compare.plan, the same code the offline diff prints. The gravest consequence decides:
+- "refused by the program": the program refuses the value before anything is registered, with a line naming the key;
+- "refused by the engine": the engine refuses to replace a protected resource (pulumi step_generator.go:1955-1962);
+- "deletes data": a resource holding data (the Lustre instance, the bucket, its managed folder) is replaced;
 - "stops the job": a node pool is replaced or its nodes recreated, the RayCluster/RayJob, the Lustre volume...;
-- "refused": the program refuses the value before anything is registered, with a line naming the key, or the
-  engine refuses to replace a protected resource (pulumi step_generator.go:1955-1962).
+- "safe replacement": something is replaced, nothing that a running job or stored data depends on;
+- "in place": every changed resource updates in place.
 
-It fails on a same-name replacement that creates before it deletes (or a delete Pulumi does not wait for), on a
-data-holding resource replaced where the stack protects it or without the plan saying DELETES DATA, and on a
-resource that changes although the setting has nothing to do with it (ABOUT, reviewed by hand).
+It fails where the plan's class is not the record's claim for that stack, on a same-name replacement that creates
+before it deletes (or a delete Pulumi does not wait for), on a data-holding resource replaced where the stack
+protects it or without the plan saying DELETES DATA, and on a resource that changes although the record does not
+say the setting may touch it.
 
 Cost: one engine run per (stack, key), each variant once; the stacks run in one module-scoped fixture.
 """
@@ -22,394 +26,30 @@ Cost: one engine run per (stack, key), each variant once; the stacks run in one 
 from __future__ import annotations
 
 import fnmatch
+from typing import Any
 
 import pytest
 
+from core.settings import PLACEHOLDER_PROJECT, SECRET_KEYS, UncheckedSettings, load_settings
+from core.settings.record import (
+    DELETES_DATA,
+    IN_PLACE,
+    REFUSED_BY_ENGINE,
+    REFUSED_BY_PROGRAM,
+    SAFE_REPLACEMENT,
+    STOPS_THE_JOB,
+    SettingRecord,
+)
+from core.settings.registry import declared
 from synth import compare, engine
+
+pytestmark = pytest.mark.graph
 
 # The platform stacks; an experiment stack (platformStack set) declares only its job and export, and refuses the
 # platform settings (tests/test_platform_experiments.py).
 STACKS = engine.platform_stacks()
-NOT_SETTINGS = {"hfToken", "wandbApiKey", "rayAuthToken"}  # secrets: tested in test_token_exposure.py
-RDMA_OTHER = [f"192.168.{11 + i}.0/24" for i in range(8)]
-
-# key -> candidate changes, the first that differs from the stack's value is used. A change that needs a second
-# key to stay valid (a GPU type and its machine) names both.
-ALTERNATIVES: dict[str, tuple[dict, ...]] = {
-    "authorizedNetworks": ({"authorizedNetworks": ["203.0.113.0/24"]},),
-    "bucketName": ({"bucketName": "nemo-other-ckpt-bucket"},),
-    "capacity": ({"capacity": ["flex-start", "spot"]},),
-    "checkpointBudgetSeconds": ({"checkpointBudgetSeconds": 600},),
-    "clusterDeletionProtection": ({"clusterDeletionProtection": False}, {"clusterDeletionProtection": True}),
-    "clusterMode": ({"clusterMode": "autopilot", "machineType": ""}, {"clusterMode": "standard"}),
-    "computeClass": ({"computeClass": "nemo-rl-gpu2"},),
-    "controlPlane": ({"controlPlane": "zonal"},),
-    "dashboard": ({"dashboard": False},),
-    "dnsEndpoint": ({"dnsEndpoint": False, "privateEndpoint": False},),
-    "egressFqdnPolicies": ({"egressFqdnPolicies": False},),
-    "exportCheckpoints": ({"exportCheckpoints": False},),
-    "exportDestination": ({"exportDestination": "exports/other"},),
-    "exportOptimizer": ({"exportOptimizer": True},),
-    "exportSoftDeleteDays": ({"exportSoftDeleteDays": 7},),
-    "flexStartMaxRunHours": ({"flexStartMaxRunHours": 24},),
-    "flexStartWaitMinutes": ({"flexStartWaitMinutes": 60},),
-    "gateLustreFraction": ({"gateLustreFraction": 0.5},),
-    "gateMinAllGatherBusbw": ({"gateMinAllGatherBusbw": 100},),
-    "gateMinAllReduceBusbw": ({"gateMinAllReduceBusbw": 100},),
-    "gateRerun": ({"gateRerun": "again-1"},),
-    "gkeVersion": ({"gkeVersion": "1.34"},),
-    "gpuDriverVersion": ({"gpuDriverVersion": "DEFAULT"},),
-    "gpuNodes": ({"gpuNodes": 4},),
-    "gpuPlacement": ({"gpuPlacement": "none"},),
-    "gpuPlacementDistance": ({"gpuPlacementDistance": "BLOCK"},),
-    "gpuType": (
-        {"gpuType": "nvidia-h200-141gb", "machineType": "a3-ultragpu-8g"},
-        {"gpuType": "nvidia-b200", "machineType": "a4-highgpu-8g"},
-    ),
-    "gvnicSubnetCidr": ({"gvnicSubnetCidr": "192.168.100.0/24"},),
-    "headCpu": ({"headCpu": 12},),
-    "headEphemeralStorageGib": ({"headEphemeralStorageGib": 8},),
-    "headMemoryGib": ({"headMemoryGib": 48},),
-    "imagePath": ({"imagePath": "pull"},),
-    "imageRepository": ({"imagePath": "streaming", "imageRepository": "us-docker.pkg.dev/your-gcp-project-id/nemo"},),
-    "jobBackoffLimit": ({"jobMode": "own-cluster", "jobBackoffLimit": 1},),
-    # A file of the project installed next to the image's configs (a vendored config serves as the user's file).
-    "jobConfigFiles": (
-        {
-            "jobConfigFiles": {
-                "examples/configs/mine.yaml": "nemo-rl-reference/v0.5.0/examples/configs/grpo_math_1B.yaml"
-            }
-        },
-    ),
-    "jobDeadlineSeconds": ({"jobDeadlineSeconds": 86400},),
-    "jobEnabled": ({"jobEnabled": False},),
-    "jobMode": ({"jobMode": "own-cluster"},),
-    "jobOverrides": ({"jobOverrides": {"max_num_steps": 5}},),
-    "jobRecipe": ({"jobRecipe": "qwen2.5-72b-deepscaler"}, {"jobRecipe": "gemma3-27b-gsm8k"}),
-    "jobStartFrom": ({"jobStartFrom": "grpo-other/step_10"},),
-    "jobTtlSeconds": ({"jobMode": "own-cluster", "jobTtlSeconds": 60},),
-    "ksaName": ({"ksaName": "nemo-rl-runner2"},),
-    "kubeRayOperator": ({"kubeRayOperator": "helm"},),
-    "lustreAdopt": ({"lustreOnDestroy": "retain", "lustreAdopt": True},),
-    "lustreCapacityGib": ({"lustreCapacityGib": 36000},),
-    "lustreFilesystem": ({"lustreFilesystem": "ckptfs"},),
-    "lustreMountPath": ({"lustreMountPath": "/mnt/lustre"},),
-    "lustreOnDestroy": ({"lustreOnDestroy": "retain"},),
-    "lustrePortMode": ({"lustrePortMode": "legacy"},),
-    "lustreRootSquash": ({"lustreRootSquash": False},),
-    "lustreTier": ({"lustreTier": 1000, "lustreCapacityGib": 18000}, {"lustreTier": 500, "lustreCapacityGib": 18000}),
-    "machineType": ({"machineType": ""}, {"machineType": "a4-highgpu-8g"}),
-    "maintenanceExclusionDays": ({"maintenanceExclusionStart": "2027-01-10", "maintenanceExclusionDays": 7},),
-    "maintenanceExclusionStart": ({"maintenanceExclusionStart": "2027-01-10"},),
-    "maintenanceStart": ({"maintenanceStart": "04:00"},),
-    "namespace": ({"namespace": "nemo-rl2"},),
-    "nemoRlRelease": ({"nemoRlRelease": "v0.4.0"}, {"nemoRlRelease": "v0.5.0"}),
-    "platformStack": ({"platformStack": "my-org/nemo-rl-gke/platform"},),
-    "podsCidr": ({"podsCidr": "10.32.0.0/14"},),
-    "prefetchImage": ({"prefetchImage": "nemo-rl"},),
-    "prefetchWeights": ({"prefetchWeights": False},),
-    "prefix": ({"prefix": "nemo-x"},),
-    "prices": ({"prices": {"cpuNode": 1.0}},),
-    "primarySubnetCidr": ({"primarySubnetCidr": "10.0.0.0/19"},),
-    "privateEndpoint": ({"privateEndpoint": False}, {"privateEndpoint": True}),
-    "psaCidr": ({"psaCidr": "10.24.0.0/20"},),
-    "rayDashboardPeers": ({"rayDashboardPeers": ["10.0.0.0/20"]},),
-    "rayTokenAuth": ({"rayTokenAuth": "off"},),
-    "rayVersion": ({"rayVersion": "2.49.2"},),
-    "rdmaSubnetCidrs": ({"rdmaSubnetCidrs": RDMA_OTHER},),
-    "readinessGate": ({"readinessGate": "off"},),
-    "region": (
-        {"region": "us-east1", "zone": "us-east1-b", "gcp:region": "us-east1"},
-        {"region": "us-central1", "zone": "us-central1-b", "gcp:region": "us-central1"},
-    ),
-    "releaseChannel": ({"releaseChannel": "RAPID"},),
-    "reservation": ({"reservation": "my-reservation", "capacity": ["reservation", "spot"]},),
-    "reservationStartNodes": (
-        {"reservation": "my-reservation", "capacity": ["reservation", "spot"], "reservationStartNodes": 1},
-    ),
-    "runName": ({"runName": "run-2"},),
-    "servicesCidr": ({"servicesCidr": "10.12.0.0/20"},),
-    "shmSizeGib": ({"shmSizeGib": 200},),
-    "stepSeconds": ({"stepSeconds": "60"},),
-    "systemMachineType": ({"systemMachineType": "n2-standard-32"},),
-    "systemNodes": ({"systemNodes": 2},),
-    "warmupHoldSeconds": ({"warmupHoldSeconds": 3600},),
-    "workerEphemeralStorageGib": ({"workerEphemeralStorageGib": 8},),
-    "workerReplicas": ({"workerReplicas": 4},),
-    "zone": ({"zone": "us-central1-c"}, {"zone": "us-east1-c"}),
-}
-
-# Where a stack needs a different companion change to stay valid (its recipe's node count, its region).
-STACK_ALTERNATIVES: dict[tuple[str, str], dict] = {
-    ("codelab", "clusterMode"): {
-        "clusterMode": "autopilot",
-        "machineType": None,
-        "gpuNodes": None,
-        "workerReplicas": 8,
-    },
-    ("dev", "clusterMode"): {"clusterMode": "autopilot", "machineType": None, "gpuNodes": None, "workerReplicas": 2},
-    ("codelab", "gpuNodes"): {"gpuNodes": 16},
-    ("dev", "jobRecipe"): {"jobRecipe": "qwen2.5-72b-deepscaler", "gpuNodes": 8},
-    ("autopilot", "jobRecipe"): {"jobRecipe": "qwen2.5-72b-deepscaler", "workerReplicas": 8},
-    ("codelab", "jobRecipe"): {"jobRecipe": "gemma3-27b-gsm8k", "nemoRlRelease": "v0.5.0"},
-    ("codelab", "workerReplicas"): {"workerReplicas": 8, "gpuNodes": 16},
-    ("dev", "workerReplicas"): {"workerReplicas": 2, "gpuNodes": 4},
-    ("codelab", "zone"): {"zone": "us-east1-c"},
-}
-
-SAFE, STOPS, IN_PLACE, REFUSED = "safe replacement", "stops the job", "in place", "refused"
-
-# The reviewed classification of each change: one class for every stack, or {stack: class}. "refused" on a
-# protected stack is the engine refusing to replace the Lustre instance (lustreOnDestroy: protect).
-# The standing RayCluster's pods do not depend on the job (test_standing_cluster.py): jobEnabled,
-# the export settings and the bucket touch the RayJob, the export Job, the Secret or the grants, never the cluster's
-# templates (a platform without a job scales its GPU workers to none, in place).
-EXPECTED: dict[str, object] = {
-    "authorizedNetworks": IN_PLACE,
-    "bucketName": SAFE,  # the Bucket goes (DELETES DATA), and the export Job that names it
-    "capacity": IN_PLACE,
-    "checkpointBudgetSeconds": IN_PLACE,
-    "clusterDeletionProtection": IN_PLACE,
-    "clusterMode": STOPS,
-    "computeClass": STOPS,
-    "controlPlane": {"autopilot": REFUSED, "*": STOPS},
-    "dashboard": IN_PLACE,
-    "dnsEndpoint": IN_PLACE,
-    "egressFqdnPolicies": IN_PLACE,
-    "exportCheckpoints": IN_PLACE,  # the export Job, its identity and grants come or go; the entrypoint marks anyway
-    "exportDestination": SAFE,  # the managed folder (DELETES DATA) and the export Job, not the running job
-    "exportOptimizer": {"codelab": IN_PLACE, "*": SAFE},  # the export Job's argv (Megatron: copied whole anyway)
-    "exportSoftDeleteDays": IN_PLACE,
-    "flexStartMaxRunHours": {"autopilot": IN_PLACE, "*": STOPS},  # Autopilot: a ComputeClass field
-    "flexStartWaitMinutes": REFUSED,
-    "gateLustreFraction": IN_PLACE,
-    "gateMinAllGatherBusbw": IN_PLACE,
-    "gateMinAllReduceBusbw": STOPS,  # a new gate threshold is a new RayJob
-    "gateRerun": STOPS,
-    "gkeVersion": IN_PLACE,
-    "gpuDriverVersion": {"autopilot": REFUSED, "*": STOPS},
-    "gpuNodes": {"autopilot": REFUSED, "*": STOPS},
-    "gpuPlacement": {"autopilot": IN_PLACE, "*": STOPS},
-    "gpuPlacementDistance": {"autopilot": IN_PLACE, "*": STOPS},
-    "gpuType": STOPS,
-    "gvnicSubnetCidr": {"autopilot": SAFE, "*": STOPS},
-    "headCpu": STOPS,
-    "headEphemeralStorageGib": {"autopilot": IN_PLACE, "*": STOPS},
-    "headMemoryGib": STOPS,
-    "imagePath": IN_PLACE,
-    "imageRepository": STOPS,
-    "jobBackoffLimit": STOPS,
-    "jobConfigFiles": STOPS,
-    "jobDeadlineSeconds": IN_PLACE,
-    # The RayJob goes (that is the setting); the cluster keeps its head and scales its workers in place, the Secret
-    # loses the W&B netrc nothing reads any more (replaced: pulumi-kubernetes Secrets are immutable).
-    "jobEnabled": {"codelab": IN_PLACE, "*": SAFE},
-    "jobMode": STOPS,
-    "jobOverrides": STOPS,
-    "jobRecipe": STOPS,
-    "jobStartFrom": STOPS,
-    "jobTtlSeconds": STOPS,
-    "ksaName": STOPS,
-    "kubeRayOperator": IN_PLACE,
-    "lustreAdopt": IN_PLACE,  # resource options only: import the kept set, keep it on destroy
-    "lustreCapacityGib": STOPS,  # the readiness gate's expected Lustre throughput is in the RayJob
-    "lustreFilesystem": {"dev": STOPS, "*": REFUSED},
-    "lustreMountPath": STOPS,
-    "lustreOnDestroy": IN_PLACE,
-    "lustrePortMode": IN_PLACE,
-    "lustreRootSquash": IN_PLACE,
-    "lustreTier": {"dev": STOPS, "*": REFUSED},
-    "machineType": IN_PLACE,
-    "maintenanceExclusionDays": IN_PLACE,
-    "maintenanceExclusionStart": IN_PLACE,
-    "maintenanceStart": IN_PLACE,
-    "namespace": STOPS,
-    "nemoRlRelease": {"codelab": STOPS, "*": REFUSED},
-    "podsCidr": IN_PLACE,
-    "platformStack": REFUSED,  # a platform stack's settings are refused on an experiment stack
-    "prefetchImage": SAFE,
-    "prefetchWeights": STOPS,
-    "prefix": {"dev": STOPS, "*": REFUSED},
-    "prices": IN_PLACE,  # the cost estimate only
-    "primarySubnetCidr": IN_PLACE,
-    "privateEndpoint": IN_PLACE,
-    "psaCidr": SAFE,
-    "rayDashboardPeers": IN_PLACE,
-    "rayTokenAuth": IN_PLACE,
-    "rayVersion": {"codelab": REFUSED, "*": IN_PLACE},
-    "rdmaSubnetCidrs": {"autopilot": SAFE, "*": STOPS},
-    "readinessGate": STOPS,
-    "region": {"dev": STOPS, "*": REFUSED},
-    "releaseChannel": IN_PLACE,
-    "reservation": IN_PLACE,
-    "reservationStartNodes": {"autopilot": REFUSED, "*": IN_PLACE},
-    "runName": STOPS,
-    "servicesCidr": IN_PLACE,
-    "shmSizeGib": STOPS,
-    "stepSeconds": IN_PLACE,  # the cost estimate only
-    "systemMachineType": {"autopilot": REFUSED, "*": STOPS},  # in place, but GKE recreates the system nodes
-    "systemNodes": {"autopilot": REFUSED, "*": IN_PLACE},
-    "warmupHoldSeconds": SAFE,
-    "workerEphemeralStorageGib": STOPS,
-    "workerReplicas": {"autopilot": STOPS, "*": IN_PLACE},  # Standard: more idle GPU nodes, no job change
-    "zone": {"dev": STOPS, "*": REFUSED},
-}
-
-# What each setting is about: the resources (`Type logical-name`, fnmatch patterns) it may change. Replacements
-# the plan derives (cascades, replaceWith, a replaced provider) are consequences, not extra changes.
-ABOUT: dict[str, tuple[str, ...]] = {
-    "authorizedNetworks": ("Cluster cluster",),
-    "bucketName": ("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "Job export"),
-    "capacity": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
-    "checkpointBudgetSeconds": (),
-    "clusterDeletionProtection": ("Cluster cluster",),
-    "clusterMode": ("*",),  # Standard <-> Autopilot is another cluster
-    "computeClass": ("ComputeClass *", "Job placeholders", "NodePool gpu-*", "RayCluster raycluster"),
-    "controlPlane": ("Cluster cluster", "Dashboard dashboard", "NodePool *", "kubernetes k8s"),
-    "dashboard": ("Dashboard dashboard",),
-    "dnsEndpoint": ("Cluster cluster",),
-    "egressFqdnPolicies": ("Cluster cluster", "FQDNNetworkPolicy *", "NetworkPolicy *"),
-    "exportCheckpoints": (
-        "BucketIAMMember *",
-        "Folder *",
-        "ManagedFolder*",
-        "ServiceAccount export-ksa",
-        "NetworkPolicy *",
-        "FQDNNetworkPolicy *",
-        "Job export",
-    ),
-    "exportDestination": ("Folder *", "ManagedFolder*", "Job export"),
-    "exportOptimizer": ("Job export",),
-    "exportSoftDeleteDays": ("Bucket bucket",),
-    "flexStartMaxRunHours": ("ComputeClass gpu-compute-class", "NodePool gpu-flex"),
-    "flexStartWaitMinutes": ("ComputeClass gpu-compute-class",),
-    "gateLustreFraction": ("RayJob rayjob",),
-    "gateMinAllGatherBusbw": ("RayJob rayjob",),
-    "gateMinAllReduceBusbw": ("RayJob rayjob",),
-    "gateRerun": ("RayJob rayjob",),
-    "gkeVersion": ("Cluster cluster",),
-    "gpuDriverVersion": ("NodePool gpu-*",),
-    "gpuNodes": ("NodePool gpu-*", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
-    "gpuPlacement": ("NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
-    "gpuPlacementDistance": ("ResourcePolicy gpu-flex-placement",),
-    "gpuType": ("ComputeClass *", "NodePool gpu-*", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
-    "gvnicSubnetCidr": ("Subnetwork gvnic", "Firewall gvnic-internal"),
-    "headCpu": ("RayCluster raycluster",),
-    "headEphemeralStorageGib": ("RayCluster raycluster",),
-    "headMemoryGib": ("RayCluster raycluster",),
-    "imagePath": ("DaemonSet cpu-prepull", "Job placeholders", "PriorityClass *", "NodePool *", "RayCluster *"),
-    "imageRepository": (
-        "DaemonSet cpu-prepull",
-        "Job placeholders",
-        "NodePool *",
-        "RayCluster raycluster",
-        "RayJob rayjob",
-        "IAMMember *",
-        "RepositoryIamMember *",
-        "Service *",
-        "Sleep *",
-    ),
-    "jobBackoffLimit": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
-    "jobConfigFiles": ("ConfigMap job-scripts", "RayJob rayjob"),
-    "jobDeadlineSeconds": ("RayJob rayjob",),
-    "jobEnabled": (
-        "RayJob rayjob",
-        "RayCluster raycluster",  # its workers' replica counts (core/settings/job.py standing_workers)
-        "Secret tokens",  # the W&B netrc, held only while the job logs to W&B
-        "Job *",
-        "BucketIAMMember *",
-        "Folder *",
-        "ManagedFolder*",
-        "ServiceAccount export-ksa",
-        "NetworkPolicy *",
-        "FQDNNetworkPolicy *",
-    ),
-    "jobMode": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
-    "jobOverrides": ("RayJob rayjob",),
-    "jobRecipe": (
-        "RayJob rayjob",
-        "RayCluster raycluster",
-        "Job *",
-        "NodePool gpu-*",
-        "DaemonSet cpu-prepull",
-        "FQDNNetworkPolicy *",  # the recipe decides whether the job logs to W&B
-        "Secret tokens",  # ... and so whether the Secret holds the W&B netrc
-    ),
-    "jobStartFrom": ("RayJob rayjob",),
-    "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
-    "ksaName": ("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob"),
-    "kubeRayOperator": ("Cluster cluster", "Namespace operator-namespace", "NetworkPolicy *", "Release *"),
-    "lustreAdopt": (
-        "Instance lustre",
-        "Network primary",
-        "GlobalAddress psa-range",
-        "Connection psa-connection",
-        "Firewall lustre-ingress",
-    ),
-    "lustreCapacityGib": ("Instance lustre", "PersistentVolume lustre-pv", "Dashboard dashboard", "RayJob rayjob"),
-    "lustreFilesystem": ("Instance lustre", "PersistentVolume lustre-pv"),
-    "lustreMountPath": ("Job *", "RayCluster raycluster", "RayJob rayjob"),
-    "lustreOnDestroy": (  # the kept set: kept together (item 8)
-        "Instance lustre",
-        "Network primary",
-        "GlobalAddress psa-range",
-        "Connection psa-connection",
-        "Firewall lustre-ingress",
-    ),
-    "lustrePortMode": ("Cluster cluster", "Firewall lustre-ingress", "Instance lustre"),
-    "lustreRootSquash": ("Instance lustre",),
-    "lustreTier": ("Instance lustre", "PersistentVolume lustre-pv", "Dashboard dashboard", "RayJob rayjob"),
-    "machineType": ("NodePool gpu-*",),
-    "maintenanceExclusionDays": ("Cluster cluster",),
-    "maintenanceExclusionStart": ("Cluster cluster",),
-    "maintenanceStart": ("Cluster cluster",),
-    "namespace": ("*",),  # every namespaced object, and what names it
-    # The default run name carries the release: the export Job waits for and copies another run.
-    "nemoRlRelease": (
-        "DaemonSet cpu-prepull",
-        "Job placeholders",
-        "Job export",
-        "RayCluster raycluster",
-        "RayJob rayjob",
-    ),
-    "podsCidr": ("Subnetwork primary", "Firewall primary-internal"),
-    "platformStack": (),
-    "prefetchImage": ("Job prefetch", "FQDNNetworkPolicy *"),
-    "prefetchWeights": ("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob"),
-    "prefix": ("*",),  # every name
-    "prices": (),
-    "primarySubnetCidr": ("Subnetwork primary", "Firewall primary-internal", "Instance lustre"),
-    "privateEndpoint": ("Cluster cluster",),
-    "psaCidr": ("GlobalAddress psa-range", "Firewall lustre-ingress"),
-    "rayDashboardPeers": ("NetworkPolicy netpol-dashboard-from-operator",),
-    "rayTokenAuth": ("RayCluster raycluster", "RayJob rayjob", "Secret *"),
-    "rayVersion": ("RayCluster raycluster", "RayJob rayjob"),
-    "rdmaSubnetCidrs": ("Subnetwork rdma-*",),
-    "readinessGate": ("RayJob rayjob",),
-    "region": ("*",),  # every regional resource
-    "releaseChannel": ("Cluster cluster",),
-    "reservation": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
-    "reservationStartNodes": ("ComputeClass gpu-compute-class", "NodePool gpu-*", "ResourcePolicy gpu-flex-placement"),
-    "runName": ("RayJob rayjob", "Job export"),  # the export waits for and copies that run
-    "servicesCidr": ("Subnetwork primary", "Firewall primary-internal"),
-    "shmSizeGib": ("RayCluster raycluster",),
-    "stepSeconds": (),
-    "systemMachineType": ("NodePool system",),
-    "systemNodes": ("NodePool system",),
-    "warmupHoldSeconds": ("Job placeholders",),
-    "workerEphemeralStorageGib": ("Job placeholders", "RayCluster raycluster"),
-    "workerReplicas": ("Job placeholders", "RayCluster raycluster", "RayJob rayjob", "NodePool gpu-*"),
-    "zone": (
-        "Instance lustre",
-        "PersistentVolume lustre-pv",
-        "NodePool *",
-        "Network rdma",
-        "ComputeClass *",
-        "Dashboard dashboard",
-        "Job placeholders",
-        "RayCluster raycluster",
-    ),
-}
+NOT_SETTINGS = set(SECRET_KEYS)  # secrets: tested in test_token_exposure.py
+RECORDS: dict[str, SettingRecord] = {k: d.record for k, d in declared().items()}
 
 
 def settings_keys() -> list[str]:
@@ -419,13 +59,34 @@ def settings_keys() -> list[str]:
 
 
 def variant(base: engine.SynthResult, key: str) -> dict:
-    """The change of `key` for this stack: its own entry, else the first candidate differing from its value."""
-    if (base.stack, key) in STACK_ALTERNATIVES:
-        return STACK_ALTERNATIVES[(base.stack, key)]
-    for candidate in ALTERNATIVES[key]:
+    """The change of `key` for this stack: its own entry, else the first alternative differing from its value."""
+    record = RECORDS[key]
+    if base.stack in record.stack_alternatives:
+        return dict(record.stack_alternatives[base.stack])
+    for candidate in record.alternatives:
         if base.config.get(f"nemo-rl-gke:{key}", "") != engine._config_string(candidate[key]):
-            return candidate
+            return dict(candidate)
     raise AssertionError(f"{key}: every alternative equals {base.stack}'s value")
+
+
+def settings_of(result: engine.SynthResult) -> UncheckedSettings:
+    """The settings the stack's run loaded, from its config (what the records' conditions read)."""
+    config: dict[str, Any] = result.config
+    values = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith(f"{result.project}:")}
+    project = config.get("gcp:project", "")
+    return load_settings(
+        stack_name=result.stack,
+        gcp_project="example-project" if project == PLACEHOLDER_PROJECT else project,
+        values=values,
+        secret_state={k: "secret" for k in SECRET_KEYS},
+        gcp_region=config.get("gcp:region"),
+    )
+
+
+def claim(stack: str, key: str) -> str:
+    """What the record says the stack's change of `key` does."""
+    base, _ = _base(stack)
+    return RECORDS[key].day_two_on(settings_of(base), variant(base, key))
 
 
 _BASES: dict[str, tuple[engine.SynthResult, compare.Snapshot]] = {}
@@ -453,18 +114,25 @@ def classify(stack: str, key: str) -> dict:
     out: dict = {"change": change}
     if result.error is not None:
         lines = [ln.strip()[2:] for ln in result.error.splitlines() if ln.strip().startswith("- ")]
-        return {**out, "class": REFUSED, "lines": lines, "registered": sum(r.custom for r in result.resources)}
+        return {
+            **out,
+            "class": REFUSED_BY_PROGRAM,
+            "lines": lines,
+            "registered": sum(r.custom for r in result.resources),
+        }
     after = compare.of_result(result)
     verdicts = compare.plan(before, after)
     common = set(before.pulumi) & set(after.pulumi)
     changed = (set(before.pulumi) ^ set(after.pulumi)) | {n for n in common if compare._fields(before, after, n)}
     marked = [v for v in verdicts.values() if v.action != "update"]
     if any(v.refused for v in marked):
-        cls = REFUSED
+        cls = REFUSED_BY_ENGINE
+    elif any("deletes data" in v.consequences for v in marked):
+        cls = DELETES_DATA
     elif any("stops the job" in v.consequences for v in marked):
-        cls = STOPS
+        cls = STOPS_THE_JOB
     elif any(v.replaced for v in marked):
-        cls = SAFE
+        cls = SAFE_REPLACEMENT
     else:
         cls = IN_PLACE
     return {
@@ -486,7 +154,8 @@ def _classify(task: tuple[str, str]) -> tuple[tuple[str, str], dict]:
 
 @pytest.fixture(scope="module")
 def sweep() -> dict[tuple[str, str], dict]:
-    """Every (stack, key) classified once, spread over two processes (the engine is CPU-bound; ~255 runs)."""
+    """Every (stack, key) classified once, spread over two processes (the engine is CPU-bound; ~255 runs), with
+    the record's claim for it."""
     import multiprocessing
 
     for stack in STACKS:  # each stack's own run, once, in this process: the forked workers inherit it
@@ -495,27 +164,21 @@ def sweep() -> dict[tuple[str, str], dict]:
         _BASES[stack] = result, compare.of_result(result)
     tasks = [(stack, key) for stack in STACKS for key in settings_keys()]
     with multiprocessing.get_context("fork").Pool(2) as pool:
-        return dict(pool.imap_unordered(_classify, tasks, chunksize=8))
+        done = dict(pool.imap_unordered(_classify, tasks, chunksize=8))
+    return {task: {**c, "claim": claim(*task)} for task, c in done.items()}
 
 
-def _expected(key: str, stack: str) -> str:
-    e = EXPECTED[key]
-    if isinstance(e, dict):
-        return e.get(stack, e["*"])
-    return str(e)
-
-
-def test_every_setting_has_a_day_two_change_a_class_and_a_scope():
+def test_every_setting_has_a_record_with_a_day_two_claim():
     keys = set(settings_keys())
-    assert set(ALTERNATIVES) == keys, "a new setting needs a day-two change here"
-    assert set(EXPECTED) == keys and set(ABOUT) == keys
+    assert set(RECORDS) == keys, "every setting of Pulumi.yaml is declared with core.settings.record.setting()"
+    assert all(RECORDS[k].alternatives and RECORDS[k].day_two.change for k in keys)
 
 
-def test_each_change_is_classified_as_reviewed(sweep):
+def test_each_change_does_what_its_record_claims(sweep):
     wrong = {
-        f"{stack}:{key}": (c["class"], _expected(key, stack), c.get("lines") or c.get("verdicts"))
+        f"{stack}:{key}": (c["class"], c["claim"], c.get("lines") or c.get("verdicts"))
         for (stack, key), c in sweep.items()
-        if c["class"] != _expected(key, stack)
+        if c["class"] != c["claim"]
     }
     assert not wrong, wrong
 
@@ -544,9 +207,9 @@ def test_data_is_deleted_only_where_the_stack_allows_it_and_the_plan_says_so(swe
 def test_a_change_touches_only_what_the_setting_is_about(sweep):
     stray = {}
     for (stack, key), c in sweep.items():
-        if c["class"] == REFUSED and "lines" in c:
+        if "lines" in c:
             continue
-        extra = [n for n in c["changed"] if not any(fnmatch.fnmatchcase(n, p) for p in ABOUT[key])]
+        extra = [n for n in c["changed"] if not any(fnmatch.fnmatchcase(n, p) for p in RECORDS[key].day_two.touches)]
         if extra:
             stray[f"{stack}:{key}"] = extra
     assert not stray, stray

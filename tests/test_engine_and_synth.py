@@ -26,7 +26,7 @@ def test_pulumi_yaml_validates_against_the_project_schema():
 
 
 def test_pulumi_yaml_declares_every_setting_with_the_models_default():
-    assert (ROOT / "Pulumi.yaml").read_text() == render(), "run `python -m synth.project_file`"
+    assert (ROOT / "Pulumi.yaml").read_text() == render(), "run `make generated`"
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     for key, (_s, _f, info) in config_fields().items():
         assert declared[key]["description"] and declared[key]["type"]

@@ -1,4 +1,4 @@
-"""docs/settings.md is generated from the settings models (synth/settings_reference.py) and kept in step with them,
+"""docs/settings.md is generated from the settings' records (synth/settings_reference.py) and kept in step with them,
 as Pulumi.yaml is: every key, with its type, default, description and the lines the program refuses it with."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_docs_settings_md_is_what_the_models_generate():
-    assert (ROOT / "docs" / "settings.md").read_text() == settings_reference.render(), "run `make settings-doc`"
+    assert (ROOT / "docs" / "settings.md").read_text() == settings_reference.render(), "run `make generated`"
 
 
 def test_every_setting_and_secret_has_its_entry_with_its_description_and_a_refusal():

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 from core import catalog, shell
 from core.keys import key
 from core.settings.base import Section
-from core.settings.record import BOTH, IN_PLACE, STOPS_THE_JOB, DayTwo, setting
+from core.settings.record import BOTH, STOPS_THE_JOB, DayTwo, setting
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -54,11 +54,9 @@ class GateSettings(Section):
             "Cluster Toolkit's 100 GB/s."
         ),
         owner=BOTH,
-        day_two=DayTwo(
-            IN_PLACE, touches=("RayJob rayjob",), note="the gate's threshold, read by a running gate only at its start"
-        ),
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",), note="a new gate threshold is a new RayJob"),
         bad=(0, 1000000000.0),
-        alternatives=({"gateMinAllGatherBusbw": 100},),
+        alternatives=({"gateMinAllGatherBusbw": 90},),
     )
     min_lustre_fraction: Optional[float] = setting(
         None,
@@ -68,11 +66,9 @@ class GateSettings(Section):
             "read, in (0, 1]; default 0.5."
         ),
         owner=BOTH,
-        day_two=DayTwo(
-            IN_PLACE, touches=("RayJob rayjob",), note="the gate's threshold, read by a running gate only at its start"
-        ),
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",), note="a new gate threshold is a new RayJob"),
         bad=(2, 0),
-        alternatives=({"gateLustreFraction": 0.5},),
+        alternatives=({"gateLustreFraction": 0.4},),
     )
     rerun: Optional[str] = setting(
         None,

@@ -37,7 +37,11 @@ class GpuSettings(Section):
         key="machineType",
         description="Machine type; default and only valid value: the GPU type's.",
         owner=PLATFORM,
-        day_two=DayTwo(IN_PLACE, touches=("NodePool gpu-*",)),
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=("NodePool gpu-*",),
+            note="its one valid value is the GPU type's machine, also its default: set to it, nothing changes",
+        ),
         bad=("a4-highgpu-8g",),
         alternatives=({"machineType": ""}, {"machineType": "a4-highgpu-8g"}),
     )

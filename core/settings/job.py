@@ -68,6 +68,7 @@ class JobSettings(Section):
         key="jobRecipe",
         description="Built-in recipe name.",
         owner=BOTH,
+        rule="core.recipes.resolve",
         day_two=DayTwo(
             STOPS_THE_JOB,
             touches=(
@@ -97,6 +98,7 @@ class JobSettings(Section):
             "adds a key the config lacks), checked offline against that config (JSON object)."
         ),
         owner=BOTH,
+        rule="core.recipes.resolve",
         day_two=DayTwo(
             STOPS_THE_JOB,
             touches=("RayJob rayjob",),
@@ -131,6 +133,7 @@ class JobSettings(Section):
             "with jobOverrides.config_path (JSON object)."
         ),
         owner=PLATFORM,
+        rule="core.recipes.resolve",
         day_two=DayTwo(
             STOPS_THE_JOB,
             touches=("ConfigMap job-scripts", "RayJob rayjob"),
@@ -200,6 +203,7 @@ class JobSettings(Section):
             "change that alters training starts a new run and one that extends or observes it resumes."
         ),
         owner=BOTH,
+        rule="core.recipes.model",
         day_two=DayTwo(
             STOPS_THE_JOB,
             touches=("RayJob rayjob", "Job export"),

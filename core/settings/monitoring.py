@@ -34,6 +34,7 @@ class MonitoringSettings(Section):
         ),
         ge=0,
         owner=BOTH,
+        rule="core.sizing",
         day_two=DayTwo(IN_PLACE, touches=()),
         bad=(-1, 1),
         alternatives=({"checkpointBudgetSeconds": 600},),

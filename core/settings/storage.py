@@ -25,6 +25,7 @@ class StorageSettings(Section):
         key="bucketName",
         description="Bucket name (global); default: <prefix>-<gcp project>.",
         owner=PLATFORM,
+        rule="core.gcp_rules",
         day_two=DayTwo(
             DELETES_DATA,
             touches=("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "Job export"),
@@ -38,6 +39,7 @@ class StorageSettings(Section):
         key="namespace",
         description="Kubernetes namespace of the workload.",
         owner=PLATFORM,
+        rule="core.gcp_rules",
         day_two=DayTwo(STOPS_THE_JOB, touches=("*",), note="every namespaced object, and what names it"),
         bad=("kube-system", "NeMo"),
         alternatives=({"namespace": "nemo-rl2"},),
