@@ -1,13 +1,14 @@
 """The stack's settings: one pydantic v2 model tree, built from Pulumi config in one function.
 
-Every project config key (`nemo-rl-gke:<key>`) is the alias of exactly one field of one section; each
-section lives in its own module beside the rules that guard it (stack, network, cluster, gpu, lustre,
-storage, workload, job, monitoring, gate). `load_settings()` is the only place that reads config. It checks field
-types first, resolves the job's recipe once, then runs every section's rules, and raises `SettingsError`
-listing every problem on its own line with the config key it is about, before any resource is registered.
+Every project config key (`nemo-rl-gke:<key>`) is declared once, as a field of one section whose default is
+`setting(...)` (core/settings/record.py: the field plus the key's record); each section lives in its own module
+beside the rules that guard it, and core/settings/registry.py collects them. `load_settings()` is the only place
+that reads config. It checks field types first, resolves the job's recipe once, then runs every section's rules,
+and raises `SettingsError` listing every problem on its own line with the config key it is about, before any
+resource is registered.
 
-Defaults live here, not in Pulumi.yaml: the CLI applies Pulumi.yaml defaults, the in-process engine does not.
-`make project-file` generates Pulumi.yaml from these models and a test keeps the two in step.
+Defaults live in the records, not in Pulumi.yaml: the CLI applies Pulumi.yaml defaults, the in-process engine does
+not. `make generated` writes Pulumi.yaml from the records and a test keeps the two in step.
 """
 
 from __future__ import annotations

@@ -60,7 +60,10 @@ class NetworkSettings(Section):
         day_two=DayTwo(
             SAFE_REPLACEMENT,
             touches=("GlobalAddress psa-range", "Firewall lustre-ingress"),
-            note="the PSA range, replaced delete-first",
+            note=(
+                "the PSA range, replaced delete-first while the peering and the Lustre instance use its addresses "
+                "(not exercised against the API: move it only on a stack without Lustre)"
+            ),
         ),
         bad=("10.20.0.0/28",),
         alternatives=({"psaCidr": "10.24.0.0/20"},),
