@@ -22,21 +22,19 @@ from typing import TYPE_CHECKING, Any, Optional
 from pydantic import TypeAdapter, ValidationError
 
 from core.keys import key
-from core.settings import registry
 from core.settings.job import needs_wandb_key
-from core.settings.registry import SECRET_KEYS, config_fields, decode_config_value
+from core.settings.registry import EXPERIMENT_KEYS, SECRET_KEYS, config_fields, decode_config_value
 
 if TYPE_CHECKING:
     from core.settings import Settings
+
+# EXPERIMENT_KEYS (imported above): the keys an experiment stack sets itself, what it trains and how its own Ray
+# cluster is shaped (the records whose owner is experiment or both). Every other key belongs to the platform.
 
 # The stack output the contract travels in, and its layout version: an experiment refuses any other version.
 CONTRACT_OUTPUT = "experimentPlatform"
 KUBECONFIG_OUTPUT = "kubeconfig"
 SCHEMA_VERSION = 1
-
-# The keys an experiment stack sets itself: what it trains and how its own Ray cluster is shaped (the records whose
-# owner is experiment or both, core.settings.record). Every other key of the project belongs to the platform.
-EXPERIMENT_KEYS = registry.EXPERIMENT_KEYS
 
 
 def platform_only_problems(values: dict[str, Any]) -> list[str]:
