@@ -95,7 +95,10 @@ MEANING: Final[dict[DayTwoClass, str]] = {
         "the Lustre instance (HF cache, datasets, checkpoints), the bucket or its export folder is replaced: what it "
         "holds is deleted (a bucket with objects in it cannot be deleted: the `up` stops there)"
     ),
-    REFUSED_BY_API: "the provider's own plan-time rule refuses the change: `pulumi preview` fails, nothing changes",
+    REFUSED_BY_API: (
+        "the API (or the provider in front of it) refuses a step of the plan while `pulumi up` applies it: the `up` "
+        "fails there, and what ran before it stays done"
+    ),
     REFUSED_BY_ENGINE: (
         "the Pulumi engine refuses to replace a protected resource (lustreOnDestroy protect): `pulumi preview` "
         "fails, nothing changes"
