@@ -545,7 +545,8 @@ def run_name_problem(name: str) -> Optional[str]:
 # and speed without changing what is trained (a user lowers them after an out-of-memory and expects to resume).
 # Anything not listed starts a new run: the safe direction (data stays on Lustre; two experiments never mix).
 RESUME_SAFE_KEYS = (
-    # extend the run: the loop runs while current_epoch < max_num_epochs and total_steps < max_num_steps
+    # extend the run: the loop runs while current_epoch < max_num_epochs and total_steps < max_num_steps (not on
+    # Megatron, where they size the scheduler a resume checks: _STEPS_SIZE_THE_SCHEDULER)
     "grpo.max_num_steps",
     "grpo.max_num_epochs",
     # validation only: no gradient depends on it
@@ -566,11 +567,10 @@ RESUME_SAFE_KEYS = (
     "checkpointing.save_consolidated",
     # observation: W&B, TensorBoard, MLflow, GPU monitoring, the log directory
     "logger",
-    # ports, placement alignment, worker counts
+    # ports, placement alignment
     "cluster.master_port_range_low",
     "cluster.master_port_range_high",
     "cluster.segment_size",
-    "data.num_workers",
     # memory and speed: generation weights are refit from the policy at every step, so vLLM's layout and memory
     # share change no checkpoint; activation checkpointing and offloading change no value
     "policy.generation.vllm_cfg.gpu_memory_utilization",
@@ -586,18 +586,55 @@ RESUME_SAFE_KEYS = (
     "policy.offload_optimizer_for_logprob",
     "policy.refit_buffer_size_gb",
 )
-_RESUME_SAFE_RE = re.compile(r"env\.[^.]+\.num_workers")  # the reward environment's worker count
+_RESUME_SAFE_RE = re.compile(r"env\.[^.]+\.num_workers")  # the reward environment's worker count (Ray actors)
+# Keys a resume cannot take a new value of, which earlier versions of the program listed resume-safe. They are part of
+# the identity only where they differ from the run's default (the base recipe's value, else the config's own), so the
+# run name of a run that never changed them stays what it was, and a change of them starts a new run:
+# - data.num_workers: the worker count of NeMo-RL's torchdata StatefulDataLoader (nemo_rl/algorithms/grpo.py
+#   `setup`: num_workers=data_config["num_workers"], then dataloader.load_state_dict of the checkpoint's
+#   train_dataloader.pt; v0.4.0 L252-264, v0.5.0 L258-270); torchdata 0.11.0 (every release's uv.lock) refuses a state
+#   saved with another count (stateful_dataloader.py: "State doesn't contain key '_num_yielded' expected for single
+#   process dataloader", and the '_snapshot' / worker-count assertions; tests/test_resume_identity.py runs it);
+# - grpo.max_num_steps and grpo.max_num_epochs on Megatron: _STEPS_SIZE_THE_SCHEDULER.
+_DEFAULT_RELATIVE_KEYS = ("data.num_workers",)
+_STEPS_KEYS = ("grpo.max_num_steps", "grpo.max_num_epochs")
 # Placeholders for the per-stack, per-run values the program renders into the config (the mount path, the run name):
 # the identity is the same on every stack and for every name.
 _MOUNT, _RUN = "/mount", "run"
 
 
-def _resume_safe(key: str, config: dict) -> bool:
-    if _RESUME_SAFE_RE.fullmatch(key):
-        return True
-    if key == "grpo.max_num_steps" and _steps_set_the_lr_horizon(config):
+def _listed_resume_safe(key: str) -> bool:
+    return bool(_RESUME_SAFE_RE.fullmatch(key)) or any(key == k or key.startswith(k + ".") for k in RESUME_SAFE_KEYS)
+
+
+def _steps_size_the_scheduler(config: dict) -> bool:
+    """A Megatron run whose scheduler state a resume checks against one sized by the steps.
+
+    NeMo-RL sets policy.megatron_cfg.train_iters = min(max_num_steps, max_num_epochs x batches) (nemo_rl/algorithms/
+    grpo.py `setup`, v0.4.0 L478-484, v0.7.0 L815-823) and builds Megatron-Bridge's SchedulerConfig from
+    policy.megatron_cfg.scheduler. Megatron-Bridge sets wd_incr_steps = train_iters x global_batch_size, and
+    lr_decay_steps = (lr_decay_iters or train_iters) x global_batch_size (training/config.py, the submodule commits
+    62f4704b of v0.4.0 L776-780 and 1e9a459b of v0.5.0 L1463-1468). On resume it loads the checkpoint's scheduler
+    state (training/checkpointing.py: 62f4704b L1231-1235, 1e9a459b L1579-1583) into Megatron-Core's
+    OptimizerParamScheduler, whose load_state_dict asserts each of them equal to the new value ("class input value
+    ... and checkpoint value ... for total number of weight decay iterations do not match") unless
+    override_opt_param_scheduler or use_checkpoint_opt_param_scheduler is set (megatron/core/
+    optimizer_param_scheduler.py `_check_and_set`, NVIDIA/Megatron-LM; tests/test_resume_identity.py).
+    So on Megatron more steps (or epochs, where they bind) do not resume, unless the scheduler is pinned:
+    use_checkpoint_opt_param_scheduler (the checkpoint's schedule goes on), or override_opt_param_scheduler where no
+    scheduler value depends on train_iters (lr_decay_iters set or a constant lr, no warmup fraction of the decay,
+    constant weight decay). `lr_decay_iters` alone does not pin it: the weight-decay steps still follow the steps."""
+    meg = (config.get("policy") or {}).get("megatron_cfg") or {}
+    if not meg.get("enabled"):
         return False
-    return any(key == k or key.startswith(k + ".") for k in RESUME_SAFE_KEYS)
+    sched = meg.get("scheduler") or {}
+    if sched.get("use_checkpoint_opt_param_scheduler") is True:
+        return False
+    if sched.get("override_opt_param_scheduler") is True:
+        horizon_fixed = sched.get("lr_decay_iters") is not None or sched.get("lr_decay_style") == "constant"
+        warmup_fixed = sched.get("lr_warmup_fraction") is None or sched.get("lr_decay_iters") is not None
+        return not (horizon_fixed and warmup_fixed and sched.get("weight_decay_incr_style", "constant") == "constant")
+    return True
 
 
 def _steps_set_the_lr_horizon(config: dict) -> bool:
@@ -622,7 +659,25 @@ def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
         rendered.pop("policy.megatron_cfg.converter_type", None)
     rendered.update({k.lstrip("+"): config_tree.render_value(tree, k, v) for k, v in recipe.config_overrides.items()})
     config = config_tree.with_overrides(tree, rendered)
-    kept = {k: repr(v) for k, v in config_tree.flatten(config).items() if not _resume_safe(k, config)}
+    flat = config_tree.flatten(config)
+    kept = {k: repr(v) for k, v in flat.items() if not _listed_resume_safe(k) and k not in _DEFAULT_RELATIVE_KEYS}
+    relative = list(_DEFAULT_RELATIVE_KEYS)
+    if _steps_size_the_scheduler(config):
+        # Before the scheduler rule, the steps were part of the identity only where they set the lr horizon.
+        full = "grpo.max_num_steps" in flat and _steps_set_the_lr_horizon(config)
+        if full:
+            kept["grpo.max_num_steps"] = repr(flat["grpo.max_num_steps"])
+        relative += [k for k in _STEPS_KEYS if not (full and k == "grpo.max_num_steps")]
+    base = RECIPES.get(recipe.name)
+    for k in relative:
+        if k not in flat:
+            continue
+        if k == "grpo.max_num_steps" and base is not None:
+            default = base.max_num_steps
+        else:
+            default = tree.lookup(k, resolved=True)[1]
+        if flat[k] != default:
+            kept[k] = repr(flat[k])
     return {"nemo_rl": release.tag, "model": f"{recipe.model_name}@{recipe.model_revision}", "config": kept}
 
 
