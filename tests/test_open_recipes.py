@@ -352,6 +352,11 @@ def test_the_dev_stack_on_v070_submits_run_grpo_with_the_train_validation_layout
     [
         (QWEN, "+policy.optimizer.kwargs.lr", 1e-6, "policy.megatron_cfg.optimizer.*"),  # Hydra takes it
         (GEMMA, "policy.megatron_cfg.optimizer.lr", 1e-6, "policy.optimizer.* / policy.scheduler.*"),
+        # not only the optimizer: every key of the other backend's section but its `enabled`
+        (GEMMA, "policy.megatron_cfg.tensor_model_parallel_size", 2, "policy.dtensor_cfg.*"),
+        (GEMMA, "policy.megatron_cfg.scheduler.lr_warmup_iters", 5, "policy.optimizer.* / policy.scheduler.*"),
+        (QWEN, "policy.dtensor_cfg.context_parallel_size", 2, "policy.megatron_cfg.*"),
+        (QWEN, "policy.dtensor_cfg.activation_checkpointing", True, "policy.megatron_cfg.*"),
     ],
 )
 def test_a_key_only_the_other_backend_reads_is_refused(name, key, value, instead):
@@ -372,8 +377,9 @@ def test_a_shipped_config_whose_shape_cannot_take_the_recipes_keys_is_refused_in
 def test_every_grpo_config_the_program_accepts_takes_the_rendered_job_in_nemo_rls_own_loader(tag):
     # Every shipped config the program accepts for a recipe: its rendered overrides are applied by the release's
     # own loader with real hydra-core (struct mode), each to its intended value. Measured at the time of writing:
-    # 41 / 79 / 145 configs per release are accepted; of v0.7.0's 149 GRPO math configs, grpo_multiple_datasets.yaml
-    # (a list of datasets under data.train) and the three eagle3 recipes (an unpinned draft model) are refused.
+    # 41 / 79 / 133 configs per release are accepted; of v0.7.0's 149 GRPO math configs, grpo_multiple_datasets.yaml
+    # (a list of datasets under data.train), the three eagle3 recipes (an unpinned draft model) and 12 DTensor configs
+    # whose micro and logprob batch sizes differ at the recipe's TP 8 (v0.7.0's Policy asserts) are refused.
     from core.recipes import config_tree
 
     release, accepted, failed = NEMO_RL_RELEASES[tag], 0, []
@@ -393,7 +399,7 @@ def test_every_grpo_config_the_program_accepts_takes_the_rendered_job_in_nemo_rl
             continue
         assert lookup(config, "checkpointing.checkpoint_dir") == (True, f"{MOUNT}/checkpoints/{RUN}"), path
     assert failed == []
-    assert accepted >= {"v0.4.0": 41, "v0.5.0": 79, "v0.7.0": 145}[tag]
+    assert accepted >= {"v0.4.0": 41, "v0.5.0": 79, "v0.7.0": 133}[tag]
 
 
 def test_a_config_that_loads_another_hub_artefact_unpinned_is_refused_until_it_is_off():
@@ -403,7 +409,14 @@ def test_a_config_that_loads_another_hub_artefact_unpinned_is_refused_until_it_i
     problems = refusal(QWEN, "v0.7.0", {"config_path": path})
     assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.config_path: ")
     assert "policy.draft.model_name ('AngelSlim/Qwen3-1.7B_eagle3') from the Hub unpinned" in problems[0]
-    config = nemo_rl_sees(QWEN, "v0.7.0", {"config_path": path, "policy.draft.enabled": False})
+    # With the draft off, vLLM still starts speculative decoding with that drafter (speculative_config.model
+    # interpolates policy.draft.model_name): refused naming the key that turns it off.
+    problems = refusal(QWEN, "v0.7.0", {"config_path": path, "policy.draft.enabled": False})
+    assert len(problems) == 1 and "policy.generation.vllm_kwargs.speculative_config to null" in problems[0]
+    assert "drafter 'AngelSlim/Qwen3-1.7B_eagle3' loaded from the Hub unpinned" in problems[0]
+    off = {"policy.draft.enabled": False, "policy.generation.vllm_kwargs.speculative_config": None}
+    config = nemo_rl_sees(QWEN, "v0.7.0", {"config_path": path, **off})
     assert lookup(config, "policy.draft.enabled") == (True, False)
+    assert lookup(config, "policy.generation.vllm_kwargs.speculative_config") == (True, None)
     problems = refusal(QWEN, "v0.7.0", {"config_path": "examples/configs/grpo_math_1B.yaml", "+x.y": 1, "grpo.nope": 2})
     assert all("Traceback" not in p for p in problems) and len(problems) == 1  # '+x.y' is a legal addition

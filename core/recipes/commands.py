@@ -20,6 +20,7 @@ from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
 from core.lustre_paths import hf_home
 from core.recipes.model import Recipe
 from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
+from core.recipes.resolve import tp_accuracy_env
 
 
 @dataclass(frozen=True)
@@ -206,8 +207,11 @@ def entrypoint(
 GATE_RERUN_ENV = "NEMO_RL_GKE_GATE_RERUN"
 
 
-def runtime_env(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> dict[str, Any]:
-    """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard)."""
+def runtime_env(
+    recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None, release: Optional[NemoRlRelease] = None
+) -> dict[str, Any]:
+    """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard). With the
+    `release`, NRL_IGNORE_TP_ACCURACY_CHECK where the recipe accepts that check's issue (resolve.tp_accuracy_env)."""
     env = {
         # Model and dataset downloads land on Lustre once for every node (core/lustre_paths.py hf_home).
         "HF_HOME": hf_home(mount_path),
@@ -220,12 +224,18 @@ def runtime_env(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = 
     }
     if gate_rerun:
         env[GATE_RERUN_ENV] = gate_rerun
+    if release is not None:
+        env.update(tp_accuracy_env(recipe, release))
     return {"env_vars": env}
 
 
-def runtime_env_yaml(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> str:
+def runtime_env_yaml(
+    recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None, release: Optional[NemoRlRelease] = None
+) -> str:
     """runtime_env() as the RayJob's runtimeEnvYAML (JSON is YAML; stable key order)."""
-    return json.dumps(runtime_env(recipe, mount_path=mount_path, gate_rerun=gate_rerun), sort_keys=True, indent=2)
+    return json.dumps(
+        runtime_env(recipe, mount_path=mount_path, gate_rerun=gate_rerun, release=release), sort_keys=True, indent=2
+    )
 
 
 def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str, gate_rerun: Optional[str] = None) -> dict[str, str]:

@@ -107,6 +107,8 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
                 values["converter_type"] = None
             if backend != "dtensor" and "dtensor_tensor_parallel_size" not in job.overrides:
                 values["dtensor_tensor_parallel_size"] = None  # the base recipe's DTensor layout
+        if "ignore_tp_accuracy_check" not in job.overrides:
+            values["ignore_tp_accuracy_check"] = False  # the base recipe accepted the issue for its own config
     if problems:
         return None, problems
     try:
@@ -403,8 +405,12 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
         )
     p.extend(_rendered_key_problems(r, job, release, tree))
     p.extend(_unpinned_artefact_problems(r, job, release, tree))
+    p.extend(_tp_accuracy_problems(r, job, release, tree))
     for key, value in sorted(r.config_overrides.items()):
         owner = SETTING_OF_KEY.get(key.lstrip("+~"))
+        if owner and owner.startswith("the program"):
+            p.append(f"{_key(f'jobOverrides.{key}')}: is set by {owner}; remove it")
+            continue
         if owner:
             p.append(f"{_key(f'jobOverrides.{key}')}: is rendered by the program from {owner}; set that instead")
             continue
@@ -423,7 +429,7 @@ def _rendered_key_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree
     from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
 
     bad = []
-    for k in hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release):
+    for k in hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release, tree=tree):
         if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
             continue  # not rendered where the config lacks it
         # The key's existence and shape only: the program's values are its own (types checked by its tests).
@@ -449,18 +455,39 @@ UNPINNED_FEATURES = {
     "policy.draft.enabled": "policy.draft.model_name",
     "on_policy_distillation.enabled": "on_policy_distillation.teacher_model_by_agent_name",
 }
+# vLLM's speculative decoding with a drafter model: NeMo-RL passes policy.generation.vllm_kwargs whole to vLLM's engine
+# (nemo_rl/models/generation/vllm/vllm_worker.py at v0.7.0 L271 and L456 `**vllm_kwargs`) and, for a non-MTP method,
+# loads the drafter's weights from its name (nemo_rl/models/generation/__init__.py L49-61: load_format 'auto'),
+# whether or not policy.draft is on: the eagle3 recipes set `model: ${policy.draft.model_name}`.
+SPECULATIVE_CONFIG = "policy.generation.vllm_kwargs.speculative_config"
+
+
+def checked_config(r: Recipe, release: NemoRlRelease, tree: config_tree.ConfigTree) -> Optional[dict]:
+    """The resolved config NeMo-RL runs with: the config, the program's keys and the user's keys Hydra would take
+    (None when the program's keys do not fit the config, which _rendered_key_problems reports)."""
+    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
+
+    rendered = hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release, tree=tree)
+    if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
+        rendered.pop("policy.megatron_cfg.converter_type", None)
+    for k, v in r.config_overrides.items():
+        if not k.startswith("~") and config_tree.override_problem(tree, k, v) is None:
+            rendered[k.lstrip("+")] = config_tree.render_value(tree, k, v)
+    try:
+        return config_tree.with_overrides(tree, rendered)
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError):
+        return None
 
 
 def _unpinned_artefact_problems(
     r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree
 ) -> list[str]:
-    # Only the overrides Hydra would take (the others are reported on their own).
-    accepted = {
-        k: config_tree.render_value(tree, k, v)
-        for k, v in r.config_overrides.items()
-        if not k.startswith("~") and config_tree.override_problem(tree, k, v) is None
-    }
-    config = config_tree.with_overrides(tree, accepted)
+    config = checked_config(r, release, tree)
+    if config is None:
+        return []
+    spec_present, spec = config_tree.lookup(config, SPECULATIVE_CONFIG)
+    drafter = spec.get("model") if spec_present and isinstance(spec, dict) else None
+    spec_fix = f" and {SPECULATIVE_CONFIG} to null" if drafter is not None else ""
     p = []
     for switch, artefact in UNPINNED_FEATURES.items():
         present, on = config_tree.lookup(config, switch)
@@ -469,23 +496,105 @@ def _unpinned_artefact_problems(
             p.append(
                 f"{where}: {r.config_path} (NeMo-RL {release.tag}) turns on {switch}, which loads {artefact} "
                 f"({config_tree.lookup(config, artefact)[1]!r}) from the Hub unpinned; the weights prefetch pins only "
-                f"the policy's model, so set {switch} to false"
+                f"the policy's model, so set {switch} to false" + (spec_fix if switch == "policy.draft.enabled" else "")
             )
+    draft_on = config_tree.lookup(config, "policy.draft.enabled")[1] is True
+    if drafter is not None and not draft_on:
+        mine = [k for k in r.config_overrides if k.lstrip("+").startswith(SPECULATIVE_CONFIG)]
+        where = _key(f"jobOverrides.{mine[0]}") if mine else _origin(job, "config_path")
+        p.append(
+            f"{where}: {r.config_path} (NeMo-RL {release.tag}) starts vLLM speculative decoding ({SPECULATIVE_CONFIG}, "
+            f"method {spec.get('method')!r}) with the drafter {drafter!r} loaded from the Hub unpinned; the weights "
+            f"prefetch pins only the policy's model, so set {SPECULATIVE_CONFIG} to null"
+        )
     return p
+
+
+def tp_accuracy_check_hit(config: dict, release: NemoRlRelease) -> Optional[tuple[int, object, object]]:
+    """(tensor parallel size, train_micro_batch_size, logprob_batch_size) when the release's Policy would assert on
+    this config (NemoRlRelease.tp_accuracy_check: nemo_rl/models/policy/lm_policy.py at v0.7.0 L178-195, the tp of the
+    active backend, L115 / L162), else None. loss_fn.force_on_policy_ratio sets NRL_IGNORE_TP_ACCURACY_CHECK itself
+    (nemo_rl/algorithms/grpo.py at v0.7.0 L429-437)."""
+    if not release.tp_accuracy_check:
+        return None
+    policy = config.get("policy") or {}
+    if "logprob_batch_size" not in policy or (config.get("loss_fn") or {}).get("force_on_policy_ratio") is True:
+        return None
+    megatron = policy.get("megatron_cfg") or {}
+    layout = megatron if megatron.get("enabled") else policy.get("dtensor_cfg") or {}
+    tp = layout.get("tensor_model_parallel_size" if megatron.get("enabled") else "tensor_parallel_size")
+    if not isinstance(tp, int) or isinstance(tp, bool) or tp < 4:
+        return None
+    micro, logprob = policy.get("train_micro_batch_size"), policy.get("logprob_batch_size")
+    return None if micro == logprob else (tp, micro, logprob)
+
+
+TP_ACCURACY_ENV = "NRL_IGNORE_TP_ACCURACY_CHECK"
+
+
+def tp_accuracy_env(r: Recipe, release: NemoRlRelease) -> dict[str, str]:
+    """The job's environment for a recipe that accepts the accuracy issue where the release checks it."""
+    if not r.ignore_tp_accuracy_check or not release.tp_accuracy_check:
+        return {}
+    try:
+        config = checked_config(r, release, recipe_tree(r, release))
+    except config_tree.ConfigFileError:
+        return {}
+    return {TP_ACCURACY_ENV: "1"} if config is not None and tp_accuracy_check_hit(config, release) else {}
+
+
+def _tp_accuracy_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree) -> list[str]:
+    if r.ignore_tp_accuracy_check:
+        return []
+    config = checked_config(r, release, tree)
+    hit = tp_accuracy_check_hit(config, release) if config is not None else None
+    if hit is None:
+        return []
+    tp, micro, logprob = hit
+    where = _origin(
+        job,
+        "ignore_tp_accuracy_check",
+        "policy.logprob_batch_size",
+        "policy.train_micro_batch_size",
+        "dtensor_tensor_parallel_size",
+        "policy.dtensor_cfg.tensor_parallel_size",
+        "policy.megatron_cfg.tensor_model_parallel_size",
+        "config_path",
+    )
+    return [
+        f"{where}: NeMo-RL {release.tag} stops at Policy init on tensor parallelism {tp} with "
+        f"policy.train_micro_batch_size {micro} != policy.logprob_batch_size {logprob} (a known batch-variant accuracy "
+        "issue, nemo_rl/models/policy/lm_policy.py); set policy.logprob_batch_size to the micro batch size, tensor "
+        "parallelism to 1 or 2, loss_fn.force_on_policy_ratio to true, or jobOverrides.ignore_tp_accuracy_check to "
+        "true to accept the issue"
+    ]
 
 
 def _inactive_backend_problem(key: str, backend: str) -> Optional[str]:
     """A key only the other backend reads: Hydra takes it (`+policy.optimizer.kwargs.lr` under Megatron's null
-    policy.optimizer is accepted) and the run ignores it. The Megatron policy builds its optimizer and scheduler from
-    policy.megatron_cfg.optimizer / .scheduler, the DTensor policy from policy.optimizer / policy.scheduler
+    policy.optimizer is accepted) and the run ignores it. The Megatron policy builds its model, optimizer and scheduler
+    from policy.megatron_cfg, the DTensor policy from policy.dtensor_cfg, policy.optimizer and policy.scheduler
     (nemo_rl/models/policy/workers/dtensor_policy_worker.py `self.cfg["optimizer"]` and megatron_policy_worker.py
-    `self.cfg["megatron_cfg"]["optimizer"]` at v0.5.0)."""
-    dtensor_only = ("policy.optimizer", "policy.scheduler")
-    megatron_only = ("policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler")
+    `self.cfg["megatron_cfg"]["optimizer"]` at v0.5.0; lm_policy.py picks the worker by megatron_cfg.enabled /
+    dtensor_cfg.enabled, and the GRPO loop reads the other backend's section no further than its `enabled`:
+    nemo_rl/algorithms/grpo.py at v0.4.0-v0.7.0). Each section's `enabled` chooses the backend and stays open."""
+    dtensor_only = ("policy.optimizer", "policy.scheduler", "policy.dtensor_cfg")
+    megatron_only = ("policy.megatron_cfg",)
     unread = dtensor_only if backend == "megatron" else megatron_only
+    if key in ("policy.dtensor_cfg.enabled", "policy.megatron_cfg.enabled"):
+        return None
     if not any(key == k or key.startswith(k + ".") for k in unread):
         return None
-    instead = megatron_only if backend == "megatron" else dtensor_only
+    if backend == "megatron":
+        instead: tuple[str, ...] = (
+            ("policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler")
+            if key.startswith(("policy.optimizer", "policy.scheduler"))
+            else ("policy.megatron_cfg",)
+        )
+    elif key.startswith(("policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler")):
+        instead = ("policy.optimizer", "policy.scheduler")
+    else:
+        instead = ("policy.dtensor_cfg",)
     return (
         f"the config trains with {backend} (policy.megatron_cfg.enabled), which does not read {key}; set "
         f"{' / '.join(k + '.*' for k in instead)} instead"
@@ -654,7 +763,7 @@ def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
     from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
 
     tree = recipe_tree(recipe, release)
-    rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN, release=release)
+    rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN, release=release, tree=tree)
     if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
         rendered.pop("policy.megatron_cfg.converter_type", None)
     rendered.update({k.lstrip("+"): config_tree.render_value(tree, k, v) for k, v in recipe.config_overrides.items()})
