@@ -215,9 +215,33 @@ def test_job_start_from_links_that_checkpoint_into_the_new_runs_directory_before
     assert r.error is None, r.error
     script = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").get("spec.entrypoint")
     run = r.outputs["runName"]
-    line = f"ls -d /lustre/checkpoints/{run}/step_* >/dev/null 2>&1 || cp -a -l /lustre/checkpoints/gemma-first/step_40"
+    line = (
+        f"ls -d /lustre/checkpoints/{run}/step_* >/dev/null 2>&1 || "
+        f"{{ rm -rf /lustre/checkpoints/{run}/.jobStartFrom.tmp; cp -a -l /lustre/checkpoints/gemma-first/step_40"
+    )
     assert line in script and script.index(line) < script.index("uv run python")
     assert "cp -a -l" not in synth("dev").get("kubernetes:ray.io/v1:RayJob", "rayjob").get("spec.entrypoint")
+    # The start point is part of the run's identity: a directory with its own step_* never hides another start.
+    other = synth("dev", {"jobStartFrom": "gemma-first/step_30", "jobOverrides": {"policy.optimizer.kwargs.lr": 1e-7}})
+    plain = synth("dev", {"jobOverrides": {"policy.optimizer.kwargs.lr": 1e-7}})
+    assert len({run, other.outputs["runName"], plain.outputs["runName"]}) == 3
+
+
+@pytest.mark.parametrize(
+    "start, steps, line",
+    [
+        ("gemma-first/step_300", None, "starts at step 300, but the run stops at max_num_steps 300"),
+        ("gemma-first/step_40", 40, "starts at step 40, but the run stops at max_num_steps 40"),
+        ("gemma-first/step_040", None, "is not '<run name>/step_<N>'"),  # NeMo-RL writes step_40
+        ("gemma-first/step_0", None, "is not '<run name>/step_<N>'"),  # the first checkpoint is step_1
+    ],
+)
+def test_a_start_point_that_trains_nothing_or_that_nemo_rl_never_writes_is_refused(synth, start, steps, line):
+    overrides = {"jobStartFrom": start, **({"jobOverrides": {"max_num_steps": steps}} if steps else {})}
+    r = synth("dev", overrides)
+    lines = [ln.strip()[2:] for ln in (r.error or "").splitlines() if ln.strip().startswith("- ")]
+    assert len(lines) == 1 and lines[0].startswith("nemo-rl-gke:jobStartFrom: ") and line in lines[0], r.error
+    assert r.resources == []
 
 
 # --- a config file of the user's own ------------------------------------------------------------------------------

@@ -139,15 +139,29 @@ def job_script(
     return "\n".join(script)
 
 
+# The start point's copy is assembled under this name in the run's directory, then renamed to its `step_N`: NeMo-RL
+# reads only `step_<digits>` (nemo_rl/utils/checkpoint.py get_latest_checkpoint_path, `re.fullmatch(r"step_\d+")`).
+WARM_START_TMP = ".jobStartFrom.tmp"
+
+
 def warm_start_line(mount_path: str, run_name: str, start_from: str) -> str:
     """jobStartFrom: while the run's directory holds no `step_*`, hard-link `<checkpoints>/<start_from>` into it
     (same Lustre filesystem: no bytes copied, and the source run's pruning unlinks only its own names); NeMo-RL then
     resumes from it (the newest `step_N` of checkpointing.checkpoint_dir: nemo_rl/utils/checkpoint.py
-    CheckpointManager.get_latest_checkpoint_path). Once the run has saved its own, resubmissions leave it alone, and
-    a missing source fails the job under `set -e`. Paths are settings the rules keep shell-safe (core/shell.py)."""
+    CheckpointManager.get_latest_checkpoint_path). The links go into a temporary directory first, removed before
+    each try, which is renamed to `step_N` only once complete, so an interrupted copy is never resumed from. Once the
+    run has a `step_*`, resubmissions leave it alone, and a missing source fails the job under `set -e`. Paths are
+    settings the rules keep shell-safe (core/shell.py)."""
     dest = checkpoint_dir(mount_path, run_name)
-    source = f"{checkpoint_dir(mount_path, start_from.split('/')[0])}/{start_from.split('/')[1]}"
-    return f"ls -d {shlex.quote(dest)}/step_* >/dev/null 2>&1 || cp -a -l {shlex.quote(source)} {shlex.quote(dest)}/"
+    source_run, step = start_from.split("/")
+    source = f"{checkpoint_dir(mount_path, source_run)}/{step}"
+    tmp = shlex.quote(f"{dest}/{WARM_START_TMP}")
+    # `;` inside the braces: under `set -e` a failure inside an && list other than its last would not stop the script
+    # (POSIX, Shell Command Language 2.14 `set -e`), a command of its own does.
+    return (
+        f"ls -d {shlex.quote(dest)}/step_* >/dev/null 2>&1 || {{ rm -rf {tmp}; cp -a -l {shlex.quote(source)} "
+        f"{tmp}; mv {tmp} {shlex.quote(f'{dest}/{step}')}; }}"
+    )
 
 
 def entrypoint(

@@ -790,9 +790,13 @@ def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
     return {"nemo_rl": release.tag, "model": f"{recipe.model_name}@{recipe.model_revision}", "config": kept}
 
 
-def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease) -> str:
-    """8 hex digits naming the run's identity (run_identity): equal exactly when the checkpoints are the run's own."""
+def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease, start_from: Optional[str] = None) -> str:
+    """8 hex digits naming the run's identity (run_identity, and the jobStartFrom checkpoint a run starts from: a run
+    started from another point is another run, in a directory of its own): equal exactly when the checkpoints are the
+    run's own."""
     identity = run_identity(recipe, release)
+    if start_from:
+        identity["start_from"] = start_from
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
 
 
@@ -810,7 +814,8 @@ def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> s
     base = f"{recipe_name(job)}-{stack_name}"
     slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
     try:
-        fingerprint = checkpoint_fingerprint(recipe, release) if recipe is not None else None
+        start_from = getattr(job, "start_from", None)
+        fingerprint = checkpoint_fingerprint(recipe, release, start_from) if recipe is not None else None
     except config_tree.ConfigFileError:
         fingerprint = None  # refused by the recipe rules; no name is rendered
     if fingerprint is None:
