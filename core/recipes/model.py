@@ -264,6 +264,8 @@ SETTING_OF_KEY: dict[str, str] = {
     "logger.wandb.name": "jobOverrides.wandb_name",
     "logger.wandb.project": "jobOverrides.wandb_project",
     "logger.wandb.entity": "jobOverrides.wandb_entity",
+    "logger.wandb.id": "the program (one W&B run per run, resumed by every attempt)",
+    "logger.wandb.resume": "the program (one W&B run per run, resumed by every attempt)",
     "logger.tensorboard_enabled": "jobOverrides.tensorboard_enabled",
     "policy.megatron_cfg.converter_type": "jobOverrides.converter_type",
     "policy.train_global_batch_size": "jobOverrides.train_global_batch_size",

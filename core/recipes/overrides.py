@@ -31,6 +31,7 @@ The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main bran
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any, Optional
 
@@ -88,6 +89,12 @@ def hydra_overrides(
         "logger.wandb_enabled": recipe.wandb_enabled,
         "logger.wandb.name": recipe.wandb_name or run_name,
     }
+    if recipe.wandb_enabled:
+        # One W&B run per run, across its attempts: NeMo-RL calls wandb.init(**logger.wandb, dir=...) (nemo_rl/utils/
+        # logger.py WandbLogger at v0.4.0 L172, v0.7.0 L209), which without an id opens a new W&B run at every attempt.
+        # A stable id with resume "allow" continues the run's W&B run, or creates it the first time (wandb.init).
+        o["logger.wandb.id"] = wandb_run_id(run_name)
+        o["logger.wandb.resume"] = "allow"
     if recipe.wandb_project is not None:
         o["logger.wandb.project"] = recipe.wandb_project
     if recipe.wandb_entity is not None:
@@ -136,6 +143,14 @@ def hydra_overrides(
     if tree is not None:
         o.update(config_pins(recipe, release, tree))
     return dict(sorted(o.items()))
+
+
+def wandb_run_id(run_name: str) -> str:
+    """The W&B run id of a run: its run name (letters, digits, '.', '_', '-': none of the characters wandb reserves,
+    wandb_settings.py validate_run_id `:;,#?/'`), shortened with a digest of the whole name past 64 characters."""
+    if len(run_name) <= 64:
+        return run_name
+    return f"{run_name[:55]}-{hashlib.sha256(run_name.encode()).hexdigest()[:8]}"
 
 
 def config_pins(recipe: Recipe, release: Optional[NemoRlRelease], tree: config_tree.ConfigTree) -> dict[str, Any]:

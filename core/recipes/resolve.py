@@ -296,6 +296,8 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
             )
         )
     p.extend(_metric_problems(r))
+    if r.wandb_project is not None and _wandb_project_problem(r.wandb_project):
+        p.append((("wandb_project",), f"wandb_project {_wandb_project_problem(r.wandb_project)}"))
     if r.model_revision is not None and prefetch.revision_problem(r.model_revision):
         p.append((("model_revision",), f"model_revision {prefetch.revision_problem(r.model_revision)}"))
     if r.model_revision is None and r.model_name not in catalog.MODELS:
@@ -317,6 +319,21 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
             )
         )
     return p
+
+
+# wandb refuses a project name over 128 characters or holding any of / \ # ? % : (wandb/sdk/wandb_settings.py
+# Settings.validate_project, wandb 0.21.1 as v0.4.0/v0.5.0 lock it; tests/test_wandb_runs.py asks it).
+WANDB_PROJECT_MAX = 128
+WANDB_PROJECT_FORBIDDEN = "/\\#?%:"
+
+
+def _wandb_project_problem(project: str) -> Optional[str]:
+    bad = sorted({c for c in project if c in WANDB_PROJECT_FORBIDDEN})
+    if len(project) > WANDB_PROJECT_MAX:
+        return f"is {len(project)} characters; W&B takes at most {WANDB_PROJECT_MAX}"
+    if bad:
+        return f"{project!r} contains {' '.join(bad)}, which W&B refuses in a project name (/ \\ # ? % :)"
+    return None
 
 
 def _metric_problems(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
