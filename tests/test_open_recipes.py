@@ -164,7 +164,14 @@ def test_wandb_project_entity_and_name_reach_nemo_rls_wandb_section():
         GEMMA, "v0.5.0", {"wandb_project": "grpo-lab", "wandb_entity": "my-team", "wandb_name": "try-3"}
     )
     # NeMo-RL passes logger.wandb whole to wandb.init(**cfg) (nemo_rl/utils/logger.py WandbLogger).
-    assert config["logger"]["wandb"] == {"project": "grpo-lab", "name": "try-3", "entity": "my-team"}
+    # The id and resume mode: one W&B run per run across its attempts (tests/test_wandb_runs.py).
+    assert config["logger"]["wandb"] == {
+        "project": "grpo-lab",
+        "name": "try-3",
+        "entity": "my-team",
+        "id": RUN,
+        "resume": "allow",
+    }
 
 
 def test_the_wandb_run_name_follows_the_run_name_by_default():
