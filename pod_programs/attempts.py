@@ -173,7 +173,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             record.update(result="no-capacity", exitCode=None)
             log_attempt(args.log, record)
             return code
-        failed_step, tail = None, []
+        failed_step, tail = None, list[str]()
         for i, step in enumerate(steps):
             code, tail = run_step(step)
             if code != 0:
