@@ -108,7 +108,15 @@ def expected_calls(
     if recipe.dataset == "gsm8k":
         calls.append(recipes.gsm8k_prep_command(mount, paths.scripts_dir)[1:])
     if recipe.train_backend == "megatron":
-        calls.append(recipes.megatron_guard_command(recipe.model_name, paths.scripts_dir)[1:])
+        calls.append(
+            recipes.megatron_guard_command(
+                recipe.model_name,
+                paths.scripts_dir,
+                own=recipes.megatron_run_dir(mount, run),
+                shared=recipes.megatron_shared_dir(mount),
+                hf_overrides_hash=recipes.megatron_hf_overrides_hash(recipe, release),
+            )[1:]
+        )
     calls.append(["run", "python", *recipes.render_args(recipe, release, mount_path=mount, run_name=run)])
     return calls
 

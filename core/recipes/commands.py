@@ -20,7 +20,7 @@ from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
 from core.lustre_paths import hf_home
 from core.recipes.model import Recipe
 from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
-from core.recipes.resolve import tp_accuracy_env
+from core.recipes.resolve import megatron_hf_overrides_hash, tp_accuracy_env
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,18 @@ def job_script(
     if recipe.dataset == "gsm8k":
         steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker))
     if recipe.train_backend == "megatron":
-        steps.append(megatron_guard_command(model_path or recipe.model_name, paths.scripts_dir))
+        # The run converts into a directory of its own (pod_programs/megatron_import_guard.py: concurrent jobs).
+        own = megatron_run_dir(mount_path, run_name)
+        script.append(shlex.join(["export", f"{MEGATRON_DIR_ENV}={own}"]))
+        steps.append(
+            megatron_guard_command(
+                model_path or recipe.model_name,
+                paths.scripts_dir,
+                own=own,
+                shared=megatron_shared_dir(mount_path),
+                hf_overrides_hash=megatron_hf_overrides_hash(recipe, release),
+            )
+        )
     train = [
         "uv",
         "run",
@@ -326,9 +337,35 @@ def gsm8k_prep_command(
 MEGATRON_GUARD_SCRIPT = pod_programs.MEGATRON_GUARD.name
 
 
-def megatron_guard_command(model_name: str, scripts_dir: str = SCRIPTS_DIR) -> list[str]:
-    """argv of the check, with the policy.model_name NeMo-RL receives (HF_HOME comes from the pod)."""
-    return ["uv", "run", "python", f"{scripts_dir}/{MEGATRON_GUARD_SCRIPT}", "--model-name", model_name]
+# NeMo-RL's first choice of the conversion directory (nemo_rl/models/policy/utils.py get_megatron_checkpoint_dir,
+# v0.4.0-v0.7.0); the driver hands its environment to the workers, where the conversion runs.
+MEGATRON_DIR_ENV = "NRL_MEGATRON_CHECKPOINT_DIR"
+
+
+def megatron_shared_dir(mount_path: str) -> str:
+    """Where NeMo-RL converts without the variable (HF_HOME/nemo_rl): complete conversions are shared there."""
+    return f"{hf_home(mount_path)}/nemo_rl"
+
+
+def megatron_run_dir(mount_path: str, run_name: str) -> str:
+    return f"{megatron_shared_dir(mount_path)}/.runs/{run_name}"
+
+
+def megatron_guard_command(
+    model_name: str,
+    scripts_dir: str = SCRIPTS_DIR,
+    *,
+    own: Optional[str] = None,
+    shared: Optional[str] = None,
+    hf_overrides_hash: Optional[str] = None,
+) -> list[str]:
+    """argv of the check, with the policy.model_name NeMo-RL receives, the run's own and the shared conversion
+    directories, and v0.7.0's hf_config_overrides suffix."""
+    argv = ["uv", "run", "python", f"{scripts_dir}/{MEGATRON_GUARD_SCRIPT}", "--model-name", model_name]
+    argv += ["--own", own] if own else []
+    argv += ["--shared", shared] if shared else []
+    argv += ["--hf-overrides-hash", hf_overrides_hash] if hf_overrides_hash else []
+    return argv
 
 
 # --- Readiness gate ----------------------------------------------------------------------------------

@@ -546,6 +546,24 @@ def tp_accuracy_check_hit(config: dict, release: NemoRlRelease) -> Optional[tupl
     return None if micro == logprob else (tp, micro, logprob)
 
 
+def megatron_hf_overrides_hash(r: Recipe, release: NemoRlRelease) -> Optional[str]:
+    """v0.7.0's suffix of the conversion directory for policy.hf_config_overrides (NemoRlRelease.
+    megatron_hf_overrides_suffix): sha256 of json.dumps(overrides, sort_keys=True, separators=(",", ":"),
+    ensure_ascii=True), 12 hex digits (nemo_rl/models/megatron/setup.py _canonicalize_hf_config_overrides and
+    _get_hf_config_overrides_hash, L312-322 at v0.7.0), of the resolved value NeMo-RL reads; None without overrides."""
+    if r.train_backend != "megatron" or not release.megatron_hf_overrides_suffix:
+        return None
+    try:
+        config = checked_config(r, release, recipe_tree(r, release))
+    except config_tree.ConfigFileError:
+        return None
+    overrides = config_tree.lookup(config, "policy.hf_config_overrides")[1] if config else None
+    if not overrides:
+        return None
+    canonical = json.dumps(overrides, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
 TP_ACCURACY_ENV = "NRL_IGNORE_TP_ACCURACY_CHECK"
 
 
