@@ -41,6 +41,7 @@ NeMo-RL v0.7.0 adds `__hfovr_<12 hex>` to the subdirectory when policy.hf_config
 megatron/setup.py `validate_model_paths` L445-452: sha256 of the overrides as canonical JSON); the program computes
 it from the resolved config and passes it as `--hf-overrides-hash`.
 """
+
 import argparse
 import os
 import shutil
@@ -162,8 +163,11 @@ def main(argv):
         parent, name = os.path.split(path.rstrip("/"))
         aside = os.path.join(parent, f".{name}.incomplete-{time.time_ns()}")
         os.rename(path, aside)
-        print(f"megatron_import_guard: {path} is an interrupted conversion (missing {' or '.join(COMPLETE_FILES)}); "
-              f"moved aside, deleting it; NeMo-RL converts again", flush=True)
+        print(
+            f"megatron_import_guard: {path} is an interrupted conversion (missing {' or '.join(COMPLETE_FILES)}); "
+            f"moved aside, deleting it; NeMo-RL converts again",
+            flush=True,
+        )
         remove_set_aside(path)
     if os.path.realpath(own_root) != os.path.realpath(shared):
         found = complete_elsewhere(shared, subdir, own_root)
