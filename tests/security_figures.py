@@ -132,13 +132,39 @@ def bucket_write(result: engine.SynthResult) -> tuple[int, int, str]:
     return len(writers), sum(p.replicas for p in writers), "whole bucket" if bucket_level else "export prefix only"
 
 
-def shared_principals(results: Mapping[str, engine.SynthResult]) -> int:
-    """Stacks whose write principal is also another stack's (all shipped stacks share one placeholder project)."""
+def platform_of(result: engine.SynthResult) -> str:
+    """The platform stack an experiment stack reads (`platformStack: <org>/<project>/<stack>`), '' for a platform."""
+    ref = result.config.get(f"{result.project}:platformStack", "")
+    return ref.rsplit("/", 1)[-1] if ref else ""
+
+
+def stack_write_principals(stack: str, results: Mapping[str, engine.SynthResult]) -> set[str]:
+    """The Workload Identity principals a stack's pods write to the bucket as. A platform grants them itself; an
+    experiment stack declares no Google Cloud resource, so its pods write as whichever of its platform's principals
+    their (namespace, service account) is."""
+    r = results[stack]
+    platform = platform_of(r)
+    granted = write_principals(results[platform] if platform else r)
+    by_identity = {tuple(_PRINCIPAL.search(m).groups()): m for m in granted}
+    return {
+        by_identity[(p.namespace, p.service_account)]
+        for p in pods(r)
+        if (p.namespace, p.service_account) in by_identity
+    }
+
+
+def sharing_groups(results: Mapping[str, engine.SynthResult]) -> list[list[str]]:
+    """Groups of stacks (each sorted) writing as one principal (all shipped stacks share one placeholder project)."""
     seen: dict[str, set[str]] = {}
-    for stack, r in results.items():
-        for m in write_principals(r):
+    for stack in results:
+        for m in stack_write_principals(stack, results):
             seen.setdefault(m, set()).add(stack)
-    return len({s for stacks in seen.values() if len(stacks) > 1 for s in stacks})
+    return sorted(sorted(stacks) for stacks in seen.values() if len(stacks) > 1)
+
+
+def shared_principals(results: Mapping[str, engine.SynthResult]) -> int:
+    """Stacks whose write principal is also another stack's."""
+    return len({s for group in sharing_groups(results) for s in group})
 
 
 def _env(container: Mapping) -> dict[str, str]:
@@ -297,8 +323,9 @@ def ci_figures() -> tuple[int, int, int]:
     return real, len(unpinned), len(uses)
 
 
-def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
-    """Figure -> value, in the words of the measure table in docs/security.md."""
+def figures(results: Mapping[str, engine.SynthResult], experiments: Mapping[str, engine.SynthResult]) -> dict[str, str]:
+    """Figure -> value, in the words of the measure table in docs/security.md: over the platform stacks
+    (`results`); the Workload Identity figure over the experiment stacks on them too."""
 
     def per_stack(f: Callable[[engine.SynthResult], object]) -> dict[str, object]:
         return {s: f(r) for s, r in sorted(results.items())}
@@ -333,7 +360,9 @@ def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
     dash = sorted(set().union(*per_stack(dashboard_reach).values()))
     writes = per_stack(bucket_write)
     write_s = ", ".join(sorted({f"{t} ({p} pod), {scope}" for t, p, scope in writes.values()}))
-    shared = shared_principals(results)
+    every_stack = {**results, **experiments}
+    shared = shared_principals(every_stack)
+    groups = "; ".join(", ".join(g) for g in sharing_groups(every_stack))
     never = sum(per_stack(tokens_never_read).values())
     psa = per_stack(namespaces_with_psa)
     psa_s = f"{sum(a for a, _ in psa.values())}/{sum(b for _, b in psa.values())}"
@@ -348,7 +377,10 @@ def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
         "workload pods without an egress policy": egress_s,
         "who reaches 8265 besides the workload and the submitter": ", ".join(dash),
         "pod templates with bucket write": write_s,
-        "stacks sharing one Workload Identity principal": f"{shared}/{len(results)}",
+        "stacks sharing one Workload Identity principal": (
+            f"{shared}/{len(every_stack)}"
+            + (f" ({groups}: an experiment writes as its platform's export identity)" if groups else "")
+        ),
         "pods holding a token they never read": str(never),
         "namespaces with Pod Security labels": psa_s,
         "containers of pods without the RDMA mounts that drop all capabilities": caps_s,
