@@ -125,10 +125,20 @@ def test_no_job_hands_real_secrets_to_unreviewed_code():
     assert "PULUMI_ACCESS_TOKEN" not in PR_WORKFLOW.read_text().split("\nname:", 1)[1]
 
 
-def test_checkouts_do_not_leave_the_github_token_in_the_workspace():
-    for name in load(PR_WORKFLOW)["jobs"]:
-        for s in step_using(load(PR_WORKFLOW), name, "actions/checkout"):
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_checkouts_do_not_leave_the_github_token_in_the_workspace(path):
+    for name in load(path)["jobs"]:
+        for s in step_using(load(path), name, "actions/checkout"):
             assert s["with"]["persist-credentials"] is False, name
+
+
+def test_an_action_is_pinned_to_the_same_commit_in_every_workflow():
+    by_action: dict[str, set[str]] = {}
+    for path in WORKFLOWS:
+        for line in uses_lines(path):
+            action, sha = line.split("uses:")[1].split("#")[0].strip().split("@")
+            by_action.setdefault(action, set()).add(sha)
+    assert len(WORKFLOWS) > 1 and {a: s for a, s in by_action.items() if len(s) > 1} == {}
 
 
 def header(path: Path) -> str:
