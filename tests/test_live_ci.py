@@ -16,6 +16,7 @@ import yaml
 from pod_programs import attempts as attempts_program
 from pod_programs import export_checkpoints
 from pod_programs import gate_checks as gc
+from synth import engine
 from tests import k8s_validation
 from tools import live_ci
 
@@ -104,6 +105,13 @@ def test_the_run_uses_the_google_auth_action_pinned_like_the_pull_request_workfl
     pr = (ROOT / ".github" / "workflows" / "pull-request.yml").read_text()
     pin = "google-github-actions/auth@c200f3691d83b41bf9bbd8638997a462592937ed  # v2.1.13"
     assert text.count(pin) == 2 and pin in pr
+
+
+def test_the_stack_file_is_no_shipped_stack_and_no_user_deploys_it():
+    # Not beside Pulumi.yaml: no user stack, not in the sweeps or `make synth-all`; the workflow copies it there.
+    assert "ci-live" not in engine.available_stacks()
+    assert workflow()["env"]["STACK_FILE"] == ".github/live-cloud/Pulumi.ci-live.yaml"
+    assert (ROOT / workflow()["env"]["STACK_FILE"]).exists()
 
 
 # --- cost --------------------------------------------------------------------------------------------------------

@@ -38,12 +38,6 @@ def _components(r: engine.SynthResult) -> set[str]:
     return {x.type for x in r.resources if x.type.startswith("nemo-rl-gke:")}
 
 
-def test_the_stack_file_is_no_shipped_stack_and_no_user_deploys_it():
-    assert "ci-live" not in engine.available_stacks()  # not beside Pulumi.yaml: the sweeps and `make synth-all`
-    wf = yaml.safe_load(WORKFLOW.read_text())
-    assert wf["env"]["STACK_FILE"] == str(STACK_FILE.relative_to(ROOT))
-
-
 def test_it_has_the_whole_graph_of_a_platform_with_its_job(live):
     dev = engine.run("dev")
     assert _components(live) == _components(dev)  # every component: networks to the export
