@@ -264,3 +264,24 @@ def test_the_install_refuses_until_kueues_chart_is_kept_in_the_repository(tmp_pa
     for crd in ("workloads", "clusterqueues", "localqueues", "resourceflavors", "workloadpriorityclasses"):
         (chart / "templates" / "crd" / f"kueue.x-k8s.io_{crd}.yaml").write_text("{}")
     assert chart_problems(tmp_path) == []
+
+
+def test_the_encoded_webhook_rules_are_kueues_own_words():
+    """Every refusal tests/kueue_rules.py reports is a message of the kept Kueue excerpts (tests/oracles/kueue/)."""
+    from pathlib import Path
+
+    oracles = Path(__file__).parent / "oracles" / "kueue"
+    text = "".join(p.read_text() for p in oracles.rglob("*.go.txt"))
+    for message in (
+        "a kueue managed job should not use an existing cluster",
+        "rayClusterSpec is required for Kueue-managed jobs that don't use clusterSelector",
+        "a kueue managed job should delete the cluster after finishing",
+        "a kueue managed job should only use autoscaling when workload slicing is enabled",
+        "is reserved for the head group",
+        "RayJobs using existing clusters are not managed by Kueue",
+        "len(spec.WorkerGroupSpecs) > 7",
+        "jobframework.MaxPodSets",
+        "if j.Spec.SubmissionMode == rayv1.K8sJobMode {",
+        "podUses(&ps.Template.Spec, resourcesSet)",
+    ):
+        assert message in text, message
