@@ -77,7 +77,7 @@ def test_every_ray_object_a_shipped_stack_renders_passes_kueues_webhooks_when_qu
 
 @pytest.mark.parametrize("stack", SHIPPED_STACKS)
 def test_a_platforms_own_cluster_job_passes_kueues_rayjob_webhook(synth, stack):
-    """The platform's own job is admitted like any experiment's: own-cluster (issue 29 §1)."""
+    """The platform's own job is admitted like any experiment's: own-cluster."""
     r = synth(stack, OWN)
     assert r.error is None, r.error
     (job,) = r.of_type(RAYJOB)
@@ -114,7 +114,7 @@ def test_each_shipped_platforms_queue_admits_exactly_its_gpu_nodes_and_validates
 def test_codelab_with_its_experiments_queues_them_instead_of_splitting_the_nodes(synth):
     """codelab (8 B200 nodes) runs its own job on all 8; its experiments (4 and 2 nodes) wait, holding no node.
     When it ends, the first experiment is admitted; the second's GPUs would fit, but its head does not: codelab's one
-    n2-standard-16 system node leaves room for one 8-CPU head at a time (issue 29 §2), and the queue now says so
+    n2-standard-16 system node leaves room for one 8-CPU head at a time, and the queue now says so
     instead of leaving a Pending head with its GPU workers billed."""
     platform = synth("codelab", OWN)
     plan = queue_plan(settings_of(platform))
