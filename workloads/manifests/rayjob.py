@@ -188,7 +188,9 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
             start_from=a.start_from,
         ),
         # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
-        "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
+        "runtimeEnvYAML": recipes.runtime_env_yaml(
+            a.recipe, mount_path=mount, gate_rerun=a.gate_rerun, release=a.release
+        ),
         "submissionMode": "K8sJobMode",
         "submitterPodTemplate": submitter_template(a),
     }
