@@ -23,6 +23,14 @@ INVALID = [
     ({"authorizedNetworks": ["office"]}, "nemo-rl-gke:authorizedNetworks", "not a valid CIDR"),
     ({"privateEndpoint": True, "dnsEndpoint": False}, "nemo-rl-gke:privateEndpoint", "dnsEndpoint"),
     ({"rayDashboardPeers": ["kuberay-operator"]}, "nemo-rl-gke:rayDashboardPeers", "kubeRayOperator"),
+    # The mirror case: the stack's own operator runs as pods in its namespace; the API server's path admits nothing
+    # of it, so its status calls would time out.
+    (
+        {"kubeRayOperator": "helm", "rayDashboardPeers": ["konnectivity"]},
+        "nemo-rl-gke:rayDashboardPeers",
+        "'kuberay-operator'",
+    ),
+    ({"kubeRayOperator": "helm", "rayDashboardPeers": ["10.8.0.0/28"]}, "nemo-rl-gke:rayDashboardPeers", "lacks"),
     ({"rayDashboardPeers": ["control-plane"]}, "nemo-rl-gke:rayDashboardPeers", "not a valid CIDR"),
     ({"rayTokenAuth": "on"}, "nemo-rl-gke:rayTokenAuth", "Ray >= 2.52.0"),
     # GKE's add-on may run KubeRay 1.4.2, whose operator cannot send a token.

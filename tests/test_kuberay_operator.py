@@ -101,3 +101,8 @@ def test_a_release_without_token_auth_renders_no_auth_options(synth, overrides):
     r = synth("dev", overrides)  # v0.5.0: Ray 2.49 has no token auth, whatever the operator
     rc = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").inputs
     assert "authOptions" not in rc["spec"]
+
+
+def test_helm_mode_takes_a_peer_list_that_admits_its_operator_pods(synth):
+    r = synth("dev", {"kubeRayOperator": "helm", "rayDashboardPeers": ["kuberay-operator", "10.8.0.0/28"]})
+    assert r.error is None, r.error
