@@ -128,6 +128,17 @@ FQDN_POLICY_MAX_ADDRESSES = 50
 KUBE_DNS_LABELS = {"k8s-app": "kube-dns"}
 CLOUD_DNS_ADDRESS = "169.254.169.254/32"
 DNS_PORT = 53
+# NodeLocal DNSCache (GKE "Set up NodeLocal DNSCache", kubernetes-engine/docs/how-to/nodelocal-dns-cache, read
+# 2026-12): a DaemonSet `node-local-dns` in kube-system that answers the pods of its node; "In GKE Autopilot
+# clusters, NodeLocal DNSCache is enabled by default, and you can't disable it"; on Standard it is on by default
+# from 1.33.1 (the English page; its Korean copy says 1.34.1-gke.3720000) and can be turned off. The cache listens
+# on the link-local 169.254.20.10 (kubernetes/kubernetes cluster/addons/dns/nodelocaldns: `__PILLAR__LOCAL__DNS__`
+# "169.254.20.10 by default"); its pods carry `k8s-app: node-local-dns`. Which of the two a pod's query meets
+# under Dataplane V2 (the address, or the cache pod the query is redirected to) differs between public reports
+# (restatedev/restate-operator PR 88 fixed GKE Autopilot with the address; cilium/cilium-cli PR 995 admits the pods
+# for Cilium's redirect), so every DNS rule admits both; where the cache is off neither answers.
+NODE_LOCAL_DNS_ADDRESS = "169.254.20.10/32"
+NODE_LOCAL_DNS_LABELS = {"k8s-app": "node-local-dns"}
 # The GKE metadata server, for pods that need Google credentials (Workload Identity tokens): Dataplane V2 clusters
 # at 169.254.169.254 TCP 80 and 8080, Calico clusters at 169.254.169.252 TCP 987 and 988. GKE's own page was not
 # in the search corpora; public network policies written for GKE Workload Identity agree on these pairs (code
