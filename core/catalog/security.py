@@ -71,6 +71,11 @@ RAY_JOB_DELETE_FIXED = "2.54.0"
 RAY_DASHBOARD_AGENT_PORT = 52365
 RAY_GCS_PORT = 6379
 RAY_CLIENT_PORT = 10001
+# KubeRay's names for the head's ports (constant.go: DashboardPortName, ClientPortName; the same at v1.4.2 and
+# v1.7.0): the head Service's port names, which a Service or Ingress may name instead of a number. The policy pack's
+# `ray-ports-not-exposed` refuses exposing either (tests/oracles/kuberay/constant-ports.go.txt).
+RAY_DASHBOARD_PORT_NAME = "dashboard"
+RAY_CLIENT_PORT_NAME = "client"
 
 # Ray token authentication and the operator (ray-project/kuberay at the tags, read with git):
 # - KubeRay 1.4.2 has no `authOptions` (absent from its RayCluster CRD and Go types): its dashboard client sends
