@@ -5,8 +5,11 @@ docs/research/harden2.md.
 
 from __future__ import annotations
 
+import math
+
 from core.catalog.gke import KUBERNETES_MINOR
 from core.catalog.pins import ImagePin
+from core.catalog.startup import NOMINAL_IMAGE_BYTES, NOMINAL_IMAGE_PULL_BYTES_PER_S, NOMINAL_RAY_START_SECONDS
 
 # --- Hardening: token files, Ray token auth, network peers ----------------------------------------------------
 # Research and sources in full: docs/research/harden.md.
@@ -112,6 +115,29 @@ KUBERAY_OPERATOR_IMAGE_PIN = ImagePin(
     "v1.7.0",
     "sha256:4a779237ef1c5262a63840ccf42d0d67f0b74e911158fbcaee4478fb1560bce6",
     "skyhook-io/radar scripts/kuberay-demo/README.md @7f65f74a pins this digest for quay.io/kuberay/operator:v1.7.0",
+)
+
+# KubeRay 1.7.0 fails a RayJob whose dashboard status checks keep failing for RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS
+# (default 300; the chart's values.yaml @v1.7.0 documents the variable; rayjob_controller.go @v1.7.0 59d663ae
+# checkJobStatusCheckTimeoutAndUpdateStatusIfNeeded, L1336-1355, reads it through getJobStatusCheckTimeoutSeconds,
+# L1288-1294, from the operator's environment; absent from every tag before v1.7.0). The failure reason,
+# JobStatusCheckTimeoutExceeded, is never retried (checkBackoffLimitAndUpdateStatusIfNeeded, tests/oracles/kuberay), and
+# with shutdownAfterJobFinishes the GPU cluster then goes. The checks fail whenever the head's dashboard is away: a head
+# pod rescheduled onto a new CPU node (the cluster autoscaler gives a node up to max-node-provision-time, 15 min:
+# ATTEMPT_CAPACITY_WAIT_SECONDS' source) that pulls the 20-30 GB NeMo-RL image cold and starts Ray. The operator this
+# program installs waits twice that long before it gives a run up; a head that stays away longer has lost the run's Ray
+# job anyway (no GCS fault tolerance), and activeDeadlineSeconds and the submitter (workloads/manifests/rayjob.py) end
+# the RayJob on their own terms.
+KUBERAY_STATUS_CHECK_TIMEOUT_ENV = "RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS"
+KUBERAY_STATUS_CHECK_TIMEOUT_DEFAULT = 300
+KUBERAY_STATUS_CHECK_TIMEOUT_SECONDS = 60 * math.ceil(
+    2
+    * (
+        15 * 60
+        + NOMINAL_IMAGE_BYTES.seconds / NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
+        + NOMINAL_RAY_START_SECONDS.seconds
+    )
+    / 60
 )
 
 # GKE FQDN network policies (networking.gke.io/v1alpha1 FQDNNetworkPolicy): GKE >= 1.26.4-gke.500 / 1.27.1-gke.400,
