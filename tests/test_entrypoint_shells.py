@@ -121,7 +121,15 @@ def expected_calls(
     if recipe.dataset == "gsm8k":
         calls.append(recipes.gsm8k_prep_command(mount, paths.scripts_dir)[1:])
     if recipe.train_backend == "megatron":
-        calls.append(recipes.megatron_guard_command(recipe.model_name, paths.scripts_dir)[1:])
+        calls.append(
+            recipes.megatron_guard_command(
+                recipe.model_name,
+                paths.scripts_dir,
+                own=recipes.megatron_run_dir(mount, run),
+                shared=recipes.megatron_shared_dir(mount),
+                hf_overrides_hash=recipes.megatron_hf_overrides_hash(recipe, release),
+            )[1:]
+        )
     calls.append(["run", "python", *recipes.render_args(recipe, release, mount_path=mount, run_name=run)])
     return calls
 
@@ -318,3 +326,34 @@ def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(k
     (records / "uv.jsonl").unlink()
     _, calls = run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)
     assert calls[-1][:3] == ["run", "python", release.grpo_entry] and linked.is_file()
+
+
+def test_an_interrupted_warm_start_copy_is_never_resumed_from(tools, tmp_path, paths):
+    # The links go into a temporary directory renamed to step_N once complete: a copy killed half-way leaves no
+    # step_* (NeMo-RL resumes only from step_<digits>), and the next submission copies again, whole.
+    env, _ = tools
+    release, recipe = NEMO_RL_RELEASES["v0.5.0"], recipes.RECIPES["gemma3-27b-gsm8k"]
+    mount, run = str(tmp_path / "lustre"), "new-run"
+    source = Path(recipes.checkpoint_dir(mount, "old-run")) / "step_40"
+    for name in ("a", "b", "c"):
+        (source / "policy" / name).mkdir(parents=True)
+        (source / "policy" / name / "shard.distcp").write_bytes(name.encode() * 64)
+    script = recipes.job_script(
+        recipe, release, mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"
+    )
+    # A `cp` killed after the first directory: it copies `a` only, then dies.
+    killed = tmp_path / "killed-bin"
+    killed.mkdir()
+    (killed / "cp").write_text(
+        '#!/bin/sh\nmkdir -p "$4/policy" && /bin/cp -a -l "$3/policy/a" "$4/policy/"\nkill -9 $$\n'
+    )
+    (killed / "cp").chmod(0o755)
+    first = subprocess.run(
+        ["/bin/sh", "-c", script], env={**env, "PATH": f"{killed}:{env['PATH']}"}, capture_output=True, timeout=60
+    )
+    dest = Path(recipes.checkpoint_dir(mount, run))
+    assert first.returncode != 0 and not list(dest.glob("step_*")), sorted(p.name for p in dest.iterdir())
+    subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, timeout=60, check=True)
+    copied = sorted(p.relative_to(dest / "step_40").as_posix() for p in (dest / "step_40").rglob("*.distcp"))
+    assert copied == ["policy/a/shard.distcp", "policy/b/shard.distcp", "policy/c/shard.distcp"]
+    assert [p.name for p in dest.iterdir()] == ["step_40"]

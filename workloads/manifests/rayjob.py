@@ -184,7 +184,7 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
         start_from=a.start_from,
     )
     # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
-    runtime_env = recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun)
+    runtime_env = recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun, release=a.release)
     metadata = (
         recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name, gate_rerun=a.gate_rerun)
         if a.own_cluster is not None
