@@ -21,8 +21,6 @@ from synth import engine
 from tests import netpol_oracle as np
 from tests import security_figures as f
 
-pytestmark = pytest.mark.graph
-
 ORACLE = Path(__file__).parent / "oracles" / "nodelocaldns"
 SHIPPED = engine.platform_stacks()
 RESOLVERS = ("ray-head", "ray-worker", "ray-job-submitter", "weights-prefetch", "checkpoint-export")
@@ -46,6 +44,7 @@ def _upstream() -> tuple[dict, str, list[tuple[int, str]], list[int]]:
 LABELS, ADDRESS, DNS_PORTS, OTHER_PORTS = _upstream()
 
 
+@pytest.mark.unit
 def test_the_upstream_cache_serves_dns_on_53_udp_and_tcp_at_its_link_local_address():
     assert LABELS == {"k8s-app": "node-local-dns"}
     assert ADDRESS == "169.254.20.10"
@@ -58,6 +57,7 @@ def rendered(synth) -> dict:
     return {s: synth(s) for s in SHIPPED}
 
 
+@pytest.mark.graph
 def test_every_resolving_pod_reaches_the_node_cache_by_its_address_and_by_its_pods(rendered):
     cache_pod = np.pod("node-local-dns-x7k2", "kube-system", LABELS)
     cache_address = np.Endpoint("node-local-dns", ip=ADDRESS)
@@ -71,6 +71,7 @@ def test_every_resolving_pod_reaches_the_node_cache_by_its_address_and_by_its_po
                     assert pol.egress_allowed(src, cache, port, proto) is resolves, (stack, p.source, cache.name)
 
 
+@pytest.mark.graph
 def test_admitting_the_cache_opens_nothing_else(rendered):
     """Over probes around the cache (its other ports, its neighbours in kube-system and on the link-local range, a pod
     wearing its label elsewhere), a workload pod reaches exactly the resolvers on 53 and, for the export Job alone,

@@ -86,8 +86,9 @@ class Proxy:
         self.drop()
 
 
-@contextlib.contextmanager
-def head_behind_a_proxy(tmp_path: Path) -> Iterator[tuple[LocalCluster, Proxy]]:
+@pytest.fixture
+def head_behind_a_proxy() -> Iterator[tuple[LocalCluster, Proxy]]:
+    """A real local Ray head, and a proxy to its dashboard that the test can cut."""
     with local_cluster(base_env(), head_cpus=2) as cluster:
         host, port = cluster.dashboard.removeprefix("http://").split(":")
         proxy = Proxy((host, int(port)))
@@ -111,7 +112,9 @@ def _submitter_env(proxy: Proxy, submission_id: str, tmp_path: Path) -> dict[str
     )
 
 
-def _run_dropping_once(command: list[str], env: dict, cluster, submission_id: str, tmp_path: Path) -> tuple:
+def _run_dropping_once(
+    command: list[str], env: dict, cluster: LocalCluster, proxy: Proxy, submission_id: str, tmp_path: Path
+) -> tuple:
     """Start the submitter, cut its connections once the job runs and its logs stream, and return (exit code,
     output, seconds between the drop and the submitter's end, the job's status when the submitter ended)."""
     out = tmp_path / f"{submission_id}.log"
@@ -125,7 +128,7 @@ def _run_dropping_once(command: list[str], env: dict, cluster, submission_id: st
                 assert time.monotonic() < deadline, out.read_text(errors="replace")
                 time.sleep(0.5)
             dropped_at = time.monotonic()
-            assert proxy_of(env).drop() > 0
+            assert proxy.drop() > 0
             code = proc.wait(timeout=JOB_SECONDS + 240)
             ended_after = time.monotonic() - dropped_at
             status = client.get_job_status(submission_id)
@@ -136,14 +139,7 @@ def _run_dropping_once(command: list[str], env: dict, cluster, submission_id: st
     return code, out.read_text(errors="replace"), ended_after, status
 
 
-_PROXIES: dict[str, Proxy] = {}
-
-
-def proxy_of(env: dict) -> Proxy:
-    return _PROXIES[env["RAY_DASHBOARD_ADDRESS"]]
-
-
-def _wait_terminal(cluster, submission_id: str, timeout: float = 120) -> JobStatus:
+def _wait_terminal(cluster: LocalCluster, submission_id: str, timeout: float = 120) -> JobStatus:
     client = cluster.client()
     deadline = time.monotonic() + timeout
     while not (status := client.get_job_status(submission_id)).is_terminal():
@@ -152,32 +148,30 @@ def _wait_terminal(cluster, submission_id: str, timeout: float = 120) -> JobStat
     return status
 
 
-def test_the_programs_submitter_outlives_a_dropped_log_stream_and_ends_with_the_job(tmp_path):
-    with head_behind_a_proxy(tmp_path) as (cluster, proxy):
-        env = _submitter_env(proxy, "rayjob-ours-1", tmp_path)
-        _PROXIES[env["RAY_DASHBOARD_ADDRESS"]] = proxy
-        command = shell.job_submitter_command(ENTRYPOINT, unreachable_seconds=120)
-        code, output, ended_after, status = _run_dropping_once(command, env, cluster, "rayjob-ours-1", tmp_path)
-        assert code == 0, output
-        # It ended only once the job had: SUCCEEDED when it exited, after the rest of the job's run.
-        assert status == JobStatus.SUCCEEDED, output
-        assert ENDED in output and shell.SUBMITTER_NOTE in output
-        assert ended_after > 5, output
-        # One submission: the reattach follows the same job, it never submits again.
-        jobs = [j for j in cluster.client().list_jobs() if j.submission_id == "rayjob-ours-1"]
-        assert len(jobs) == 1
+def test_the_programs_submitter_outlives_a_dropped_log_stream_and_ends_with_the_job(head_behind_a_proxy, tmp_path):
+    cluster, proxy = head_behind_a_proxy
+    env = _submitter_env(proxy, "rayjob-ours-1", tmp_path)
+    command = shell.job_submitter_command(ENTRYPOINT, unreachable_seconds=120)
+    code, output, ended_after, status = _run_dropping_once(command, env, cluster, proxy, "rayjob-ours-1", tmp_path)
+    assert code == 0, output
+    # It ended only once the job had: SUCCEEDED when it exited, after the rest of the job's run.
+    assert status == JobStatus.SUCCEEDED, output
+    assert ENDED in output and shell.SUBMITTER_NOTE in output
+    assert ended_after > 5, output
+    # One submission: the reattach follows the same job, it never submits again.
+    jobs = [j for j in cluster.client().list_jobs() if j.submission_id == "rayjob-ours-1"]
+    assert len(jobs) == 1
 
 
-def test_kuberays_own_submitter_ends_while_the_job_still_runs(tmp_path):
+def test_kuberays_own_submitter_ends_while_the_job_still_runs(head_behind_a_proxy, tmp_path):
     """What the program replaces: KubeRay 1.7.0's submitter ends on the dropped stream, long before the job does."""
-    with head_behind_a_proxy(tmp_path) as (cluster, proxy):
-        env = _submitter_env(proxy, "rayjob-kuberay-1", tmp_path)
-        _PROXIES[env["RAY_DASHBOARD_ADDRESS"]] = proxy
-        command = shell.submitter_command(
-            ENTRYPOINT, kuberay="1.7.0", address=env["RAY_DASHBOARD_ADDRESS"], submission_id="rayjob-kuberay-1"
-        )
-        _code, output, ended_after, status = _run_dropping_once(command, env, cluster, "rayjob-kuberay-1", tmp_path)
-        assert not status.is_terminal(), output  # the submitter is gone; the Ray job is still RUNNING
-        assert ended_after < JOB_SECONDS / 2, output
-        assert ENDED not in output
-        assert _wait_terminal(cluster, "rayjob-kuberay-1") == JobStatus.SUCCEEDED
+    cluster, proxy = head_behind_a_proxy
+    env = _submitter_env(proxy, "rayjob-kuberay-1", tmp_path)
+    command = shell.submitter_command(
+        ENTRYPOINT, kuberay="1.7.0", address=env["RAY_DASHBOARD_ADDRESS"], submission_id="rayjob-kuberay-1"
+    )
+    _code, output, ended_after, status = _run_dropping_once(command, env, cluster, proxy, "rayjob-kuberay-1", tmp_path)
+    assert not status.is_terminal(), output  # the submitter is gone; the Ray job is still RUNNING
+    assert ended_after < JOB_SECONDS / 2, output
+    assert ENDED not in output
+    assert _wait_terminal(cluster, "rayjob-kuberay-1") == JobStatus.SUCCEEDED
