@@ -712,3 +712,15 @@ def test_a_step_the_api_refuses_is_said_in_the_plan(sweep):
     for (stack, key), c in sweep.items():
         if c["class"] == API_REFUSED:
             assert "FAILS: " in c["report"], (stack, key)
+
+
+def test_a_new_name_replaces_a_resource_and_never_patches_it_at_the_new_name(sweep):
+    # terraform-provider-google#27818 pattern: a `name` that is not ForceNew is updated by a PATCH at the new name, a
+    # resource that does not exist (the flex-start placement policy under a new prefix). The program replaces those.
+    patched = {
+        f"{stack}:{key}": name
+        for (stack, key), c in sweep.items()
+        for name, summary, *_ in c.get("verdicts", [])
+        if "FAILS: name: " in summary
+    }
+    assert not patched, patched

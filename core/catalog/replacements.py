@@ -417,8 +417,8 @@ def diff_rules_read(type_token: str) -> str:
 
 
 # --- what the APIs (or the provider in front of them) refuse while `up` applies the plan ---------------------
-GKE_ALIAS_IPS = "https://cloud.google.com/kubernetes-engine/docs/how-to/alias-ips (Limitations, read 2026-12-02)"
-PSA_REMOVE_RANGE = "https://cloud.google.com/alloydb/docs/psa-remove-allocated-range (read 2026-12-02)"
+GKE_ALIAS_IPS = "https://cloud.google.com/kubernetes-engine/docs/how-to/alias-ips (Limitations, read 2026-12-01)"
+PSA_REMOVE_RANGE = "https://cloud.google.com/alloydb/docs/psa-remove-allocated-range (read 2026-12-01)"
 
 
 @dataclass(frozen=True)
@@ -432,9 +432,9 @@ class Refusal:
 # service ranges: since terraform-provider-google(-beta) v7.27.0 (commit 258523c5, magic-modules#16858; in the 8.x
 # line pulumi-gcp 10.2.0 bridges) a changed range is one PATCH without the old range, then one with the new
 # (resource_compute_subnetwork.go:1722-1830); Compute refuses to remove a range a GKE cluster uses, and GKE fixes a
-# cluster's pod and service ranges at creation ("you can't replace the subnet's secondary IP address range without
-# putting the cluster into an unstable state"; the cluster's range names are ForceNew, cluster.go:2061-2106). The
-# exact API error was not verified.
+# cluster's pod and service ranges at creation ("If you use all of the Pod IP addresses in a subnet, you can't
+# replace the subnet's secondary IP address range without putting the cluster into an unstable state", GKE_ALIAS_IPS;
+# the cluster's range names are ForceNew, cluster.go:2061-2106). The exact API error was not verified.
 API_REFUSES: dict[str, tuple[Refusal, ...]] = {
     "gcp:compute/subnetwork:Subnetwork": (
         Refusal(
