@@ -279,6 +279,8 @@ K8S_REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
     # (diff.go:23-33); the program does not set them.
     "core/v1:Secret": tuple(_r(p, K8S_DIFF + ":28-29") for p in ("type", "data", "stringData")),
     "core/v1:ConfigMap": (_r("data", K8S_DIFF + ":31-32"), _r("binaryData", K8S_DIFF + ":31-32")),
+    # The operator's RoleBinding (kubeRayOperator: helm): roleRef is immutable (diff.go:192-194, roleBinding).
+    "rbac.authorization.k8s.io/v1:RoleBinding": (_r("roleRef", K8S_DIFF + ":192-194"),),
     # A Helm release (kubeRayOperator: helm): `.name` and `.namespace` force a new release, create-first
     # (`DeleteBeforeReplace: false`) (pulumi-kubernetes@v4.32.0 provider/pkg/provider/helm_release.go:906-932).
     "helm.sh/v3:Release": tuple(
