@@ -377,7 +377,9 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "FQDNNetworkPolicy *",
     ),
     "jobMode": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
-    "jobOverrides": ("RayJob rayjob",),
+    # A training-changing override (steps on Megatron) or a new start point is a new run name, which the export Job
+    # waits for (core/recipes: the run's fingerprint).
+    "jobOverrides": ("RayJob rayjob", "Job export"),
     "jobRecipe": (
         "RayJob rayjob",
         "RayCluster raycluster",
@@ -387,7 +389,7 @@ ABOUT: dict[str, tuple[str, ...]] = {
         "FQDNNetworkPolicy *",  # the recipe decides whether the job logs to W&B
         "Secret tokens",  # ... and so whether the Secret holds the W&B netrc
     ),
-    "jobStartFrom": ("RayJob rayjob",),
+    "jobStartFrom": ("RayJob rayjob", "Job export"),
     "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
     "ksaName": ("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob"),
     "kubeRayOperator": (
