@@ -156,7 +156,10 @@ def _label(value: Any) -> str:
     text = str(value)
     if len(text) <= 80:
         return text
-    items = json.loads(text)
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return f"{text[:40]}... ({len(text)} characters)"  # a long name: its length is the case
     if not isinstance(items, list):
         return text  # an object is shown whole: its keys are the case
     return json.dumps(items[:2])[:-1] + f", ... ({len(items)} items)]"

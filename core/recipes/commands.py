@@ -8,9 +8,7 @@ Pure code. Secrets never appear here: the tokens reach the driver and the worker
 
 from __future__ import annotations
 
-import hashlib
 import json
-import posixpath
 import shlex
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -18,7 +16,7 @@ from typing import Any, Optional
 import pod_programs
 from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
 from core.lustre_paths import hf_home
-from core.recipes.model import Recipe
+from core.recipes.model import Recipe, user_config_key
 from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
 from core.recipes.resolve import megatron_hf_overrides_hash, tp_accuracy_env
 
@@ -287,13 +285,6 @@ USER_CONFIGS_SCRIPT = pod_programs.USER_CONFIGS.name
 # A mounted ConfigMap reaches a running head pod at the kubelet's next sync: "as long as kubelet sync period (1 minute
 # by default) + TTL of ConfigMaps cache (1 minute by default)" (kubernetes.io, Configure a Pod to Use a ConfigMap).
 USER_CONFIGS_WAIT_SECONDS = 300
-
-
-def user_config_key(install_path: str, text: str) -> str:
-    """The file's key in the job-scripts ConfigMap: content-addressed, so a stale mount is detected (install_configs.py
-    checks the hash) and an edit is a new key. ConfigMap keys allow letters, digits, '-', '_' and '.'."""
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    return f"user-config-{digest}-{posixpath.basename(install_path)}"
 
 
 def user_config_files(recipe: Recipe) -> dict[str, str]:

@@ -6,6 +6,8 @@ Pure code. A recipe names a model, a NeMo-RL config and dataset, the layout, ste
 
 from __future__ import annotations
 
+import hashlib
+import posixpath
 import re
 from typing import Any, Literal, Optional, Protocol
 
@@ -322,3 +324,10 @@ def run_name_problem(name: str) -> Optional[str]:
         f"{_key('runName')}: {name!r} is not usable as a directory name under <lustreMountPath>/checkpoints "
         "(1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..')"
     )
+
+
+def user_config_key(install_path: str, text: str) -> str:
+    """The file's key in the job-scripts ConfigMap: content-addressed, so a stale mount is detected (install_configs.py
+    checks the hash) and an edit is a new key. ConfigMap keys allow letters, digits, '-', '_' and '.'."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"user-config-{digest}-{posixpath.basename(install_path)}"

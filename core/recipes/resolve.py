@@ -31,6 +31,7 @@ from core.recipes.model import (
     JobSpec,
     Recipe,
     run_name_problem,
+    user_config_key,
 )
 from core.recipes.overrides import hydra_overrides
 
@@ -153,6 +154,17 @@ def read_config_files(job: JobSpec) -> tuple[dict[str, str], list[str]]:
             continue
         if any(config_tree.shipped(t, install) for t in NEMO_RL_RELEASES):
             problems.append(f"{k}: a release ships a file at this path; choose another name")
+            continue
+        # The file ships as a ConfigMap key built from its name (core.recipes.model.user_config_key): the API
+        # takes keys of at most 253 characters of [-._a-zA-Z0-9] (catalog.K8S_CONFIGMAP_KEY_MAX).
+        cm_key = user_config_key(install, "")
+        if len(cm_key) > catalog.K8S_CONFIGMAP_KEY_MAX or not re.fullmatch(catalog.K8S_CONFIGMAP_KEY_RE, cm_key):
+            room = catalog.K8S_CONFIGMAP_KEY_MAX - (len(cm_key) - len(posixpath.basename(install)))
+            problems.append(
+                f"{k}: the file name {posixpath.basename(install)!r} makes a ConfigMap key of {len(cm_key)} "
+                f"characters; Kubernetes takes at most {catalog.K8S_CONFIGMAP_KEY_MAX}: use a file name of at most "
+                f"{room} characters"
+            )
             continue
         path = (config_tree.PROJECT_ROOT / str(source)).resolve()
         if not isinstance(source, str) or posixpath.isabs(source) or config_tree.PROJECT_ROOT not in path.parents:
@@ -481,8 +493,6 @@ SPECULATIVE_CONFIG = "policy.generation.vllm_kwargs.speculative_config"
 def checked_config(r: Recipe, release: NemoRlRelease, tree: config_tree.ConfigTree) -> Optional[dict]:
     """The resolved config NeMo-RL runs with: the config, the program's keys and the user's keys Hydra would take
     (None when the program's keys do not fit the config, which _rendered_key_problems reports)."""
-    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
-
     rendered = hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release, tree=tree)
     if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
         rendered.pop("policy.megatron_cfg.converter_type", None)

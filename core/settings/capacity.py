@@ -130,7 +130,8 @@ class CapacitySettings(Section):
         description="Name of the custom ComputeClass the GPU workers select (not starting with gke or autopilot).",
         owner=PLATFORM,
         day_two=DayTwo(
-            STOPS_THE_JOB, touches=("ComputeClass *", "Job placeholders", "NodePool gpu-*", "RayCluster raycluster")
+            STOPS_THE_JOB,
+            touches=("ComputeClass *", "Job placeholders", "NodePool gpu-*", "RayCluster raycluster", "RayJob rayjob"),
         ),
         bad=("gke-x", "Bad_x"),
         alternatives=({"computeClass": "nemo-rl-gpu2"},),

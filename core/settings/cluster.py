@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Literal, Optional
 from core import catalog, node_fit
 from core.keys import key
 from core.settings.base import Section
-from core.settings.record import IN_PLACE, PLATFORM, STANDARD, STOPS_THE_JOB, DayTwo, setting
+from core.settings.record import (
+    CLUSTER_PROTECTED,
+    IN_PLACE,
+    PLATFORM,
+    REFUSED_BY_ENGINE,
+    STANDARD,
+    STOPS_THE_JOB,
+    DayTwo,
+    setting,
+)
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -30,6 +39,7 @@ class ClusterSettings(Section):
         owner=PLATFORM,
         day_two=DayTwo(
             STOPS_THE_JOB,
+            where={CLUSTER_PROTECTED: REFUSED_BY_ENGINE},
             touches=("*",),
             note="Standard and Autopilot are two clusters: everything in it is created again",
         ),
@@ -47,6 +57,7 @@ class ClusterSettings(Section):
         owner=PLATFORM,
         day_two=DayTwo(
             STOPS_THE_JOB,
+            where={CLUSTER_PROTECTED: REFUSED_BY_ENGINE},
             touches=("Cluster cluster", "Dashboard dashboard", "NodePool *", "kubernetes k8s"),
             note="another cluster, with everything in it",
         ),

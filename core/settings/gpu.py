@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Literal, Optional
 from core import catalog
 from core.keys import key
 from core.settings.base import Section
-from core.settings.record import IN_PLACE, INT32_ABOVE, PLATFORM, STANDARD, STOPS_THE_JOB, DayTwo, setting
+from core.settings.record import (
+    IN_PLACE,
+    INT32_ABOVE,
+    ON_EXPERIMENT,
+    PLATFORM,
+    STANDARD,
+    STOPS_THE_JOB,
+    DayTwo,
+    setting,
+)
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -55,6 +64,7 @@ class GpuSettings(Section):
         owner=PLATFORM,
         day_two=DayTwo(
             STOPS_THE_JOB,
+            where={ON_EXPERIMENT: IN_PLACE},
             touches=("NodePool gpu-*", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
             note="the pools' size; across 1 and 2 nodes under automatic placement the pools are replaced",
         ),

@@ -20,6 +20,7 @@ from core.settings.record import (
     IN_PLACE,
     INT32_ABOVE,
     LOGS_TO_WANDB,
+    ON_EXPERIMENT,
     PLATFORM,
     SAFE_REPLACEMENT,
     STOPS_THE_JOB,
@@ -88,6 +89,16 @@ class JobSettings(Section):
             "dev": {"jobRecipe": "qwen2.5-72b-deepscaler", "gpuNodes": 8},
             "autopilot": {"jobRecipe": "qwen2.5-72b-deepscaler", "workerReplicas": 8},
             "codelab": {"jobRecipe": "gemma3-27b-gsm8k", "nemoRlRelease": "v0.5.0"},
+            "codelab-exp1": {
+                "jobRecipe": "gemma3-27b-gsm8k",
+                "nemoRlRelease": "v0.5.0",
+                "jobOverrides": {"wandb_enabled": False},
+            },
+            "codelab-exp2": {
+                "jobRecipe": "qwen2.5-72b-deepscaler",
+                "workerReplicas": 4,
+                "jobOverrides": {"num_nodes": 4, "wandb_enabled": False},
+            },
         },
     )
     overrides: dict[str, Any] = setting(
@@ -101,7 +112,7 @@ class JobSettings(Section):
         rule="core.recipes.resolve",
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("RayJob rayjob",),
+            touches=("RayJob rayjob", "Job export"),
             note="a new run, which resumes from the newest checkpoint when the run name is unchanged",
         ),
         bad=(
@@ -122,6 +133,10 @@ class JobSettings(Section):
             '{"model_name": "Qwen/Qwen3-8B", "model_revision": "b968826d9c46dd6066d109eabc6255188de91218"}',
         ),
         alternatives=({"jobOverrides": {"max_num_steps": 5}},),
+        stack_alternatives={
+            "codelab-exp1": {"jobOverrides": {"num_nodes": 4, "max_num_steps": 5}},
+            "codelab-exp2": {"jobOverrides": {"wandb_enabled": False, "max_num_steps": 5}},
+        },
     )
     config_files: dict[str, str] = setting(
         default_factory=dict,
@@ -139,7 +154,14 @@ class JobSettings(Section):
             touches=("ConfigMap job-scripts", "RayJob rayjob"),
             note="the job scripts ConfigMap and a new RayJob",
         ),
-        bad=('{"configs/mine.yaml": "mine.yaml"}', '{"examples/configs/mine.yaml": "no-such-file.yaml"}'),
+        bad=(
+            '{"configs/mine.yaml": "mine.yaml"}',
+            '{"examples/configs/mine.yaml": "no-such-file.yaml"}',
+            # A file name that makes a ConfigMap key over 253 characters (core.catalog.K8S_CONFIGMAP_KEY_MAX).
+            json.dumps(
+                {f"examples/configs/{'m' * 230}.yaml": "nemo-rl-reference/v0.5.0/examples/configs/grpo_math_1B.yaml"}
+            ),
+        ),
         alternatives=(
             {
                 "jobConfigFiles": {
@@ -156,7 +178,12 @@ class JobSettings(Section):
             "with it. An experiment stack (platformStack) always runs own-cluster."
         ),
         owner=BOTH,
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard")),
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            where={ON_EXPERIMENT: IN_PLACE},
+            touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
+            note="an experiment runs its own cluster anyway",
+        ),
         bad=("x",),
         alternatives=({"jobMode": "own-cluster"},),
     )
@@ -223,7 +250,7 @@ class JobSettings(Section):
             "learning rate does not apply to a resumed optimizer)."
         ),
         owner=BOTH,
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",)),
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob", "Job export")),
         bad=("old-run", "old-run/40", "../old/step_1"),
         alternatives=({"jobStartFrom": "grpo-other/step_10"},),
     )

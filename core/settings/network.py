@@ -15,7 +15,17 @@ from core.gcp_rules import (
 from core.keys import key
 from core.settings.base import Section
 from core.settings.cluster import system_nodes_valid
-from core.settings.record import IN_PLACE, ON_AUTOPILOT, PLATFORM, SAFE_REPLACEMENT, STOPS_THE_JOB, DayTwo, setting
+from core.settings.record import (
+    IN_PLACE,
+    ON_AUTOPILOT,
+    ON_EXPERIMENT,
+    PLATFORM,
+    REFUSED_BY_API,
+    SAFE_REPLACEMENT,
+    STOPS_THE_JOB,
+    DayTwo,
+    setting,
+)
 from core.settings.workload import workers_valid
 
 if TYPE_CHECKING:
@@ -39,7 +49,15 @@ class NetworkSettings(Section):
         key="podsCidr",
         description="Secondary range for pods (primary VPC).",
         owner=PLATFORM,
-        day_two=DayTwo(IN_PLACE, touches=("Subnetwork primary", "Firewall primary-internal")),
+        day_two=DayTwo(
+            REFUSED_BY_API,
+            where={ON_EXPERIMENT: IN_PLACE},
+            touches=("Subnetwork primary", "Firewall primary-internal"),
+            note=(
+                "GKE's pod range is fixed at the cluster's creation: the subnet update is refused; a new range is a "
+                "new cluster"
+            ),
+        ),
         bad=("x",),
         alternatives=({"podsCidr": "10.32.0.0/14"},),
     )
@@ -48,7 +66,15 @@ class NetworkSettings(Section):
         key="servicesCidr",
         description="Secondary range for services (primary VPC).",
         owner=PLATFORM,
-        day_two=DayTwo(IN_PLACE, touches=("Subnetwork primary", "Firewall primary-internal")),
+        day_two=DayTwo(
+            REFUSED_BY_API,
+            where={ON_EXPERIMENT: IN_PLACE},
+            touches=("Subnetwork primary", "Firewall primary-internal"),
+            note=(
+                "GKE's service range is fixed at the cluster's creation: the subnet update is refused; a new range is "
+                "a new cluster"
+            ),
+        ),
         bad=("10.0.0.0/16",),
         alternatives=({"servicesCidr": "10.12.0.0/20"},),
     )
@@ -58,11 +84,12 @@ class NetworkSettings(Section):
         description="Private service access range reserved for Managed Lustre (primary VPC).",
         owner=PLATFORM,
         day_two=DayTwo(
-            SAFE_REPLACEMENT,
+            REFUSED_BY_API,
+            where={ON_EXPERIMENT: IN_PLACE},
             touches=("GlobalAddress psa-range", "Firewall lustre-ingress"),
             note=(
-                "the PSA range, replaced delete-first while the peering and the Lustre instance use its addresses "
-                "(not exercised against the API: move it only on a stack without Lustre)"
+                "the PSA range is in use (the connection, Lustre): its delete is refused; Google's procedure removes "
+                "those first"
             ),
         ),
         bad=("10.20.0.0/28",),

@@ -92,16 +92,16 @@ MEANING: Final[dict[DayTwoClass, str]] = {
         "name is unchanged)"
     ),
     DELETES_DATA: (
-        "the Lustre instance (HF cache, datasets, checkpoints), the bucket or its export folder is replaced: what it "
-        "holds is deleted (a bucket with objects in it cannot be deleted: the `up` stops there)"
+        "the Lustre instance (HF cache, datasets, checkpoints) is replaced: what it holds is deleted (a bucket or an "
+        "export folder holding exports is never force-deleted: its delete is refused by the API)"
     ),
     REFUSED_BY_API: (
         "the API (or the provider in front of it) refuses a step of the plan while `pulumi up` applies it: the `up` "
         "fails there, and what ran before it stays done"
     ),
     REFUSED_BY_ENGINE: (
-        "the Pulumi engine refuses to replace a protected resource (lustreOnDestroy protect): `pulumi preview` "
-        "fails, nothing changes"
+        "the Pulumi engine refuses to replace a protected resource (the Lustre instance with lustreOnDestroy protect, "
+        "the cluster with clusterDeletionProtection): `pulumi preview` fails, nothing changes"
     ),
     REFUSED_BY_PROGRAM: "the program refuses the value with one line naming the key before anything is registered",
 }
@@ -127,6 +127,14 @@ ON_STANDARD: Final = Condition("on Standard", lambda s, _c: not s.autopilot)
 LUSTRE_PROTECTED: Final = Condition(
     "where lustreOnDestroy is protect", lambda s, _c: s.teardown.lustre_on_destroy == "protect"
 )
+# The cluster's deletion protection also protects it in Pulumi (infra/cluster.py): a change that replaces it is
+# refused in the preview, before its node pools go.
+CLUSTER_PROTECTED: Final = Condition(
+    "where clusterDeletionProtection is true", lambda s, _c: s.teardown.cluster_deletion_protection
+)
+# An experiment stack (platformStack set): its own keys change its RayJob, prefetch and export only; a platform key
+# changes its platform, and the experiment only through the platform's outputs.
+ON_EXPERIMENT: Final = Condition("on an experiment stack", lambda s, _c: bool(s.stack.platform_stack))
 LOGS_TO_WANDB: Final = Condition(
     "where the recipe logs to W&B (the Secret holds the W&B netrc)",
     lambda s, _c: bool(s.job.enabled and s.recipe is not None and s.recipe.wandb_enabled),

@@ -26,7 +26,15 @@ from core import catalog
 from core.gcp_rules import parse_cidr
 from core.keys import key
 from core.settings.base import Section
-from core.settings.record import IN_PLACE, PLATFORM, DayTwo, setting
+from core.settings.record import (
+    CLUSTER_PROTECTED,
+    IN_PLACE,
+    PLATFORM,
+    REFUSED_BY_ENGINE,
+    STOPS_THE_JOB,
+    DayTwo,
+    setting,
+)
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -138,7 +146,12 @@ class SecuritySettings(Section):
             "policies; false: HTTPS to any public address for those pods instead."
         ),
         owner=PLATFORM,
-        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster", "FQDNNetworkPolicy *", "NetworkPolicy *")),
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            where={CLUSTER_PROTECTED: REFUSED_BY_ENGINE},
+            touches=("Cluster cluster", "FQDNNetworkPolicy *", "NetworkPolicy *"),
+            note="true -> false replaces the cluster (the provider's CustomizeDiff); false -> true is in place",
+        ),
         bad=("maybe",),
         alternatives=({"egressFqdnPolicies": False},),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal, Optional
 
+from core import catalog
 from core.gcp_rules import bucket_name_problems
 from core.keys import key
 from core.naming import is_gcp_name
@@ -19,9 +20,12 @@ from core.settings.record import (
     EXPERIMENT,
     IN_PLACE,
     LUSTRE_PROTECTED,
+    ON_EXPERIMENT,
     PLATFORM,
+    REFUSED_BY_API,
     REFUSED_BY_ENGINE,
     REFUSED_BY_PROGRAM,
+    STOPS_THE_JOB,
     DayTwo,
     setting,
 )
@@ -45,10 +49,13 @@ class StackSettings(Section):
         description="Prefix of every cloud resource name (lowercase, starts with a letter). Default: nemo-<stack>.",
         owner=BOTH,
         day_two=DayTwo(
-            DELETES_DATA,
-            where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
+            REFUSED_BY_API,
+            where={ON_EXPERIMENT: STOPS_THE_JOB, LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
             touches=("*",),
-            note="every name: the cluster, the Lustre instance and everything else",
+            note=(
+                "every name: the cluster and the Lustre instance are replaced, and the bucket's delete is refused "
+                "while it holds exports (bucketName); an experiment's own objects are renamed"
+            ),
         ),
         bad=("Bad_x",),
         alternatives=({"prefix": "nemo-x"},),
@@ -59,10 +66,13 @@ class StackSettings(Section):
         description="Region of the VPC subnets, cluster and bucket (must equal gcp:region when that is set).",
         owner=PLATFORM,
         day_two=DayTwo(
-            DELETES_DATA,
+            REFUSED_BY_API,
             where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
             touches=("*",),
-            note="every regional resource, the Lustre instance with them",
+            note=(
+                "every regional resource, the Lustre instance with them; the bucket's delete is refused while it holds"
+                " exports (bucketName)"
+            ),
         ),
         bad=("", "Central US"),
         alternatives=(
@@ -109,7 +119,12 @@ class StackSettings(Section):
             touches=(),
             note="a platform stack's own settings are platform settings, refused on an experiment stack",
         ),
-        bad=("nemo-rl-gke/codelab", "org/nemo-rl-gke/a b"),
+        bad=(
+            "nemo-rl-gke/codelab",
+            "org/nemo-rl-gke/a b",
+            # Pulumi: a stack name has at most 100 characters (core.catalog.PULUMI_STACK_NAME_MAX).
+            "org/nemo-rl-gke/" + "s" * 101,
+        ),
         alternatives=({"platformStack": "my-org/nemo-rl-gke/platform"},),
     )
 
@@ -185,6 +200,12 @@ def platform_stack_problems(value: str, stack_name: str) -> list[str]:
         return [
             f"{key('platformStack')}: {value!r} is not <org>/<project>/<stack> (the fully qualified name "
             "`pulumi stack ls --all` prints)"
+        ]
+    _, project, stack = value.split("/")
+    if len(stack) > catalog.PULUMI_STACK_NAME_MAX or len(project) > catalog.PULUMI_PROJECT_NAME_MAX:
+        return [
+            f"{key('platformStack')}: a Pulumi stack name and a project name have at most "
+            f"{catalog.PULUMI_STACK_NAME_MAX} characters each (got {len(project)} and {len(stack)})"
         ]
     if value.rsplit("/", 1)[1] == stack_name:
         return [f"{key('platformStack')}: {value!r} names this stack itself; name the platform stack"]

@@ -23,7 +23,10 @@ from core.settings.record import (
     DELETES_DATA,
     IN_PLACE,
     MEGATRON_RECIPE,
+    ON_EXPERIMENT,
     PLATFORM,
+    REFUSED_BY_API,
+    REFUSED_BY_PROGRAM,
     SAFE_REPLACEMENT,
     STOPS_THE_JOB,
     DayTwo,
@@ -89,9 +92,15 @@ class StartupSettings(Section):
             "pulumi up. They never hold more nodes than the job's workers, and none without a job."
         ),
         ge=600,
+        # The placeholders' activeDeadlineSeconds is int64, carried as a double (core/catalog/gke.py).
+        le=catalog.PULUMI_EXACT_INT_MAX,
         owner=PLATFORM,
-        day_two=DayTwo(SAFE_REPLACEMENT, touches=("Job placeholders",)),
-        bad=(10,),
+        day_two=DayTwo(SAFE_REPLACEMENT, where={ON_EXPERIMENT: IN_PLACE}, touches=("Job placeholders",)),
+        bad=(
+            10,
+            # int64 carried as a double: exact up to 2**53 - 1 (core.catalog.PULUMI_EXACT_INT_MAX).
+            2**53,
+        ),
         alternatives=({"warmupHoldSeconds": 3600},),
     )
     prefetch_weights: bool = setting(
@@ -103,7 +112,13 @@ class StartupSettings(Section):
         ),
         owner=BOTH,
         day_two=DayTwo(
-            STOPS_THE_JOB, touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob")
+            STOPS_THE_JOB,
+            where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
+            touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob"),
+            note=(
+                "off on an experiment: its GPU workers would download from Hugging Face, which its platform (the "
+                "shipped codelab) does not let them reach"
+            ),
         ),
         bad=("maybe",),
         alternatives=({"prefetchWeights": False},),
@@ -129,7 +144,8 @@ class StartupSettings(Section):
         ),
         owner=BOTH,
         day_two=DayTwo(
-            IN_PLACE,
+            REFUSED_BY_API,
+            where={ON_EXPERIMENT: IN_PLACE},
             touches=(
                 "BucketIAMMember *",
                 "Folder *",
@@ -139,7 +155,10 @@ class StartupSettings(Section):
                 "FQDNNetworkPolicy *",
                 "Job export",
             ),
-            note="the export Job, its identity and grants come or go; the entrypoint marks the run anyway",
+            note=(
+                "off: the export Job, its identity and grants go, and the folders' delete is refused while they hold "
+                "exports; an experiment only drops its export Job"
+            ),
         ),
         bad=("maybe",),
         alternatives=({"exportCheckpoints": False},),

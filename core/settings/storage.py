@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Optional
 from core.gcp_rules import namespace_problems
 from core.keys import key
 from core.settings.base import Section
-from core.settings.record import DELETES_DATA, PLATFORM, STOPS_THE_JOB, DayTwo, setting
+from core.settings.record import (
+    ON_EXPERIMENT,
+    PLATFORM,
+    REFUSED_BY_API,
+    SAFE_REPLACEMENT,
+    STOPS_THE_JOB,
+    DayTwo,
+    setting,
+)
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -27,9 +35,13 @@ class StorageSettings(Section):
         owner=PLATFORM,
         rule="core.gcp_rules",
         day_two=DayTwo(
-            DELETES_DATA,
+            REFUSED_BY_API,
+            where={ON_EXPERIMENT: SAFE_REPLACEMENT},
             touches=("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "Job export"),
-            note="the bucket, and the export Job that names it; the running job is not touched",
+            note=(
+                "the bucket is replaced delete-first and its delete refused while it holds exports (it is never "
+                "force-deleted); an experiment only points its export Job at the other bucket"
+            ),
         ),
         bad=("$x", "-1"),
         alternatives=({"bucketName": "nemo-other-ckpt-bucket"},),

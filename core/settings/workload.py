@@ -14,6 +14,7 @@ from core.settings.record import (
     IN_PLACE,
     INT32_ABOVE,
     ON_AUTOPILOT,
+    ON_EXPERIMENT,
     PLATFORM,
     REFUSED_BY_PROGRAM,
     STOPS_THE_JOB,
@@ -76,8 +77,8 @@ class WorkloadSettings(Section):
         owner=BOTH,
         day_two=DayTwo(
             IN_PLACE,
-            where={ON_AUTOPILOT: STOPS_THE_JOB},
-            touches=("Job placeholders", "RayCluster raycluster", "RayJob rayjob", "NodePool gpu-*"),
+            where={ON_AUTOPILOT: STOPS_THE_JOB, ON_EXPERIMENT: STOPS_THE_JOB},
+            touches=("Job placeholders", "RayCluster raycluster", "RayJob rayjob", "NodePool gpu-*", "Job export"),
             note="Standard: the worker group's replicas change in place (idle GPU nodes bill)",
         ),
         bad=(-1, 3, INT32_ABOVE),
@@ -85,6 +86,7 @@ class WorkloadSettings(Section):
         stack_alternatives={
             "codelab": {"workerReplicas": 8, "gpuNodes": 16},
             "dev": {"workerReplicas": 2, "gpuNodes": 4},
+            "codelab-exp1": {"workerReplicas": 2, "jobOverrides": {"num_nodes": 2, "max_num_steps": 20}},
         },
     )
     lustre_mount_path: str = setting(
@@ -107,7 +109,7 @@ class WorkloadSettings(Section):
         ge=1,
         owner=BOTH,
         rule="core.node_fit",
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster",)),
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster", "RayJob rayjob")),
         bad=(0, 100000),
         alternatives=({"shmSizeGib": 200},),
     )
@@ -120,7 +122,7 @@ class WorkloadSettings(Section):
         rule="core.node_fit",
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("RayCluster raycluster",),
+            touches=("RayCluster raycluster", "RayJob rayjob"),
             note="the RayCluster is replaced (KubeRay never recreates running pods), and the RayJob with it",
         ),
         bad=(0, 10000),
@@ -133,7 +135,7 @@ class WorkloadSettings(Section):
         ge=1,
         owner=BOTH,
         rule="core.node_fit",
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster",)),
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster", "RayJob rayjob")),
         bad=(0, 100000),
         alternatives=({"headMemoryGib": 48},),
     )
@@ -147,7 +149,7 @@ class WorkloadSettings(Section):
         ge=1,
         owner=BOTH,
         rule="workloads.manifests.pod_fit",
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster",)),
+        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster", "RayJob rayjob")),
         bad=(0, 100000),
         alternatives=({"headEphemeralStorageGib": 9},),
     )
@@ -161,7 +163,7 @@ class WorkloadSettings(Section):
         ge=1,
         owner=BOTH,
         rule="workloads.manifests.pod_fit",
-        day_two=DayTwo(STOPS_THE_JOB, touches=("Job placeholders", "RayCluster raycluster")),
+        day_two=DayTwo(STOPS_THE_JOB, touches=("Job placeholders", "RayCluster raycluster", "RayJob rayjob")),
         bad=(0, 100000),
         alternatives=({"workerEphemeralStorageGib": 8},),
     )
