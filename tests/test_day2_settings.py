@@ -271,7 +271,9 @@ def test_each_change_does_what_its_record_claims(sweep):
         for (stack, key), c in sweep.items()
         if c["class"] != c["claim"]
     }
-    assert not wrong, wrong
+    assert not wrong, "\n".join(
+        f"{k}: the plan says {v[0]}, the record {v[1]}: {v[2]}" for k, v in sorted(wrong.items())
+    )
 
 
 def test_no_replacement_meets_the_resource_it_replaces(sweep):

@@ -20,7 +20,6 @@ from core.keys import key
 from core.settings.base import Section
 from core.settings.record import (
     BOTH,
-    DELETES_DATA,
     IN_PLACE,
     MEGATRON_RECIPE,
     ON_EXPERIMENT,
@@ -187,9 +186,12 @@ class StartupSettings(Section):
         description="Where exports go: gs://<stack bucket>/<prefix> or a prefix; default: exports.",
         owner=BOTH,
         day_two=DayTwo(
-            DELETES_DATA,
+            SAFE_REPLACEMENT,
             touches=("Folder *", "ManagedFolder*", "Job export"),
-            note="the export Job and a new destination's managed folder, not the running job",
+            note=(
+                "to a folder under the old one's parent (exports -> exports/other): a new managed folder and grant, "
+                "and the export Job; a destination that replaces a folder holding exports is refused by the API"
+            ),
         ),
         bad=("gs://other-bucket/x",),
         alternatives=({"exportDestination": "exports/other"},),
