@@ -128,6 +128,43 @@ def test_each_release_is_loaded_by_its_own_loader():
     assert all(hasattr(loader("v0.7.0"), f) for f in ("merge_with_override", "register_omegaconf_resolvers"))
 
 
+@pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
+def test_each_release_record_states_what_its_own_loader_does_with_nested_defaults_and_override_markers(tag, tmp_path):
+    # A chain where the two readings differ: the parent's own `defaults: grand.yaml` names a file in the parent's
+    # directory and another in the top file's, and the top file marks a section `_override_: true`.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "top.yaml").write_text("defaults: sub/parent.yaml\nsec:\n  _override_: true\n  only: 1\n")
+    (tmp_path / "sub" / "parent.yaml").write_text("defaults: grand.yaml\nsec:\n  a: 1\n")
+    (tmp_path / "sub" / "grand.yaml").write_text("grand: parent-dir\n")
+    (tmp_path / "grand.yaml").write_text("grand: top-dir\n")
+    config = OmegaConf.to_container(loader(tag).load_config(str(tmp_path / "top.yaml")))
+    release = NEMO_RL_RELEASES[tag]
+    assert config["grand"] == ("parent-dir" if release.loader_parent_dirs else "top-dir")
+    assert (config["sec"] == {"only": 1}) is release.loader_override_marker, config["sec"]
+    # And the program's own reading of the same chain follows the record.
+    tree = recipes.config_tree._inherit(tag, "top.yaml", "", _files(tmp_path), ())
+    assert tree == config
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.yaml")}
+
+
+@pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
+def test_each_release_record_names_the_resolvers_its_loader_registers_or_the_entry_script_line_that_does(tag):
+    module, release = loader(tag), NEMO_RL_RELEASES[tag]
+    names = ("mul", "div", "max")
+    for name in names:
+        OmegaConf.clear_resolver(name)
+    if hasattr(module, "register_omegaconf_resolvers"):  # v0.7.0: the entry script calls the loader's function
+        module.register_omegaconf_resolvers()
+        assert set(release.resolvers) == {n for n in names if OmegaConf.has_resolver(n)}
+    else:  # the entry script registers them at import (not kept here): the record cites its line
+        assert not any(OmegaConf.has_resolver(n) for n in names)
+        assert re.search(r"examples/run_grpo_math\.py L[0-9]+", release.sources["resolvers"])
+    assert all(release.sources.get(k) for k in ("loader_parent_dirs", "loader_override_marker", "resolvers"))
+
+
 # --- the rendered job on the real config ------------------------------------------------------------------
 def test_program_accepts_qwen_on_every_release_and_gemma_where_its_config_ships():
     # v0.4.0 does not ship the Gemma 3 recipe config.

@@ -58,6 +58,15 @@ class NemoRlRelease:
     # replaces the image's variable (Kubernetes expands `$(VAR)` only from the container's own env), so the Ray
     # pods' value (workloads/manifests/rdma.py library_path) must carry these after the gIB and driver directories.
     image_library_path: tuple[str, ...] = ()
+    # How the release's config loader (nemo_rl/utils/config.py) and entry script build a config, which
+    # core/recipes/config_tree.py reproduces offline (the upstream lines: `sources`, from _LOADER_SOURCES):
+    # - loader_parent_dirs: a parent's own `defaults:` resolve against that parent's directory (False: against the
+    #   top config's directory, for the whole chain);
+    # - loader_override_marker: a section marked `_override_: true` replaces the parent's section instead of merging;
+    # - resolvers: the OmegaConf resolvers the entry script registers before loading.
+    loader_parent_dirs: bool = False
+    loader_override_marker: bool = False
+    resolvers: tuple[str, ...] = ("mul",)
     image_digest: str = ""  # "sha256:<64 hex>" when a public source states it
     image_digest_source: str = _NO_NEMO_RL_DIGEST
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)  # fact (field names) -> its source
@@ -65,6 +74,32 @@ class NemoRlRelease:
     @property
     def image(self) -> str:
         return f"{NEMO_RL_IMAGE_REPO}:{self.tag}"
+
+
+# The upstream lines behind each release's loader facts (files at the tag; the loader is vendored in
+# nemo-rl-reference/<tag>/nemo_rl/utils/config.py, identical blob 690c8f16 in v0.4.0 and v0.5.0).
+_LOADER = f"{_REPO} nemo_rl/utils/config.py at {{commit}} (nemo-rl-reference/{{tag}})"
+_LOADER_04 = {
+    "loader_parent_dirs": f"{_LOADER} L63-65: `resolve_path(base_dir, ...)` then "
+    "`load_config_with_inheritance(parent_path, base_dir)`: the top file's base_dir all the way down",
+    "loader_override_marker": f"{_LOADER} L66, L69: plain `OmegaConf.merge`, no `_override_` handling",
+    "resolvers": f"{_REPO} examples/run_grpo_math.py L43 at {{commit}}: "
+    '`OmegaConf.register_new_resolver("mul", lambda a, b: a * b)` at import; the loader registers none',
+}
+_LOADER_SOURCES: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "v0.4.0": _LOADER_04,
+        "v0.5.0": _LOADER_04,
+        "v0.7.0": {
+            "loader_parent_dirs": f"{_LOADER} L81-85: `load_config_with_inheritance(parent_path, "
+            'parent_path.parent)` ("Use parent\'s directory as base_dir for resolving its own defaults")',
+            "loader_override_marker": f"{_LOADER} L30-44 `merge_with_override` (a section with `_override_: true` "
+            "drops the base's section), used for every merge at L86-91",
+            "resolvers": f"{_LOADER} L191-198 `register_omegaconf_resolvers` (mul, div, max), called by "
+            f"{_REPO} examples/run_grpo.py L66 at {{commit}}",
+        },
+    }
+)
 
 
 def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
@@ -76,6 +111,7 @@ def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
             "flat_data": _DATA_LAYOUT,
             "ray_cli_join": _RAY_CLI_JOIN,
             "image_digest": _NO_NEMO_RL_DIGEST,
+            **{k: v.format(tag=tag, commit=commit[:8]) for k, v in _LOADER_SOURCES[tag].items()},
             **extra,
         }
     )
@@ -115,6 +151,9 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo.py",
         frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}),
         flat_data=False,
+        loader_parent_dirs=True,
+        loader_override_marker=True,
+        resolvers=("mul", "div", "max"),
         image_library_path=(
             "/opt/amazon/ofi-nccl/lib",
             "/opt/amazon/efa/lib",
