@@ -189,8 +189,8 @@ def _load_crd(path: str) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def _crd_validator(path: str, version: str):
-    """(validator, scope) for one served version of one CRD file."""
+def _crd_schema(path: str, version: str) -> tuple[dict, str]:
+    """(strict schema, scope) for one served version of one CRD file."""
     crd = _load_crd(path)
     versions = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served", True)}
     if version not in versions:
@@ -215,8 +215,31 @@ def _crd_validator(path: str, version: str):
         meta["required"] = ["name", "namespace"]
     schema["properties"]["metadata"] = meta
     schema["required"] = sorted(set(schema.get("required", [])) | {"apiVersion", "kind", "metadata"})
-    _CrdValidator.check_schema(schema)
+    return schema, scope
+
+
+@functools.lru_cache(maxsize=None)
+def _crd_validator(path: str, version: str):
+    """(validator, scope) for one served version of one CRD file. The schemas themselves are checked against the
+    meta-schema by `check_crd_schemas()` (tests/test_kubernetes_half.py), once, not before every validation."""
+    schema, scope = _crd_schema(path, version)
     return _CrdValidator(schema, format_checker=_format_checker), scope
+
+
+def _crd_paths() -> list[str]:
+    return sorted(str(schemas_dir() / rel) for files in CRD_FILES.values() for rel in files)
+
+
+def check_crd_schemas(version: str = "v1") -> None:
+    """Every kept CRD schema, made strict, is a valid draft-4 schema (jsonschema raises SchemaError otherwise)."""
+    for path in _crd_paths():
+        _CrdValidator.check_schema(_crd_schema(path, version)[0])
+
+
+def load_crd_validators(version: str = "v1") -> None:
+    """Parse every kept CRD (seconds: megabytes of YAML) once, before the tests that validate against them."""
+    for path in _crd_paths():
+        _crd_validator(path, version)
 
 
 def _group_version(obj: dict) -> tuple[str, str]:

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from ray.job_submission import JobStatus
 
 from core import recipes
@@ -104,6 +105,7 @@ def _socket_dirs(procs) -> list[str]:
     return dirs
 
 
+@pytest.mark.ray
 def test_a_killed_worker_mid_run_fails_one_attempt_and_the_run_continues_from_its_checkpoint(tmp_path):
     paths, bin_dir = _image(tmp_path)
     lustre = tmp_path / "lustre"
@@ -154,6 +156,7 @@ def test_a_killed_worker_mid_run_fails_one_attempt_and_the_run_continues_from_it
     assert json.loads((ckpt / f"step_{STEPS}" / "training_info.json").read_text()) == {"step": STEPS}
 
 
+@pytest.mark.unit
 def test_an_attempt_that_finds_no_capacity_in_its_bound_ends_the_job_and_says_so(tmp_path, monkeypatch, capsys):
     from pod_programs import attempts as loop
 
@@ -166,6 +169,7 @@ def test_an_attempt_that_finds_no_capacity_in_its_bound_ends_the_job_and_says_so
     assert "waiting for capacity" not in capsys.readouterr().out  # a zero bound does not wait
 
 
+@pytest.mark.unit
 def test_attempts_stop_at_the_first_success_and_rerun_every_step_after_a_failure(tmp_path, monkeypatch):
     from pod_programs import attempts as loop
 

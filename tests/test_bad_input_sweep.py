@@ -41,12 +41,14 @@ def _names_key(line: str, k: str) -> bool:
     return line.startswith(full + ":") or line.startswith(full + ".")
 
 
+@pytest.mark.unit
 def test_every_setting_key_has_a_bad_value_case():
     missing = sorted(set(config_fields()) - set(BAD))
     assert not missing, f"settings without a bad-value case in BAD: {missing}"
     assert not sorted(set(BAD) - set(config_fields())), "BAD names keys that are not settings"
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
 def test_one_bad_setting_is_one_line_naming_its_key_and_registers_nothing(synth, case):
     k, value = case
@@ -60,6 +62,7 @@ def test_one_bad_setting_is_one_line_naming_its_key_and_registers_nothing(synth,
     assert r.resources == []
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
 def test_bad_settings_never_raise_without_optional_secrets_or_with_the_job_disabled(synth, case):
     k, value = case
@@ -77,6 +80,7 @@ def test_bad_settings_never_raise_without_optional_secrets_or_with_the_job_disab
         assert named or others, r.error
 
 
+@pytest.mark.graph
 def test_the_issue_examples_are_one_line_each(synth):
     # Found by review: an unknown nemoRlRelease without rayAuthToken raised KeyError; workerReplicas 0 / gpuNodes 0 with
     # jobEnabled false raised "replicas must be at least 1" while building the warmup placeholders.
@@ -92,6 +96,7 @@ def test_the_issue_examples_are_one_line_each(synth):
         assert [x for x in r.of_type("kubernetes:apps/v1:DaemonSet") if x.name == "cpu-prepull"]
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("stack", ["codelab", "autopilot"])
 def test_the_same_bad_values_on_the_other_shipped_stacks_never_raise_and_stay_on_their_key(synth, stack):
     # A value bad on dev may be fine elsewhere (a flex-start wait on Autopilot); whatever is refused is refused by

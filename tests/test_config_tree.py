@@ -53,6 +53,7 @@ def _sources_table() -> dict[str, dict[str, str]]:
     return {path: dict(zip(tags, ids, strict=True)) for path, *ids in re.findall(row, text, re.M)}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag", TAGS)
 def test_vendored_release_trees_are_the_upstream_git_trees_of_the_tag(tag):
     table = _sources_table()
@@ -64,6 +65,7 @@ def test_vendored_release_trees_are_the_upstream_git_trees_of_the_tag(tag):
     assert blob == table["nemo_rl/utils/config.py"][tag]
 
 
+@pytest.mark.unit
 def test_vendored_extra_parents_and_licence_are_the_upstream_blobs():
     text = (NEMO_RL_REFERENCE / "SOURCES.md").read_text()
     extra = dict(re.findall(r"^\| `(examples/(?:modelopt|nemo_gym)/[^`]+)` \| ([0-9a-f]{40}) \|$", text, re.M))
@@ -98,6 +100,7 @@ def _real(tag: str, config_path: str) -> tuple[dict, dict]:
     return OmegaConf.to_container(cfg, resolve=False), OmegaConf.to_container(cfg, resolve=True)
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("tag", TAGS)
 def test_every_config_of_every_release_reads_as_nemo_rls_own_loader_reads_it(tag, monkeypatch):
     # Raw (interpolations kept) and resolved (with the release's resolvers), type for type, for all of the tree.
@@ -114,6 +117,7 @@ def test_every_config_of_every_release_reads_as_nemo_rls_own_loader_reads_it(tag
     assert differ == []
 
 
+@pytest.mark.unit
 def test_v04_and_v05_resolve_nested_defaults_against_the_top_file_and_v07_against_each_parent():
     # A user file outside the parent's directory inheriting from a config that has defaults of its own.
     files = {"examples/configs/mine/x.yaml": "defaults: ../grpo_math_8B.yaml\ngrpo:\n  seed: 7\n"}
@@ -162,6 +166,7 @@ def _cases(tree: ct.ConfigTree) -> list[tuple[str, Any]]:
     return cases
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("tag,config_path", CONFIGS)
 def test_an_override_is_refused_exactly_when_hydra_refuses_it(tag, config_path):
     tree = ct.load(tag, config_path, env=ENV)
@@ -174,6 +179,7 @@ def test_an_override_is_refused_exactly_when_hydra_refuses_it(tag, config_path):
     assert mismatched == []
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "key,value,problem",
     [
@@ -195,6 +201,7 @@ def test_a_value_hydra_would_take_but_of_the_wrong_type_or_key_is_refused_in_one
     assert got is not None and problem in got and "\n" not in got
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "key,value",
     [
@@ -215,6 +222,7 @@ def test_a_value_of_the_configs_type_is_accepted(key, value):
     assert _hydra_takes("v0.7.0", "examples/configs/grpo_math_1B.yaml", f"{key}={hydra_value(value)}")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "tag,config_path",
     [

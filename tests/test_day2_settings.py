@@ -505,12 +505,14 @@ def _expected(key: str, stack: str) -> str:
     return str(e)
 
 
+@pytest.mark.unit
 def test_every_setting_has_a_day_two_change_a_class_and_a_scope():
     keys = set(settings_keys())
     assert set(ALTERNATIVES) == keys, "a new setting needs a day-two change here"
     assert set(EXPECTED) == keys and set(ABOUT) == keys
 
 
+@pytest.mark.graph
 def test_each_change_is_classified_as_reviewed(sweep):
     wrong = {
         f"{stack}:{key}": (c["class"], _expected(key, stack), c.get("lines") or c.get("verdicts"))
@@ -520,6 +522,7 @@ def test_each_change_is_classified_as_reviewed(sweep):
     assert not wrong, wrong
 
 
+@pytest.mark.graph
 def test_no_replacement_meets_the_resource_it_replaces(sweep):
     # A create-first replacement that reuses a fixed name or id, a retained resource replaced, or a delete
     # pulumi-kubernetes does not wait for: the create fails with 409 AlreadyExists and the `up` stops halfway.
@@ -530,6 +533,7 @@ def test_no_replacement_meets_the_resource_it_replaces(sweep):
     assert not {k: v for k, v in collisions.items() if v}
 
 
+@pytest.mark.graph
 def test_data_is_deleted_only_where_the_stack_allows_it_and_the_plan_says_so(sweep):
     for (stack, key), c in sweep.items():
         for name, _, _, refused, consequences in c.get("verdicts", []):
@@ -541,6 +545,7 @@ def test_data_is_deleted_only_where_the_stack_allows_it_and_the_plan_says_so(swe
             assert f"{name.split(' ')[0]}" in c["report"] and "DELETES DATA" in c["report"], (stack, key, name)
 
 
+@pytest.mark.graph
 def test_a_change_touches_only_what_the_setting_is_about(sweep):
     stray = {}
     for (stack, key), c in sweep.items():
@@ -552,6 +557,7 @@ def test_a_change_touches_only_what_the_setting_is_about(sweep):
     assert not stray, stray
 
 
+@pytest.mark.graph
 def test_a_refused_change_names_its_key_and_registers_nothing(sweep):
     for (stack, key), c in sweep.items():
         if "lines" not in c:

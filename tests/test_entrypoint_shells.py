@@ -127,6 +127,7 @@ RENDERED = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
 @pytest.mark.parametrize("recipe_name,tag", RENDERED)
 def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, tag, kuberay, tools, tmp_path, paths):
@@ -150,6 +151,7 @@ def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, t
     assert Path(recipes.checkpoint_dir(mount, run)).is_dir()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value", ACCEPTED_NAMES)
 def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, paths):
     env, records = tools
@@ -173,6 +175,7 @@ def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, 
     assert f"logger.wandb.name={recipes.hydra_value(value)}" in calls[-1]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "value, mangled", [("run$HOME", True), ("a`echo b`c", True), ("a\\\\b", True), ('say "hi"', False), ("it's", False)]
 )
@@ -207,6 +210,7 @@ def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp
     assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.wandb_name: "), problems
 
 
+@pytest.mark.unit
 def test_the_images_ray_cli_joins_with_list2cmdline():
     # ray python/ray/dashboard/modules/job/cli.py `submit`: `entrypoint=list2cmdline(entrypoint)` at 2.46.0,
     # 2.49.2 and 2.55.1 (read from the PyPI wheels); ray PR #63797 switched POSIX to shlex.join for 2.60.
@@ -217,6 +221,7 @@ def test_the_images_ray_cli_joins_with_list2cmdline():
     }
 
 
+@pytest.mark.unit
 def test_submitter_command_has_kuberays_shape():
     # kuberay v1.4.2 rayjob_controller.go: Command = GetContainerCommand(["e"]) = ["/bin/bash", "-ce", "--"],
     # Args = [strings.Join(GetK8sJobCommand(...), " ")]; the entrypoint is pasted after `--` untouched.
@@ -231,11 +236,13 @@ def test_submitter_command_has_kuberays_shape():
     assert v17.startswith("until python -c ") and v17.endswith(cmd[3])
 
 
+@pytest.mark.unit
 def test_go_quote_matches_strconv_quote():
     # Go: strconv.Quote("a\"b\\c\n\x01é") == `"a\"b\\c\n\x01é"`.
     assert shell.go_quote('a"b\\c\n\x01é') == '"a\\"b\\\\c\\n\\x01é"'
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize(
     "overrides, key",
     [
@@ -254,6 +261,7 @@ def test_stack_settings_refuse_values_the_shells_would_change(synth, overrides, 
     assert len(lines) == 1 and lines[0].startswith(f"- {key}"), r.error
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
 def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, tools, tmp_path, paths):
     """Standing-cluster retries (recipes.Attempts): the whole job runs as one command of pod_programs/attempts.py whose
@@ -280,6 +288,7 @@ def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, to
     assert [s[1:] for s in steps] == expected_calls(recipe, release, mount, run, paths)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
 def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(kuberay, tools, tmp_path, paths):
     # jobStartFrom: the new run's directory gets the source step hard-linked (no bytes copied) while it has no

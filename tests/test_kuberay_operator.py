@@ -23,6 +23,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 HELM = {"kubeRayOperator": "helm", "nemoRlRelease": "v0.7.0", "jobEnabled": False}
 
 
+@pytest.mark.unit
 def test_the_kept_chart_is_kuberays_at_the_pinned_version_with_the_validated_crds():
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert chart["name"] == "kuberay-operator" and chart["version"] == catalog.KUBERAY_HELM_CHART_VERSION
@@ -37,6 +38,7 @@ def test_the_kept_chart_is_kuberays_at_the_pinned_version_with_the_validated_crd
     assert "Apache License" in (CHART / "LICENSE").read_text()
 
 
+@pytest.mark.unit
 def test_every_value_we_pass_is_a_value_of_the_chart_and_restricts_rbac_to_the_workload_namespace():
     defaults = yaml.safe_load((CHART / "values.yaml").read_text())
     ours = chart_values(KubeRayOperatorArgs(namespace="kuberay-system", watch_namespace="nemo-rl"))
@@ -53,6 +55,7 @@ def test_every_value_we_pass_is_a_value_of_the_chart_and_restricts_rbac_to_the_w
     assert sc["capabilities"]["drop"] == ["ALL"] and sc["seccompProfile"]["type"] == "RuntimeDefault"
 
 
+@pytest.mark.graph
 def test_helm_mode_installs_the_kept_chart_turns_the_addon_off_and_waits_for_it(synth):
     r = synth("dev", HELM)
     assert r.error is None, r.error
@@ -74,6 +77,7 @@ def test_helm_mode_installs_the_kept_chart_turns_the_addon_off_and_waits_for_it(
     assert c.inputs["addonsConfig"]["rayOperatorConfigs"][0]["enabled"] is True
 
 
+@pytest.mark.graph
 def test_helm_mode_renders_token_auth_kuberay_reads_from_our_secret_with_no_token_in_any_env(synth):
     r = synth("dev", HELM)
     rc = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").inputs
@@ -88,6 +92,7 @@ def test_helm_mode_renders_token_auth_kuberay_reads_from_our_secret_with_no_toke
             assert env["RAY_AUTH_TOKEN_PATH"]["value"].endswith(catalog.KUBERAY_AUTH_TOKEN_SECRET_KEY)
 
 
+@pytest.mark.graph
 def test_helm_mode_objects_validate_against_the_kuberay_it_installs(synth):
     for overrides in (HELM, {"kubeRayOperator": "helm"}, {"kubeRayOperator": "helm", "jobMode": "own-cluster"}):
         r = synth("dev", overrides)
@@ -96,6 +101,7 @@ def test_helm_mode_objects_validate_against_the_kuberay_it_installs(synth):
             validate_any(render.manifest_of(obj), kuberay_versions=("kuberay-v1.7.0",))
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("overrides", [{"kubeRayOperator": "helm"}, {}])
 def test_a_release_without_token_auth_renders_no_auth_options(synth, overrides):
     r = synth("dev", overrides)  # v0.5.0: Ray 2.49 has no token auth, whatever the operator

@@ -27,6 +27,8 @@ from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import script_calls
 
+pytestmark = pytest.mark.unit
+
 PROGRAM = Path(__file__).resolve().parents[1] / "pod_programs" / recipes.MEGATRON_GUARD_SCRIPT
 
 

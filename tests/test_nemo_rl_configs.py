@@ -114,6 +114,7 @@ def same(actual, intended) -> bool:
     return type(actual) is type(intended) and actual == intended
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag,config_path", sorted((t, c) for t, r in NEMO_RL_RELEASES.items() for c in r.configs))
 def test_every_catalog_config_loads_with_its_own_release_loader(tag, config_path):
     config = nemo_rl_config(tag, config_path, [])
@@ -121,6 +122,7 @@ def test_every_catalog_config_loads_with_its_own_release_loader(tag, config_path
         assert isinstance(config.get(section), dict), section
 
 
+@pytest.mark.unit
 def test_each_release_is_loaded_by_its_own_loader():
     # v0.7.0 resolves `defaults:` relative to each parent and honours `_override_`; v0.4.0/v0.5.0 do not.
     assert loader("v0.4.0") is not loader("v0.5.0")
@@ -128,6 +130,7 @@ def test_each_release_is_loaded_by_its_own_loader():
     assert all(hasattr(loader("v0.7.0"), f) for f in ("merge_with_override", "register_omegaconf_resolvers"))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
 def test_each_release_record_states_what_its_own_loader_does_with_nested_defaults_and_override_markers(tag, tmp_path):
     # A chain where the two readings differ: the parent's own `defaults: grand.yaml` names a file in the parent's
@@ -150,6 +153,7 @@ def _files(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.yaml")}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
 def test_each_release_record_names_the_resolvers_its_loader_registers_or_the_entry_script_line_that_does(tag):
     module, release = loader(tag), NEMO_RL_RELEASES[tag]
@@ -166,16 +170,19 @@ def test_each_release_record_names_the_resolvers_its_loader_registers_or_the_ent
 
 
 # --- the rendered job on the real config ------------------------------------------------------------------
+@pytest.mark.unit
 def test_program_accepts_qwen_on_every_release_and_gemma_where_its_config_ships():
     # v0.4.0 does not ship the Gemma 3 recipe config.
     assert ACCEPTED == [(GEMMA, "v0.5.0"), (GEMMA, "v0.7.0"), (QWEN, "v0.4.0"), (QWEN, "v0.5.0"), (QWEN, "v0.7.0")]
 
 
+@pytest.mark.unit
 def test_cases_cover_every_config_of_every_release_the_recipes_run_on():
     covered = {(tag, resolved(name, tag, overrides).config_path) for name, tag, overrides in CASES}
     assert covered == {(tag, c) for tag in NEMO_RL_RELEASES for c in NEMO_RL_RELEASES[tag].configs}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name,tag,overrides", CASES, ids=CASE_IDS)
 def test_every_rendered_override_applies_to_the_release_config_with_its_intended_value_and_type(name, tag, overrides):
     recipe, argv, intent = job_of(name, tag, overrides)
@@ -192,6 +199,7 @@ def test_every_rendered_override_applies_to_the_release_config_with_its_intended
     assert wrong == {}
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("name,tag,overrides", CASES, ids=CASE_IDS)
 def test_plus_marks_exactly_the_keys_the_release_config_lacks(name, tag, overrides):
     recipe, argv, intent = job_of(name, tag, overrides)
@@ -215,6 +223,7 @@ def test_plus_marks_exactly_the_keys_the_release_config_lacks(name, tag, overrid
                 nemo_rl_config(tag, recipe.config_path, flipped)
 
 
+@pytest.mark.unit
 def test_release_layouts_match_flat_data_releases():
     # The refusal of v0.7.0 (and any release outside FLAT_DATA_RELEASES) rests on this: its GRPO configs have no
     # `data.dataset_name`; datasets moved under `data.train` (NeMo-RL PR #1649).
@@ -227,6 +236,7 @@ def test_release_layouts_match_flat_data_releases():
                 assert "dataset_name" not in data and "dataset_name" in data["train"], (tag, config_path)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name", sorted(recipes.RECIPES))
 @pytest.mark.parametrize("dataset", ["gsm8k", "DeepScaler"])
 def test_v070_trains_both_datasets_in_its_train_validation_layout(name, dataset):
@@ -317,6 +327,7 @@ STRINGS = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value", STRINGS)
 def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
     recipe = recipes.RECIPES[QWEN].model_copy(update={"wandb_name": value})
@@ -325,6 +336,7 @@ def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
     assert same(config["logger"]["wandb"]["name"], value)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "field,value,key",
     [
@@ -349,6 +361,7 @@ def test_numbers_booleans_and_null_keep_their_type_in_nemo_rl(field, value, key)
     assert same(lookup(config, key)[1], value)
 
 
+@pytest.mark.unit
 def test_each_release_resolves_its_config_with_only_the_resolvers_its_entry_script_registers():
     # OmegaConf resolvers are process-wide; the oracle gives each load the set of the release it runs
     # (v0.7.0 run_grpo.py: mul, div, max; v0.4.0/v0.5.0 run_grpo_math.py: mul), not what another release left.
@@ -363,10 +376,14 @@ def test_each_release_resolves_its_config_with_only_the_resolvers_its_entry_scri
 # in the direction of checkpointing.higher_is_better (nemo_rl/utils/checkpoint.py at v0.4.0, v0.5.0, v0.7.0:
 # `self.higher_is_better = config["higher_is_better"]`); the base configs set it true. A lower-is-better metric
 # rendered without the flag keeps the WORST checkpoints, and the export would call the worst one "best".
+@pytest.mark.unit
 @pytest.mark.parametrize("name,tag", ACCEPTED)
-def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_direction(name, tag, tmp_path):
+def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_direction(
+    name, tag, tmp_path, nemo_rl_checkpoint
+):
     from core import export
-    from tests.oracles.nemo_rl_checkpoint import CheckpointManager
+
+    CheckpointManager = nemo_rl_checkpoint.CheckpointManager
 
     recipe = resolved(name, tag, {"metric_name": "train:loss"})
     argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN))
@@ -394,6 +411,7 @@ def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_directio
     assert words[words.index("--metric") :] == ["--metric", "train:loss", "--lower-is-better"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "overrides,problem",
     [

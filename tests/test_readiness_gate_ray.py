@@ -40,6 +40,8 @@ from tests.test_ray_job_path import (  # noqa: F401
     steps_saved,
 )
 
+pytestmark = pytest.mark.ray
+
 PROGRAMS = Path(__file__).resolve().parents[1] / "pod_programs"
 PROGRAM_FILES = ("readiness_gate.py", "gate_checks.py")
 NODES, RANKS_PER_NODE = 2, 2

@@ -24,6 +24,8 @@ from tests.nemo_rl_oracle import parsed_overrides
 from tests.standin import fake_datasets
 from workloads import job_scripts as scripts
 
+pytestmark = pytest.mark.unit
+
 V040, V050, V070 = (NEMO_RL_RELEASES[t] for t in ("v0.4.0", "v0.5.0", "v0.7.0"))
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
 HOME_RELEASE = {QWEN: V040, GEMMA: V050}  # the release each seed ran

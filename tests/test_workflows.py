@@ -54,10 +54,12 @@ def make_targets() -> set[str]:
     return targets
 
 
+@pytest.mark.unit
 def test_there_is_a_pull_request_workflow():
     assert PR_WORKFLOW in WORKFLOWS
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_workflow_is_valid_yaml_with_jobs_and_steps(path):
     wf = load(path)
@@ -75,6 +77,7 @@ def uses_lines(path: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if re.match(r"^\s*(?:-\s+)?uses:", line)]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_every_action_is_pinned_by_commit_sha_with_its_tag_beside_it(path):
     lines = uses_lines(path)
@@ -101,6 +104,7 @@ def jobs_handing_out_credentials(wf: dict) -> dict[str, set[str]]:
     return out
 
 
+@pytest.mark.unit
 def test_no_job_hands_real_secrets_to_unreviewed_code():
     wf = load(PR_WORKFLOW)
     creds = jobs_handing_out_credentials(wf)
@@ -120,12 +124,14 @@ def test_no_job_hands_real_secrets_to_unreviewed_code():
     assert "PULUMI_ACCESS_TOKEN" not in PR_WORKFLOW.read_text().split("\nname:", 1)[1]
 
 
+@pytest.mark.unit
 def test_checkouts_do_not_leave_the_github_token_in_the_workspace():
     for name in load(PR_WORKFLOW)["jobs"]:
         for s in step_using(load(PR_WORKFLOW), name, "actions/checkout"):
             assert s["with"]["persist-credentials"] is False, name
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_header_lists_every_secret_and_variable_the_workflow_reads(path):
     text = path.read_text()
@@ -135,6 +141,7 @@ def test_header_lists_every_secret_and_variable_the_workflow_reads(path):
     assert used == documented, f"used {sorted(used)}, documented {sorted(documented)}"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_make_targets_the_workflow_calls_exist(path):
     targets = make_targets()
@@ -147,18 +154,21 @@ def test_make_targets_the_workflow_calls_exist(path):
                         assert word in targets, f"make {word}: no such target in the Makefile"
 
 
+@pytest.mark.unit
 def test_pull_requests_run_the_expected_jobs():
     wf = load(PR_WORKFLOW)
     assert "pull_request" in triggers(wf)
     assert set(wf["jobs"]) == {"test", "synth", "preview"}
 
 
+@pytest.mark.unit
 def test_test_job_runs_the_same_command_as_ci_run():
     assert ci_run_command() == "make test"
     runs = [s["run"].strip() for s in steps(load(PR_WORKFLOW), "test") if "run" in s]
     assert runs == [ci_run_command()]
 
 
+@pytest.mark.unit
 def test_test_job_runs_as_the_runners_ordinary_user_with_python_3_11():
     # The suite writes only under temporary directories, so it needs no root and no container.
     job = load(PR_WORKFLOW)["jobs"]["test"]
@@ -168,6 +178,7 @@ def test_test_job_runs_as_the_runners_ordinary_user_with_python_3_11():
     assert step_using(load(PR_WORKFLOW), "test", "actions/checkout")
 
 
+@pytest.mark.unit
 def test_preview_selects_the_existing_stack_and_never_creates_one():
     # The preview team may only read the stack (Pulumi Cloud "Stack Read"): a maintainer creates it once.
     config = [s["run"] for s in steps(load(PR_WORKFLOW), "preview") if "pulumi stack select" in s.get("run", "")]
@@ -176,6 +187,7 @@ def test_preview_selects_the_existing_stack_and_never_creates_one():
     assert select == [["pulumi", "stack", "select", '"$STACK"']]
 
 
+@pytest.mark.graph
 def test_synth_job_synthesizes_every_stack_and_uploads_build():
     wf = load(PR_WORKFLOW)
     runs = [s["run"] for s in steps(wf, "synth") if "run" in s]
@@ -185,6 +197,7 @@ def test_synth_job_synthesizes_every_stack_and_uploads_build():
     assert any("--compare" in r for r in runs)  # the offline diff against the base branch
 
 
+@pytest.mark.unit
 def test_preview_job_previews_dev_with_the_policy_pack_and_federated_google_auth():
     wf = load(PR_WORKFLOW)
     job = wf["jobs"]["preview"]
@@ -210,6 +223,7 @@ def test_preview_job_previews_dev_with_the_policy_pack_and_federated_google_auth
     assert any(".venv-policy/.installed" in s.get("run", "") for s in all_steps[: all_steps.index(preview[0])])
 
 
+@pytest.mark.unit
 def test_preview_job_summarizes_replacements_from_the_json_plan():
     # `pulumi preview --json` (pulumi pkg/display/json.go PreviewDigest), read by tools/preview_replacements.py
     # after the CLI is installed and the stack configured.
