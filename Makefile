@@ -8,7 +8,7 @@ STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
 
-.PHONY: synth test lint synth-all project-file policy-facts settings-doc sizing-report checkov policy-check cli-check preview up destroy clean
+.PHONY: synth test test-unit lint synth-all project-file policy-facts settings-doc sizing-report checkov policy-check cli-check preview up destroy clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,9 +31,18 @@ synth-all: $(VENV)/.installed
 	for s in $$($(PY) -c "from synth.engine import available_stacks; print(' '.join(available_stacks()))"); do \
 		$(PY) -m synth $$s || exit 1; done
 
-# Lint, format and types first (pyproject.toml), then the suite; CI runs exactly this (.ci/run).
+# Lint, format and types first (pyproject.toml), then the whole suite; CI runs exactly this (.ci/run). The unit and
+# graph tiers run on two workers (pytest-xdist; tests/tiers.py groups what must share one), then the Ray tier alone:
+# its local clusters start several processes per node and need the machine to themselves. Each run ends with its
+# slowest tests (--durations).
+PYTEST_WORKERS ?= 2
 test: lint $(POLICY_VENV)/.installed
-	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q
+	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q -m "not ray" -n $(PYTEST_WORKERS) --dist loadgroup --durations=25
+	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q -m ray --durations=10
+
+# The fast loop while editing (tests/tiers.py): at most a second per test, about a minute in all.
+test-unit: $(VENV)/.installed-test
+	$(PY) -m pytest -q -m unit --durations=10
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .

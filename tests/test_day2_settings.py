@@ -26,6 +26,7 @@ import fnmatch
 import pytest
 
 from synth import compare, engine
+from tests.sampling import sample
 
 # The platform stacks; an experiment stack (platformStack set) declares only its job and export, and refuses the
 # platform settings (tests/test_platform_experiments.py).
@@ -493,7 +494,8 @@ def sweep() -> dict[tuple[str, str], dict]:
         result = engine.run(stack)
         assert result.error is None, result.error
         _BASES[stack] = result, compare.of_result(result)
-    tasks = [(stack, key) for stack in STACKS for key in settings_keys()]
+    # Every (stack, key) in `make test`; a sample with NEMO_RL_GKE_SAMPLE (tests/sampling.py).
+    tasks = sample([(stack, key) for stack in STACKS for key in settings_keys()])
     with multiprocessing.get_context("fork").Pool(2) as pool:
         return dict(pool.imap_unordered(_classify, tasks, chunksize=8))
 

@@ -12,6 +12,7 @@ from core import recipes
 from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import lookup, nemo_rl_config, script_calls, training_argv
+from tests.sampling import sample, sampled
 
 MOUNT, RUN = "/lustre", "run-1"
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
@@ -400,7 +401,7 @@ def test_every_grpo_config_the_program_accepts_takes_the_rendered_job_in_nemo_rl
     from core.recipes import config_tree
 
     release, accepted, failed = NEMO_RL_RELEASES[tag], 0, []
-    for path in config_tree.shipped_configs(tag):
+    for path in sample(config_tree.shipped_configs(tag)):  # all of them unless NEMO_RL_GKE_SAMPLE (tests/sampling.py)
         if recipes.runnable_problem(config_tree.load(tag, path)):
             continue
         try:
@@ -416,7 +417,8 @@ def test_every_grpo_config_the_program_accepts_takes_the_rendered_job_in_nemo_rl
             continue
         assert lookup(config, "checkpointing.checkpoint_dir") == (True, f"{MOUNT}/checkpoints/{RUN}"), path
     assert failed == []
-    assert accepted >= {"v0.4.0": 41, "v0.5.0": 79, "v0.7.0": 145}[tag]
+    if not sampled():
+        assert accepted >= {"v0.4.0": 41, "v0.5.0": 79, "v0.7.0": 145}[tag]
 
 
 @pytest.mark.unit

@@ -129,3 +129,18 @@ def test_the_ray_tier_runs_in_one_xdist_group(request):
     ray_items = [i for i in request.session.items if tiers.declared_tiers(i) == ["ray"]]
     for item in ray_items:
         assert item.get_closest_marker("xdist_group").args == ("ray",), item.nodeid
+
+
+def test_a_sweep_runs_whole_unless_a_sample_is_asked_for_and_then_the_same_cases_each_time(monkeypatch):
+    from tests import sampling
+
+    cases = [("key", i) for i in range(50)]
+    monkeypatch.delenv(sampling.SAMPLE_ENV, raising=False)
+    assert sampling.sample(cases) == cases and not sampling.sampled()
+    monkeypatch.setenv(sampling.SAMPLE_ENV, "7")
+    picked = sampling.sample(cases)
+    assert len(picked) == 7 and picked == sampling.sample(list(cases)) and picked == sorted(picked)
+    assert set(sampling.sample(cases + [("key", 50)])) <= set(picked) | {("key", 50)}  # a new case reshuffles none
+    monkeypatch.setenv(sampling.SAMPLE_ENV, "zero")
+    with pytest.raises(ValueError, match="NEMO_RL_GKE_SAMPLE='zero'"):
+        sampling.sample(cases)

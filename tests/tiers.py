@@ -70,11 +70,22 @@ def pytest_make_collect_report(collector: pytest.Collector):
     return report
 
 
+def _module_scoped(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info else ()
+    return any(d.scope in ("module", "package", "class") for ds in defs for d in ds)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """xdist groups (they count with `--dist loadgroup`, as `make test` runs): the Ray tests share one worker, so
+    no two local clusters start at once; the tests of a module that uses a module-scoped fixture (the day-two sweep,
+    the synth-determinism runs) share one, so the fixture is computed once. Every other test goes wherever a worker
+    is free; each worker keeps its own session caches (the `synth` fixture)."""
     for item in items:
         if declared_tiers(item) == ["ray"]:
-            # Under xdist (`--dist loadgroup`) the Ray tests share one worker: never two local clusters at once.
             item.add_marker(pytest.mark.xdist_group("ray"))
+        elif _module_scoped(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 def unit_budget(seconds: float) -> float:
