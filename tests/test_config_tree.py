@@ -102,6 +102,7 @@ def _real(tag: str, config_path: str) -> tuple[dict, dict]:
 
 
 @pytest.mark.graph
+@pytest.mark.xdist_group("nemo-rl-all-configs")  # one worker loads each config once for both (nemo_rl_oracle)
 @pytest.mark.parametrize("tag", TAGS)
 def test_every_config_of_every_release_reads_as_nemo_rls_own_loader_reads_it(tag, monkeypatch):
     # Raw (interpolations kept) and resolved (with the release's resolvers), type for type, for all of the tree.

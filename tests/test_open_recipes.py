@@ -392,6 +392,7 @@ def test_a_shipped_config_whose_shape_cannot_take_the_recipes_keys_is_refused_in
 
 
 @pytest.mark.graph
+@pytest.mark.xdist_group("nemo-rl-all-configs")  # one worker loads each config once for both (nemo_rl_oracle)
 @pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
 def test_every_grpo_config_the_program_accepts_takes_the_rendered_job_in_nemo_rls_own_loader(tag):
     # Every shipped config the program accepts for a recipe: its rendered overrides are applied by the release's

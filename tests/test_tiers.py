@@ -45,7 +45,7 @@ def test_a_file_without_a_declared_tier_fails_its_collection_with_one_line_namin
         test_declared="import pytest\npytestmark = pytest.mark.unit\ndef test_a(): pass\n",
         test_untiered="def test_b(): pass\ndef test_c(): pass\n",
     )
-    result = pytester.runpytest("-m", "unit")
+    result = pytester.runpytest("-p", "no:xdist", "-m", "unit")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     lines = [ln for ln in result.outlines if ln.startswith("test_untiered.py: ")]
     assert len(lines) == 1 and lines[0].startswith("test_untiered.py: test_b declares no test tier"), result.outlines
@@ -54,7 +54,7 @@ def test_a_file_without_a_declared_tier_fails_its_collection_with_one_line_namin
 
 def test_a_test_with_two_tiers_fails_its_files_collection(pytester):
     _inner(pytester, test_two="import pytest\npytestmark = pytest.mark.unit\n@pytest.mark.graph\ndef test_a(): pass\n")
-    result = pytester.runpytest()
+    result = pytester.runpytest("-p", "no:xdist")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert any(ln.startswith("test_two.py: test_a declares unit and graph") for ln in result.outlines), result.outlines
 
@@ -118,7 +118,7 @@ def test_a_unit_test_over_its_time_fails_naming_its_time_and_the_tier(pytester):
                 time.sleep(0.05)
             """,
     )
-    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "unit_seconds=0.001")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist", "-o", "unit_seconds=0.001")
     result.assert_outcomes(passed=1, failed=2)
     for name in ("test_sleeps", "test_computes"):
         assert any(f"test_slow.py::{name} is a unit test but took" in ln for ln in result.outlines), result.outlines
