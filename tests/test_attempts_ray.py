@@ -120,7 +120,7 @@ def test_a_killed_worker_mid_run_fails_one_attempt_and_the_run_continues_from_it
         attempts=3, log=log, amount=1, capacity_wait_seconds=60, resource="trainer", poll_seconds=1
     )
     entrypoint = recipes.entrypoint(
-        recipe, release, mount_path=str(lustre), run_name=run, paths=paths, attempts=attempts
+        recipe, release, recipes.EntrypointArgs(mount_path=str(lustre), run_name=run, paths=paths, attempts=attempts)
     )
     env = base_env(
         {**FAST_NODE_DEATH, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", STEP_SECONDS_ENV: "0.4"}

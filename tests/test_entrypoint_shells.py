@@ -143,7 +143,9 @@ def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, t
         secret_state={"hfToken": "secret", "wandbApiKey": "secret"},
     )
     gate_options = gate.options(dataclasses.replace(gate.GateArgs.of(s), mount_path=mount, run_name=run))
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths, gate=gate_options)
+    entry = recipes.entrypoint(
+        recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths, gate=gate_options)
+    )
     renv = recipes.runtime_env_yaml(recipe, mount_path=mount, gate_rerun=s.gate.rerun)
     words, calls = run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)
     assert words[:2] == ["sh", "-c"]
@@ -162,7 +164,7 @@ def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, 
     assert recipes.check_job(job, release=release, worker_replicas=2, gpus_per_node=8, stack_name="dev") == []
     recipe = recipes.resolve_recipe(job, release)
     mount, run = str(tmp_path / "lustre"), "r1"
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
+    entry = recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths))
     _, calls = run_chain(
         entry,
         recipes.runtime_env_yaml(recipe, mount_path=mount),
@@ -188,8 +190,8 @@ def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp
     base = recipes.RECIPES["gemma3-27b-gsm8k"]
     recipe = base.model_copy(update={"wandb_name": value})  # what the settings refuse, rendered anyway
     mount, run = str(tmp_path / "lustre"), "r1"
-    script = recipes.job_script(recipe, release, mount_path=mount, run_name=run, paths=paths)
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
+    script = recipes.job_script(recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths))
+    entry = recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths))
     assert shlex.split(entry) == ["sh", "-c", script]
     outcomes = {}
     for rule in ("list2cmdline", "shlex.join"):
@@ -272,7 +274,9 @@ def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, to
     recipe = recipes.RECIPES["gemma3-27b-gsm8k"]
     mount, run = str(tmp_path / "lustre"), "grpo-run-1"
     attempts = recipes.Attempts(attempts=4, log=recipes.attempts_log(mount, run), amount=16, capacity_wait_seconds=1800)
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths, attempts=attempts)
+    entry = recipes.entrypoint(
+        recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths, attempts=attempts)
+    )
     _, calls = run_chain(
         entry,
         recipes.runtime_env_yaml(recipe, mount_path=mount),
@@ -300,7 +304,9 @@ def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(k
     source.mkdir(parents=True)
     (source / "weights.bin").write_bytes(b"w" * 64)
     entry = recipes.entrypoint(
-        recipe, release, mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"
+        recipe,
+        release,
+        recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"),
     )
     renv = recipes.runtime_env_yaml(recipe, mount_path=mount, gate_rerun=None)
     run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)

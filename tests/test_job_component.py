@@ -54,18 +54,20 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     assert spec["entrypoint"] == recipes.entrypoint(
         recipe,
         s.workload.release,
-        mount_path="/lustre",
-        run_name=run,
-        gate=gate_options,
-        model_path=plan.model_path,
-        after=tuple(export.mark_trained_argv("/lustre", run)),
-        prefetch_marker=plan.marker,
-        # Standing cluster: jobBackoffLimit (default 3) retries are the entrypoint's loop (KubeRay takes none).
-        attempts=recipes.Attempts(
-            attempts=s.job.backoff_limit + 1,
-            log=recipes.attempts_log("/lustre", run),
-            amount=s.worker_replicas * recipe.gpus_per_node,
-            capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
+        recipes.EntrypointArgs(
+            mount_path="/lustre",
+            run_name=run,
+            gate=gate_options,
+            model_path=plan.model_path,
+            after=tuple(export.mark_trained_argv("/lustre", run)),
+            prefetch_marker=plan.marker,
+            # Standing cluster: jobBackoffLimit (default 3) retries are the entrypoint's loop (KubeRay takes none).
+            attempts=recipes.Attempts(
+                attempts=s.job.backoff_limit + 1,
+                log=recipes.attempts_log("/lustre", run),
+                amount=s.worker_replicas * recipe.gpus_per_node,
+                capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
+            ),
         ),
     )
     assert f"policy.model_name={plan.model_path}" in spec["entrypoint"]

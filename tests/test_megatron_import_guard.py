@@ -115,7 +115,11 @@ def test_no_conversion_yet_is_left_to_nemo_rl(tmp_path):
 def entry_calls(name: str, tag: str, model_path: str | None = None) -> list[list[str]]:
     recipe = recipes.resolve_recipe(JobSettings.model_validate({"jobRecipe": name}), NEMO_RL_RELEASES[tag])
     return script_calls(
-        recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path="/lustre", run_name="r", model_path=model_path)
+        recipes.entrypoint(
+            recipe,
+            NEMO_RL_RELEASES[tag],
+            recipes.EntrypointArgs(mount_path="/lustre", run_name="r", model_path=model_path),
+        )
     )
 
 

@@ -102,7 +102,9 @@ CASE_IDS = [f"{name}-{tag}-{'+'.join(sorted(o)) or 'builtin'}" for name, tag, o 
 def job_of(name: str, tag: str, overrides: dict):
     """(recipe, argv uv gets from /bin/sh, the intent: config key -> value)."""
     recipe = resolved(name, tag, overrides)
-    entrypoint = recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN)
+    entrypoint = recipes.entrypoint(
+        recipe, NEMO_RL_RELEASES[tag], recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN)
+    )
     intent = recipes.hydra_overrides(recipe, mount_path=MOUNT, run_name=RUN, release=NEMO_RL_RELEASES[tag])
     if not lookup(nemo_rl_config(tag, recipe.config_path, []), "policy.megatron_cfg.converter_type")[0]:
         intent.pop("policy.megatron_cfg.converter_type", None)  # no reader at any release; v0.7.0 dropped the key
@@ -331,7 +333,9 @@ STRINGS = [
 @pytest.mark.parametrize("value", STRINGS)
 def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
     recipe = recipes.RECIPES[QWEN].model_copy(update={"wandb_name": value})
-    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.4.0"], mount_path=MOUNT, run_name=RUN))
+    argv = training_argv(
+        recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.4.0"], recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN))
+    )
     config = nemo_rl_config("v0.4.0", recipe.config_path, argv[6:])
     assert same(config["logger"]["wandb"]["name"], value)
 
@@ -356,7 +360,9 @@ def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
 )
 def test_numbers_booleans_and_null_keep_their_type_in_nemo_rl(field, value, key):
     recipe = resolved(GEMMA, "v0.5.0", {field: value})
-    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.5.0"], mount_path=MOUNT, run_name=RUN))
+    argv = training_argv(
+        recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.5.0"], recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN))
+    )
     config = nemo_rl_config("v0.5.0", recipe.config_path, argv[6:])
     assert same(lookup(config, key)[1], value)
 
@@ -386,7 +392,9 @@ def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_directio
     CheckpointManager = nemo_rl_checkpoint.CheckpointManager
 
     recipe = resolved(name, tag, {"metric_name": "train:loss"})
-    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN))
+    argv = training_argv(
+        recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN))
+    )
     ckpt = nemo_rl_config(tag, recipe.config_path, argv[6:])["checkpointing"]
     assert (ckpt["metric_name"], ckpt["higher_is_better"]) == ("train:loss", False)
     # NeMo-RL's own pruning with that config keeps the lowest losses (plus the newest step)...

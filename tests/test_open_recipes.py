@@ -26,7 +26,7 @@ def nemo_rl_sees(name: str, tag: str, overrides: dict) -> dict:
     """The config NeMo-RL `tag` runs with for this job: the rendered entrypoint through /bin/sh and the loader."""
     release = NEMO_RL_RELEASES[tag]
     recipe = recipes.resolve_recipe(job(name, overrides), release)
-    argv = training_argv(recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name=RUN))
+    argv = training_argv(recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN)))
     assert argv[3:6] == [release.grpo_entry, "--config", recipe.config_path]
     return nemo_rl_config(tag, recipe.config_path, argv[6:])
 
@@ -314,7 +314,7 @@ def test_the_users_file_ships_in_the_job_scripts_configmap_and_is_installed_befo
     recipe = recipes.resolve_recipe(own_file_job(), release)
     (key,) = recipes.user_config_files(recipe)
     assert key.startswith("user-config-") and key.endswith("-grpo-gemma3-27b-mine.yaml")
-    script = recipes.job_script(recipe, release, mount_path=MOUNT, run_name=RUN)
+    script = recipes.job_script(recipe, release, recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN))
     install = script.index("install_configs.py")
     assert install < script.index("examples/run_grpo_math.py") and f"{key}={MINE}" in script
 

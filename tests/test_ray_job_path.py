@@ -137,7 +137,9 @@ def render(name: str, overrides: dict, lustre: Path, image: Image, stack: str = 
     )
     run = recipes.default_run_name(settings, stack, release)
     return (
-        recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run, paths=image.paths),
+        recipes.entrypoint(
+            recipe, release, recipes.EntrypointArgs(mount_path=str(lustre), run_name=run, paths=image.paths)
+        ),
         recipes.runtime_env(recipe, mount_path=str(lustre)),
         recipes.job_metadata(recipe, run_name=run, stack_name=stack),
         Path(recipes.checkpoint_dir(str(lustre), run)),

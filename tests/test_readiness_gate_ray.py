@@ -227,10 +227,9 @@ def rendered_job(lustre: Path, image, gate_over: dict, mode: str = "on"):
     entrypoint = recipes.entrypoint(
         recipe,
         release,
-        mount_path=str(lustre),
-        run_name=run,
-        paths=image.paths,
-        gate=[w for kv in opts.items() for w in kv],
+        recipes.EntrypointArgs(
+            mount_path=str(lustre), run_name=run, paths=image.paths, gate=[w for kv in opts.items() for w in kv]
+        ),
     )
     env = recipes.runtime_env(recipe, mount_path=str(lustre))
     # eth0 is the pod's primary interface on GKE; this machine's two Ray nodes talk over loopback.

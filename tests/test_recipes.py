@@ -254,7 +254,7 @@ def test_rendering_is_deterministic_whatever_the_override_order():
     ra, rb = recipes.resolve_recipe(a, V050), recipes.resolve_recipe(b, V050)
 
     def ep(r):
-        return recipes.entrypoint(r, V050, mount_path=MOUNT, run_name="r")
+        return recipes.entrypoint(r, V050, recipes.EntrypointArgs(mount_path=MOUNT, run_name="r"))
 
     assert ep(ra) == ep(rb) == ep(recipes.resolve_recipe(a, V050))
     keys = list(recipes.hydra_overrides(ra, mount_path=MOUNT, run_name="r"))
@@ -344,7 +344,7 @@ def test_entrypoint_survives_kuberay_submit_command_line(name):
     # KubeRay's submitter runs `bash -ce "... ray job submit ... -- <entrypoint> ; ..."` and the Ray CLI
     # re-joins the words after `--` with shlex.join: emulate both and compare with what Ray runs via the SDK.
     release = HOME_RELEASE[name]
-    ep = recipes.entrypoint(recipes.RECIPES[name], release, mount_path=MOUNT, run_name="r")
+    ep = recipes.entrypoint(recipes.RECIPES[name], release, recipes.EntrypointArgs(mount_path=MOUNT, run_name="r"))
     ray_cli = (
         f'{shlex.quote(sys.executable)} -c \'import shlex, sys; assert sys.argv[1] == "--"; '
         f"print(shlex.join(sys.argv[2:]))'"
@@ -360,7 +360,9 @@ def test_entrypoint_survives_kuberay_submit_command_line(name):
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
 def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(name):
     release, recipe = HOME_RELEASE[name], recipes.RECIPES[name]
-    script = shlex.split(recipes.entrypoint(recipe, release, mount_path="/lustre/", run_name="r"))[2]
+    script = shlex.split(
+        recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path="/lustre/", run_name="r"))
+    )[2]
     lines = [shlex.split(line) for line in script.splitlines()]
     assert lines[:3] == [["set", "-eu"], ["mkdir", "-p", "/lustre/checkpoints/r"], ["cd", NEMO_RL_WORKDIR]]
     assert lines[-1][:5] == ["exec", "uv", "run", "python", release.grpo_entry]
@@ -379,7 +381,7 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
     # What a reviewer of `pulumi preview` sees: no inlined program, no nested quoting, every override key=value.
     release, recipe = HOME_RELEASE[name], recipes.RECIPES[name]
     run = recipes.default_run_name(job(jobRecipe=name), "dev", release)
-    ep = recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name=run)
+    ep = recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=MOUNT, run_name=run))
     sh, dash_c, script = shlex.split(ep)
     assert ep == f"sh -c '{script}'"  # one pair of quotes around the script, none inside it
     assert not set("'\"\\$`") & set(script)
@@ -522,7 +524,7 @@ def test_runtime_env_and_job_carry_no_secret(monkeypatch):
             [
                 env,
                 recipes.runtime_env_yaml(recipe, mount_path=MOUNT),
-                recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name="r"),
+                recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=MOUNT, run_name="r")),
                 recipes.job_metadata(recipe, run_name="r", stack_name="dev"),
             ]
         )
