@@ -10,8 +10,8 @@ naming it (and the run stops: "Interrupted: 1 error during collection"). The tie
   `pytest -m unit` is the loop while editing.
 - `graph`: the engine runs whole stacks, and the heavier oracles (every config of every release through NeMo-RL's
   own loader, subprocess synths, pod programs that take seconds); parallel with pytest-xdist (`-n 2`).
-- `ray`: starts local Ray clusters (tests/ray_local.py); run serially (`make test` runs them after the rest; under
-  xdist they share one worker, `xdist_group("ray")`, so no two clusters start at once).
+- `ray`: starts local Ray clusters (tests/ray_local.py); run serially (`make test` runs them in a pytest run of their
+  own; under xdist they share one worker, `xdist_group("ray")`, so no two clusters start at once).
 """
 
 from __future__ import annotations
