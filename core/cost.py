@@ -30,6 +30,31 @@ MODEL_PRICE_KEYS = {
     "reservation": "gpuNodeList",
     LIST_PRICE: "gpuNodeList",
 }
+# Autopilot bills GPU Pods at its own prices, one per capacity model: Spot Pods are 60-91 % below the regular price
+# (catalog.AUTOPILOT_SPOT_DISCOUNT), flex-start has a price of its own, and the regular price is the reference.
+AUTOPILOT_PRICE_KEYS = {
+    "spot": "autopilotGpuPodSpot",
+    "flex-start": "autopilotGpuPodFlexStart",
+    "reservation": "autopilotGpuPodHour",
+    LIST_PRICE: "autopilotGpuPodHour",
+}
+
+
+def free_tier_note(s: "Settings") -> str:
+    """Whether GKE's free-tier credit can cover this cluster's fee: Autopilot and zonal Standard clusters, one per
+    billing account; never a regional Standard cluster (catalog.GKE_FREE_TIER_CREDIT)."""
+    credit = catalog.GKE_FREE_TIER_CREDIT
+    if s.autopilot or s.cluster.control_plane == "zonal":
+        kind = "an Autopilot" if s.autopilot else f"a zonal Standard ({key('controlPlane')}: zonal)"
+        return (
+            f"GKE free tier: ${credit.usd:.2f} of credit a month per billing account covers the fee of one zonal "
+            f"Standard or Autopilot cluster, and this is {kind} cluster; not applied here (another cluster of the "
+            f"billing account may already use it) ({credit.source}, read {credit.read_on})"
+        )
+    return (
+        f"GKE free tier: its credit never covers a regional Standard cluster's fee (only zonal Standard and Autopilot "
+        f"clusters; {key('controlPlane')}: zonal makes this one eligible) ({credit.source}, read {credit.read_on})"
+    )
 
 
 @dataclass(frozen=True)
@@ -148,19 +173,34 @@ def estimate(s: "Settings") -> Estimate:
         lines.append(
             Line("GKE cluster management fee", 1, fee.unit, fee.usd, f"catalog: {fee.source} (read {fee.read_on})")
         )
-        notes.append("GKE free-tier credit not applied (it never covers a regional cluster)")
+        notes.append(free_tier_note(s))
     # The GPU nodes a running job holds: its workers (none without a job: no GPU node is billed then).
     gpu_nodes = s.worker_replicas if s.job.enabled else 0
     what = f"GPU nodes ({gpu_nodes} x {acc.machine_type})"
     models = list(s.capacity.models)
-    if "reservation" not in models and not s.autopilot:
-        # The reference every model is compared with: the list price, what a reservation bills.
+    if "reservation" not in models:
+        # The reference every model is compared with: the list price (what a reservation bills) on Standard, the
+        # regular GPU Pod price on Autopilot.
         models.append(LIST_PRICE)
+    price_keys = AUTOPILOT_PRICE_KEYS if s.autopilot else MODEL_PRICE_KEYS
+    reference = "the regular Autopilot price" if s.autopilot else "the list price"
     for m in models:
-        price_key = "autopilotGpuPodHour" if s.autopilot else MODEL_PRICE_KEYS[m]
-        usd, origin = _price(s, price_key)
-        label = f"{what} at the list price (reference)" if m == LIST_PRICE else f"{what} on {m}"
+        usd, origin = _price(s, price_keys[m])
+        label = f"{what} at {reference} (reference)" if m == LIST_PRICE else f"{what} on {m}"
         lines.append(Line(label, gpu_nodes, "node-hour", usd, origin, capacity_model=m))
+    if s.autopilot and "spot" in models:
+        regular = s.cost.prices.get(AUTOPILOT_PRICE_KEYS[LIST_PRICE])
+        low, high = catalog.AUTOPILOT_SPOT_DISCOUNT
+        bound = (
+            f": ${regular * (1 - high):,.2f} to ${regular * (1 - low):,.2f} an hour per node-filling Pod from "
+            f"{key('prices.autopilotGpuPodHour')}"
+            if regular is not None
+            else ""
+        )
+        notes.append(
+            f"Autopilot Spot Pods are {low:.0%} to {high:.0%} below the regular price{bound} "
+            f"({catalog.AUTOPILOT_SPOT_DISCOUNT_SOURCE})"
+        )
     if "reservation" in s.capacity.models:
         notes.append("a reservation bills its nodes at the list price whether or not they run")
     if not experiment:

@@ -145,12 +145,87 @@ def submitter_command(
     if runtime_env_yaml:
         cmd += ["--runtime-env-json", go_quote(kuberay_runtime_env_json(runtime_env_yaml))]
     if metadata:
-        # Go's json.Marshal of map[string]string: keys sorted, compact, HTML characters escaped.
-        meta = json.dumps(metadata, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        meta = meta.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-        cmd += ["--metadata-json", go_quote(meta)]
+        cmd += ["--metadata-json", go_quote(kuberay_metadata_json(metadata))]
     cmd += ["--submission-id", submission_id, "--", entry, ";", "fi", ";", *follow]
     return ["/bin/bash", "-ce", "--", " ".join(cmd)]
+
+
+def kuberay_metadata_json(metadata: dict[str, str]) -> str:
+    """Go's json.Marshal of a map[string]string, as KubeRay passes spec.metadata: keys sorted, compact, HTML escaped."""
+    meta = json.dumps(metadata, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return meta.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+# --- the submitter this program renders -------------------------------------------------------------------------
+# KubeRay 1.5.0 to 1.7.0 fail a K8sJobMode RayJob 30 s after its submitter Job finishes (Complete or Failed) unless the
+# Ray job is terminal by then, whatever the Ray job is doing (rayjob_controller.go checkSubmitterFinishedTimeout-
+# AndUpdateStatusIfNeeded with DefaultSubmitterFinishedTimeout = 30 s, and getJobFinishedCondition; kept in
+# tests/oracles/kuberay); kuberay PR #5100 (merged after 1.7.0, in no release) keeps only the immediate
+# SubmissionFailed of a failed submitter Job away from a RUNNING job, not this timeout. KubeRay's own submitter ends
+# with `ray job logs --follow`, which returns when the dashboard closes the log stream (kuberay#4921, ray#60665): the
+# SDK's tail_job_logs breaks on the websocket's CLOSED message (python/ray/dashboard/modules/job/sdk.py in the Ray
+# 2.46.0 and 2.55.1 wheels; 2.55.1 raises only on an abnormal closure), and the CLI exits 0 whatever the job's status
+# (cli.py `logs` -> `_tail_logs` -> `_log_job_status` only prints it). So on a dropped stream the submitter completes,
+# and 30 s later a healthy run's RayJob is Failed; with shutdownAfterJobFinishes KubeRay then deletes its GPU cluster.
+#
+# This program's submitter keeps KubeRay's steps (wait for the dashboard's GCS health, submit unless the submission id
+# is known, follow the logs) and finishes only when the Ray job has: after the stream ends it asks `ray job status`
+# (whose non-terminal line is `Status for job '<id>': PENDING|RUNNING`, cli.py `_log_job_status` in the same wheels)
+# and follows again (at most SUBMITTER_FOLLOWS times; the log starts over each time), then polls. It exits 0 at a
+# terminal status, as KubeRay's submitter does (KubeRay then reads SUCCEEDED / FAILED / STOPPED itself); 1 when the
+# dashboard no longer knows the job (a head that restarted without GCS fault tolerance lost it: "Job <id> does not
+# exist", job_head.py), so the Job's next pod submits it again, as KubeRay's submitter retry does; 1 when the
+# dashboard stays unreachable for SUBMITTER_UNREACHABLE_SECONDS. The same behaviour on every KubeRay version: 1.4.2,
+# which has no such timeout, reads the same terminal status.
+SUBMITTER_FOLLOWS = 4
+SUBMITTER_POLL_SECONDS = 30
+SUBMITTER_NOTE = "nemo-rl-gke submitter:"
+
+
+def job_submitter_command(
+    entrypoint: str,
+    *,
+    runtime_env_yaml: Optional[str] = None,
+    metadata: Optional[dict[str, str]] = None,
+    unreachable_seconds: int,
+) -> list[str]:
+    """The K8sJobMode submitter container's command + args this program renders (see above). The dashboard address
+    and the submission id come from the RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID variables KubeRay gives the
+    first container of a user template (rayjob_controller.go getSubmitterTemplate @v1.4.2, configureSubmitterContainer
+    @v1.7.0); the submit is KubeRay 1.7.0's words (`submitter_command()`), so the entrypoint passes the same shells."""
+    address, submission_id = '"$A"', '"$ID"'
+    health = _V17_HEALTH % ("$A/" + _V17_HEALTH_PATH, _V17_HEALTH_TIMEOUT)
+    submit = ["ray", "job", "submit", "--address", address, "--no-wait"]
+    if runtime_env_yaml:
+        submit += ["--runtime-env-json", go_quote(kuberay_runtime_env_json(runtime_env_yaml))]
+    if metadata:
+        submit += ["--metadata-json", go_quote(kuberay_metadata_json(metadata))]
+    submit += ["--submission-id", submission_id, "--", entrypoint.strip()]
+    status = f"ray job status --address {address} {submission_id}"
+    running = "*\"Status for job '$ID': PENDING\"*|*\"Status for job '$ID': RUNNING\"*"
+    polls = max(1, -(-unreachable_seconds // SUBMITTER_POLL_SECONDS))
+    script = [
+        'A="http://${RAY_DASHBOARD_ADDRESS#http://}" ; ID="$RAY_JOB_SUBMISSION_ID" ;',
+        f'until {health} >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at $A ..." ; '
+        "sleep 2 ; done ;",
+        f"if ! {status} >/dev/null 2>&1 ; then {' '.join(submit)} ; fi ;",
+        "f=0 ; n=0 ;",
+        "while : ; do",
+        f'  if [ "$n" -eq 0 ] && [ "$f" -lt {SUBMITTER_FOLLOWS} ] ; then',
+        f'    if [ "$f" -gt 0 ] ; then echo "{SUBMITTER_NOTE} the log stream of $ID ended while the job runs '
+        '(kuberay#4921, ray#60665); following it again, from its start" ; fi ;',
+        "    f=$((f + 1)) ;",
+        f"    ray job logs --address {address} --follow {submission_id} || true ;",
+        f"  else sleep {SUBMITTER_POLL_SECONDS} ; fi ;",
+        f"  if s=$({status} 2>&1) ; then",
+        f'    n=0 ; case "$s" in {running}) ;; *) printf "%s\\n" "$s" ; exit 0 ;; esac ;',
+        "  else",
+        '    case "$s" in *"does not exist"*) printf "%s\\n" "$s" ; exit 1 ;; esac ;',
+        f'    n=$((n + 1)) ; if [ "$n" -gt {polls} ] ; then printf "%s\\n" "$s" ; exit 1 ; fi ;',
+        "  fi ;",
+        "done",
+    ]
+    return ["/bin/bash", "-ce", "--", "\n".join(script)]
 
 
 def ray_cli_join(argv: list[str], rule: JoinRule) -> str:

@@ -15,13 +15,22 @@ retry deleted the selected cluster (kuberay #4516). So the loop is ours. Each at
 3. appends one JSON line to the log (on Lustre, beside the gate's summary) and prints it.
 It exits 0 after the first attempt whose steps all succeed, else with the last failing step's code once the attempts
 are spent or the capacity did not come back in time. Standard library only; `ray` is imported only to wait.
+
+A failure no retry can fix ends the attempts at once (result "deterministic"), instead of waiting for capacity and
+running the gate again for the same error: a step that exits 2 (Python's and argparse's usage error, a script that
+cannot be opened), or whose output ends with a Python exception of a kind that a new node set cannot change (an import
+or syntax error, a config NeMo-RL's loader refuses: DETERMINISTIC_ERRORS). The step's output is passed through as it
+comes and its last lines are kept for that test. Anything else (a lost node: Ray's ActorDiedError, NodeDiedError, a
+NCCL error; a failed readiness gate) is retried.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -77,6 +86,57 @@ def wait_for_capacity(
         time.sleep(poll_s)
 
 
+# Python exceptions a rerun on new nodes cannot change: the code or the environment cannot be imported, or the config
+# is refused by NeMo-RL's loader (hydra-core's override parser, OmegaConf's struct mode), before any training. Matched
+# on the last exception line of a step's output, also inside Ray's wrapper (`ray.exceptions.RayTaskError(ImportError)`).
+DETERMINISTIC_ERRORS = (
+    "ModuleNotFoundError",
+    "ImportError",
+    "SyntaxError",
+    "IndentationError",
+    "NameError",
+    "OverrideParseException",
+    "ConfigCompositionException",
+    "ConfigKeyError",
+    "ConfigAttributeError",
+    "MissingMandatoryValue",
+    "InterpolationResolutionError",
+)
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(\(([\w.]+)\))?: ")
+TAIL_LINES = 200
+
+
+def deterministic_failure(code: int, tail: list[str]) -> Optional[str]:
+    """Why a failed step would fail the same way on every attempt, or None (retry)."""
+    if code == 2:
+        return "exit code 2 (a usage error)"
+    for line in reversed(tail):
+        m = _EXCEPTION_LINE.match(line.strip())
+        if m:
+            names = {m.group(1).rsplit(".", 1)[-1], (m.group(3) or "").rsplit(".", 1)[-1]}
+            hit = sorted(names & set(DETERMINISTIC_ERRORS))
+            return f"{hit[0]}: {line.strip()[:200]}" if hit else None
+    return None
+
+
+def run_step(step: list[str]) -> tuple[int, list[str]]:
+    """Run one step, passing its output through as it comes; (exit code, its last lines)."""
+    tail: collections.deque = collections.deque(maxlen=TAIL_LINES)
+    try:
+        proc = subprocess.Popen(
+            step, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1
+        )
+    except OSError as e:  # the program is missing: no attempt can run it
+        print(f"{PREFIX} cannot start {step[:4]}: {e}", flush=True)
+        return 2, [str(e)]
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        tail.append(line.rstrip("\n"))
+    return proc.wait(), list(tail)
+
+
 def log_attempt(path: str, record: dict) -> None:
     line = json.dumps(record, sort_keys=True)
     print(f"{PREFIX} {line}", flush=True)
@@ -113,9 +173,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             record.update(result="no-capacity", exitCode=None)
             log_attempt(args.log, record)
             return code
-        failed_step = None
+        failed_step, tail = None, list[str]()
         for i, step in enumerate(steps):
-            code = subprocess.run(step).returncode
+            code, tail = run_step(step)
             if code != 0:
                 failed_step = i
                 break
@@ -125,6 +185,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             log_attempt(args.log, record)
             return 0
         record.update(result="failed", failedStep=step[:4])
+        reason = deterministic_failure(code, tail)
+        if reason is not None:
+            record.update(result="deterministic", reason=reason)
+            log_attempt(args.log, record)
+            print(f"{PREFIX} the failure would repeat on every attempt ({reason}); ending the attempts", flush=True)
+            return code
         log_attempt(args.log, record)
     return code
 

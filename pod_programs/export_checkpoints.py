@@ -27,6 +27,7 @@ Copy rules:
 - `<destination>/EXPORT.json` (what was exported, from where, how many bytes) is written last, through a
   temporary name: its presence means the export is complete.
 """
+
 import argparse
 import concurrent.futures
 import fnmatch
@@ -77,8 +78,7 @@ def choose(checkpoints, metric, higher_is_better):
     if metric is None:
         return final, None, None
     ranked = [(step, path, training_info(path) or {}) for step, path in found]
-    scored = [(sign_value(info[metric], higher_is_better), step, path) for step, path, info in ranked
-              if metric in info]
+    scored = [(sign_value(info[metric], higher_is_better), step, path) for step, path, info in ranked if metric in info]
     if not scored:
         return final, final, f"no training_info.json has {metric!r}; best = final"
     # A checkpoint without the value ranks below every other one, as in NeMo-RL's pruning.
@@ -154,8 +154,9 @@ def main(argv):
     # The bucket's mount point must exist (the prefix under it is created); without --root, the parent of the
     # destination. Anything else means the volume is missing and the copy would fill the pod's disk.
     root = args.root or os.path.dirname(os.path.normpath(args.destination))
-    if args.root and os.path.commonpath([os.path.normpath(args.root), os.path.normpath(args.destination)]) != \
-            os.path.normpath(args.root):
+    if args.root and os.path.commonpath(
+        [os.path.normpath(args.root), os.path.normpath(args.destination)]
+    ) != os.path.normpath(args.root):
         fail(f"{args.destination} is not under {args.root}")
     if not os.path.isdir(root):
         fail(f"{root} does not exist; is the bucket mounted?")
@@ -170,23 +171,31 @@ def main(argv):
         work.extend(plan(source, os.path.join(args.destination, os.path.basename(source)), args.exclude))
     os.makedirs(args.destination, exist_ok=True)
     total = sum(size for _, _, size in work)
-    print(f"export: {', '.join(os.path.basename(c) for c in chosen)} from {args.checkpoints}: {len(work)} files, "
-          f"{total / 1e9:.2f} GB -> {args.destination}", flush=True)
+    print(
+        f"export: {', '.join(os.path.basename(c) for c in chosen)} from {args.checkpoints}: {len(work)} files, "
+        f"{total / 1e9:.2f} GB -> {args.destination}",
+        flush=True,
+    )
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
         copied = sum(pool.map(lambda w: copy_file(*w), work))
-    manifest = write_manifest(args.destination, {
-        "source": args.checkpoints,
-        "final": os.path.basename(final),
-        "best": os.path.basename(best) if best else None,
-        "metric": args.metric,
-        "higher_is_better": None if args.metric is None else not args.lower_is_better,
-        "excluded": sorted(args.exclude),
-        "files": len(work),
-        "bytes": total,
-        "completed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    })
-    print(f"export: copied {copied} of {len(work)} files in {time.monotonic() - started:.0f} s; wrote {manifest}",
-          flush=True)
+    manifest = write_manifest(
+        args.destination,
+        {
+            "source": args.checkpoints,
+            "final": os.path.basename(final),
+            "best": os.path.basename(best) if best else None,
+            "metric": args.metric,
+            "higher_is_better": None if args.metric is None else not args.lower_is_better,
+            "excluded": sorted(args.exclude),
+            "files": len(work),
+            "bytes": total,
+            "completed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
+    print(
+        f"export: copied {copied} of {len(work)} files in {time.monotonic() - started:.0f} s; wrote {manifest}",
+        flush=True,
+    )
     return 0
 
 

@@ -26,6 +26,7 @@ What it decides
 - Lustre: the mount's filesystem type from /proc/self/mountinfo (proc(5) format), throughput over the
   common wall-clock window of all nodes, and the expected figure fraction x min(aggregate, nodes x NIC).
 """
+
 from __future__ import annotations
 
 import json
@@ -69,16 +70,22 @@ def _gbps(x: float) -> str:
     return f"{x:.2f} GB/s"
 
 
-def threshold_check(name: str, measured: Optional[float], minimum: float, *, maximum: Optional[float] = None,
-                    detail: str = "") -> Check:
+def threshold_check(
+    name: str, measured: Optional[float], minimum: float, *, maximum: Optional[float] = None, detail: str = ""
+) -> Check:
     """measured >= minimum (GB/s), and not above the plausible `maximum` when one is given."""
     if measured is None:
         return Check(name, FAIL, "nothing", f">= {_gbps(minimum)}", detail or "no measurement")
     if measured < minimum:
         return Check(name, FAIL, _gbps(measured), f">= {_gbps(minimum)}", detail)
     if maximum is not None and measured > maximum:
-        return Check(name, FAIL, _gbps(measured), f"<= {_gbps(maximum)} (the GPU type's physical bound)",
-                     (detail + "; " if detail else "") + "a figure above the bound is a timing error")
+        return Check(
+            name,
+            FAIL,
+            _gbps(measured),
+            f"<= {_gbps(maximum)} (the GPU type's physical bound)",
+            (detail + "; " if detail else "") + "a figure above the bound is a timing error",
+        )
     return Check(name, PASS, _gbps(measured), f">= {_gbps(minimum)}", detail)
 
 
@@ -119,9 +126,9 @@ def sweep_sizes(min_bytes: int, max_bytes: int, factor: int = 2) -> list[int]:
 @dataclass(frozen=True)
 class SweepPoint:
     collective: str
-    size_bytes: int          # S
-    count: int               # elements per call (per rank for all-gather)
-    seconds: float           # per iteration, averaged over the ranks
+    size_bytes: int  # S
+    count: int  # elements per call (per rank for all-gather)
+    seconds: float  # per iteration, averaged over the ranks
     ranks: int
 
     @property
@@ -133,8 +140,9 @@ class SweepPoint:
         return self.algbw * busbw_factor(self.collective, self.ranks)
 
 
-def sweep_points(collective: str, ranks: int, per_rank_seconds: dict[int, list[float]],
-                 counts: dict[int, int], elem_bytes: int = 4) -> list[SweepPoint]:
+def sweep_points(
+    collective: str, ranks: int, per_rank_seconds: dict[int, list[float]], counts: dict[int, int], elem_bytes: int = 4
+) -> list[SweepPoint]:
     """Points from every rank's per-iteration time at each S (`per_rank_seconds[S]`), time averaged over ranks."""
     points = []
     for size in sorted(per_rank_seconds):
@@ -155,7 +163,7 @@ def sweep_average_busbw(points: list[SweepPoint]) -> float:
 
 
 def human_bytes(n: int) -> str:
-    for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= scale and n % scale == 0:
             return f"{n // scale} {unit}"
     return f"{n} B"
@@ -163,25 +171,39 @@ def human_bytes(n: int) -> str:
 
 def format_sweep(points: list[SweepPoint]) -> str:
     """The sweep as nccl-tests lays out its table (size, count, time in us, algbw, busbw)."""
-    lines = [f"# {points[0].collective} over {points[0].ranks} ranks",
-             "#       size         count      time   algbw   busbw",
-             "#        (B)    (elements)      (us)  (GB/s)  (GB/s)"]
+    lines = [
+        f"# {points[0].collective} over {points[0].ranks} ranks",
+        "#       size         count      time   algbw   busbw",
+        "#        (B)    (elements)      (us)  (GB/s)  (GB/s)",
+    ]
     for p in points:
         lines.append(f"{p.size_bytes:12d}  {p.count:12d}  {p.seconds * 1e6:8.1f}  {p.algbw:6.2f}  {p.busbw:6.2f}")
     lines.append(f"# Avg bus bandwidth    : {sweep_average_busbw(points):.3f}")
     return "\n".join(lines)
 
 
-def collective_checks(points: dict[str, list[SweepPoint]], *, min_allreduce_large: float,
-                      min_allgather_avg: float, implausible: float, nodes: int) -> list[Check]:
+def collective_checks(
+    points: dict[str, list[SweepPoint]],
+    *,
+    min_allreduce_large: float,
+    min_allgather_avg: float,
+    implausible: float,
+    nodes: int,
+) -> list[Check]:
     where = f"{nodes} node{'s' if nodes != 1 else ''}"
     checks = []
     ar = points.get(ALL_REDUCE)
     if ar:
         p = large_message(ar)
-        checks.append(threshold_check(
-            "nccl.all_reduce.large_busbw", p.busbw, min_allreduce_large, maximum=implausible,
-            detail=f"busbw at {human_bytes(p.size_bytes)}, {p.ranks} ranks on {where}"))
+        checks.append(
+            threshold_check(
+                "nccl.all_reduce.large_busbw",
+                p.busbw,
+                min_allreduce_large,
+                maximum=implausible,
+                detail=f"busbw at {human_bytes(p.size_bytes)}, {p.ranks} ranks on {where}",
+            )
+        )
     else:
         checks.append(threshold_check("nccl.all_reduce.large_busbw", None, min_allreduce_large))
     ag = points.get(ALL_GATHER)
@@ -189,12 +211,20 @@ def collective_checks(points: dict[str, list[SweepPoint]], *, min_allreduce_larg
         peak = max(p.busbw for p in ag)
         avg = sweep_average_busbw(ag)
         check = threshold_check(
-            "nccl.all_gather.avg_busbw", avg, min_allgather_avg,
+            "nccl.all_gather.avg_busbw",
+            avg,
+            min_allgather_avg,
             detail=f"mean busbw over {human_bytes(ag[0].size_bytes)}..{human_bytes(ag[-1].size_bytes)}, "
-                   f"{ag[0].ranks} ranks on {where}")
+            f"{ag[0].ranks} ranks on {where}",
+        )
         if check.status == PASS and peak > implausible:
-            check = threshold_check("nccl.all_gather.avg_busbw", peak, min_allgather_avg, maximum=implausible,
-                                    detail="peak busbw of the sweep")
+            check = threshold_check(
+                "nccl.all_gather.avg_busbw",
+                peak,
+                min_allgather_avg,
+                maximum=implausible,
+                detail="peak busbw of the sweep",
+            )
         checks.append(check)
     else:
         checks.append(threshold_check("nccl.all_gather.avg_busbw", None, min_allgather_avg))
@@ -208,7 +238,8 @@ _USING_NETWORK = re.compile(r"^Using network (?P<net>\S+)\s*$")
 _ASSIGNED = re.compile(r"^Assigned NET plugin (?P<net>\S+) to comm\s*$")
 _CHANNEL = re.compile(
     r"^Channel (?P<channel>\d+)/(?P<conn>\d+) : (?P<src>\d+)\[(?P<srcdev>\d+)\] -> (?P<dst>\d+)\[(?P<dstdev>\d+)\] "
-    r"\[(?P<dir>send|receive)\] via NET/(?P<net>[^/\s]+)/(?P<netdev>\d+)(?:\((?P<proxy>\d+)\))?(?P<rest>\S*)\s*$")
+    r"\[(?P<dir>send|receive)\] via NET/(?P<net>[^/\s]+)/(?P<netdev>\d+)(?:\((?P<proxy>\d+)\))?(?P<rest>\S*)\s*$"
+)
 _VERSION = re.compile(r"NCCL version (?P<version>\S+)")
 
 
@@ -229,9 +260,9 @@ class NcclLogFacts:
     """What one NCCL debug file (one process) says about the network it used."""
 
     hosts: set = field(default_factory=set)
-    networks: set = field(default_factory=set)        # `Using network X`
+    networks: set = field(default_factory=set)  # `Using network X`
     assigned_plugins: set = field(default_factory=set)
-    channels: list = field(default_factory=list)      # NetChannel for every inter-node connection
+    channels: list = field(default_factory=list)  # NetChannel for every inter-node connection
     versions: set = field(default_factory=set)
     info_lines: int = 0
 
@@ -253,10 +284,18 @@ def parse_nccl_log(text: str) -> NcclLogFacts:
         elif a := _ASSIGNED.match(msg):
             facts.assigned_plugins.add(a.group("net"))
         elif c := _CHANNEL.match(msg):
-            facts.channels.append(NetChannel(
-                host=m.group("host"), pid=int(m.group("pid")), direction=c.group("dir"), net=c.group("net"),
-                netdev=int(c.group("netdev")), gdr="/GDRDMA" in c.group("rest"),
-                src_rank=int(c.group("src")), dst_rank=int(c.group("dst"))))
+            facts.channels.append(
+                NetChannel(
+                    host=m.group("host"),
+                    pid=int(m.group("pid")),
+                    direction=c.group("dir"),
+                    net=c.group("net"),
+                    netdev=int(c.group("netdev")),
+                    gdr="/GDRDMA" in c.group("rest"),
+                    src_rank=int(c.group("src")),
+                    dst_rank=int(c.group("dst")),
+                )
+            )
         elif v := _VERSION.search(msg):
             facts.versions.add(v.group("version"))
     return facts
@@ -279,45 +318,85 @@ def network_checks(facts: NcclLogFacts, *, expected_net: str, nodes: int, nics_p
 
     A single node has no inter-node connection: NCCL uses NVLink (P2P/NVLS) only, which is said, not failed."""
     if nodes < 2:
-        return [Check("nccl.net", SKIP, "single node", f"inter-node traffic over {expected_net}",
-                      "one node: NCCL uses NVLink only; the RDMA path is not exercised")]
+        return [
+            Check(
+                "nccl.net",
+                SKIP,
+                "single node",
+                f"inter-node traffic over {expected_net}",
+                "one node: NCCL uses NVLink only; the RDMA path is not exercised",
+            )
+        ]
     want = expected_net.lower()
     if facts.info_lines == 0:
-        return [Check("nccl.net", FAIL, "no NCCL INFO lines", f"'Using network {expected_net}' and channels via "
-                      f"NET/{expected_net}", "NCCL_DEBUG=INFO output missing")]
+        return [
+            Check(
+                "nccl.net",
+                FAIL,
+                "no NCCL INFO lines",
+                f"'Using network {expected_net}' and channels via NET/{expected_net}",
+                "NCCL_DEBUG=INFO output missing",
+            )
+        ]
     checks = []
     other_nets = sorted(n for n in facts.networks if n.lower() != want)
     used = sorted(facts.networks) or ["none"]
     if other_nets or not facts.networks:
-        checks.append(Check("nccl.net", FAIL, f"Using network {', '.join(used)}", f"Using network {expected_net}",
-                            "NCCL chose another network plugin"))
+        checks.append(
+            Check(
+                "nccl.net",
+                FAIL,
+                f"Using network {', '.join(used)}",
+                f"Using network {expected_net}",
+                "NCCL chose another network plugin",
+            )
+        )
         return checks
     inter = facts.channels
     off_net = [c for c in inter if c.net.lower() != want]
     if not inter or off_net:
-        measured = (f"{len(off_net)} of {len(inter)} inter-node connections via "
-                    f"{', '.join(sorted({'NET/' + c.net for c in off_net}))}" if inter else "no inter-node connection")
+        measured = (
+            f"{len(off_net)} of {len(inter)} inter-node connections via "
+            f"{', '.join(sorted({'NET/' + c.net for c in off_net}))}"
+            if inter
+            else "no inter-node connection"
+        )
         checks.append(Check("nccl.net", FAIL, measured, f"every inter-node connection via NET/{expected_net}"))
     else:
-        checks.append(Check("nccl.net", PASS, f"{len(inter)} inter-node connections via NET/{expected_net}",
-                            f"every inter-node connection via NET/{expected_net}"))
+        checks.append(
+            Check(
+                "nccl.net",
+                PASS,
+                f"{len(inter)} inter-node connections via NET/{expected_net}",
+                f"every inter-node connection via NET/{expected_net}",
+            )
+        )
     if inter:
         no_gdr = [c for c in inter if not c.gdr]
-        checks.append(Check(
-            "nccl.gdrdma", FAIL if no_gdr else PASS,
-            f"{len(inter) - len(no_gdr)} of {len(inter)} connections with /GDRDMA",
-            "GPUDirect RDMA (/GDRDMA) on every inter-node connection",
-            "without it every transfer is staged through host memory" if no_gdr else ""))
+        checks.append(
+            Check(
+                "nccl.gdrdma",
+                FAIL if no_gdr else PASS,
+                f"{len(inter) - len(no_gdr)} of {len(inter)} connections with /GDRDMA",
+                "GPUDirect RDMA (/GDRDMA) on every inter-node connection",
+                "without it every transfer is staged through host memory" if no_gdr else "",
+            )
+        )
         by_host: dict[str, set] = {}
         for c in inter:
             by_host.setdefault(c.host, set()).add(c.netdev)
         fewest = min(by_host.items(), key=lambda kv: (len(kv[1]), kv[0]))
         ok = len(by_host) >= nodes and len(fewest[1]) >= nics_per_node
-        checks.append(Check(
-            "nccl.nics", PASS if ok else FAIL,
-            f"{len(fewest[1])} NICs on {fewest[0]}" + (f", {len(by_host)} of {nodes} nodes with inter-node "
-                                                         f"connections" if len(by_host) < nodes else ""),
-            f"{nics_per_node} NICs on each of {nodes} nodes", "fewest distinct NET devices a node's ranks used"))
+        checks.append(
+            Check(
+                "nccl.nics",
+                PASS if ok else FAIL,
+                f"{len(fewest[1])} NICs on {fewest[0]}"
+                + (f", {len(by_host)} of {nodes} nodes with inter-node connections" if len(by_host) < nodes else ""),
+                f"{nics_per_node} NICs on each of {nodes} nodes",
+                "fewest distinct NET devices a node's ranks used",
+            )
+        )
     return checks
 
 
@@ -337,10 +416,15 @@ def gpu_checks(probe: dict, *, expected_gpus: int) -> list[Check]:
     devices = probe.get("devices", [])
     visible = probe.get("cuda_visible_count")
     count_ok = len(devices) == expected_gpus and (visible is None or visible == expected_gpus)
-    checks.append(Check(
-        f"gpu.count[{host}]", PASS if count_ok else FAIL,
-        f"{len(devices)} GPUs in NVML" + (f", {visible} allocated to the task" if visible is not None else ""),
-        f"{expected_gpus} and {expected_gpus}", f"driver {probe.get('driver_version', '?')}"))
+    checks.append(
+        Check(
+            f"gpu.count[{host}]",
+            PASS if count_ok else FAIL,
+            f"{len(devices)} GPUs in NVML" + (f", {visible} allocated to the task" if visible is not None else ""),
+            f"{expected_gpus} and {expected_gpus}",
+            f"driver {probe.get('driver_version', '?')}",
+        )
+    )
     bad = []
     aggregate = []
     for d in devices:
@@ -356,10 +440,15 @@ def gpu_checks(probe: dict, *, expected_gpus: int) -> list[Check]:
             bad.append(f"{where}: row remapping failed")
         if d.get("remap_pending"):
             bad.append(f"{where}: row remap pending (needs a GPU reset)")
-    checks.append(Check(
-        f"gpu.memory[{host}]", FAIL if bad else PASS, "; ".join(bad) if bad else "no uncorrectable error",
-        "ECC on, no volatile uncorrectable ECC error, no failed or pending row remap",
-        ("aggregate uncorrectable: " + "; ".join(aggregate)) if aggregate else ""))
+    checks.append(
+        Check(
+            f"gpu.memory[{host}]",
+            FAIL if bad else PASS,
+            "; ".join(bad) if bad else "no uncorrectable error",
+            "ECC on, no volatile uncorrectable ECC error, no failed or pending row remap",
+            ("aggregate uncorrectable: " + "; ".join(aggregate)) if aggregate else "",
+        )
+    )
     return checks
 
 
@@ -399,8 +488,10 @@ def lustre_expected(fraction: float, aggregate_gbps: float, nodes: int, nic_gbps
         raise ValueError("fraction must be in (0, 1]")
     ceiling = min(aggregate_gbps, nodes * nic_gbps)
     which = "instance aggregate" if aggregate_gbps <= nodes * nic_gbps else f"{nodes} x primary NIC"
-    return fraction * ceiling, (f"{fraction:g} x min({aggregate_gbps:.2f} GB/s instance aggregate, {nodes} x "
-                                f"{nic_gbps:.2f} GB/s primary NIC) = {fraction:g} x {ceiling:.2f} ({which})")
+    return fraction * ceiling, (
+        f"{fraction:g} x min({aggregate_gbps:.2f} GB/s instance aggregate, {nodes} x "
+        f"{nic_gbps:.2f} GB/s primary NIC) = {fraction:g} x {ceiling:.2f} ({which})"
+    )
 
 
 def aggregate_throughput(parts: list[dict]) -> float:
@@ -413,33 +504,64 @@ def aggregate_throughput(parts: list[dict]) -> float:
     return sum(p["bytes"] for p in parts) / (end - start) / GB
 
 
-def lustre_checks(*, mounts: dict[str, tuple[str, str, str]], expected_fstype: str, probe_errors: list[str],
-                  write_parts: list[dict], read_parts: list[dict], expected_gbps: float, how: str,
-                  cross_node: bool) -> list[Check]:
+def lustre_checks(
+    *,
+    mounts: dict[str, tuple[str, str, str]],
+    expected_fstype: str,
+    probe_errors: list[str],
+    write_parts: list[dict],
+    read_parts: list[dict],
+    expected_gbps: float,
+    how: str,
+    cross_node: bool,
+) -> list[Check]:
     """`mounts`: host -> mount_of() of the Lustre path on that host."""
     wrong = {h: m for h, m in sorted(mounts.items()) if m[1] != expected_fstype}
     if wrong:
         measured = "; ".join(f"{h}: {fstype} at {point}" for h, (point, fstype, _src) in wrong.items())
-        checks = [Check("lustre.mount", FAIL, measured, f"{expected_fstype} on every node",
-                        "the volume is not mounted where the job expects it")]
+        checks = [
+            Check(
+                "lustre.mount",
+                FAIL,
+                measured,
+                f"{expected_fstype} on every node",
+                "the volume is not mounted where the job expects it",
+            )
+        ]
     else:
         point, fstype, source = next(iter(mounts.values()))
-        checks = [Check("lustre.mount", PASS, f"{fstype} at {point} on {len(mounts)} node(s)",
-                        f"{expected_fstype} on every node", source)]
-    checks.append(Check("lustre.writable", FAIL if probe_errors else PASS,
-                        "; ".join(probe_errors) if probe_errors else "write, fsync, read back, delete on every node",
-                        "every node can write and read back"))
-    for name, parts, what in (("lustre.write", write_parts, "parallel O_DIRECT write from every node"),
-                              ("lustre.read", read_parts, "O_DIRECT read of files " +
-                               ("another node wrote" if cross_node else "this node wrote (single node)"))):
+        checks = [
+            Check(
+                "lustre.mount",
+                PASS,
+                f"{fstype} at {point} on {len(mounts)} node(s)",
+                f"{expected_fstype} on every node",
+                source,
+            )
+        ]
+    checks.append(
+        Check(
+            "lustre.writable",
+            FAIL if probe_errors else PASS,
+            "; ".join(probe_errors) if probe_errors else "write, fsync, read back, delete on every node",
+            "every node can write and read back",
+        )
+    )
+    for name, parts, what in (
+        ("lustre.write", write_parts, "parallel O_DIRECT write from every node"),
+        (
+            "lustre.read",
+            read_parts,
+            "O_DIRECT read of files " + ("another node wrote" if cross_node else "this node wrote (single node)"),
+        ),
+    ):
         errors = [p["error"] for p in parts if p.get("error")]
         if errors or not parts:
             checks.append(Check(name, FAIL, "; ".join(errors) or "nothing", f">= {_gbps(expected_gbps)}", what))
             continue
         total = sum(p["bytes"] for p in parts)
         gbps = aggregate_throughput(parts)
-        checks.append(threshold_check(name, gbps, expected_gbps,
-                                      detail=f"{what}, {total / GB:.1f} GB; expected {how}"))
+        checks.append(threshold_check(name, gbps, expected_gbps, detail=f"{what}, {total / GB:.1f} GB; expected {how}"))
     return checks
 
 
@@ -452,8 +574,12 @@ def exit_code(checks: list[Check], mode: str) -> int:
 
 
 def summary(checks: list[Check], meta: dict) -> dict:
-    return {"passed": not any(c.failed for c in checks), "failed": [c.name for c in checks if c.failed],
-            "checks": [asdict(c) for c in checks], **meta}
+    return {
+        "passed": not any(c.failed for c in checks),
+        "failed": [c.name for c in checks if c.failed],
+        "checks": [asdict(c) for c in checks],
+        **meta,
+    }
 
 
 def write_json_atomically(path: str, data: dict) -> None:

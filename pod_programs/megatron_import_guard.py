@@ -1,6 +1,7 @@
 """Redo an interrupted one-time Hugging Face -> Megatron conversion instead of training on half of it.
 
-Usage: python megatron_import_guard.py --model-name <policy.model_name>
+Usage: python megatron_import_guard.py --model-name <policy.model_name> [--own <dir>] [--shared <dir>]
+                                      [--hf-overrides-hash <12 hex>]
 
 Shipped verbatim in the `nemo-rl-scripts` ConfigMap (workloads/job_scripts.py). The job's entrypoint runs it on the
 Ray head right before NeMo-RL starts a Megatron run (core/recipes/commands.py `job_script`). Standard library only;
@@ -22,9 +23,25 @@ loads a partial checkpoint. This program treats the conversion as complete only 
 (`latest_train_state.pt` and `iter_0000000/run_config.yaml`, both non-empty); otherwise it moves the directory
 aside and deletes it, so NeMo-RL converts again. A complete conversion is never touched.
 
-One job runs per stack at a time (a new RayJob replaces the old one first; KubeRay deletes a failed attempt's
-cluster before the retry), so no conversion is running while this checks.
+Concurrent jobs. Experiment stacks share the platform's Lustre, so two jobs of the same model can start at once. A
+conversion is therefore written only into the run's own directory: the entrypoint sets NRL_MEGATRON_CHECKPOINT_DIR
+(NeMo-RL's first choice, get_megatron_checkpoint_dir in nemo_rl/models/policy/utils.py) to `--own`
+(`<HF_HOME>/nemo_rl/.runs/<run name>`), whose only writer is that run's one attempt at a time (KubeRay deletes a failed
+attempt's cluster before the retry; a standing cluster runs one RayJob of the stack). Complete conversions are never
+written again by anyone (NeMo-RL only reads them), so they are shared by hard links:
+  - the run's own conversion, when interrupted, is moved aside and deleted (as above): nobody else writes there;
+  - with none of its own, the run gets a complete conversion of the same model from `--shared` (`<HF_HOME>/nemo_rl`,
+    where NeMo-RL converted before the per-run directories) or from another run's directory: hard-linked into a
+    temporary directory, then renamed into place (no bytes copied; a reader sees all of it or nothing);
+  - a run's complete conversion is published to `--shared` the same way when `--shared` has none.
+Nothing under `--shared` or another run's directory is ever deleted, so one job can no longer remove another's
+conversion mid-write; two first runs of a model at the same time each convert once.
+
+NeMo-RL v0.7.0 adds `__hfovr_<12 hex>` to the subdirectory when policy.hf_config_overrides is set (nemo_rl/models/
+megatron/setup.py `validate_model_paths` L445-452: sha256 of the overrides as canonical JSON); the program computes
+it from the resolved config and passes it as `--hf-overrides-hash`.
 """
+
 import argparse
 import os
 import shutil
@@ -32,6 +49,7 @@ import sys
 import time
 
 ITER_DIR = "iter_0000000"
+RUNS_DIR = ".runs"  # <shared>/.runs/<run name>: each run's own conversions (NRL_MEGATRON_CHECKPOINT_DIR)
 COMPLETE_FILES = ("latest_train_state.pt", os.path.join(ITER_DIR, "run_config.yaml"))
 
 
@@ -46,13 +64,51 @@ def megatron_dir(env):
     return os.path.join(os.path.expanduser("~"), ".cache", "huggingface", "nemo_rl")
 
 
-def pretrained_path(model_name, env):
-    """Where NeMo-RL converts `model_name` to (the worker code quoted in the module docstring; a local path, such
-    as the prefetched snapshot, becomes `model_<path with / as _>`). No hf_config_overrides: the recipes set none."""
+def model_subdir(model_name, hf_overrides_hash=None):
+    """NeMo-RL's subdirectory for `model_name` (a local path, such as the prefetched snapshot, becomes
+    `model_<path with / as _>`), with v0.7.0's suffix for policy.hf_config_overrides."""
     subdir = model_name
     if os.path.exists(model_name):
         subdir = f"model_{subdir.replace('/', '_')}"
-    return os.path.join(megatron_dir(env), subdir)
+    if hf_overrides_hash:
+        subdir = f"{subdir}__hfovr_{hf_overrides_hash}"
+    return subdir
+
+
+def pretrained_path(model_name, env, hf_overrides_hash=None):
+    """Where NeMo-RL converts `model_name` to (the worker code quoted in the module docstring)."""
+    return os.path.join(megatron_dir(env), model_subdir(model_name, hf_overrides_hash))
+
+
+def link_tree(source, dest):
+    """`dest` as a copy of `source` made of hard links, appearing whole or not at all: linked into a temporary
+    sibling, then renamed (which fails when `dest` exists: someone else placed one first). True when placed."""
+    parent, name = os.path.split(dest.rstrip("/"))
+    os.makedirs(parent, exist_ok=True)
+    tmp = os.path.join(parent, f".{name}.link-{os.getpid()}-{time.time_ns()}")
+    try:
+        shutil.copytree(source, tmp, symlinks=True, copy_function=os.link)
+        os.rename(tmp, dest)
+        return True
+    except OSError as err:
+        print(f"megatron_import_guard: could not place {dest} from {source} ({err.strerror or err})", flush=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return False
+
+
+def complete_elsewhere(shared, subdir, own_root):
+    """A complete conversion of `subdir` under `shared` or in another run's directory, or None."""
+    candidates = [os.path.join(shared, subdir)]
+    runs = os.path.join(shared, RUNS_DIR)
+    if os.path.isdir(runs):
+        for run in sorted(os.listdir(runs)):
+            other = os.path.join(runs, run)
+            if os.path.realpath(other) != os.path.realpath(own_root):
+                candidates.append(os.path.join(other, subdir))
+    for path in candidates:
+        if nemo_rl_skips_conversion(path) and conversion_complete(path):
+            return path
+    return None
 
 
 def nemo_rl_skips_conversion(path):
@@ -83,23 +139,42 @@ def remove_set_aside(path):
 def main(argv):
     parser = argparse.ArgumentParser(prog="megatron_import_guard.py")
     parser.add_argument("--model-name", required=True, help="policy.model_name as NeMo-RL receives it")
+    parser.add_argument("--own", help="the run's own conversion directory (NRL_MEGATRON_CHECKPOINT_DIR)")
+    parser.add_argument("--shared", help="where complete conversions are shared (default: HF_HOME/nemo_rl)")
+    parser.add_argument("--hf-overrides-hash", help="v0.7.0's __hfovr_ suffix of policy.hf_config_overrides")
     args = parser.parse_args(argv[1:])
-    path = pretrained_path(args.model_name, os.environ)
+    env = dict(os.environ)
+    shared = args.shared or megatron_dir({k: v for k, v in env.items() if k != "NRL_MEGATRON_CHECKPOINT_DIR"})
+    own_root = args.own or megatron_dir(env)
+    subdir = model_subdir(args.model_name, args.hf_overrides_hash)
+    path = os.path.join(own_root, subdir)
     remove_set_aside(path)
-    if not nemo_rl_skips_conversion(path):
-        print(f"megatron_import_guard: no converted checkpoint at {path}; NeMo-RL converts it", flush=True)
-        return 0
-    if conversion_complete(path):
+    if nemo_rl_skips_conversion(path) and conversion_complete(path):
         print(f"megatron_import_guard: {path} is a complete conversion", flush=True)
+        if os.path.realpath(own_root) != os.path.realpath(shared):
+            target = os.path.join(shared, subdir)
+            if not os.path.lexists(target) and link_tree(path, target):
+                print(f"megatron_import_guard: shared it as {target}", flush=True)
         return 0
-    # Rename first (one metadata operation), so NeMo-RL can never see the partial directory again even if the
-    # deletion below is interrupted; a leftover aside directory is deleted by the next run.
-    parent, name = os.path.split(path.rstrip("/"))
-    aside = os.path.join(parent, f".{name}.incomplete-{time.time_ns()}")
-    os.rename(path, aside)
-    print(f"megatron_import_guard: {path} is an interrupted conversion (missing {' or '.join(COMPLETE_FILES)}); "
-          f"moved aside, deleting it; NeMo-RL converts again", flush=True)
-    remove_set_aside(path)
+    if nemo_rl_skips_conversion(path):
+        # Rename first (one metadata operation), so NeMo-RL can never see the partial directory again even if the
+        # deletion below is interrupted; a leftover aside directory is deleted by the next run. Only this run writes
+        # its own directory.
+        parent, name = os.path.split(path.rstrip("/"))
+        aside = os.path.join(parent, f".{name}.incomplete-{time.time_ns()}")
+        os.rename(path, aside)
+        print(
+            f"megatron_import_guard: {path} is an interrupted conversion (missing {' or '.join(COMPLETE_FILES)}); "
+            f"moved aside, deleting it; NeMo-RL converts again",
+            flush=True,
+        )
+        remove_set_aside(path)
+    if os.path.realpath(own_root) != os.path.realpath(shared):
+        found = complete_elsewhere(shared, subdir, own_root)
+        if found and link_tree(found, path):
+            print(f"megatron_import_guard: {path} links the complete conversion {found}; no conversion", flush=True)
+            return 0
+    print(f"megatron_import_guard: no converted checkpoint at {path}; NeMo-RL converts it", flush=True)
     return 0
 
 

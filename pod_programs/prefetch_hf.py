@@ -40,6 +40,7 @@ $HF_HOME.
   directory. A tag resolves to a commit only at download time; the link gives the job a path known at render
   time (NeMo-RL accepts a local path as policy.model_name).
 """
+
 import argparse
 import glob
 import json
@@ -48,12 +49,15 @@ import re
 import signal
 import sys
 import time
+from typing import NoReturn
 
 MARKER_VERSION = 1
-_ITEM = re.compile(r"^(model|dataset):([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)@([A-Za-z0-9][A-Za-z0-9._/-]*)$")
+_ITEM = re.compile(
+    r"^(model|dataset):([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)@([A-Za-z0-9][A-Za-z0-9._/-]*)$"
+)
 
 
-def fail(message):
+def fail(message) -> NoReturn:
     sys.exit(f"prefetch_hf: {message}")
 
 
@@ -66,8 +70,10 @@ def parse_item(text):
 
 def requested(items):
     """The part of the marker that must match for a rerun to be a no-op (order-independent)."""
-    return sorted(({"kind": i["kind"], "repo_id": i["repo_id"], "revision": i["revision"]} for i in items),
-                  key=lambda i: (i["kind"], i["repo_id"], i["revision"]))
+    return sorted(
+        ({"kind": i["kind"], "repo_id": i["repo_id"], "revision": i["revision"]} for i in items),
+        key=lambda i: (i["kind"], i["repo_id"], i["revision"]),
+    )
 
 
 def read_marker(path):
@@ -149,8 +155,9 @@ def training_files(names):
 
 def planned_files(api, item, token):
     """{file: bytes} the item will download, from the Hub's file list with sizes."""
-    info = api.repo_info(item["repo_id"], repo_type=item["kind"], revision=item["revision"], files_metadata=True,
-                         token=token)
+    info = api.repo_info(
+        item["repo_id"], repo_type=item["kind"], revision=item["revision"], files_metadata=True, token=token
+    )
     sizes = {s.rfilename: int(s.size or 0) for s in info.siblings or []}
     if item["kind"] == "model":
         return {n: sizes[n] for n in training_files(sizes)}
@@ -158,8 +165,10 @@ def planned_files(api, item, token):
 
 
 def _deadline_passed(signum, frame):
-    fail("the download did not finish within its deadline (sized from the repositories' file lists at the "
-         "slowest tolerated rate); see the lines above for what it fetched, then rerun: complete files are kept")
+    fail(
+        "the download did not finish within its deadline (sized from the repositories' file lists at the "
+        "slowest tolerated rate); see the lines above for what it fetched, then rerun: complete files are kept"
+    )
 
 
 def download(args):
@@ -179,21 +188,32 @@ def download(args):
     plans = [planned_files(api, item, token) for item in items]
     total = sum(sum(p.values()) for p in plans)
     deadline = int(total / args.rate + args.margin)
-    print(f"prefetch: {sum(len(p) for p in plans)} files, {total / 1e9:.2f} GB to fetch at most; deadline "
-          f"{deadline} s ({args.rate / 1e6:g} MB/s + {args.margin:g} s)", flush=True)
+    print(
+        f"prefetch: {sum(len(p) for p in plans)} files, {total / 1e9:.2f} GB to fetch at most; deadline "
+        f"{deadline} s ({args.rate / 1e6:g} MB/s + {args.margin:g} s)",
+        flush=True,
+    )
     if args.job_deadline and deadline > args.job_deadline:
-        fail(f"{total / 1e9:.2f} GB need up to {deadline} s at the slowest tolerated rate, more than the Job's "
-             f"{args.job_deadline} s deadline; add the model to the catalog (its size) or prefetch it by hand")
+        fail(
+            f"{total / 1e9:.2f} GB need up to {deadline} s at the slowest tolerated rate, more than the Job's "
+            f"{args.job_deadline} s deadline; add the model to the catalog (its size) or prefetch it by hand"
+        )
     signal.signal(signal.SIGALRM, _deadline_passed)
     signal.alarm(max(deadline, 1))
 
     done = []
-    for item, planned in zip(items, plans):
+    for item, planned in zip(items, plans, strict=True):
         started = time.monotonic()
         # Exact names as patterns (fnmatch, escaped): nothing but the planned files.
         allow = [glob.escape(n) for n in planned] if item["kind"] == "model" else None
-        path = snapshot_download(repo_id=item["repo_id"], repo_type=item["kind"], revision=item["revision"],
-                                 token=token, max_workers=args.workers, allow_patterns=allow)
+        path = snapshot_download(
+            repo_id=item["repo_id"],
+            repo_type=item["kind"],
+            revision=item["revision"],
+            token=token,
+            max_workers=args.workers,
+            allow_patterns=allow,
+        )
         commit = os.path.basename(os.path.normpath(path))
         files, size = 0, 0
         for root, _, names in os.walk(path):
@@ -204,13 +224,26 @@ def download(args):
         if item["kind"] == "model" and args.links:
             entry["link"] = link_model(args.links, item, path)
         done.append(entry)
-        print(f"prefetch: {item['kind']} {item['repo_id']}@{item['revision']} -> {commit}: {files} files, "
-              f"{size / 1e9:.2f} GB in {time.monotonic() - started:.0f} s", flush=True)
+        print(
+            f"prefetch: {item['kind']} {item['repo_id']}@{item['revision']} -> {commit}: {files} files, "
+            f"{size / 1e9:.2f} GB in {time.monotonic() - started:.0f} s",
+            flush=True,
+        )
 
     signal.alarm(0)
-    write_atomically(args.marker, json.dumps({"version": MARKER_VERSION, "items": done,
-                                              "completed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
-                                             indent=2, sort_keys=True) + "\n")
+    write_atomically(
+        args.marker,
+        json.dumps(
+            {
+                "version": MARKER_VERSION,
+                "items": done,
+                "completed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            },
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n",
+    )
     print(f"prefetch: wrote {args.marker}", flush=True)
     return 0
 
@@ -224,8 +257,10 @@ def wait(args):
             print(f"prefetch: {args.marker} lists every item; continuing", flush=True)
             return 0
         if time.monotonic() >= deadline:
-            fail(f"{args.marker} did not list every item within {args.timeout:.0f} s; "
-                 "see the prefetch Job's logs (kubectl logs job/<stack prefix>-prefetch)")
+            fail(
+                f"{args.marker} did not list every item within {args.timeout:.0f} s; "
+                "see the prefetch Job's logs (kubectl logs job/<stack prefix>-prefetch)"
+            )
         if not announced:
             print(f"prefetch: waiting for {args.marker}", flush=True)
             announced = True

@@ -20,6 +20,7 @@ output directory comes on the command line, the Hugging Face cache from $HF_HOME
 - `answer` is GSM8K's final answer, the number after `####` with thousands separators removed: NeMo-RL's math
   environment compares it with the model's boxed answer. A row without one is an error.
 """
+
 import json
 import os
 import sys

@@ -29,17 +29,20 @@ Then prints one line per check, writes `<summary-dir>/summary.json` (and `attemp
 `--backend gloo` runs the same program on CPU nodes (bundles of CPUs; GPU health and the NCCL log checks are
 skipped and say so); the project's tests use it on a local Ray cluster.
 """
+
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import os
 import shutil
 import sys
 import time
 import traceback
+from typing import Any
 
-import gate_checks as gc   # shipped next to this file; only the driver (on the head) imports it
+import gate_checks as gc  # shipped next to this file; only the driver (on the head) imports it
 
 EXIT_USAGE = 2
 
@@ -49,8 +52,12 @@ def node_facts() -> dict:
     import socket
 
     import ray
-    return {"host": socket.gethostname(), "ip": ray.util.get_node_ip_address(),
-            "node_id": ray.get_runtime_context().get_node_id()}
+
+    return {
+        "host": socket.gethostname(),
+        "ip": ray.util.get_node_ip_address(),
+        "node_id": ray.get_runtime_context().get_node_id(),
+    }
 
 
 def probe_gpus(backend: str) -> dict:
@@ -58,6 +65,7 @@ def probe_gpus(backend: str) -> dict:
     import os
 
     import ray
+
     facts = node_facts()
     facts["ray_gpu_ids"] = [str(g) for g in ray.get_gpu_ids()]
     if backend != "nccl":
@@ -72,9 +80,9 @@ def probe_gpus(backend: str) -> dict:
     def text(v):
         return v.decode() if isinstance(v, bytes) else str(v)
 
-    def optional(call):
+    def optional(call, *args):
         try:
-            return call()
+            return call(*args)
         except pynvml.NVMLError_NotSupported:
             return None
 
@@ -88,14 +96,17 @@ def probe_gpus(backend: str) -> dict:
         for i in range(pynvml.nvmlDeviceGetCount()):
             h = pynvml.nvmlDeviceGetHandleByIndex(i)
             d = {"index": i, "uuid": text(pynvml.nvmlDeviceGetUUID(h)), "name": text(pynvml.nvmlDeviceGetName(h))}
-            mode = optional(lambda: pynvml.nvmlDeviceGetEccMode(h))
+            mode = optional(pynvml.nvmlDeviceGetEccMode, h)
             d["ecc_mode_current"] = None if mode is None else mode[0] == pynvml.NVML_FEATURE_ENABLED
-            d["ecc_uncorrected_volatile"] = optional(lambda: pynvml.nvmlDeviceGetTotalEccErrors(
-                h, pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, pynvml.NVML_VOLATILE_ECC))
-            d["ecc_uncorrected_aggregate"] = optional(lambda: pynvml.nvmlDeviceGetTotalEccErrors(
-                h, pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, pynvml.NVML_AGGREGATE_ECC))
-            rows = optional(lambda: pynvml.nvmlDeviceGetRemappedRows(h))
-            if rows is not None:   # (correctable rows, uncorrectable rows, pending, failure occurred)
+            uncorrected = pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+            d["ecc_uncorrected_volatile"] = optional(
+                pynvml.nvmlDeviceGetTotalEccErrors, h, uncorrected, pynvml.NVML_VOLATILE_ECC
+            )
+            d["ecc_uncorrected_aggregate"] = optional(
+                pynvml.nvmlDeviceGetTotalEccErrors, h, uncorrected, pynvml.NVML_AGGREGATE_ECC
+            )
+            rows = optional(pynvml.nvmlDeviceGetRemappedRows, h)
+            if rows is not None:  # (correctable rows, uncorrectable rows, pending, failure occurred)
                 d.update(remap_pending=bool(rows[2]), remap_failure=bool(rows[3]))
             devices.append(d)
         facts["devices"] = devices
@@ -111,14 +122,24 @@ def pick_master() -> str:
     import socket
 
     import ray
+
     with socket.socket() as s:
         s.bind(("", 0))
         port = s.getsockname()[1]
     return f"{ray.util.get_node_ip_address()}:{port}"
 
 
-def run_rank(rank: int, world: int, master: str, backend: str, sizes: list, warmup: int, iters: int,
-             timeout_s: float, debug_dir: str) -> dict:
+def run_rank(
+    rank: int,
+    world: int,
+    master: str,
+    backend: str,
+    sizes: list,
+    warmup: int,
+    iters: int,
+    timeout_s: float,
+    debug_dir: str,
+) -> dict:
     """One rank of the sweeps: per-iteration seconds of all-reduce and all-gather at every size, a
     correctness check, and this process's NCCL debug file (NCCL_DEBUG_FILE from the task's runtime env)."""
     import datetime
@@ -130,19 +151,29 @@ def run_rank(rank: int, world: int, master: str, backend: str, sizes: list, warm
     import torch
     import torch.distributed as dist
 
-    os.makedirs(debug_dir, exist_ok=True)   # before NCCL's first call opens NCCL_DEBUG_FILE in it
+    os.makedirs(debug_dir, exist_ok=True)  # before NCCL's first call opens NCCL_DEBUG_FILE in it
     device = torch.device("cuda", 0) if backend == "nccl" else torch.device("cpu")
     if backend == "nccl":
-        torch.cuda.set_device(device)   # Ray set CUDA_VISIBLE_DEVICES to this task's GPU
+        torch.cuda.set_device(device)  # Ray set CUDA_VISIBLE_DEVICES to this task's GPU
 
     def sync():
         if backend == "nccl":
             torch.cuda.synchronize()
 
-    dist.init_process_group(backend, init_method=f"tcp://{master}", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=timeout_s))
-    out = {"rank": rank, "host": socket.gethostname(), "times": {"all_reduce": {}, "all_gather": {}},
-           "counts": {"all_reduce": {}, "all_gather": {}}, "wrong": 0}
+    dist.init_process_group(
+        backend,
+        init_method=f"tcp://{master}",
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=timeout_s),
+    )
+    out: dict[str, Any] = {
+        "rank": rank,
+        "host": socket.gethostname(),
+        "times": {"all_reduce": {}, "all_gather": {}},
+        "counts": {"all_reduce": {}, "all_gather": {}},
+        "wrong": 0,
+    }
     try:
         for coll in ("all_reduce", "all_gather"):
             for size in sizes:
@@ -152,16 +183,12 @@ def run_rank(rank: int, world: int, master: str, backend: str, sizes: list, warm
                     continue
                 if coll == "all_reduce":
                     buf = torch.zeros(count, dtype=torch.float32, device=device)
-
-                    def op(buf=buf):
-                        dist.all_reduce(buf)
+                    op = functools.partial(dist.all_reduce, buf)
                     s_bytes = count * 4
                 else:
                     inp = torch.zeros(count, dtype=torch.float32, device=device)
                     res = torch.empty(count * world, dtype=torch.float32, device=device)
-
-                    def op(inp=inp, res=res):
-                        dist.all_gather_into_tensor(res, inp)
+                    op = functools.partial(dist.all_gather_into_tensor, res, inp)
                     s_bytes = count * 4 * world
                 for _ in range(warmup):
                     op()
@@ -204,6 +231,7 @@ def probe_lustre(probe_dir: str) -> dict:
     """The mount table this node sees, and whether it can write, fsync, read back and delete a file."""
     import os
     import socket
+
     facts = {"host": socket.gethostname()}
     with open("/proc/self/mountinfo", encoding="utf-8") as f:
         facts["mountinfo"] = f.read()
@@ -224,8 +252,9 @@ def probe_lustre(probe_dir: str) -> dict:
     return facts
 
 
-def lustre_io(mode: str, directory: str, threads: int, block: int, seconds: float, max_bytes: int,
-              start_at: float) -> dict:
+def lustre_io(
+    mode: str, directory: str, threads: int, block: int, seconds: float, max_bytes: int, start_at: float
+) -> dict:
     """Duration-based parallel O_DIRECT I/O from this node: `threads` files `t<j>.dat` in `directory`.
 
     write: each thread writes `block`-byte page-aligned buffers until the deadline or its share of
@@ -248,7 +277,7 @@ def lustre_io(mode: str, directory: str, threads: int, block: int, seconds: floa
     deadline = start + seconds
 
     def work(j):
-        buf = mmap.mmap(-1, block)   # anonymous mappings are page-aligned, as O_DIRECT needs
+        buf = mmap.mmap(-1, block)  # anonymous mappings are page-aligned, as O_DIRECT needs
         path = os.path.join(directory, f"t{j}.dat")
         flags = os.O_DIRECT | (os.O_WRONLY | os.O_CREAT | os.O_TRUNC if mode == "write" else os.O_RDONLY)
         try:
@@ -294,7 +323,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--min-allgather-avg-busbw", type=float, required=True, help="GB/s, sweep average")
     p.add_argument("--max-plausible-busbw", type=float, required=True, help="GB/s; above is a timing error")
     p.add_argument("--sweep-min-bytes", type=int, default=1024)
-    p.add_argument("--sweep-max-bytes", type=int, default=8 * 1024 ** 3)
+    p.add_argument("--sweep-max-bytes", type=int, default=8 * 1024**3)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iters", type=int, default=100)
     p.add_argument("--expect-net", default="gIB", help="NCCL network plugin that must carry inter-node traffic")
@@ -306,12 +335,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--lustre-fraction", type=float, required=True)
     p.add_argument("--lustre-seconds", type=float, default=15)
     p.add_argument("--lustre-threads", type=int, default=16)
-    p.add_argument("--lustre-block-bytes", type=int, default=16 * 1024 ** 2)
-    p.add_argument("--lustre-max-bytes-per-node", type=int, default=64 * 1024 ** 3)
-    p.add_argument("--lustre-sync-seconds", type=float, default=5,
-                   help="head start given to the I/O tasks so every node begins at the same moment")
-    p.add_argument("--placement-timeout", type=float, default=1800,
-                   help="seconds to wait for the GPU nodes (scale-up from zero and image pull included)")
+    p.add_argument("--lustre-block-bytes", type=int, default=16 * 1024**2)
+    p.add_argument("--lustre-max-bytes-per-node", type=int, default=64 * 1024**3)
+    p.add_argument(
+        "--lustre-sync-seconds",
+        type=float,
+        default=5,
+        help="head start given to the I/O tasks so every node begins at the same moment",
+    )
+    p.add_argument(
+        "--placement-timeout",
+        type=float,
+        default=1800,
+        help="seconds to wait for the GPU nodes (scale-up from zero and image pull included)",
+    )
     p.add_argument("--step-timeout", type=float, default=900, help="seconds per measuring step")
     a = p.parse_args(argv)
     if a.nodes < 1 or a.gpus_per_node < 1:
@@ -325,6 +362,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def mmap_page() -> int:
     import mmap
+
     return mmap.PAGESIZE
 
 
@@ -336,6 +374,7 @@ def _error_text(e: BaseException) -> str:
 class Gate:
     def __init__(self, args: argparse.Namespace):
         import ray
+
         self.ray = ray
         self.a = args
         self.checks: list[gc.Check] = []
@@ -347,13 +386,17 @@ class Gate:
         g = self.a.gpus_per_node
         return {"GPU": g} if self.a.backend == "nccl" else {"CPU": g}
 
-    def in_bundle(self, fn, index: int, *, whole: bool = False, runtime_env: dict | None = None,
-                  max_calls: int = 0):
+    def in_bundle(self, fn, index: int, *, whole: bool = False, runtime_env: dict | None = None, max_calls: int = 0):
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
         g = self.a.gpus_per_node if whole else 1
         res = {"num_gpus": g, "num_cpus": 0} if self.a.backend == "nccl" else {"num_gpus": 0, "num_cpus": g}
-        opts = dict(res, scheduling_strategy=PlacementGroupSchedulingStrategy(
-            placement_group=self.pg, placement_group_bundle_index=index))
+        opts = dict(
+            res,
+            scheduling_strategy=PlacementGroupSchedulingStrategy(
+                placement_group=self.pg, placement_group_bundle_index=index
+            ),
+        )
         if runtime_env:
             opts["runtime_env"] = runtime_env
         remote = self.ray.remote(max_calls=max_calls)(fn) if max_calls else self.ray.remote(fn)
@@ -361,8 +404,10 @@ class Gate:
 
     def on_node(self, fn, node_id: str):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-        return self.ray.remote(fn).options(num_cpus=0, num_gpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
-            node_id=node_id, soft=False))
+
+        return self.ray.remote(fn).options(
+            num_cpus=0, num_gpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
+        )
 
     def gather(self, step: str, refs: list):
         """ray.get with the step timeout; a failure becomes one failing check naming the step."""
@@ -371,8 +416,9 @@ class Gate:
         except self.ray.exceptions.GetTimeoutError:
             for r in refs:
                 self.ray.cancel(r, force=True)
-            self.checks.append(gc.Check(step, gc.FAIL, f"no answer after {self.a.step_timeout:g} s",
-                                        "every node answers"))
+            self.checks.append(
+                gc.Check(step, gc.FAIL, f"no answer after {self.a.step_timeout:g} s", "every node answers")
+            )
         except self.ray.exceptions.RayError as e:
             self.checks.append(gc.Check(step, gc.FAIL, _error_text(e), "the step runs on every node"))
         return None
@@ -380,35 +426,50 @@ class Gate:
     # steps ----------------------------------------------------------------------------------------------
     def place(self) -> bool:
         from ray.util.placement_group import placement_group
+
         a = self.a
-        self.pg = placement_group([self.bundle_resources()] * a.nodes, strategy="STRICT_SPREAD",
-                                  name=f"readiness-gate-{self.run_id}")
+        self.pg = placement_group(
+            [self.bundle_resources()] * a.nodes, strategy="STRICT_SPREAD", name=f"readiness-gate-{self.run_id}"
+        )
         try:
             self.ray.get(self.pg.ready(), timeout=a.placement_timeout)
         except self.ray.exceptions.GetTimeoutError:
-            self.checks.append(gc.Check(
-                "placement", gc.FAIL, f"{a.nodes} bundles of {self.bundle_resources()} not placed after "
-                f"{a.placement_timeout:g} s", f"{a.nodes} nodes with {a.gpus_per_node} free "
-                f"{'GPUs' if a.backend == 'nccl' else 'CPUs'} each (are the Ray workers up and idle?)"))
+            self.checks.append(
+                gc.Check(
+                    "placement",
+                    gc.FAIL,
+                    f"{a.nodes} bundles of {self.bundle_resources()} not placed after {a.placement_timeout:g} s",
+                    f"{a.nodes} nodes with {a.gpus_per_node} free "
+                    f"{'GPUs' if a.backend == 'nccl' else 'CPUs'} each (are the Ray workers up and idle?)",
+                )
+            )
             return False
         return True
 
     def gpus(self) -> list[dict]:
         a = self.a
-        probes = self.gather("gpu.probe", [self.in_bundle(probe_gpus, i, whole=True).remote(a.backend)
-                                           for i in range(a.nodes)])
+        probes = self.gather(
+            "gpu.probe", [self.in_bundle(probe_gpus, i, whole=True).remote(a.backend) for i in range(a.nodes)]
+        )
         if probes is None:
             return []
         distinct = {p["node_id"] for p in probes}
-        self.checks.append(gc.Check("placement", gc.PASS if len(distinct) == a.nodes else gc.FAIL,
-                                    f"{len(distinct)} distinct nodes", f"{a.nodes}",
-                                    ", ".join(p["host"] for p in probes)))
+        self.checks.append(
+            gc.Check(
+                "placement",
+                gc.PASS if len(distinct) == a.nodes else gc.FAIL,
+                f"{len(distinct)} distinct nodes",
+                f"{a.nodes}",
+                ", ".join(p["host"] for p in probes),
+            )
+        )
         if a.backend == "nccl":
             for p in probes:
                 self.checks.extend(gc.gpu_checks(p, expected_gpus=a.gpus_per_node))
         else:
-            self.checks.append(gc.Check("gpu", gc.SKIP, "backend gloo", "NVML on GPU nodes",
-                                        "CPU run: no GPU to check"))
+            self.checks.append(
+                gc.Check("gpu", gc.SKIP, "backend gloo", "NVML on GPU nodes", "CPU run: no GPU to check")
+            )
         self.report["nodes"] = [{k: v for k, v in p.items() if k != "devices"} for p in probes]
         self.report["gpus"] = {p["host"]: p.get("devices", []) for p in probes}
         return probes
@@ -423,22 +484,51 @@ class Gate:
         try:
             mounts = {f"node{i} {f['host']}": gc.mount_of(a.lustre_path, f["mountinfo"]) for i, f in enumerate(facts)}
             start_at = time.time() + a.lustre_sync_seconds
-            io = dict(threads=a.lustre_threads, block=a.lustre_block_bytes, seconds=a.lustre_seconds,
-                      max_bytes=a.lustre_max_bytes_per_node)
-            writes = self.gather("lustre.write", [
-                self.on_node(lustre_io, n).remote("write", os.path.join(data_dir, f"node{i}"), start_at=start_at, **io)
-                for i, n in enumerate(node_ids)]) or []
+            io = dict(
+                threads=a.lustre_threads,
+                block=a.lustre_block_bytes,
+                seconds=a.lustre_seconds,
+                max_bytes=a.lustre_max_bytes_per_node,
+            )
+            writes = (
+                self.gather(
+                    "lustre.write",
+                    [
+                        self.on_node(lustre_io, n).remote(
+                            "write", os.path.join(data_dir, f"node{i}"), start_at=start_at, **io
+                        )
+                        for i, n in enumerate(node_ids)
+                    ],
+                )
+                or []
+            )
             # Each node reads what the next node wrote (itself on a single node).
             start_at = time.time() + a.lustre_sync_seconds
-            reads = self.gather("lustre.read", [
-                self.on_node(lustre_io, n).remote("read", os.path.join(data_dir, f"node{(i + 1) % len(node_ids)}"),
-                                                  start_at=start_at, **io)
-                for i, n in enumerate(node_ids)]) or []
-            expected, how = gc.lustre_expected(a.lustre_fraction, a.lustre_aggregate_gbps, a.nodes,
-                                               a.primary_nic_gbps)
-            self.checks.extend(gc.lustre_checks(
-                mounts=mounts, expected_fstype=a.lustre_fstype, probe_errors=[f["error"] for f in facts if "error" in f],
-                write_parts=writes, read_parts=reads, expected_gbps=expected, how=how, cross_node=a.nodes > 1))
+            reads = (
+                self.gather(
+                    "lustre.read",
+                    [
+                        self.on_node(lustre_io, n).remote(
+                            "read", os.path.join(data_dir, f"node{(i + 1) % len(node_ids)}"), start_at=start_at, **io
+                        )
+                        for i, n in enumerate(node_ids)
+                    ],
+                )
+                or []
+            )
+            expected, how = gc.lustre_expected(a.lustre_fraction, a.lustre_aggregate_gbps, a.nodes, a.primary_nic_gbps)
+            self.checks.extend(
+                gc.lustre_checks(
+                    mounts=mounts,
+                    expected_fstype=a.lustre_fstype,
+                    probe_errors=[f["error"] for f in facts if "error" in f],
+                    write_parts=writes,
+                    read_parts=reads,
+                    expected_gbps=expected,
+                    how=how,
+                    cross_node=a.nodes > 1,
+                )
+            )
             self.report["lustre"] = {"mounts": mounts, "write": writes, "read": reads, "expected_gbps": expected}
         finally:
             shutil.rmtree(data_dir, ignore_errors=True)
@@ -454,19 +544,24 @@ class Gate:
         refs = []
         for rank in range(world):
             debug_dir = f"{debug_root}/rank{rank}"
-            env = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET,ENV",
-                   "NCCL_DEBUG_FILE": f"{debug_dir}/nccl.%h.%p.log"}
+            env = {
+                "NCCL_DEBUG": "INFO",
+                "NCCL_DEBUG_SUBSYS": "INIT,NET,ENV",
+                "NCCL_DEBUG_FILE": f"{debug_dir}/nccl.%h.%p.log",
+            }
             # max_calls=1: a fresh process per rank that exits afterwards, so no CUDA context or NCCL
             # communicator keeps GPU memory when training starts.
-            refs.append(self.in_bundle(run_rank, rank // a.gpus_per_node, runtime_env={"env_vars": env},
-                                       max_calls=1).remote(rank, world, master[0], a.backend, sizes, a.warmup,
-                                                           a.iters, a.step_timeout, debug_dir))
+            refs.append(
+                self.in_bundle(run_rank, rank // a.gpus_per_node, runtime_env={"env_vars": env}, max_calls=1).remote(
+                    rank, world, master[0], a.backend, sizes, a.warmup, a.iters, a.step_timeout, debug_dir
+                )
+            )
         ranks = self.gather("nccl.sweep", refs)
         if ranks is None:
             return
         points = {}
         for coll in gc.COLLECTIVES:
-            per_size = {}
+            per_size: dict[int, list[float]] = {}
             for r in ranks:
                 for s, t in r["times"][coll].items():
                     per_size.setdefault(int(s), []).append(t)
@@ -474,22 +569,41 @@ class Gate:
             points[coll] = gc.sweep_points(coll, world, per_size, counts)
             print(gc.format_sweep(points[coll]), flush=True)
         implausible = a.max_plausible_busbw
-        self.checks.extend(gc.collective_checks(points, min_allreduce_large=a.min_allreduce_large_busbw,
-                                                min_allgather_avg=a.min_allgather_avg_busbw,
-                                                implausible=implausible, nodes=a.nodes))
+        self.checks.extend(
+            gc.collective_checks(
+                points,
+                min_allreduce_large=a.min_allreduce_large_busbw,
+                min_allgather_avg=a.min_allgather_avg_busbw,
+                implausible=implausible,
+                nodes=a.nodes,
+            )
+        )
         wrong = sum(r["wrong"] for r in ranks)
-        self.checks.append(gc.Check("nccl.correctness", gc.FAIL if wrong else gc.PASS, f"{wrong} wrong elements",
-                                    "0", "all-reduce and all-gather of known values on every rank"))
+        self.checks.append(
+            gc.Check(
+                "nccl.correctness",
+                gc.FAIL if wrong else gc.PASS,
+                f"{wrong} wrong elements",
+                "0",
+                "all-reduce and all-gather of known values on every rank",
+            )
+        )
         if a.backend == "nccl":
             facts = gc.merge_facts(gc.parse_nccl_log(r["nccl_log"]) for r in ranks)
-            self.checks.extend(gc.network_checks(facts, expected_net=a.expect_net, nodes=a.nodes,
-                                                 nics_per_node=a.nics_per_node))
+            self.checks.extend(
+                gc.network_checks(facts, expected_net=a.expect_net, nodes=a.nodes, nics_per_node=a.nics_per_node)
+            )
             self.report["nccl_versions"] = sorted(facts.versions)
         else:
-            self.checks.append(gc.Check("nccl.net", gc.SKIP, "backend gloo", f"inter-node traffic over {a.expect_net}",
-                                        "CPU run: no NCCL"))
-        self.report["sweeps"] = {c: [{"size_bytes": p.size_bytes, "seconds": p.seconds, "algbw": p.algbw,
-                                      "busbw": p.busbw} for p in pts] for c, pts in points.items()}
+            self.checks.append(
+                gc.Check(
+                    "nccl.net", gc.SKIP, "backend gloo", f"inter-node traffic over {a.expect_net}", "CPU run: no NCCL"
+                )
+            )
+        self.report["sweeps"] = {
+            c: [{"size_bytes": p.size_bytes, "seconds": p.seconds, "algbw": p.algbw, "busbw": p.busbw} for p in pts]
+            for c, pts in points.items()
+        }
 
     def run(self) -> int:
         a = self.a
@@ -510,18 +624,27 @@ class Gate:
                     t = time.time()
                     self.collectives()
                     steps["collectives"] = round(time.time() - t, 1)
-        except Exception as e:   # a bug or an unexpected Ray failure still yields a summary and an exit code
+        except Exception as e:  # a bug or an unexpected Ray failure still yields a summary and an exit code
             traceback.print_exc()
             self.checks.append(gc.Check("gate", gc.FAIL, _error_text(e), "the gate runs to the end"))
         finally:
             if getattr(self, "pg", None) is not None:
                 from ray.util.placement_group import remove_placement_group
+
                 remove_placement_group(self.pg)
-        meta = {"run_id": self.run_id, "mode": a.mode, "backend": a.backend, "nodes": a.nodes,
-                "gpus_per_node": a.gpus_per_node, "gpu_type": a.gpu_type, "seconds": round(time.time() - t0, 1),
-                "single_node_note": ("single node: NCCL used NVLink only; the RDMA path was not exercised"
-                                     if a.nodes == 1 else ""),
-                **self.report}
+        meta = {
+            "run_id": self.run_id,
+            "mode": a.mode,
+            "backend": a.backend,
+            "nodes": a.nodes,
+            "gpus_per_node": a.gpus_per_node,
+            "gpu_type": a.gpu_type,
+            "seconds": round(time.time() - t0, 1),
+            "single_node_note": (
+                "single node: NCCL used NVLink only; the RDMA path was not exercised" if a.nodes == 1 else ""
+            ),
+            **self.report,
+        }
         result = gc.summary(self.checks, meta)
         for c in self.checks:
             print(c.line(), flush=True)
@@ -540,7 +663,8 @@ class Gate:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     import ray
-    ray.init(log_to_driver=True)   # inside a Ray job: joins the job's cluster (RAY_ADDRESS)
+
+    ray.init(log_to_driver=True)  # inside a Ray job: joins the job's cluster (RAY_ADDRESS)
     try:
         return Gate(args).run()
     finally:

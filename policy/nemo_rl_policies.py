@@ -40,6 +40,9 @@ RDMA_NICS_PER_NODE: int = _FACTS["rdma_nics_per_node"]
 # from its Secret, and Ray's loader then reads RAY_AUTH_TOKEN_PATH (workloads/manifests/pod_security.py).
 TOKEN_VALUE_VARIABLES: tuple[str, ...] = tuple(_FACTS["token_value_variables"])
 TOKEN_SECRETS: tuple[str, ...] = tuple(_FACTS["token_secrets"])
+# Ray ports that run code for whoever reaches them (Ray's security docs): port name (KubeRay's head Service and
+# container port names) -> number, from KubeRay's constant.go.
+RAY_EXPOSED_PORTS: dict[str, int] = dict(_FACTS["ray_exposed_ports"])
 
 GPU_NODE_LABEL = "cloud.google.com/gke-accelerator"
 INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
@@ -808,6 +811,107 @@ def check_spot_only_needs_checkpointing(resources: Sequence[Resource]) -> list[t
     ]
 
 
+# --- Ray's code-running ports stay inside the cluster (mandatory, stack) ------------------------------------------
+SERVICE_TYPE = "kubernetes:core/v1:Service"
+INGRESS_TYPES = ("kubernetes:networking.k8s.io/v1:Ingress",)
+_EXPOSING_SERVICE_TYPES = ("LoadBalancer", "NodePort")
+_RAY_PORTS_HOW = (
+    "anyone who reaches Ray's dashboard / Jobs API or Ray Client can run code on the cluster (Ray's security docs): "
+    "keep the Service ClusterIP and reach the dashboard with `kubectl port-forward` (docs/operations.md)."
+)
+
+
+def _ray_port(value: Any) -> Optional[str]:
+    """'dashboard (8265)' when a port number or name is one of RAY_EXPOSED_PORTS, else None. Numbers may arrive as
+    floats (pulumi-policy's props come through protobuf Structs, whose numbers are doubles)."""
+    for name, number in RAY_EXPOSED_PORTS.items():
+        if (isinstance(value, (int, float)) and not isinstance(value, bool) and value == number) or value == name:
+            return f"{name} ({number})"
+    return None
+
+
+def _number(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _service_ray_ports(props: Mapping[str, Any]) -> dict[Any, str]:
+    """A Service's ports that lead to a Ray port: {its port number and name -> which Ray port}."""
+    out: dict[Any, str] = {}
+    for p in (props.get("spec") or {}).get("ports") or []:
+        if not isinstance(p, Mapping):
+            continue
+        hit = _ray_port(p.get("targetPort")) or _ray_port(p.get("port")) or _ray_port(p.get("name"))
+        if hit:
+            out[_number(p.get("port"))] = hit
+            if p.get("name"):
+                out[p.get("name")] = hit
+    return out
+
+
+def _ingress_backends(spec: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    default = (spec.get("defaultBackend") or {}).get("service")
+    if isinstance(default, Mapping):
+        yield "spec.defaultBackend", default
+    for i, rule in enumerate(spec.get("rules") or []):
+        for j, path in enumerate(((rule or {}).get("http") or {}).get("paths") or []):
+            svc = ((path or {}).get("backend") or {}).get("service")
+            if isinstance(svc, Mapping):
+                yield f"spec.rules[{i}].http.paths[{j}].backend", svc
+
+
+def check_ray_ports_not_exposed(resources: Sequence[Resource]) -> list[tuple[str, str]]:
+    """No Service of type LoadBalancer or NodePort and no Ingress reaches Ray's dashboard (8265) or Ray Client
+    (10001), and no RayCluster (or RayJob / RayService cluster spec) asks KubeRay to make one (headGroupSpec
+    serviceType LoadBalancer / NodePort, which KubeRay gives the head Service, or enableIngress, which makes it an
+    Ingress to the dashboard)."""
+    services = {
+        (
+            str((r.props.get("metadata") or {}).get("namespace") or ""),
+            str((r.props.get("metadata") or {}).get("name")),
+        ): r
+        for r in resources
+        if r.type == SERVICE_TYPE
+    }
+    out: list[tuple[str, str]] = []
+    for r in resources:
+        meta = r.props.get("metadata") or {}
+        if r.type == SERVICE_TYPE:
+            kind = (r.props.get("spec") or {}).get("type")
+            ports = _service_ray_ports(r.props)
+            if kind in _EXPOSING_SERVICE_TYPES and ports:
+                which = ", ".join(sorted(set(ports.values())))
+                out.append(
+                    (r.urn, f"Service {meta.get('name')!r} of type {kind} exposes Ray's {which}: {_RAY_PORTS_HOW}")
+                )
+        elif r.type in INGRESS_TYPES:
+            for where, svc in _ingress_backends(r.props.get("spec") or {}):
+                port = svc.get("port") or {}
+                ref = _number(port.get("number", port.get("name")))
+                target = services.get((str(meta.get("namespace") or ""), str(svc.get("name"))))
+                hit = _service_ray_ports(target.props).get(ref) if target is not None else _ray_port(ref)
+                if hit:
+                    out.append((r.urn, f"Ingress {meta.get('name')!r} routes {where} to Ray's {hit}: {_RAY_PORTS_HOW}"))
+        for spec_path, spec in _ray_cluster_specs(r):
+            head = spec.get("headGroupSpec") or {}
+            if head.get("serviceType") in _EXPOSING_SERVICE_TYPES:
+                out.append(
+                    (
+                        r.urn,
+                        f"{r.label} sets {spec_path}.headGroupSpec.serviceType {head['serviceType']}: KubeRay gives "
+                        f"the head Service every Ray port, the dashboard and Ray Client included; {_RAY_PORTS_HOW}",
+                    )
+                )
+            if head.get("enableIngress") is True:
+                out.append(
+                    (
+                        r.urn,
+                        f"{r.label} sets {spec_path}.headGroupSpec.enableIngress: KubeRay then makes an Ingress to "
+                        f"the dashboard; {_RAY_PORTS_HOW}",
+                    )
+                )
+    return out
+
+
 # --- the rule set ------------------------------------------------------------------------------------------------
 # Mandatory: each violation breaks the deployment (a job that cannot mount or falls back to TCP, a cluster
 # built on the wrong Ray) or leaks a credential; there is no situation in which it is the right choice.
@@ -867,6 +971,14 @@ RULES: tuple[Rule, ...] = (
         "resource",
         check_explicit_provider,
     ),  # the default provider may target another cluster
+    Rule(
+        "ray-ports-not-exposed",
+        "No LoadBalancer or NodePort Service and no Ingress reaches Ray's dashboard (8265) or Ray Client (10001), "
+        "and no Ray cluster spec asks KubeRay for one.",
+        "mandatory",
+        "stack",
+        check_ray_ports_not_exposed,
+    ),  # whoever reaches these ports runs code on the cluster
     Rule(
         "gpu-capacity-spot-or-reserved",
         "GPU node pools and ComputeClass GPU priorities use Spot VMs, flex-start or a specific reservation.",

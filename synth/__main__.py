@@ -50,6 +50,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="previous output folder (build/<stack> of another commit): print what changed",
     )
+    parser.add_argument(
+        "--stack-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the stack's config file when it is not Pulumi.<stack>.yaml here (the CLI's --config-file)",
+    )
     args = parser.parse_args(argv)
 
     overrides = {}
@@ -67,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"synth: --compare: {err}", file=sys.stderr)
             return 2
     try:
-        result = engine.run(args.stack, overrides)
+        result = engine.run(args.stack, overrides, stack_file=args.stack_file)
     except (engine.StackNotFound, engine.StackConfigError) as err:
         print(f"synth: {err}", file=sys.stderr)
         return 2

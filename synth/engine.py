@@ -449,12 +449,17 @@ def platform_stacks(root: Path = ROOT) -> list[str]:
 
 
 def assemble_config(
-    stack: str, overrides: Optional[dict[str, Any]] = None, secrets: Optional[dict[str, str]] = None, root: Path = ROOT
+    stack: str,
+    overrides: Optional[dict[str, Any]] = None,
+    secrets: Optional[dict[str, str]] = None,
+    root: Path = ROOT,
+    stack_file: Optional[Path] = None,
 ) -> tuple[str, dict, list]:
-    """(project, config map "<ns>:<key>" -> string, secret keys) for a stack."""
+    """(project, config map "<ns>:<key>" -> string, secret keys) for a stack. `stack_file`: the stack's config file
+    when it is not `Pulumi.<stack>.yaml` beside Pulumi.yaml (the CLI's `--config-file`)."""
     project_file = _load_yaml(root / "Pulumi.yaml")
     project = project_file["name"]
-    stack_path = root / f"Pulumi.{stack}.yaml"
+    stack_path = stack_file if stack_file is not None else root / f"Pulumi.{stack}.yaml"
     if not stack_path.exists():
         raise StackNotFound(
             f"no stack {stack!r}: there is no {stack_path.name}; stacks here: "
@@ -550,14 +555,16 @@ def run(
     root: Path = ROOT,
     plaintext_keys: tuple[str, ...] = (),
     stack_references: Optional[dict[str, StackOutputs]] = None,
+    stack_file: Optional[Path] = None,
 ) -> SynthResult:
     """Run the program for `stack`. `overrides` are config values (key -> value, None removes), `secrets`
     secret config values (None removes); `plaintext_keys` are secret keys to pass unmarked (tests of the
     refusal); `stack_references`: fully qualified stack name -> the outputs its StackReference reads. An experiment
     stack's platform (`platformStack: <org>/<project>/<stack>`) not given there is synthesized first from its
-    Pulumi.<stack>.yaml here, and its outputs serve the read. Returns the records; a program error (bad settings)
+    Pulumi.<stack>.yaml here, and its outputs serve the read. `stack_file`: the stack's config file when it is not
+    Pulumi.<stack>.yaml in `root` (the CLI's `--config-file`). Returns the records; a program error (bad settings)
     is in `.error`, not raised."""
-    project, config, secret_keys = assemble_config(stack, overrides, secrets, root)
+    project, config, secret_keys = assemble_config(stack, overrides, secrets, root, stack_file)
     references = dict(stack_references or {})
     platform_ref = config.get(f"{project}:platformStack", "")
     if platform_ref and platform_ref not in references and "/" in platform_ref:

@@ -75,6 +75,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         default=None,
         help="the policy pack venv's python (default: $POLICY_VENV or .venv-policy)",
     )
+    ap.add_argument(
+        "--stack-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the stack's config file when it is not Pulumi.<stack>.yaml here (the CLI's --config-file)",
+    )
     args = ap.parse_args(argv)
     overrides = dict(kv.split("=", 1) for kv in args.set)
     python = args.policy_python or default_policy_python()
@@ -86,7 +93,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         return 2
     try:
-        result = engine.run(args.stack, overrides)
+        result = engine.run(args.stack, overrides, stack_file=args.stack_file)
     except (engine.StackNotFound, engine.StackConfigError) as e:
         print(e, file=sys.stderr)
         return 2

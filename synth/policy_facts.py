@@ -29,6 +29,11 @@ def facts() -> dict:
         # Variables that carry a token's value, and the Secrets holding the tokens: tokens reach pods only as files.
         "token_value_variables": list(TOKEN_VALUE_VARIABLES),
         "token_secrets": [naming.HF_SECRET, naming.RAY_AUTH_SECRET],
+        # Ray ports that run code for whoever reaches them, by KubeRay's port names.
+        "ray_exposed_ports": {
+            catalog.RAY_DASHBOARD_PORT_NAME: catalog.RAY_DASHBOARD_PORT,
+            catalog.RAY_CLIENT_PORT_NAME: catalog.RAY_CLIENT_PORT,
+        },
     }
 
 

@@ -19,7 +19,7 @@ from tests import pod_security_standards as pss
 from tests.rendered_pods import RenderedPod, has_host_paths, pods
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKFLOW = ROOT / ".github" / "workflows" / "pull-request.yml"
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
 ROLE = "nemo-rl-gke/role"
 WORKLOAD = "nemo-rl-gke/workload"
 
@@ -132,13 +132,39 @@ def bucket_write(result: engine.SynthResult) -> tuple[int, int, str]:
     return len(writers), sum(p.replicas for p in writers), "whole bucket" if bucket_level else "export prefix only"
 
 
-def shared_principals(results: Mapping[str, engine.SynthResult]) -> int:
-    """Stacks whose write principal is also another stack's (all shipped stacks share one placeholder project)."""
+def platform_of(result: engine.SynthResult) -> str:
+    """The platform stack an experiment stack reads (`platformStack: <org>/<project>/<stack>`), '' for a platform."""
+    ref = result.config.get(f"{result.project}:platformStack", "")
+    return ref.rsplit("/", 1)[-1] if ref else ""
+
+
+def stack_write_principals(stack: str, results: Mapping[str, engine.SynthResult]) -> set[str]:
+    """The Workload Identity principals a stack's pods write to the bucket as. A platform grants them itself; an
+    experiment stack declares no Google Cloud resource, so its pods write as whichever of its platform's principals
+    their (namespace, service account) is."""
+    r = results[stack]
+    platform = platform_of(r)
+    granted = write_principals(results[platform] if platform else r)
+    by_identity = {tuple(_PRINCIPAL.search(m).groups()): m for m in granted}
+    return {
+        by_identity[(p.namespace, p.service_account)]
+        for p in pods(r)
+        if (p.namespace, p.service_account) in by_identity
+    }
+
+
+def sharing_groups(results: Mapping[str, engine.SynthResult]) -> list[list[str]]:
+    """Groups of stacks (each sorted) writing as one principal (all shipped stacks share one placeholder project)."""
     seen: dict[str, set[str]] = {}
-    for stack, r in results.items():
-        for m in write_principals(r):
+    for stack in results:
+        for m in stack_write_principals(stack, results):
             seen.setdefault(m, set()).add(stack)
-    return len({s for stacks in seen.values() if len(stacks) > 1 for s in stacks})
+    return sorted(sorted(stacks) for stacks in seen.values() if len(stacks) > 1)
+
+
+def shared_principals(results: Mapping[str, engine.SynthResult]) -> int:
+    """Stacks whose write principal is also another stack's."""
+    return len({s for group in sharing_groups(results) for s in group})
 
 
 def _env(container: Mapping) -> dict[str, str]:
@@ -282,23 +308,45 @@ def ip_endpoint_open(result: engine.SynthResult) -> bool:
     )
 
 
+def _triggers(wf: dict) -> set[str]:
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads a bare `on` key as True
+    return {on} if isinstance(on, str) else set(on or {})
+
+
+def _pulumi_stack(wf: dict, job: dict) -> str:
+    """The stack name a job's Pulumi token is used on (`format('{0}/<stack>', vars.PULUMI_ORG)`), '' if none."""
+    env = {**(wf.get("env") or {}), **(job.get("env") or {})}
+    m = re.search(r"format\('\{0\}/([\w-]+)'", str(env.get("STACK", "")))
+    return m.group(1) if m and "pulumi/auth-actions" in yaml.safe_dump(job) else ""
+
+
 def ci_figures() -> tuple[int, int, int]:
-    """(jobs handing real secrets to code from the pull request, `uses:` lines not pinned by SHA, `uses:` lines)."""
-    wf = yaml.safe_load(WORKFLOW.read_text())
-    real = 0
-    for job in wf["jobs"].values():
-        text = yaml.safe_dump(job)
-        secrets = set(re.findall(r"\bsecrets\.(\w+)", text)) - {"GITHUB_TOKEN"}
-        oidc = (job.get("permissions") or {}).get("id-token") == "write"
-        if secrets or (oidc and "environment" not in job):
-            real += 1
-    uses = [line for line in WORKFLOW.read_text().splitlines() if re.match(r"^\s*(-\s+)?uses:", line)]
+    """(jobs handing real secrets to unreviewed code, `uses:` lines not pinned by SHA, `uses:` lines) over every
+    workflow. A job holding a secret or an OIDC token counts when nothing reviews the code it runs: no environment;
+    a Pulumi token (Stack Read and up hold stack:decrypt) on a stack a shipped stack file names, from a pull request;
+    a dispatch or push trigger without the job requiring main (a maintainer may dispatch any branch)."""
+    real, uses = 0, []
+    for path in WORKFLOWS:
+        wf = yaml.safe_load(path.read_text())
+        on = _triggers(wf)
+        for job in wf["jobs"].values():
+            text = yaml.safe_dump(job)
+            secrets = set(re.findall(r"\bsecrets\.(\w+)", text)) - {"GITHUB_TOKEN"}
+            oidc = (job.get("permissions") or {}).get("id-token") == "write"
+            if not (secrets or oidc):
+                continue
+            shipped_stack = _pulumi_stack(wf, job) in engine.available_stacks()
+            unguarded = bool(on & {"workflow_dispatch", "push"}) and "refs/heads/main" not in str(job.get("if", ""))
+            if "environment" not in job or ("pull_request" in on and shipped_stack) or unguarded:
+                real += 1
+        uses += [line for line in path.read_text().splitlines() if re.match(r"^\s*(-\s+)?uses:", line)]
     unpinned = [u for u in uses if not re.search(r"@[0-9a-f]{40}\b", u)]
     return real, len(unpinned), len(uses)
 
 
-def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
-    """Figure -> value, in the words of the measure table in docs/security.md."""
+def figures(results: Mapping[str, engine.SynthResult], experiments: Mapping[str, engine.SynthResult]) -> dict[str, str]:
+    """Figure -> value, in the words of the measure table in docs/security.md: over the platform stacks
+    (`results`); the Workload Identity figure over the experiment stacks on them too."""
 
     def per_stack(f: Callable[[engine.SynthResult], object]) -> dict[str, object]:
         return {s: f(r) for s, r in sorted(results.items())}
@@ -333,7 +381,9 @@ def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
     dash = sorted(set().union(*per_stack(dashboard_reach).values()))
     writes = per_stack(bucket_write)
     write_s = ", ".join(sorted({f"{t} ({p} pod), {scope}" for t, p, scope in writes.values()}))
-    shared = shared_principals(results)
+    every_stack = {**results, **experiments}
+    shared = shared_principals(every_stack)
+    groups = "; ".join(", ".join(g) for g in sharing_groups(every_stack))
     never = sum(per_stack(tokens_never_read).values())
     psa = per_stack(namespaces_with_psa)
     psa_s = f"{sum(a for a, _ in psa.values())}/{sum(b for _, b in psa.values())}"
@@ -348,7 +398,10 @@ def figures(results: Mapping[str, engine.SynthResult]) -> dict[str, str]:
         "workload pods without an egress policy": egress_s,
         "who reaches 8265 besides the workload and the submitter": ", ".join(dash),
         "pod templates with bucket write": write_s,
-        "stacks sharing one Workload Identity principal": f"{shared}/{len(results)}",
+        "stacks sharing one Workload Identity principal": (
+            f"{shared}/{len(every_stack)}"
+            + (f" ({groups}: an experiment writes as its platform's export identity)" if groups else "")
+        ),
         "pods holding a token they never read": str(never),
         "namespaces with Pod Security labels": psa_s,
         "containers of pods without the RDMA mounts that drop all capabilities": caps_s,

@@ -38,8 +38,7 @@ def run_name(recipe: str, overrides: dict, release=V050, stack: str = "dev") -> 
 # Changes that only extend or observe the run, or tune memory: NeMo-RL continues from the run's checkpoints.
 SAME_RUN = {
     QWEN: [
-        {"max_num_steps": 40},
-        {"save_period": 20, "val_period": 20, "max_num_steps": 40},
+        {"save_period": 20, "val_period": 20},
         {"keep_top_k": 5},
         {"wandb_enabled": True, "wandb_name": "q", "wandb_project": "p", "wandb_entity": "team"},
         {"vllm_gpu_memory_utilization": 0.7},
@@ -69,6 +68,10 @@ NEW_RUN = {
         "batch": {"num_prompts_per_step": 16, "train_global_batch_size": 128},
         "generations": {"num_generations_per_prompt": 16},
         "dataset": {"dataset": "gsm8k"},
+        # Megatron: the steps size the scheduler state a resume checks (tests/test_resume_identity.py)
+        "steps": {"max_num_steps": 40},
+        "epochs": {"grpo.max_num_epochs": 3},
+        "dataloader workers": {"data.num_workers": 0},
     },
     GEMMA: {
         "backend": {
@@ -92,6 +95,7 @@ NEW_RUN = {
         "temperature": {"policy.generation.temperature": 0.7},
         "precision": {"policy.precision": "float32"},
         "added key": {"+policy.generation.vllm_kwargs.seed": 3},
+        "dataloader workers": {"data.num_workers": 2},
     },
 }
 

@@ -75,3 +75,61 @@ def test_an_experiment_gives_its_runs_gpu_hours_and_cost_when_the_step_time_is_k
         "GPU nodes (4 x a4-highgpu-8g) on flex-start",
         "GPU nodes (4 x a4-highgpu-8g) at the list price (reference)",
     ]
+
+
+AUTOPILOT_PRICES = {"autopilotGpuPodHour": 100.0, "autopilotGpuPodSpot": 30.0, "autopilotGpuPodFlexStart": 55.0}
+
+
+def test_on_autopilot_spot_flex_start_and_the_regular_price_are_three_prices(synth):
+    # GKE's pricing page: Autopilot Spot Pods are 60-91 % below the regular price, so one price for every capacity
+    # model overstated spot by up to 11 times.
+    c = synth("autopilot", {"prices": AUTOPILOT_PRICES}).outputs["costEstimate"]
+    lines = by_item(c)
+    # By hand: 2 GPU Pods filling a node each x $30 (spot), x $55 (flex-start), x $100 (regular).
+    assert lines["GPU nodes (2 x a4-highgpu-8g) on spot"]["usdPerHour"] == 60.0
+    assert lines["GPU nodes (2 x a4-highgpu-8g) on flex-start"]["usdPerHour"] == 110.0
+    assert lines["GPU nodes (2 x a4-highgpu-8g) at the regular Autopilot price (reference)"]["usdPerHour"] == 200.0
+    per_hour = c["perHourByCapacityModel"]
+    assert per_hour["spot"]["knownUsd"] == pytest.approx(60.10)  # + the $0.10 fee; Lustre's price unknown
+    assert per_hour["flex-start"]["knownUsd"] == pytest.approx(110.10)
+    assert per_hour["list-price"]["knownUsd"] == pytest.approx(200.10)
+    spot = lines["GPU nodes (2 x a4-highgpu-8g) on spot"]
+    assert spot["origin"] == "user-supplied (nemo-rl-gke:prices.autopilotGpuPodSpot)"
+
+
+def test_on_autopilot_the_regular_price_gives_the_spot_range_and_never_the_spot_price(synth):
+    c = synth("autopilot", {"prices": {"autopilotGpuPodHour": 100.0}}).outputs["costEstimate"]
+    lines = by_item(c)
+    assert lines["GPU nodes (2 x a4-highgpu-8g) on spot"]["usdPerHour"] is None
+    assert lines["GPU nodes (2 x a4-highgpu-8g) on flex-start"]["usdPerHour"] is None
+    assert "prices.autopilotGpuPodSpot" in lines["GPU nodes (2 x a4-highgpu-8g) on spot"]["origin"]
+    assert catalog.AUTOPILOT_SPOT_DISCOUNT == (0.60, 0.91)
+    (note,) = [n for n in c["notes"] if n.startswith("Autopilot Spot Pods")]
+    # By hand: $100 x (1 - 0.91) = $9.00 to $100 x (1 - 0.60) = $40.00.
+    assert "60% to 91% below the regular price: $9.00 to $40.00" in note
+    assert "https://cloud.google.com/kubernetes-engine/pricing" in note
+
+
+def _free_tier_note(c: dict) -> str:
+    (note,) = [n for n in c["notes"] if n.startswith("GKE free tier")]
+    return note
+
+
+def test_the_free_tier_note_says_which_clusters_it_covers(synth):
+    # GKE's pricing page: $74.40 a month per billing account, "equivalent to one free Autopilot or zonal Standard
+    # cluster"; "only applied to zonal and Autopilot clusters".
+    assert catalog.GKE_FREE_TIER_CREDIT.usd == 74.40 == 744 * catalog.GKE_CLUSTER_FEE.usd
+    eligible = {
+        "autopilot": synth("autopilot").outputs["costEstimate"],
+        "zonal Standard": synth("dev", {"controlPlane": "zonal"}).outputs["costEstimate"],
+    }
+    for what, c in eligible.items():
+        note = _free_tier_note(c)
+        assert "covers the fee of one zonal Standard or Autopilot cluster, and this is" in note, what
+        assert "never" not in note, what
+    regional = _free_tier_note(synth("dev").outputs["costEstimate"])
+    assert synth("dev").config.get("nemo-rl-gke:controlPlane", "regional") == "regional"
+    assert "never covers a regional Standard cluster" in regional
+    # The credit is per billing account: no stack's estimate applies it, whatever the cluster.
+    for c in (*eligible.values(), synth("dev").outputs["costEstimate"]):
+        assert by_item(c)["GKE cluster management fee"]["usdPerHour"] == catalog.GKE_CLUSTER_FEE.usd

@@ -339,7 +339,14 @@ ABOUT: dict[str, tuple[str, ...]] = {
     "jobStartFrom": ("RayJob rayjob",),
     "jobTtlSeconds": ("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),  # with jobMode
     "ksaName": ("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob"),
-    "kubeRayOperator": ("Cluster cluster", "Namespace operator-namespace", "NetworkPolicy *", "Release *"),
+    "kubeRayOperator": (
+        "Cluster cluster",
+        "Namespace operator-namespace",
+        "Role operator-role",  # the operator's rights in the workload namespace (workloads/kuberay_operator.py)
+        "RoleBinding operator-role-binding",
+        "NetworkPolicy *",
+        "Release *",
+    ),
     "lustreAdopt": (
         "Instance lustre",
         "Network primary",

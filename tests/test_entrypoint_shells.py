@@ -31,6 +31,9 @@ from pod_programs import attempts as attempts_program
 
 ADDRESS = "nemo-dev-ray-head-svc.nemo-rl.svc.cluster.local:8265"
 SUBMISSION_ID = "nemo-dev-grpo-x7k2q"
+# KubeRay's default submitters (1.4.2, 1.7.0) and the program's own, which the RayJob renders (core.shell).
+PROGRAM = "nemo-rl-gke"
+SUBMITTERS = (*shell.KUBERAY_SUBMITTERS, PROGRAM)
 
 
 @pytest.fixture
@@ -46,6 +49,11 @@ def tools(tmp_path):
         f"#!{sys.executable}\n"
         "import json, os, sys\n"
         "if sys.argv[1:3] == ['job', 'status']:\n"
+        # Before the submit: no such job (the submit branch runs); after it: the job is done (the program's
+        # submitter then ends, as on a real head: tests/test_submitter_ray.py).
+        f"    if os.path.exists({str(records / 'submit.json')!r}):\n"
+        "        print(f\"Job '{sys.argv[-1]}' succeeded\")\n"
+        "        sys.exit(0)\n"
         "    sys.exit(1)\n"
         "if sys.argv[1:3] == ['job', 'submit']:\n"
         f"    open({str(records / 'submit.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
@@ -75,9 +83,14 @@ def run_chain(
     entrypoint: str, runtime_env_yaml: str, *, kuberay: str, rule: str, env: dict, records: Path
 ) -> tuple[list[str], list[list[str]]]:
     """(words `ray job submit` got after `--`, argv of every `uv` call the job made)."""
-    submitter = shell.submitter_command(
-        entrypoint, kuberay=kuberay, address=ADDRESS, submission_id=SUBMISSION_ID, runtime_env_yaml=runtime_env_yaml
-    )
+    if kuberay == PROGRAM:
+        # The submitter the RayJob renders: KubeRay gives it the address and the submission id as variables.
+        submitter = shell.job_submitter_command(entrypoint, runtime_env_yaml=runtime_env_yaml, unreachable_seconds=60)
+        env = {**env, "RAY_DASHBOARD_ADDRESS": ADDRESS, "RAY_JOB_SUBMISSION_ID": SUBMISSION_ID}
+    else:
+        submitter = shell.submitter_command(
+            entrypoint, kuberay=kuberay, address=ADDRESS, submission_id=SUBMISSION_ID, runtime_env_yaml=runtime_env_yaml
+        )
     done = subprocess.run(submitter, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     submit = json.loads((records / "submit.json").read_text())
@@ -108,7 +121,15 @@ def expected_calls(
     if recipe.dataset == "gsm8k":
         calls.append(recipes.gsm8k_prep_command(mount, paths.scripts_dir)[1:])
     if recipe.train_backend == "megatron":
-        calls.append(recipes.megatron_guard_command(recipe.model_name, paths.scripts_dir)[1:])
+        calls.append(
+            recipes.megatron_guard_command(
+                recipe.model_name,
+                paths.scripts_dir,
+                own=recipes.megatron_run_dir(mount, run),
+                shared=recipes.megatron_shared_dir(mount),
+                hf_overrides_hash=recipes.megatron_hf_overrides_hash(recipe, release),
+            )[1:]
+        )
     calls.append(["run", "python", *recipes.render_args(recipe, release, mount_path=mount, run_name=run)])
     return calls
 
@@ -128,7 +149,7 @@ RENDERED = [
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
+@pytest.mark.parametrize("kuberay", SUBMITTERS)
 @pytest.mark.parametrize("recipe_name,tag", RENDERED)
 def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, tag, kuberay, tools, tmp_path, paths):
     env, records = tools
@@ -264,7 +285,7 @@ def test_stack_settings_refuse_values_the_shells_would_change(synth, overrides, 
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
+@pytest.mark.parametrize("kuberay", SUBMITTERS)
 def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, tools, tmp_path, paths):
     """Standing-cluster retries (recipes.Attempts): the whole job runs as one command of pod_programs/attempts.py whose
     steps follow `--`, separated by `---`; every step's words must reach it unchanged through KubeRay's bash, the
@@ -293,7 +314,7 @@ def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, to
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("kuberay", shell.KUBERAY_SUBMITTERS)
+@pytest.mark.parametrize("kuberay", SUBMITTERS)
 def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(kuberay, tools, tmp_path, paths):
     # jobStartFrom: the new run's directory gets the source step hard-linked (no bytes copied) while it has no
     # checkpoint of its own; a resubmission after the run saved its own leaves it alone.
@@ -320,3 +341,37 @@ def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(k
     (records / "uv.jsonl").unlink()
     _, calls = run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)
     assert calls[-1][:3] == ["run", "python", release.grpo_entry] and linked.is_file()
+
+
+@pytest.mark.unit
+def test_an_interrupted_warm_start_copy_is_never_resumed_from(tools, tmp_path, paths):
+    # The links go into a temporary directory renamed to step_N once complete: a copy killed half-way leaves no
+    # step_* (NeMo-RL resumes only from step_<digits>), and the next submission copies again, whole.
+    env, _ = tools
+    release, recipe = NEMO_RL_RELEASES["v0.5.0"], recipes.RECIPES["gemma3-27b-gsm8k"]
+    mount, run = str(tmp_path / "lustre"), "new-run"
+    source = Path(recipes.checkpoint_dir(mount, "old-run")) / "step_40"
+    for name in ("a", "b", "c"):
+        (source / "policy" / name).mkdir(parents=True)
+        (source / "policy" / name / "shard.distcp").write_bytes(name.encode() * 64)
+    script = recipes.job_script(
+        recipe,
+        release,
+        recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"),
+    )
+    # A `cp` killed after the first directory: it copies `a` only, then dies.
+    killed = tmp_path / "killed-bin"
+    killed.mkdir()
+    (killed / "cp").write_text(
+        '#!/bin/sh\nmkdir -p "$4/policy" && /bin/cp -a -l "$3/policy/a" "$4/policy/"\nkill -9 $$\n'
+    )
+    (killed / "cp").chmod(0o755)
+    first = subprocess.run(
+        ["/bin/sh", "-c", script], env={**env, "PATH": f"{killed}:{env['PATH']}"}, capture_output=True, timeout=60
+    )
+    dest = Path(recipes.checkpoint_dir(mount, run))
+    assert first.returncode != 0 and not list(dest.glob("step_*")), sorted(p.name for p in dest.iterdir())
+    subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, timeout=60, check=True)
+    copied = sorted(p.relative_to(dest / "step_40").as_posix() for p in (dest / "step_40").rglob("*.distcp"))
+    assert copied == ["policy/a/shard.distcp", "policy/b/shard.distcp", "policy/c/shard.distcp"]
+    assert [p.name for p in dest.iterdir()] == ["step_40"]

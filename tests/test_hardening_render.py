@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core import catalog
+from core import catalog, shell
 from core.naming import HF_SECRET
 from workloads.manifests import pod_security as ps
 from workloads.manifests.rdma import rdma_pod_mixin
@@ -25,6 +25,14 @@ INVALID = [
     ({"authorizedNetworks": ["office"]}, "nemo-rl-gke:authorizedNetworks", "not a valid CIDR"),
     ({"privateEndpoint": True, "dnsEndpoint": False}, "nemo-rl-gke:privateEndpoint", "dnsEndpoint"),
     ({"rayDashboardPeers": ["kuberay-operator"]}, "nemo-rl-gke:rayDashboardPeers", "kubeRayOperator"),
+    # The mirror case: the stack's own operator runs as pods in its namespace; the API server's path admits nothing
+    # of it, so its status calls would time out.
+    (
+        {"kubeRayOperator": "helm", "rayDashboardPeers": ["konnectivity"]},
+        "nemo-rl-gke:rayDashboardPeers",
+        "'kuberay-operator'",
+    ),
+    ({"kubeRayOperator": "helm", "rayDashboardPeers": ["10.8.0.0/28"]}, "nemo-rl-gke:rayDashboardPeers", "lacks"),
     ({"rayDashboardPeers": ["control-plane"]}, "nemo-rl-gke:rayDashboardPeers", "not a valid CIDR"),
     ({"rayTokenAuth": "on"}, "nemo-rl-gke:rayTokenAuth", "Ray >= 2.52.0"),
     # GKE's add-on may run KubeRay 1.4.2, whose operator cannot send a token.
@@ -130,12 +138,18 @@ def test_no_pod_env_anywhere_holds_a_token_or_refers_to_the_token_secret(synth, 
             assert [e for e in env if ps.carries_token(e)] == [], r.name
 
 
-def test_the_submitter_runs_as_a_job_pod_and_kuberay_fills_its_command(synth, stack):
+def test_the_submitter_runs_as_a_job_pod_and_submits_exactly_the_rayjobs_entrypoint(synth, stack):
     (job,) = _objects(synth(stack), "RayJob")
     sub = job["spec"]["submitterPodTemplate"]["spec"]
     assert sub["restartPolicy"] == "Never"
     (container,) = sub["containers"]
-    assert "command" not in container and "args" not in container  # KubeRay sets `ray job submit ...`
+    # The program's own submitter (core.shell.job_submitter_command: it ends only when the Ray job has), in the
+    # shape of KubeRay's: bash -ce, and the spec's entrypoint pasted after `ray job submit ... --`.
+    assert container["command"] == ["/bin/bash", "-ce", "--"]
+    (script,) = container["args"]
+    assert f" -- {job['spec']['entrypoint']} ; fi ;" in script
+    renv = shell.go_quote(shell.kuberay_runtime_env_json(job["spec"]["runtimeEnvYAML"]))
+    assert f"--runtime-env-json {renv} " in script
 
 
 def test_token_auth_is_on_exactly_where_the_ray_has_it_and_the_operator_can_send_it(synth):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -128,8 +129,126 @@ def test_megatron_runs_check_the_conversion_of_the_model_nemo_rl_receives_right_
     calls = entry_calls("qwen2.5-72b-deepscaler", "v0.4.0", model_path=snapshot)
     check, train = calls[-2], calls[-1]
     assert check[:4] == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.MEGATRON_GUARD_SCRIPT}"]
-    assert check[4:] == ["--model-name", snapshot] and f"policy.model_name={snapshot}" in train
+    own = "/lustre/huggingface_cache/nemo_rl/.runs/r"
+    assert check[4:] == ["--model-name", snapshot, "--own", own, "--shared", "/lustre/huggingface_cache/nemo_rl"]
+    assert f"policy.model_name={snapshot}" in train
     # DTensor runs convert nothing: no check.
     assert not [
         c for c in entry_calls("gemma3-27b-gsm8k", "v0.5.0") if any(recipes.MEGATRON_GUARD_SCRIPT in w for w in c)
     ]
+
+
+# --- concurrent jobs on one Lustre ------------------------------------------------------------------------------
+# A job as it runs on the head: the guard, then NeMo-RL's own decision and, when it converts, the conversion's writes in
+# Megatron-Bridge's order, slowly. NeMo-RL reads the directory from NRL_MEGATRON_CHECKPOINT_DIR first
+# (nemo_rl/models/policy/utils.py get_megatron_checkpoint_dir), which the entrypoint exports.
+JOB = r"""
+import os, subprocess, sys, time
+guard, model, own, shared, pace = sys.argv[1:6]
+r = subprocess.run([sys.executable, guard, "--model-name", model, "--own", own, "--shared", shared], check=True,
+                   capture_output=True, text=True)
+print(r.stdout, end="", flush=True)
+path = os.path.join(os.environ.get("NRL_MEGATRON_CHECKPOINT_DIR") or os.path.join(os.environ["HF_HOME"], "nemo_rl"),
+                    model)
+if os.path.exists(path) and os.path.exists(os.path.join(path, "iter_0000000")):
+    print("nemo-rl: skips the conversion", flush=True)
+    sys.exit(0)
+it = os.path.join(path, "iter_0000000")
+os.makedirs(it)
+for name in ("metadata.json", "common.pt", "__0_0.distcp", "__1_0.distcp", ".metadata", "train_state.pt"):
+    time.sleep(float(pace))
+    open(os.path.join(it, name), "wb").write(os.urandom(64))
+open(os.path.join(path, "latest_train_state.pt"), "wb").write(os.urandom(64))
+open(os.path.join(it, "run_config.yaml"), "w").write("model: {}\n")
+print("nemo-rl: converted", flush=True)
+"""
+
+
+def start_job(tmp_path: Path, run: str, pace: float) -> subprocess.Popen:
+    hf_home = tmp_path / "lustre" / "hf"
+    shared = hf_home / "nemo_rl"
+    own = shared / ".runs" / run
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HF_HOME": str(hf_home),
+        "NRL_MEGATRON_CHECKPOINT_DIR": str(own),
+    }
+    script = tmp_path / "job.py"
+    script.write_text(JOB)
+    argv = [sys.executable, str(script), str(PROGRAM), "Qwen/Qwen2.5-72B-Instruct", str(own), str(shared), str(pace)]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def complete(path: Path) -> bool:
+    return (path / "latest_train_state.pt").is_file() and (path / "iter_0000000" / "run_config.yaml").is_file()
+
+
+def test_concurrent_jobs_never_remove_each_others_conversion_and_later_runs_share_one(tmp_path):
+    shared = tmp_path / "lustre" / "hf" / "nemo_rl"
+    model = "Qwen/Qwen2.5-72B-Instruct"
+    # A job from before the per-run directories is converting into the shared directory, half-way.
+    legacy = shared / model / "iter_0000000"
+    legacy.mkdir(parents=True)
+    (legacy / "__0_0.distcp").write_bytes(b"x" * 64)
+    # Two experiments of the same model start together; a third joins while both are converting.
+    first = [start_job(tmp_path, run, pace=0.3) for run in ("exp1-run", "exp2-run")]
+    time.sleep(0.5)
+    third = start_job(tmp_path, "exp3-run", pace=0.3)
+    outputs = [p.communicate(timeout=60)[0] for p in (*first, third)]
+    assert all(p.returncode == 0 for p in (*first, third)), outputs
+    runs = shared / ".runs"
+    assert all(complete(runs / run / model) for run in ("exp1-run", "exp2-run", "exp3-run")), outputs
+    assert (legacy / "__0_0.distcp").read_bytes() == b"x" * 64  # nobody removed the other job's files
+    # A later run converts nothing: it links a complete conversion (the same inodes, no bytes copied).
+    later = start_job(tmp_path, "exp4-run", pace=0.3)
+    out = later.communicate(timeout=60)[0]
+    assert later.returncode == 0 and "nemo-rl: skips the conversion" in out and "links the complete conversion" in out
+    linked = runs / "exp4-run" / model / "iter_0000000" / "run_config.yaml"
+    sources = {
+        (runs / r / model / "iter_0000000" / "run_config.yaml").stat().st_ino
+        for r in ("exp1-run", "exp2-run", "exp3-run")
+    }
+    assert linked.stat().st_ino in sources
+
+
+def test_a_runs_interrupted_conversion_is_redone_while_another_runs_conversion_is_kept(tmp_path):
+    shared = tmp_path / "lustre" / "hf" / "nemo_rl"
+    model = "Qwen/Qwen2.5-72B-Instruct"
+    mine, theirs = shared / ".runs" / "mine" / model, shared / ".runs" / "theirs" / model
+    for path in (mine, theirs):  # both interrupted after two writes; "theirs" may be converting right now
+        for step in conversion_steps(path)[:2]:
+            step()
+    before = tree(theirs)
+    job = start_job(tmp_path, "mine", pace=0.05)
+    out = job.communicate(timeout=60)[0]
+    assert job.returncode == 0 and "interrupted conversion" in out and "nemo-rl: converted" in out
+    assert complete(mine) and tree(theirs) == before
+
+
+def test_v070s_hf_config_overrides_suffix_is_the_directory_the_guard_checks():
+    # nemo_rl/models/megatron/setup.py at v0.7.0 L445-452: `<model>__hfovr_<sha256(canonical JSON)[:12]>`, of the
+    # overrides as NeMo-RL's loader resolves them.
+    import hashlib
+    import json
+
+    from tests.nemo_rl_oracle import lookup, nemo_rl_config
+
+    release = NEMO_RL_RELEASES["v0.7.0"]
+    j = JobSettings.model_validate(
+        {"jobRecipe": "qwen2.5-72b-deepscaler", "jobOverrides": {"+policy.hf_config_overrides.rope_theta": 1e6}}
+    )
+    recipe = recipes.resolve_recipe(j, release)
+    words = recipes.render_overrides(recipe, release, mount_path="/lustre", run_name="r")
+    overrides = lookup(nemo_rl_config("v0.7.0", recipe.config_path, words), "policy.hf_config_overrides")[1]
+    digest = hashlib.sha256(
+        json.dumps(overrides, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    ).hexdigest()[:12]
+    calls = script_calls(
+        recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path="/lustre", run_name="r"))
+    )
+    (check,) = [c for c in calls if any(recipes.MEGATRON_GUARD_SCRIPT in w for w in c)]
+    assert check[check.index("--hf-overrides-hash") + 1] == digest
+    # Without overrides (and on v0.4.0/v0.5.0) the directory is the model's alone.
+    plain = recipes.resolve_recipe(JobSettings.model_validate({"jobRecipe": "qwen2.5-72b-deepscaler"}), release)
+    calls = script_calls(recipes.entrypoint(plain, release, recipes.EntrypointArgs(mount_path="/lustre", run_name="r")))
+    assert not [c for c in calls if "--hf-overrides-hash" in c]

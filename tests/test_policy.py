@@ -127,6 +127,36 @@ def _network_id(resources, name):
     return _one(resources, "gcp:compute/network:Network", name)
 
 
+SERVICE = "kubernetes:core/v1:Service"
+INGRESS = "kubernetes:networking.k8s.io/v1:Ingress"
+
+
+def _service(name: str, type_: str, ports: list[dict]) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": "nemo-rl"},
+        "spec": {"type": type_, "selector": {"ray.io/node-type": "head"}, "ports": ports},
+    }
+
+
+def _with_head(resources, **head) -> dict:
+    """The stack's RayCluster spec with `head` set on its headGroupSpec (a RayJob's own cluster, say)."""
+    spec = copy.deepcopy(dict(_one(resources, RAYCLUSTER, "raycluster").props["spec"]))
+    spec["headGroupSpec"].update(head)
+    return spec
+
+
+def _ingress(name: str, service: str, port: dict) -> dict:
+    backend = {"service": {"name": service, "port": port}}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": name, "namespace": "nemo-rl"},
+        "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]}}]},
+    }
+
+
 # (case id, stack, build(resources) -> resources, policy that must flag it, phrase its message must contain)
 BROKEN: list[tuple[str, str, Callable, str, str]] = [
     (
@@ -508,6 +538,62 @@ BROKEN: list[tuple[str, str, Callable, str, str]] = [
     ),
 ]
 
+# Ray's code-running ports (KubeRay constant.go, tests/oracles/kuberay/constant-ports.go.txt) exposed outside the
+# cluster, each way the program's objects or a user's could do it.
+BROKEN += [
+    (
+        "dashboard-behind-a-load-balancer",
+        "dev",
+        lambda rs: added(rs, SERVICE, "dash", _service("dash", "LoadBalancer", [{"port": 80, "targetPort": 8265}])),
+        "ray-ports-not-exposed",
+        "dashboard (8265)",
+    ),
+    (
+        "ray-client-on-a-node-port-by-name",
+        "codelab",
+        lambda rs: added(
+            rs, SERVICE, "client", _service("client", "NodePort", [{"port": 10001, "targetPort": "client"}])
+        ),
+        "ray-ports-not-exposed",
+        "client (10001)",
+    ),
+    (
+        "ingress-to-the-head-services-dashboard-port",
+        "dev",
+        lambda rs: added(rs, INGRESS, "dash", _ingress("dash", "nemo-dev-ray-head-svc", {"number": 8265})),
+        "ray-ports-not-exposed",
+        "kubectl port-forward",
+    ),
+    (
+        "ingress-through-a-cluster-ip-service-to-the-dashboard",
+        "dev",
+        lambda rs: added(
+            added(rs, SERVICE, "web", _service("web", "ClusterIP", [{"name": "web", "port": 80, "targetPort": 8265}])),
+            INGRESS,
+            "web",
+            _ingress("web", "web", {"name": "web"}),
+        ),
+        "ray-ports-not-exposed",
+        "Ingress 'web' routes",
+    ),
+    (
+        "head-service-of-type-load-balancer",
+        "dev",
+        lambda rs: changed(
+            rs, RAYCLUSTER, "raycluster", lambda p: p["spec"]["headGroupSpec"].update(serviceType="LoadBalancer")
+        ),
+        "ray-ports-not-exposed",
+        "headGroupSpec.serviceType LoadBalancer",
+    ),
+    (
+        "head-ingress-of-an-own-cluster-rayjob",
+        "dev",
+        lambda rs: added(rs, RAYJOB, "job", _rayjob(cluster_spec=_with_head(rs, enableIngress=True))),
+        "ray-ports-not-exposed",
+        "spec.rayClusterSpec.headGroupSpec.enableIngress",
+    ),
+]
+
 # Settings that change the graph in ways every policy accepts.
 ACCEPTED_VARIANTS = [
     ("dev", {"lustrePortMode": "legacy"}),  # both Lustre sides on
@@ -550,6 +636,25 @@ def test_policy_catalog_copy_equals_infra_catalog():
 
     assert P.TOKEN_VALUE_VARIABLES == pod_security.TOKEN_VALUE_VARIABLES
     assert set(P.TOKEN_SECRETS) == {naming.HF_SECRET, naming.RAY_AUTH_SECRET}
+
+
+@pytest.mark.graph
+def test_the_ray_ports_the_pack_guards_are_kuberays_dashboard_and_client_ports(stacks):
+    src = (ROOT / "tests" / "oracles" / "kuberay" / "constant-ports.go.txt").read_text()
+    import re
+
+    consts = dict(re.findall(r"^\s*(\w+)\s*=\s*(\d+|\"[^\"]*\")\s*$", src, re.M))
+    upstream = {
+        consts["DashboardPortName"].strip('"'): int(consts["DefaultDashboardPort"]),
+        consts["ClientPortName"].strip('"'): int(consts["DefaultClientPort"]),
+    }
+    assert P.RAY_EXPOSED_PORTS == upstream == {"dashboard": 8265, "client": 10001}
+    # Inside the cluster they stay allowed: a ClusterIP Service on the dashboard (KubeRay's own head Service is
+    # one), and a load balancer in front of something else.
+    rs = added(stacks["dev"], SERVICE, "dash", _service("dash", "ClusterIP", [{"port": 8265, "targetPort": 8265}]))
+    rs = added(rs, SERVICE, "web", _service("web", "LoadBalancer", [{"name": "web", "port": 443, "targetPort": 8443}]))
+    rs = added(rs, INGRESS, "web", _ingress("web", "web", {"name": "web"}))
+    assert P.evaluate(rs) == []
 
 
 @pytest.mark.unit

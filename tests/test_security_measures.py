@@ -32,6 +32,12 @@ def shipped(synth):
     return {s: synth(s) for s in SHIPPED}
 
 
+@pytest.fixture(scope="module")
+def experiments(synth):
+    """The example experiment stacks (each reads its platform through a StackReference)."""
+    return {s: synth(s) for s in engine.experiment_stacks()}
+
+
 def _pod(result, role: str) -> np.Endpoint:
     (p,) = [p for p in f.workload_pods(result) if p.labels.get(f.ROLE) == role][:1] or [None]
     assert p is not None, role
@@ -153,8 +159,19 @@ def test_one_pod_template_may_write_to_the_bucket_and_only_under_the_export_pref
 
 
 @pytest.mark.graph
-def test_no_two_stacks_share_a_workload_identity_principal(shipped, synth):
+def test_no_two_platforms_share_a_workload_identity_principal_and_an_experiment_writes_as_its_platforms(
+    shipped, experiments, synth
+):
     assert f.shared_principals(shipped) == 0
+    # An experiment stack declares no Google Cloud resource: its export Job writes as its platform's export
+    # identity, so the figure counts it with its platform (the measure once counted the platforms alone: 0/3).
+    every = {**shipped, **experiments}
+    assert experiments and f.sharing_groups(every) == [["codelab", "codelab-exp1", "codelab-exp2"]]
+    for stack, r in experiments.items():
+        (principal,) = f.stack_write_principals(stack, every)
+        assert principal in f.write_principals(shipped[f.platform_of(r)]), stack
+        (writer,) = [p for p in pods(r) if p.labels.get(f.ROLE) == "checkpoint-export"]
+        assert principal.endswith(f"/ns/{writer.namespace}/sa/{writer.service_account}"), stack
     # Not even two stacks given the same namespace and Ray service account in one project.
     same = {s: synth(s, {"namespace": "rl", "ksaName": "rl"}) for s in ("dev", "codelab")}
     assert all(r.error is None for r in same.values())
@@ -249,7 +266,7 @@ def test_ci_hands_no_real_secret_to_unreviewed_code_and_pins_every_action():
 
 
 @pytest.mark.graph
-def test_the_security_guides_measure_table_states_the_computed_figures(shipped):
+def test_the_security_guides_measure_table_states_the_computed_figures(shipped, experiments):
     text = (ROOT / "docs" / "security.md").read_text()
     section = text.split("\n## The measure\n", 1)[1].split("\n#", 1)[0]
     rows = {}
@@ -257,7 +274,22 @@ def test_the_security_guides_measure_table_states_the_computed_figures(shipped):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 3 and cells[0] not in ("figure", "---"):
             rows[cells[0].replace("`", "")] = cells[2].replace("`", "")
-    assert rows == f.figures(shipped)
+    assert rows == f.figures(shipped, experiments)
+
+
+@pytest.mark.graph
+def test_only_the_export_job_carries_the_gcs_fuse_sidecar_and_the_guide_says_so(shipped, experiments):
+    # The export moved from the head to a CPU Job: the webhook injects its sidecar where the annotation is.
+    for stack, r in {**shipped, **experiments}.items():
+        carriers = {p.labels.get(f.ROLE) for p in pods(r) if p.annotations.get("gke-gcsfuse/volumes") == "true"}
+        assert carriers == {"checkpoint-export"}, stack
+        (job,) = [p for p in pods(r) if p.labels.get(f.ROLE) == "checkpoint-export"]
+        (sidecar,) = [c for c in job.containers if c["name"] == "gke-gcsfuse-sidecar"]
+        assert pss.violations({"containers": [sidecar], "securityContext": {}}, "restricted") == [], stack
+    section = (ROOT / "docs" / "security.md").read_text().split("\n## Pod security\n", 1)[1].split("\n## ", 1)[0]
+    section = " ".join(section.split())
+    assert "GCS FUSE sidecar the webhook injects into the export Job" in section
+    assert "into the head" not in section
 
 
 # --- what each pod still needs ------------------------------------------------------------------------------------

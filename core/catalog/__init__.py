@@ -13,6 +13,7 @@ from core.catalog.gate import *  # noqa: F403
 from core.catalog.gke import *  # noqa: F403
 from core.catalog.gpus import *  # noqa: F403
 from core.catalog.hub import *  # noqa: F403
+from core.catalog.kueue import *  # noqa: F403
 from core.catalog.lustre import *  # noqa: F403
 from core.catalog.nemo_rl import *  # noqa: F403
 from core.catalog.pins import *  # noqa: F403

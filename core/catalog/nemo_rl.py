@@ -67,6 +67,13 @@ class NemoRlRelease:
     loader_parent_dirs: bool = False
     loader_override_marker: bool = False
     resolvers: tuple[str, ...] = ("mul",)
+    # The Policy asserts policy.train_micro_batch_size == policy.logprob_batch_size at tensor parallelism >= 4 unless
+    # NRL_IGNORE_TP_ACCURACY_CHECK is set (nemo_rl/models/policy/lm_policy.py at v0.7.0 L178-195; absent at v0.4.0 and
+    # v0.5.0: `git grep NRL_IGNORE_TP_ACCURACY_CHECK <tag>` is empty).
+    tp_accuracy_check: bool = False
+    # The HF -> Megatron conversion directory takes the suffix `__hfovr_<12 hex>` of policy.hf_config_overrides
+    # (nemo_rl/models/megatron/setup.py validate_model_paths at v0.7.0 L445-452; v0.4.0/v0.5.0 use the model alone).
+    megatron_hf_overrides_suffix: bool = False
     image_digest: str = ""  # "sha256:<64 hex>" when a public source states it
     image_digest_source: str = _NO_NEMO_RL_DIGEST
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)  # fact (field names) -> its source
@@ -154,12 +161,20 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         loader_parent_dirs=True,
         loader_override_marker=True,
         resolvers=("mul", "div", "max"),
+        tp_accuracy_check=True,
+        megatron_hf_overrides_suffix=True,
         image_library_path=(
             "/opt/amazon/ofi-nccl/lib",
             "/opt/amazon/efa/lib",
             "/opt/nemo_rl_venv/lib/python3.13/site-packages/nvidia/cudnn/lib",
         ),
-        sources=_sources("v0.7.0", "81aa43dda4765b0429cf31dab44441e4e4383911", image_library_path=_LIBRARY_PATH),
+        sources=_sources(
+            "v0.7.0",
+            "81aa43dda4765b0429cf31dab44441e4e4383911",
+            image_library_path=_LIBRARY_PATH,
+            tp_accuracy_check=f"{_REPO} nemo_rl/models/policy/lm_policy.py at the tag, L178-195",
+            megatron_hf_overrides_suffix=f"{_REPO} nemo_rl/models/megatron/setup.py at the tag, L445-452",
+        ),
     ),
 )
 

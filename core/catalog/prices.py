@@ -21,8 +21,7 @@ class Price:
 
 
 # "$0.10 per cluster per hour ... irrespective of the mode of operation, cluster size, or topology", charged in
-# 1-second increments; the free tier's monthly credit covers one zonal Standard or Autopilot cluster per billing
-# account and never a regional one (the estimate applies no credit and says so).
+# 1-second increments.
 GKE_CLUSTER_FEE = Price(
     0.10,
     "cluster-hour",
@@ -30,6 +29,22 @@ GKE_CLUSTER_FEE = Price(
     "2026-12-01",
     note="Standard and Autopilot alike; free-tier credit not applied; extended-support surcharge not included",
 )
+# The free tier, same page ("Free tier", read 2026-12-01): "$74.40 in monthly credits per billing account, which is
+# equivalent to one free Autopilot or zonal Standard cluster per month. Free tier credits are only applied to zonal
+# and Autopilot clusters" (never to a regional Standard cluster, nor to compute). Per billing account, so the
+# estimate of one stack cannot know whether another cluster already uses it: it names the credit, applies none.
+GKE_FREE_TIER_CREDIT = Price(
+    74.40,
+    "billing-account-month",
+    "https://cloud.google.com/kubernetes-engine/pricing#cluster_management_fee_and_free_tier",
+    "2026-12-01",
+    note="one zonal Standard or Autopilot cluster per billing account; never a regional Standard cluster",
+)
+# Autopilot Spot Pods, same page (GPU Pods table, read 2026-12-01): "Spot prices are dynamic and can change up to once
+# every 30 days, but always provide discounts of 60-91% off of the corresponding regular price for CPU, memory and
+# GPU." A bound, not a price: the estimate states the range from the regular price when the Spot price is unknown.
+AUTOPILOT_SPOT_DISCOUNT = (0.60, 0.91)
+AUTOPILOT_SPOT_DISCOUNT_SOURCE = "https://cloud.google.com/kubernetes-engine/pricing (GPU Pods, read 2026-12-01)"
 # Cloud Storage Standard class, at rest; GB there is 2^30 bytes (GiB).
 GCS_STANDARD_GIB_MONTH = {
     "us-central1": Price(0.020, "GiB-month", "https://cloud.google.com/storage/pricing", "2026-12-01", "us-central1"),
@@ -44,7 +59,9 @@ USER_PRICE_KEYS = {
     "gpuNodeFlexStart": "one GPU node per hour with flex-start (Dynamic Workload Scheduler)",
     "gpuNodeList": "one GPU node per hour at the list price, which a reservation bills whether or not nodes run",
     "cpuNode": "one CPU system-pool node (systemMachineType) per hour",
-    "autopilotGpuPodHour": "one Autopilot GPU Pod filling a node, per hour",
+    "autopilotGpuPodHour": "one Autopilot GPU Pod filling a node, per hour, at the regular price (reservations too)",
+    "autopilotGpuPodSpot": "one Autopilot GPU Spot Pod filling a node, per hour (60-91 % below the regular price)",
+    "autopilotGpuPodFlexStart": "one Autopilot GPU Pod filling a node, per hour, with flex-start",
     "lustreGibMonth": "one GiB of Managed Lustre at the stack's tier, per month",
     "storageGibMonth": "one GiB of Cloud Storage Standard in the stack's region, per month (default: the catalog's)",
 }
@@ -54,6 +71,8 @@ PRICE_PAGES = {
     "gpuNodeList": "https://cloud.google.com/compute/vm-instance-pricing",
     "cpuNode": "https://cloud.google.com/compute/vm-instance-pricing",
     "autopilotGpuPodHour": "https://cloud.google.com/kubernetes-engine/pricing",
+    "autopilotGpuPodSpot": "https://cloud.google.com/kubernetes-engine/pricing",
+    "autopilotGpuPodFlexStart": "https://cloud.google.com/kubernetes-engine/pricing",
     "lustreGibMonth": "https://cloud.google.com/managed-lustre/pricing",
     "storageGibMonth": "https://cloud.google.com/storage/pricing",
 }

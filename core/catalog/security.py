@@ -5,8 +5,11 @@ docs/research/harden2.md.
 
 from __future__ import annotations
 
+import math
+
 from core.catalog.gke import KUBERNETES_MINOR
 from core.catalog.pins import ImagePin
+from core.catalog.startup import NOMINAL_IMAGE_BYTES, NOMINAL_IMAGE_PULL_BYTES_PER_S, NOMINAL_RAY_START_SECONDS
 
 # --- Hardening: token files, Ray token auth, network peers ----------------------------------------------------
 # Research and sources in full: docs/research/harden.md.
@@ -71,6 +74,11 @@ RAY_JOB_DELETE_FIXED = "2.54.0"
 RAY_DASHBOARD_AGENT_PORT = 52365
 RAY_GCS_PORT = 6379
 RAY_CLIENT_PORT = 10001
+# KubeRay's names for the head's ports (constant.go: DashboardPortName, ClientPortName; the same at v1.4.2 and
+# v1.7.0): the head Service's port names, which a Service or Ingress may name instead of a number. The policy pack's
+# `ray-ports-not-exposed` refuses exposing either (tests/oracles/kuberay/constant-ports.go.txt).
+RAY_DASHBOARD_PORT_NAME = "dashboard"
+RAY_CLIENT_PORT_NAME = "client"
 
 # Ray token authentication and the operator (ray-project/kuberay at the tags, read with git):
 # - KubeRay 1.4.2 has no `authOptions` (absent from its RayCluster CRD and Go types): its dashboard client sends
@@ -109,6 +117,29 @@ KUBERAY_OPERATOR_IMAGE_PIN = ImagePin(
     "skyhook-io/radar scripts/kuberay-demo/README.md @7f65f74a pins this digest for quay.io/kuberay/operator:v1.7.0",
 )
 
+# KubeRay 1.7.0 fails a RayJob whose dashboard status checks keep failing for RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS
+# (default 300; the chart's values.yaml @v1.7.0 documents the variable; rayjob_controller.go @v1.7.0 59d663ae
+# checkJobStatusCheckTimeoutAndUpdateStatusIfNeeded, L1336-1355, reads it through getJobStatusCheckTimeoutSeconds,
+# L1288-1294, from the operator's environment; absent from every tag before v1.7.0). The failure reason,
+# JobStatusCheckTimeoutExceeded, is never retried (checkBackoffLimitAndUpdateStatusIfNeeded, tests/oracles/kuberay), and
+# with shutdownAfterJobFinishes the GPU cluster then goes. The checks fail whenever the head's dashboard is away: a head
+# pod rescheduled onto a new CPU node (the cluster autoscaler gives a node up to max-node-provision-time, 15 min:
+# ATTEMPT_CAPACITY_WAIT_SECONDS' source) that pulls the 20-30 GB NeMo-RL image cold and starts Ray. The operator this
+# program installs waits twice that long before it gives a run up; a head that stays away longer has lost the run's Ray
+# job anyway (no GCS fault tolerance), and activeDeadlineSeconds and the submitter (workloads/manifests/rayjob.py) end
+# the RayJob on their own terms.
+KUBERAY_STATUS_CHECK_TIMEOUT_ENV = "RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS"
+KUBERAY_STATUS_CHECK_TIMEOUT_DEFAULT = 300
+KUBERAY_STATUS_CHECK_TIMEOUT_SECONDS = 60 * math.ceil(
+    2
+    * (
+        15 * 60
+        + NOMINAL_IMAGE_BYTES.seconds / NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
+        + NOMINAL_RAY_START_SECONDS.seconds
+    )
+    / 60
+)
+
 # GKE FQDN network policies (networking.gke.io/v1alpha1 FQDNNetworkPolicy): GKE >= 1.26.4-gke.500 / 1.27.1-gke.400,
 # Dataplane V2, kube-dns or Cloud DNS; at most 50 IP addresses resolved per policy, 100 per hostname; a Service's
 # ClusterIP cannot be a destination (GKE "Control Pod egress traffic using FQDN network policies",
@@ -128,6 +159,17 @@ FQDN_POLICY_MAX_ADDRESSES = 50
 KUBE_DNS_LABELS = {"k8s-app": "kube-dns"}
 CLOUD_DNS_ADDRESS = "169.254.169.254/32"
 DNS_PORT = 53
+# NodeLocal DNSCache (GKE "Set up NodeLocal DNSCache", kubernetes-engine/docs/how-to/nodelocal-dns-cache, read
+# 2026-12): a DaemonSet `node-local-dns` in kube-system that answers the pods of its node; "In GKE Autopilot
+# clusters, NodeLocal DNSCache is enabled by default, and you can't disable it"; on Standard it is on by default
+# from 1.33.1 (the English page; its Korean copy says 1.34.1-gke.3720000) and can be turned off. The cache listens
+# on the link-local 169.254.20.10 (kubernetes/kubernetes cluster/addons/dns/nodelocaldns: `__PILLAR__LOCAL__DNS__`
+# "169.254.20.10 by default"); its pods carry `k8s-app: node-local-dns`. Which of the two a pod's query meets
+# under Dataplane V2 (the address, or the cache pod the query is redirected to) differs between public reports
+# (restatedev/restate-operator PR 88 fixed GKE Autopilot with the address; cilium/cilium-cli PR 995 admits the pods
+# for Cilium's redirect), so every DNS rule admits both; where the cache is off neither answers.
+NODE_LOCAL_DNS_ADDRESS = "169.254.20.10/32"
+NODE_LOCAL_DNS_LABELS = {"k8s-app": "node-local-dns"}
 # The GKE metadata server, for pods that need Google credentials (Workload Identity tokens): Dataplane V2 clusters
 # at 169.254.169.254 TCP 80 and 8080, Calico clusters at 169.254.169.252 TCP 987 and 988. GKE's own page was not
 # in the search corpora; public network policies written for GKE Workload Identity agree on these pairs (code

@@ -20,6 +20,7 @@ from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
 from core.lustre_paths import hf_home
 from core.recipes.model import Recipe
 from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
+from core.recipes.resolve import megatron_hf_overrides_hash, tp_accuracy_env
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,18 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
     if recipe.dataset == "gsm8k":
         steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, a.prefetch_marker))
     if recipe.train_backend == "megatron":
-        steps.append(megatron_guard_command(a.model_path or recipe.model_name, paths.scripts_dir))
+        # The run converts into a directory of its own (pod_programs/megatron_import_guard.py: concurrent jobs).
+        own = megatron_run_dir(mount_path, run_name)
+        script.append(shlex.join(["export", f"{MEGATRON_DIR_ENV}={own}"]))
+        steps.append(
+            megatron_guard_command(
+                a.model_path or recipe.model_name,
+                paths.scripts_dir,
+                own=own,
+                shared=megatron_shared_dir(mount_path),
+                hf_overrides_hash=megatron_hf_overrides_hash(recipe, release),
+            )
+        )
     train = [
         "uv",
         "run",
@@ -147,15 +159,29 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
     return "\n".join(script)
 
 
+# The start point's copy is assembled under this name in the run's directory, then renamed to its `step_N`: NeMo-RL
+# reads only `step_<digits>` (nemo_rl/utils/checkpoint.py get_latest_checkpoint_path, `re.fullmatch(r"step_\d+")`).
+WARM_START_TMP = ".jobStartFrom.tmp"
+
+
 def warm_start_line(mount_path: str, run_name: str, start_from: str) -> str:
     """jobStartFrom: while the run's directory holds no `step_*`, hard-link `<checkpoints>/<start_from>` into it
     (same Lustre filesystem: no bytes copied, and the source run's pruning unlinks only its own names); NeMo-RL then
     resumes from it (the newest `step_N` of checkpointing.checkpoint_dir: nemo_rl/utils/checkpoint.py
-    CheckpointManager.get_latest_checkpoint_path). Once the run has saved its own, resubmissions leave it alone, and
-    a missing source fails the job under `set -e`. Paths are settings the rules keep shell-safe (core/shell.py)."""
+    CheckpointManager.get_latest_checkpoint_path). The links go into a temporary directory first, removed before
+    each try, which is renamed to `step_N` only once complete, so an interrupted copy is never resumed from. Once the
+    run has a `step_*`, resubmissions leave it alone, and a missing source fails the job under `set -e`. Paths are
+    settings the rules keep shell-safe (core/shell.py)."""
     dest = checkpoint_dir(mount_path, run_name)
-    source = f"{checkpoint_dir(mount_path, start_from.split('/')[0])}/{start_from.split('/')[1]}"
-    return f"ls -d {shlex.quote(dest)}/step_* >/dev/null 2>&1 || cp -a -l {shlex.quote(source)} {shlex.quote(dest)}/"
+    source_run, step = start_from.split("/")
+    source = f"{checkpoint_dir(mount_path, source_run)}/{step}"
+    tmp = shlex.quote(f"{dest}/{WARM_START_TMP}")
+    # `;` inside the braces: under `set -e` a failure inside an && list other than its last would not stop the script
+    # (POSIX, Shell Command Language 2.14 `set -e`), a command of its own does.
+    return (
+        f"ls -d {shlex.quote(dest)}/step_* >/dev/null 2>&1 || {{ rm -rf {tmp}; cp -a -l {shlex.quote(source)} "
+        f"{tmp}; mv {tmp} {shlex.quote(f'{dest}/{step}')}; }}"
+    )
 
 
 def entrypoint(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> str:
@@ -182,8 +208,11 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
 GATE_RERUN_ENV = "NEMO_RL_GKE_GATE_RERUN"
 
 
-def runtime_env(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> dict[str, Any]:
-    """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard)."""
+def runtime_env(
+    recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None, release: Optional[NemoRlRelease] = None
+) -> dict[str, Any]:
+    """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard). With the
+    `release`, NRL_IGNORE_TP_ACCURACY_CHECK where the recipe accepts that check's issue (resolve.tp_accuracy_env)."""
     env = {
         # Model and dataset downloads land on Lustre once for every node (core/lustre_paths.py hf_home).
         "HF_HOME": hf_home(mount_path),
@@ -196,12 +225,18 @@ def runtime_env(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = 
     }
     if gate_rerun:
         env[GATE_RERUN_ENV] = gate_rerun
+    if release is not None:
+        env.update(tp_accuracy_env(recipe, release))
     return {"env_vars": env}
 
 
-def runtime_env_yaml(recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None) -> str:
+def runtime_env_yaml(
+    recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None, release: Optional[NemoRlRelease] = None
+) -> str:
     """runtime_env() as the RayJob's runtimeEnvYAML (JSON is YAML; stable key order)."""
-    return json.dumps(runtime_env(recipe, mount_path=mount_path, gate_rerun=gate_rerun), sort_keys=True, indent=2)
+    return json.dumps(
+        runtime_env(recipe, mount_path=mount_path, gate_rerun=gate_rerun, release=release), sort_keys=True, indent=2
+    )
 
 
 def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str, gate_rerun: Optional[str] = None) -> dict[str, str]:
@@ -278,9 +313,35 @@ def gsm8k_prep_command(
 MEGATRON_GUARD_SCRIPT = pod_programs.MEGATRON_GUARD.name
 
 
-def megatron_guard_command(model_name: str, scripts_dir: str = SCRIPTS_DIR) -> list[str]:
-    """argv of the check, with the policy.model_name NeMo-RL receives (HF_HOME comes from the pod)."""
-    return ["uv", "run", "python", f"{scripts_dir}/{MEGATRON_GUARD_SCRIPT}", "--model-name", model_name]
+# NeMo-RL's first choice of the conversion directory (nemo_rl/models/policy/utils.py get_megatron_checkpoint_dir,
+# v0.4.0-v0.7.0); the driver hands its environment to the workers, where the conversion runs.
+MEGATRON_DIR_ENV = "NRL_MEGATRON_CHECKPOINT_DIR"
+
+
+def megatron_shared_dir(mount_path: str) -> str:
+    """Where NeMo-RL converts without the variable (HF_HOME/nemo_rl): complete conversions are shared there."""
+    return f"{hf_home(mount_path)}/nemo_rl"
+
+
+def megatron_run_dir(mount_path: str, run_name: str) -> str:
+    return f"{megatron_shared_dir(mount_path)}/.runs/{run_name}"
+
+
+def megatron_guard_command(
+    model_name: str,
+    scripts_dir: str = SCRIPTS_DIR,
+    *,
+    own: Optional[str] = None,
+    shared: Optional[str] = None,
+    hf_overrides_hash: Optional[str] = None,
+) -> list[str]:
+    """argv of the check, with the policy.model_name NeMo-RL receives, the run's own and the shared conversion
+    directories, and v0.7.0's hf_config_overrides suffix."""
+    argv = ["uv", "run", "python", f"{scripts_dir}/{MEGATRON_GUARD_SCRIPT}", "--model-name", model_name]
+    argv += ["--own", own] if own else []
+    argv += ["--shared", shared] if shared else []
+    argv += ["--hf-overrides-hash", hf_overrides_hash] if hf_overrides_hash else []
+    return argv
 
 
 # --- Readiness gate ----------------------------------------------------------------------------------

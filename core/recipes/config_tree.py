@@ -480,7 +480,8 @@ def override_problem(tree: ConfigTree, key: str, value: Any) -> Optional[str]:
             f"(jobOverrides.+{dotted})"
         )
     _, base = lookup(tree.resolved, dotted)
-    if isinstance(base, dict) or (base is None and isinstance(raw, dict)):
+    # A whole section may be set to null (Hydra assigns None to a config node in struct mode), nothing else.
+    if value is not None and (isinstance(base, dict) or (base is None and isinstance(raw, dict))):
         children = [k for k in tree.keys if k.startswith(dotted + ".")][:3]
         return f"is a section of {where}; set its keys one by one (e.g. {', '.join(children)})"
     return _value_problem(value, base)

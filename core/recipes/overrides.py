@@ -31,6 +31,7 @@ The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main bran
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any, Optional
 
@@ -61,9 +62,11 @@ def hydra_overrides(
     run_name: str,
     model_path: Optional[str] = None,
     release: Optional[NemoRlRelease] = None,
+    tree: Optional[config_tree.ConfigTree] = None,
 ) -> dict[str, Any]:
     """Config key -> value, in a stable (sorted) order; None renders as null. `model_path`: the local
-    directory of the prefetched, pinned model (NeMo-RL accepts a path as policy.model_name)."""
+    directory of the prefetched, pinned model (NeMo-RL accepts a path as policy.model_name). With the recipe's config
+    `tree`, also the keys the program pins only where that config holds another value (config_pins)."""
     problem = run_name_problem(run_name)
     if problem:
         raise ValueError(problem)
@@ -86,6 +89,12 @@ def hydra_overrides(
         "logger.wandb_enabled": recipe.wandb_enabled,
         "logger.wandb.name": recipe.wandb_name or run_name,
     }
+    if recipe.wandb_enabled:
+        # One W&B run per run, across its attempts: NeMo-RL calls wandb.init(**logger.wandb, dir=...) (nemo_rl/utils/
+        # logger.py WandbLogger at v0.4.0 L172, v0.7.0 L209), which without an id opens a new W&B run at every attempt.
+        # A stable id with resume "allow" continues the run's W&B run, or creates it the first time (wandb.init).
+        o["logger.wandb.id"] = wandb_run_id(run_name)
+        o["logger.wandb.resume"] = "allow"
     if recipe.wandb_project is not None:
         o["logger.wandb.project"] = recipe.wandb_project
     if recipe.wandb_entity is not None:
@@ -131,7 +140,50 @@ def hydra_overrides(
                 "data.val_split": "train",
             }
         )
+    if tree is not None:
+        o.update(config_pins(recipe, release, tree))
     return dict(sorted(o.items()))
+
+
+def wandb_run_id(run_name: str) -> str:
+    """The W&B run id of a run: its run name (letters, digits, '.', '_', '-': none of the characters wandb reserves,
+    wandb_settings.py validate_run_id `:;,#?/'`), shortened with a digest of the whole name past 64 characters."""
+    if len(run_name) <= 64:
+        return run_name
+    return f"{run_name[:55]}-{hashlib.sha256(run_name.encode()).hexdigest()[:8]}"
+
+
+def config_pins(recipe: Recipe, release: Optional[NemoRlRelease], tree: config_tree.ConfigTree) -> dict[str, Any]:
+    """Keys the program sets only where the recipe's config holds another value, so a job on a config without them
+    renders (and is named) as before:
+
+    - checkpointing.checkpoint_must_save_by -> null: at that time NeMo-RL saves and returns from the GRPO loop like a
+      finished run ("Timeout has been reached, stopping training early", nemo_rl/algorithms/grpo.py `grpo_train`,
+      v0.4.0 L1389-1391, v0.7.0 L3123-3126), so the entry script exits 0 and the job would mark a partial run trained
+      and export it. An attempt is bounded by the RayJob's deadline instead (jobDeadlineSeconds), and a
+      resubmission resumes from the newest checkpoint.
+    - checkpointing.save_optimizer -> true (v0.7.0, nemo_rl/utils/checkpoint.py CheckpointingConfig, "Default: True";
+      grpo.py passes optimizer_path=None when it is false): without it every resume after a preemption starts a fresh
+      optimizer while the run name says it continues.
+    - data.<train|validation>.split -> "train" for GSM8K on the data.train/data.validation layout, where the config
+      names a split (v0.7.0 gdpo_math_1B.yaml: data.validation.split: test): ResponseDataset loads a .jsonl file with
+      load_dataset("json", data_files=...), whose only split is `train`, then takes raw_dataset[split]
+      (nemo_rl/data/datasets/utils.py load_dataset_from_path at v0.7.0), so `test` is a KeyError.
+    """
+    pins: dict[str, Any] = {}
+    present, value = tree.lookup("checkpointing.checkpoint_must_save_by", resolved=True)
+    if present and value is not None:
+        pins["checkpointing.checkpoint_must_save_by"] = None
+    present, value = tree.lookup("checkpointing.save_optimizer", resolved=True)
+    if present and value is not True:
+        pins["checkpointing.save_optimizer"] = True
+    if release is not None and not release.flat_data and recipe.dataset == "gsm8k":
+        default_split = tree.lookup("data.default.split", resolved=True)[0]
+        for which in ("train", "validation"):
+            present, value = tree.lookup(f"data.{which}.split", resolved=True)
+            if (present and value not in (None, "train")) or (default_split and not present):
+                pins[f"data.{which}.split"] = "train"
+    return pins
 
 
 def _train_validation_data(recipe: Recipe, mount_path: str) -> dict[str, Any]:
@@ -228,7 +280,9 @@ def render_overrides(
     dotted jobOverrides as written (their `+` is theirs; core.recipes.resolve checked each against the config)."""
     tree = config_tree.load(release.tag, recipe.config_path, recipe.config_files)
     words = []
-    rendered = hydra_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path, release=release)
+    rendered = hydra_overrides(
+        recipe, mount_path=mount_path, run_name=run_name, model_path=model_path, release=release, tree=tree
+    )
     for k, v in rendered.items():
         if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
             continue  # v0.7.0 dropped the key (no reader at any release)

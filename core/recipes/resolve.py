@@ -107,6 +107,8 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
                 values["converter_type"] = None
             if backend != "dtensor" and "dtensor_tensor_parallel_size" not in job.overrides:
                 values["dtensor_tensor_parallel_size"] = None  # the base recipe's DTensor layout
+        if "ignore_tp_accuracy_check" not in job.overrides:
+            values["ignore_tp_accuracy_check"] = False  # the base recipe accepted the issue for its own config
     if problems:
         return None, problems
     try:
@@ -294,6 +296,8 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
             )
         )
     p.extend(_metric_problems(r))
+    if r.wandb_project is not None and _wandb_project_problem(r.wandb_project):
+        p.append((("wandb_project",), f"wandb_project {_wandb_project_problem(r.wandb_project)}"))
     if r.model_revision is not None and prefetch.revision_problem(r.model_revision):
         p.append((("model_revision",), f"model_revision {prefetch.revision_problem(r.model_revision)}"))
     if r.model_revision is None and r.model_name not in catalog.MODELS:
@@ -315,6 +319,21 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
             )
         )
     return p
+
+
+# wandb refuses a project name over 128 characters or holding any of / \ # ? % : (wandb/sdk/wandb_settings.py
+# Settings.validate_project, wandb 0.21.1 as v0.4.0/v0.5.0 lock it; tests/test_wandb_runs.py asks it).
+WANDB_PROJECT_MAX = 128
+WANDB_PROJECT_FORBIDDEN = "/\\#?%:"
+
+
+def _wandb_project_problem(project: str) -> Optional[str]:
+    bad = sorted({c for c in project if c in WANDB_PROJECT_FORBIDDEN})
+    if len(project) > WANDB_PROJECT_MAX:
+        return f"is {len(project)} characters; W&B takes at most {WANDB_PROJECT_MAX}"
+    if bad:
+        return f"{project!r} contains {' '.join(bad)}, which W&B refuses in a project name (/ \\ # ? % :)"
+    return None
 
 
 def _metric_problems(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
@@ -403,8 +422,12 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
         )
     p.extend(_rendered_key_problems(r, job, release, tree))
     p.extend(_unpinned_artefact_problems(r, job, release, tree))
+    p.extend(_tp_accuracy_problems(r, job, release, tree))
     for key, value in sorted(r.config_overrides.items()):
         owner = SETTING_OF_KEY.get(key.lstrip("+~"))
+        if owner and owner.startswith("the program"):
+            p.append(f"{_key(f'jobOverrides.{key}')}: is set by {owner}; remove it")
+            continue
         if owner:
             p.append(f"{_key(f'jobOverrides.{key}')}: is rendered by the program from {owner}; set that instead")
             continue
@@ -423,7 +446,7 @@ def _rendered_key_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree
     from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
 
     bad = []
-    for k in hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release):
+    for k in hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release, tree=tree):
         if k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]:
             continue  # not rendered where the config lacks it
         # The key's existence and shape only: the program's values are its own (types checked by its tests).
@@ -449,18 +472,39 @@ UNPINNED_FEATURES = {
     "policy.draft.enabled": "policy.draft.model_name",
     "on_policy_distillation.enabled": "on_policy_distillation.teacher_model_by_agent_name",
 }
+# vLLM's speculative decoding with a drafter model: NeMo-RL passes policy.generation.vllm_kwargs whole to vLLM's engine
+# (nemo_rl/models/generation/vllm/vllm_worker.py at v0.7.0 L271 and L456 `**vllm_kwargs`) and, for a non-MTP method,
+# loads the drafter's weights from its name (nemo_rl/models/generation/__init__.py L49-61: load_format 'auto'),
+# whether or not policy.draft is on: the eagle3 recipes set `model: ${policy.draft.model_name}`.
+SPECULATIVE_CONFIG = "policy.generation.vllm_kwargs.speculative_config"
+
+
+def checked_config(r: Recipe, release: NemoRlRelease, tree: config_tree.ConfigTree) -> Optional[dict]:
+    """The resolved config NeMo-RL runs with: the config, the program's keys and the user's keys Hydra would take
+    (None when the program's keys do not fit the config, which _rendered_key_problems reports)."""
+    from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
+
+    rendered = hydra_overrides(r, mount_path=_MOUNT, run_name=_RUN, release=release, tree=tree)
+    if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
+        rendered.pop("policy.megatron_cfg.converter_type", None)
+    for k, v in r.config_overrides.items():
+        if not k.startswith("~") and config_tree.override_problem(tree, k, v) is None:
+            rendered[k.lstrip("+")] = config_tree.render_value(tree, k, v)
+    try:
+        return config_tree.with_overrides(tree, rendered)
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError):
+        return None
 
 
 def _unpinned_artefact_problems(
     r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree
 ) -> list[str]:
-    # Only the overrides Hydra would take (the others are reported on their own).
-    accepted = {
-        k: config_tree.render_value(tree, k, v)
-        for k, v in r.config_overrides.items()
-        if not k.startswith("~") and config_tree.override_problem(tree, k, v) is None
-    }
-    config = config_tree.with_overrides(tree, accepted)
+    config = checked_config(r, release, tree)
+    if config is None:
+        return []
+    spec_present, spec = config_tree.lookup(config, SPECULATIVE_CONFIG)
+    drafter = spec.get("model") if spec_present and isinstance(spec, dict) else None
+    spec_fix = f" and {SPECULATIVE_CONFIG} to null" if drafter is not None else ""
     p = []
     for switch, artefact in UNPINNED_FEATURES.items():
         present, on = config_tree.lookup(config, switch)
@@ -469,23 +513,123 @@ def _unpinned_artefact_problems(
             p.append(
                 f"{where}: {r.config_path} (NeMo-RL {release.tag}) turns on {switch}, which loads {artefact} "
                 f"({config_tree.lookup(config, artefact)[1]!r}) from the Hub unpinned; the weights prefetch pins only "
-                f"the policy's model, so set {switch} to false"
+                f"the policy's model, so set {switch} to false" + (spec_fix if switch == "policy.draft.enabled" else "")
             )
+    draft_on = config_tree.lookup(config, "policy.draft.enabled")[1] is True
+    if drafter is not None and not draft_on:
+        mine = [k for k in r.config_overrides if k.lstrip("+").startswith(SPECULATIVE_CONFIG)]
+        where = _key(f"jobOverrides.{mine[0]}") if mine else _origin(job, "config_path")
+        p.append(
+            f"{where}: {r.config_path} (NeMo-RL {release.tag}) starts vLLM speculative decoding ({SPECULATIVE_CONFIG}, "
+            f"method {spec.get('method')!r}) with the drafter {drafter!r} loaded from the Hub unpinned; the weights "
+            f"prefetch pins only the policy's model, so set {SPECULATIVE_CONFIG} to null"
+        )
     return p
+
+
+def tp_accuracy_check_hit(config: dict, release: NemoRlRelease) -> Optional[tuple[int, object, object]]:
+    """(tensor parallel size, train_micro_batch_size, logprob_batch_size) when the release's Policy would assert on
+    this config (NemoRlRelease.tp_accuracy_check: nemo_rl/models/policy/lm_policy.py at v0.7.0 L178-195, the tp of the
+    active backend, L115 / L162), else None. loss_fn.force_on_policy_ratio sets NRL_IGNORE_TP_ACCURACY_CHECK itself
+    (nemo_rl/algorithms/grpo.py at v0.7.0 L429-437)."""
+    if not release.tp_accuracy_check:
+        return None
+    policy = config.get("policy") or {}
+    if "logprob_batch_size" not in policy or (config.get("loss_fn") or {}).get("force_on_policy_ratio") is True:
+        return None
+    megatron = policy.get("megatron_cfg") or {}
+    layout = megatron if megatron.get("enabled") else policy.get("dtensor_cfg") or {}
+    tp = layout.get("tensor_model_parallel_size" if megatron.get("enabled") else "tensor_parallel_size")
+    if not isinstance(tp, int) or isinstance(tp, bool) or tp < 4:
+        return None
+    micro, logprob = policy.get("train_micro_batch_size"), policy.get("logprob_batch_size")
+    return None if micro == logprob else (tp, micro, logprob)
+
+
+def megatron_hf_overrides_hash(r: Recipe, release: NemoRlRelease) -> Optional[str]:
+    """v0.7.0's suffix of the conversion directory for policy.hf_config_overrides (NemoRlRelease.
+    megatron_hf_overrides_suffix): sha256 of json.dumps(overrides, sort_keys=True, separators=(",", ":"),
+    ensure_ascii=True), 12 hex digits (nemo_rl/models/megatron/setup.py _canonicalize_hf_config_overrides and
+    _get_hf_config_overrides_hash, L312-322 at v0.7.0), of the resolved value NeMo-RL reads; None without overrides."""
+    if r.train_backend != "megatron" or not release.megatron_hf_overrides_suffix:
+        return None
+    try:
+        config = checked_config(r, release, recipe_tree(r, release))
+    except config_tree.ConfigFileError:
+        return None
+    overrides = config_tree.lookup(config, "policy.hf_config_overrides")[1] if config else None
+    if not overrides:
+        return None
+    canonical = json.dumps(overrides, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
+TP_ACCURACY_ENV = "NRL_IGNORE_TP_ACCURACY_CHECK"
+
+
+def tp_accuracy_env(r: Recipe, release: NemoRlRelease) -> dict[str, str]:
+    """The job's environment for a recipe that accepts the accuracy issue where the release checks it."""
+    if not r.ignore_tp_accuracy_check or not release.tp_accuracy_check:
+        return {}
+    try:
+        config = checked_config(r, release, recipe_tree(r, release))
+    except config_tree.ConfigFileError:
+        return {}
+    return {TP_ACCURACY_ENV: "1"} if config is not None and tp_accuracy_check_hit(config, release) else {}
+
+
+def _tp_accuracy_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree) -> list[str]:
+    if r.ignore_tp_accuracy_check:
+        return []
+    config = checked_config(r, release, tree)
+    hit = tp_accuracy_check_hit(config, release) if config is not None else None
+    if hit is None:
+        return []
+    tp, micro, logprob = hit
+    where = _origin(
+        job,
+        "ignore_tp_accuracy_check",
+        "policy.logprob_batch_size",
+        "policy.train_micro_batch_size",
+        "dtensor_tensor_parallel_size",
+        "policy.dtensor_cfg.tensor_parallel_size",
+        "policy.megatron_cfg.tensor_model_parallel_size",
+        "config_path",
+    )
+    return [
+        f"{where}: NeMo-RL {release.tag} stops at Policy init on tensor parallelism {tp} with "
+        f"policy.train_micro_batch_size {micro} != policy.logprob_batch_size {logprob} (a known batch-variant accuracy "
+        "issue, nemo_rl/models/policy/lm_policy.py); set policy.logprob_batch_size to the micro batch size, tensor "
+        "parallelism to 1 or 2, loss_fn.force_on_policy_ratio to true, or jobOverrides.ignore_tp_accuracy_check to "
+        "true to accept the issue"
+    ]
 
 
 def _inactive_backend_problem(key: str, backend: str) -> Optional[str]:
     """A key only the other backend reads: Hydra takes it (`+policy.optimizer.kwargs.lr` under Megatron's null
-    policy.optimizer is accepted) and the run ignores it. The Megatron policy builds its optimizer and scheduler from
-    policy.megatron_cfg.optimizer / .scheduler, the DTensor policy from policy.optimizer / policy.scheduler
+    policy.optimizer is accepted) and the run ignores it. The Megatron policy builds its model, optimizer and scheduler
+    from policy.megatron_cfg, the DTensor policy from policy.dtensor_cfg, policy.optimizer and policy.scheduler
     (nemo_rl/models/policy/workers/dtensor_policy_worker.py `self.cfg["optimizer"]` and megatron_policy_worker.py
-    `self.cfg["megatron_cfg"]["optimizer"]` at v0.5.0)."""
-    dtensor_only = ("policy.optimizer", "policy.scheduler")
-    megatron_only = ("policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler")
+    `self.cfg["megatron_cfg"]["optimizer"]` at v0.5.0; lm_policy.py picks the worker by megatron_cfg.enabled /
+    dtensor_cfg.enabled, and the GRPO loop reads the other backend's section no further than its `enabled`:
+    nemo_rl/algorithms/grpo.py at v0.4.0-v0.7.0). Each section's `enabled` chooses the backend and stays open."""
+    dtensor_only = ("policy.optimizer", "policy.scheduler", "policy.dtensor_cfg")
+    megatron_only = ("policy.megatron_cfg",)
     unread = dtensor_only if backend == "megatron" else megatron_only
+    if key in ("policy.dtensor_cfg.enabled", "policy.megatron_cfg.enabled"):
+        return None
     if not any(key == k or key.startswith(k + ".") for k in unread):
         return None
-    instead = megatron_only if backend == "megatron" else dtensor_only
+    if backend == "megatron":
+        instead: tuple[str, ...] = (
+            ("policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler")
+            if key.startswith(("policy.optimizer", "policy.scheduler"))
+            else ("policy.megatron_cfg",)
+        )
+    elif key.startswith(("policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler")):
+        instead = ("policy.optimizer", "policy.scheduler")
+    else:
+        instead = ("policy.dtensor_cfg",)
     return (
         f"the config trains with {backend} (policy.megatron_cfg.enabled), which does not read {key}; set "
         f"{' / '.join(k + '.*' for k in instead)} instead"
@@ -545,7 +689,8 @@ def run_name_problem(name: str) -> Optional[str]:
 # and speed without changing what is trained (a user lowers them after an out-of-memory and expects to resume).
 # Anything not listed starts a new run: the safe direction (data stays on Lustre; two experiments never mix).
 RESUME_SAFE_KEYS = (
-    # extend the run: the loop runs while current_epoch < max_num_epochs and total_steps < max_num_steps
+    # extend the run: the loop runs while current_epoch < max_num_epochs and total_steps < max_num_steps (not on
+    # Megatron, where they size the scheduler a resume checks: _STEPS_SIZE_THE_SCHEDULER)
     "grpo.max_num_steps",
     "grpo.max_num_epochs",
     # validation only: no gradient depends on it
@@ -566,11 +711,10 @@ RESUME_SAFE_KEYS = (
     "checkpointing.save_consolidated",
     # observation: W&B, TensorBoard, MLflow, GPU monitoring, the log directory
     "logger",
-    # ports, placement alignment, worker counts
+    # ports, placement alignment
     "cluster.master_port_range_low",
     "cluster.master_port_range_high",
     "cluster.segment_size",
-    "data.num_workers",
     # memory and speed: generation weights are refit from the policy at every step, so vLLM's layout and memory
     # share change no checkpoint; activation checkpointing and offloading change no value
     "policy.generation.vllm_cfg.gpu_memory_utilization",
@@ -586,18 +730,55 @@ RESUME_SAFE_KEYS = (
     "policy.offload_optimizer_for_logprob",
     "policy.refit_buffer_size_gb",
 )
-_RESUME_SAFE_RE = re.compile(r"env\.[^.]+\.num_workers")  # the reward environment's worker count
+_RESUME_SAFE_RE = re.compile(r"env\.[^.]+\.num_workers")  # the reward environment's worker count (Ray actors)
+# Keys a resume cannot take a new value of, which earlier versions of the program listed resume-safe. They are part of
+# the identity only where they differ from the run's default (the base recipe's value, else the config's own), so the
+# run name of a run that never changed them stays what it was, and a change of them starts a new run:
+# - data.num_workers: the worker count of NeMo-RL's torchdata StatefulDataLoader (nemo_rl/algorithms/grpo.py
+#   `setup`: num_workers=data_config["num_workers"], then dataloader.load_state_dict of the checkpoint's
+#   train_dataloader.pt; v0.4.0 L252-264, v0.5.0 L258-270); torchdata 0.11.0 (every release's uv.lock) refuses a state
+#   saved with another count (stateful_dataloader.py: "State doesn't contain key '_num_yielded' expected for single
+#   process dataloader", and the '_snapshot' / worker-count assertions; tests/test_resume_identity.py runs it);
+# - grpo.max_num_steps and grpo.max_num_epochs on Megatron: _STEPS_SIZE_THE_SCHEDULER.
+_DEFAULT_RELATIVE_KEYS = ("data.num_workers",)
+_STEPS_KEYS = ("grpo.max_num_steps", "grpo.max_num_epochs")
 # Placeholders for the per-stack, per-run values the program renders into the config (the mount path, the run name):
 # the identity is the same on every stack and for every name.
 _MOUNT, _RUN = "/mount", "run"
 
 
-def _resume_safe(key: str, config: dict) -> bool:
-    if _RESUME_SAFE_RE.fullmatch(key):
-        return True
-    if key == "grpo.max_num_steps" and _steps_set_the_lr_horizon(config):
+def _listed_resume_safe(key: str) -> bool:
+    return bool(_RESUME_SAFE_RE.fullmatch(key)) or any(key == k or key.startswith(k + ".") for k in RESUME_SAFE_KEYS)
+
+
+def _steps_size_the_scheduler(config: dict) -> bool:
+    """A Megatron run whose scheduler state a resume checks against one sized by the steps.
+
+    NeMo-RL sets policy.megatron_cfg.train_iters = min(max_num_steps, max_num_epochs x batches) (nemo_rl/algorithms/
+    grpo.py `setup`, v0.4.0 L478-484, v0.7.0 L815-823) and builds Megatron-Bridge's SchedulerConfig from
+    policy.megatron_cfg.scheduler. Megatron-Bridge sets wd_incr_steps = train_iters x global_batch_size, and
+    lr_decay_steps = (lr_decay_iters or train_iters) x global_batch_size (training/config.py, the submodule commits
+    62f4704b of v0.4.0 L776-780 and 1e9a459b of v0.5.0 L1463-1468). On resume it loads the checkpoint's scheduler
+    state (training/checkpointing.py: 62f4704b L1231-1235, 1e9a459b L1579-1583) into Megatron-Core's
+    OptimizerParamScheduler, whose load_state_dict asserts each of them equal to the new value ("class input value
+    ... and checkpoint value ... for total number of weight decay iterations do not match") unless
+    override_opt_param_scheduler or use_checkpoint_opt_param_scheduler is set (megatron/core/
+    optimizer_param_scheduler.py `_check_and_set`, NVIDIA/Megatron-LM; tests/test_resume_identity.py).
+    So on Megatron more steps (or epochs, where they bind) do not resume, unless the scheduler is pinned:
+    use_checkpoint_opt_param_scheduler (the checkpoint's schedule goes on), or override_opt_param_scheduler where no
+    scheduler value depends on train_iters (lr_decay_iters set or a constant lr, no warmup fraction of the decay,
+    constant weight decay). `lr_decay_iters` alone does not pin it: the weight-decay steps still follow the steps."""
+    meg = (config.get("policy") or {}).get("megatron_cfg") or {}
+    if not meg.get("enabled"):
         return False
-    return any(key == k or key.startswith(k + ".") for k in RESUME_SAFE_KEYS)
+    sched = meg.get("scheduler") or {}
+    if sched.get("use_checkpoint_opt_param_scheduler") is True:
+        return False
+    if sched.get("override_opt_param_scheduler") is True:
+        horizon_fixed = sched.get("lr_decay_iters") is not None or sched.get("lr_decay_style") == "constant"
+        warmup_fixed = sched.get("lr_warmup_fraction") is None or sched.get("lr_decay_iters") is not None
+        return not (horizon_fixed and warmup_fixed and sched.get("weight_decay_incr_style", "constant") == "constant")
+    return True
 
 
 def _steps_set_the_lr_horizon(config: dict) -> bool:
@@ -617,18 +798,40 @@ def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
     from core.recipes.overrides import hydra_overrides  # overrides.py imports this module
 
     tree = recipe_tree(recipe, release)
-    rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN, release=release)
+    rendered = hydra_overrides(recipe, mount_path=_MOUNT, run_name=_RUN, release=release, tree=tree)
     if not tree.lookup("policy.megatron_cfg.converter_type")[0]:
         rendered.pop("policy.megatron_cfg.converter_type", None)
     rendered.update({k.lstrip("+"): config_tree.render_value(tree, k, v) for k, v in recipe.config_overrides.items()})
     config = config_tree.with_overrides(tree, rendered)
-    kept = {k: repr(v) for k, v in config_tree.flatten(config).items() if not _resume_safe(k, config)}
+    flat = config_tree.flatten(config)
+    kept = {k: repr(v) for k, v in flat.items() if not _listed_resume_safe(k) and k not in _DEFAULT_RELATIVE_KEYS}
+    relative = list(_DEFAULT_RELATIVE_KEYS)
+    if _steps_size_the_scheduler(config):
+        # Before the scheduler rule, the steps were part of the identity only where they set the lr horizon.
+        full = "grpo.max_num_steps" in flat and _steps_set_the_lr_horizon(config)
+        if full:
+            kept["grpo.max_num_steps"] = repr(flat["grpo.max_num_steps"])
+        relative += [k for k in _STEPS_KEYS if not (full and k == "grpo.max_num_steps")]
+    base = RECIPES.get(recipe.name)
+    for k in relative:
+        if k not in flat:
+            continue
+        if k == "grpo.max_num_steps" and base is not None:
+            default = base.max_num_steps
+        else:
+            default = tree.lookup(k, resolved=True)[1]
+        if flat[k] != default:
+            kept[k] = repr(flat[k])
     return {"nemo_rl": release.tag, "model": f"{recipe.model_name}@{recipe.model_revision}", "config": kept}
 
 
-def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease) -> str:
-    """8 hex digits naming the run's identity (run_identity): equal exactly when the checkpoints are the run's own."""
+def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease, start_from: Optional[str] = None) -> str:
+    """8 hex digits naming the run's identity (run_identity, and the jobStartFrom checkpoint a run starts from: a run
+    started from another point is another run, in a directory of its own): equal exactly when the checkpoints are the
+    run's own."""
     identity = run_identity(recipe, release)
+    if start_from:
+        identity["start_from"] = start_from
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
 
 
@@ -646,7 +849,8 @@ def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> s
     base = f"{recipe_name(job)}-{stack_name}"
     slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
     try:
-        fingerprint = checkpoint_fingerprint(recipe, release) if recipe is not None else None
+        start_from = getattr(job, "start_from", None)
+        fingerprint = checkpoint_fingerprint(recipe, release, start_from) if recipe is not None else None
     except config_tree.ConfigFileError:
         fingerprint = None  # refused by the recipe rules; no name is rendered
     if fingerprint is None:

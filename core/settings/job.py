@@ -87,7 +87,8 @@ class JobSettings(Section):
         None,
         alias="jobStartFrom",
         description=(
-            "Start a new run from another run's checkpoint, '<run name>/step_<N>' under <lustreMountPath>/checkpoints: "
+            "Start a new run from another run's checkpoint, '<run name>/step_<N>' under <lustreMountPath>/checkpoints "
+            "(N as NeMo-RL writes it, below max_num_steps): the run name's fingerprint includes it, and it is "
             "hard-linked into this run's directory while it has no checkpoint of its own, then NeMo-RL resumes "
             "from it (weights, optimizer and its learning-rate schedule, data position and step count: a new "
             "learning rate does not apply to a resumed optimizer)."
@@ -132,7 +133,10 @@ def check(s: "UncheckedSettings") -> list[str]:
     return p + recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas, gpus_per_node=acc.gpus_per_node)
 
 
-START_FROM_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,99})/step_([0-9]+)")
+# NeMo-RL names a checkpoint `step_{total_steps + 1}` (nemo_rl/algorithms/grpo.py: init_tmp_checkpoint(total_steps + 1,
+# ...), v0.4.0 L1278; nemo_rl/utils/checkpoint.py `tmp_step_{step}` renamed to `step_{step}`): a decimal number from 1,
+# without leading zeros. `step_040` or `step_0` is never written.
+START_FROM_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,99})/step_([1-9][0-9]*)")
 
 
 def _start_from_problems(s: "UncheckedSettings") -> list[str]:
@@ -147,6 +151,15 @@ def _start_from_problems(s: "UncheckedSettings") -> list[str]:
         ]
     if s.recipe is not None and m.group(1) == s.run_name:
         return [f"{key('jobStartFrom')}: {v!r} is this run's own checkpoint; it resumes from it without jobStartFrom"]
+    step = int(m.group(2))
+    if s.recipe is not None and s.recipe.max_num_steps <= step:
+        # NeMo-RL's loop runs while total_steps < max_num_steps (grpo.py `grpo_train`): resumed at step N it would
+        # train nothing, exit 0, and the export would take the start point as this run's result.
+        return [
+            f"{key('jobStartFrom')}: {v!r} starts at step {step}, but the run stops at max_num_steps "
+            f"{s.recipe.max_num_steps}, so it would train nothing; raise {key('jobOverrides')}.max_num_steps above "
+            f"{step}"
+        ]
     return []
 
 

@@ -9,6 +9,8 @@ Rules (each problem names its key):
   runs, so it needs the DNS-based endpoint (`dnsEndpoint`) or an authorised network (a runner inside the VPC).
 - `rayDashboardPeers`: `konnectivity`, `kube-system`, `kuberay-operator` or a CIDR; empty means the operator's
   own path (`konnectivity` for GKE's hosted add-on, `kuberay-operator` for the KubeRay this program installs).
+  Each operator has one path, so a list for the add-on may not name `kuberay-operator` and a list for
+  `kubeRayOperator: helm` must name it (else nothing admits the operator, and its status calls time out).
 - `rayTokenAuth`: `on` needs a release whose Ray has token auth (Ray >= 2.52) and an operator that can send the
   token (`kubeRayOperator: helm`, KubeRay 1.7.0): GKE does not publish its add-on's KubeRay, which may be 1.4.2,
   and without the token the operator cannot read a job's status or stop it (core/catalog/security.py).
@@ -195,9 +197,20 @@ def check(s: "UncheckedSettings") -> list[str]:
             f"{key('rayDashboardPeers')}: 'kuberay-operator' names the operator pods of {key('kubeRayOperator')} "
             "helm; GKE's add-on runs its operator outside the cluster (use 'konnectivity')"
         )
+    peers_valid = True
     for peer in sec.ray_dashboard_peers:
         if peer not in NAMED_DASHBOARD_PEERS:
-            parse_cidr("rayDashboardPeers", peer, p)
+            peers_valid = parse_cidr("rayDashboardPeers", peer, p) is not None and peers_valid
+    peers = sec.ray_dashboard_peers
+    if peers_valid and peers and own_operator(s) and "kuberay-operator" not in peers:
+        # The mirror case: the operator this stack installs runs as pods of its own namespace and calls the
+        # dashboard directly (the chart sets no useKubernetesProxy), so only the 'kuberay-operator' peer admits it;
+        # 'konnectivity' is the API server's path, which only GKE's hosted add-on takes.
+        p.append(
+            f"{key('rayDashboardPeers')}: with {key('kubeRayOperator')} helm the operator's pods reach the dashboard "
+            "only through 'kuberay-operator', which the list lacks ('konnectivity' is the path of GKE's add-on); "
+            "add 'kuberay-operator' or leave the list empty"
+        )
     release = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)  # None: reported by the workload rules
     if sec.ray_token_auth == "on" and release is not None and not catalog.ray_supports_token_auth(release.ray_version):
         p.append(

@@ -181,6 +181,10 @@ def _check_sectioned_response_dataset(config: dict) -> None:
         for k in ("data_path", "input_key", "output_key"):
             if not isinstance(merged.get(k), str):
                 raise StandInError(f"required setting data.{which}.{k} (or data.default.{k}) is missing")
+        # load_dataset_from_path (nemo_rl/data/datasets/utils.py at v0.7.0): a .jsonl file loads as one split, `train`,
+        # then `raw_dataset[split]` when a split is named.
+        if merged.get("split") not in (None, "train"):
+            raise StandInError(f"data.{which}: KeyError {merged['split']!r}: a .jsonl file has the split 'train' only")
         counts[which] = _jsonl_rows(
             merged["data_path"], f"data.{which}.data_path", merged["input_key"], merged["output_key"]
         )

@@ -13,8 +13,10 @@ GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security doc
   konnectivity agents (docs/research/harden.md §1); the KubeRay this program installs runs as pods of its own
   namespace.
 - `metrics-from-managed-prometheus`: the metrics port (8080) from Google Managed Prometheus' collectors.
-- `dns`: the pods that resolve names reach kube-dns (Standard) and Cloud DNS on 169.254.169.254 (Autopilot) on
-  port 53; the GPU placeholders and the image pre-pull reach nothing at all.
+- `dns`: the pods that resolve names reach kube-dns (Standard), Cloud DNS on 169.254.169.254 (Autopilot) and
+  NodeLocal DNSCache (169.254.20.10 and its `node-local-dns` pods; always on on Autopilot) on port 53; the GPU
+  placeholders and the image pre-pull reach nothing at all. The FQDN network policies carry no DNS rule of their
+  own: their pods resolve through this one (`export-dns` for the export Job).
 - `export-metadata-server`: only the checkpoint export Job (`export_job`, a CPU pod of its own in either job mode)
   gets Google credentials: its GCS FUSE sidecar takes its Workload Identity token from the node's metadata server.
   No Ray pod does: the head mounts no bucket.
@@ -196,18 +198,26 @@ def _ports(*ports: int, protocols: Sequence[str] = ("TCP",)) -> list[dict]:
 
 
 def _dns_rule() -> list[dict]:
+    """Port 53 (UDP and TCP) to every resolver a GKE pod may meet: the kube-dns pods, Cloud DNS on the metadata
+    address, and NodeLocal DNSCache (always on on Autopilot, on by default on new Standard versions) both as its
+    link-local address and as its pods (catalog.NODE_LOCAL_DNS_ADDRESS: public reports differ on which one Dataplane
+    V2 evaluates). Each pod peer pairs its namespace and pod selectors in one entry (those pods of kube-system)."""
     dns_ports = _ports(catalog.DNS_PORT, protocols=("UDP", "TCP"))
     return [
         {
             "to": [
                 {
                     "namespaceSelector": _namespace(KUBE_SYSTEM_NAMESPACE),
-                    "podSelector": {"matchLabels": dict(catalog.KUBE_DNS_LABELS)},
+                    "podSelector": {"matchLabels": dict(labels)},
                 }
+                for labels in (catalog.KUBE_DNS_LABELS, catalog.NODE_LOCAL_DNS_LABELS)
             ],
             "ports": dns_ports,
         },
-        {"to": [{"ipBlock": {"cidr": catalog.CLOUD_DNS_ADDRESS}}], "ports": dns_ports},
+        {
+            "to": [{"ipBlock": {"cidr": cidr}} for cidr in (catalog.CLOUD_DNS_ADDRESS, catalog.NODE_LOCAL_DNS_ADDRESS)],
+            "ports": dns_ports,
+        },
     ]
 
 

@@ -29,9 +29,20 @@ in any environment.
 The submitter pod gets our own template (`submitterPodTemplate`, in both KubeRay CRDs): the workload labels the
 NetworkPolicies admit to the head's dashboard (and nothing else), Pod Security `restricted` (it only runs the
 `ray` CLI against the dashboard: non-root, no capabilities), the Ray auth token file when token auth is on.
-KubeRay fills in the `ray job submit` command and the RAY_DASHBOARD_ADDRESS / RAY_JOB_SUBMISSION_ID env of the
-first container when the template leaves the command empty (rayjob_controller.go getSubmitterTemplate); a Job's
-pods must not restart in place, hence `restartPolicy: Never` as in KubeRay's default template.
+KubeRay gives the first container the RAY_DASHBOARD_ADDRESS / RAY_JOB_SUBMISSION_ID env whatever its command
+(rayjob_controller.go getSubmitterTemplate); a Job's pods must not restart in place, hence `restartPolicy: Never`
+as in KubeRay's default template.
+
+Its command is the program's own (core.shell.job_submitter_command), not KubeRay's default: from KubeRay 1.5.0 to
+1.7.0 a K8sJobMode RayJob is failed 30 s after its submitter ends unless the Ray job is terminal, and KubeRay's
+submitter ends when `ray job logs --follow` loses its stream (kuberay#4921, ray#60665) while training goes on; kuberay
+PR #5100 (no release yet) does not change that timeout. The program's submitter does KubeRay's steps and then waits for
+the Ray job's terminal status, following the logs again, so no KubeRay version ends a healthy run. Neither other
+mode is better: HTTPMode (no submitter) resubmits the job whenever the dashboard does not know it, e.g. after the
+head was evicted (kuberay#4824), and leaves `kubectl logs job/<rayjob>` empty; SidecarMode (1.5.0+, not in the 1.4.2
+CRD) runs the same `ray job logs --follow` in the head and fails the same way. Either way a RayJob's status can
+disagree with its Ray job's (kuberay#2314, #3257): the attempts record on Lustre (pod_programs/attempts.py) is what
+the docs point to.
 """
 
 from __future__ import annotations
@@ -39,7 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from core import catalog, export, gate, prefetch, recipes
+from core import catalog, export, gate, prefetch, recipes, shell
 from core.catalog import NemoRlRelease
 from core.naming import HF_SECRET, LUSTRE_PVC, RAY_AUTH_SECRET
 from core.recipes import Recipe
@@ -156,11 +167,62 @@ class JobArgs:
         return recipes.checkpoint_dir(self.lustre_mount_path, self.run_name)
 
 
-def submitter_template(a: JobArgs) -> dict:
+def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
+    """(entrypoint, runtimeEnvYAML, metadata) of the RayJob: what its submitter submits."""
+    mount = a.lustre_mount_path
+    entrypoint = recipes.entrypoint(
+        a.recipe,
+        a.release,
+        recipes.EntrypointArgs(
+            mount_path=mount,
+            run_name=a.run_name,
+            gate=gate.options(a.gate_args) if a.gate_args else None,
+            model_path=a.model_path,
+            before=tuple(list(c) for c in a.before),
+            after=tuple(list(c) for c in a.after),
+            prefetch_marker=a.prefetch_marker,
+            attempts=a.attempts,
+            start_from=a.start_from,
+        ),
+    )
+    # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
+    runtime_env = recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun, release=a.release)
+    metadata = (
+        recipes.job_metadata(a.recipe, run_name=a.run_name, stack_name=a.stack_name, gate_rerun=a.gate_rerun)
+        if a.own_cluster is not None
+        else None
+    )
+    return entrypoint, runtime_env, metadata
+
+
+def submitter_command(entrypoint: str, runtime_env: str, metadata: Optional[dict[str, str]]) -> list[str]:
+    """The submitter submits what spec.entrypoint / runtimeEnvYAML / metadata say, as KubeRay's would (the fields
+    stay in the spec, where KubeRay validates them and `kubectl describe` shows them), and waits out the dashboard for
+    as long as the operator does (catalog.KUBERAY_STATUS_CHECK_TIMEOUT_SECONDS)."""
+    return shell.job_submitter_command(
+        entrypoint,
+        runtime_env_yaml=runtime_env,
+        metadata=metadata,
+        unreachable_seconds=catalog.KUBERAY_STATUS_CHECK_TIMEOUT_SECONDS,
+    )
+
+
+def submitter_template(a: JobArgs, command: Optional[list[str]] = None) -> dict:
     """The submitter pod: the head's image (the Ray CLI must match the cluster's Ray), nothing but the Ray auth
-    token file (when on); it never calls the Hub or W&B."""
+    token file (when on); it never calls the Hub or W&B. `command`: core.shell.job_submitter_command, which ends
+    only when the Ray job has (KubeRay fails the RayJob 30 s after the submitter ends, from 1.5.0)."""
+    if command is None:
+        command = submitter_command(*_submission(a))
     tokens = token_files(HF_SECRET, hugging_face=False, ray_auth_secret=RAY_AUTH_SECRET if a.ray_token_auth else None)
-    container: dict[str, Any] = {"name": SUBMITTER_CONTAINER, "image": a.image, "resources": SUBMITTER_RESOURCES}
+    container: dict[str, Any] = {
+        "name": SUBMITTER_CONTAINER,
+        "image": a.image,
+        # KubeRay keeps a template's own command (getSubmitterTemplate @v1.4.2, configureSubmitterContainer @v1.7.0:
+        # only an empty one is replaced) and still adds RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID.
+        "command": command[:3],
+        "args": command[3:],
+        "resources": SUBMITTER_RESOURCES,
+    }
     if tokens.env:
         container.update(env=tokens.env, volumeMounts=tokens.volume_mounts)
     spec = {"restartPolicy": "Never", "containers": [container]}
@@ -172,27 +234,13 @@ def submitter_template(a: JobArgs) -> dict:
 def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
     """The RayJob spec for the stack's recipe: `clusterSelector` to `ray_cluster_name` in standing mode, the
     embedded cluster in own-cluster mode."""
-    mount = a.lustre_mount_path
+    entrypoint, runtime_env, metadata = _submission(a)
     spec: dict = {
-        "entrypoint": recipes.entrypoint(
-            a.recipe,
-            a.release,
-            recipes.EntrypointArgs(
-                mount_path=mount,
-                run_name=a.run_name,
-                gate=gate.options(a.gate_args) if a.gate_args else None,
-                model_path=a.model_path,
-                before=tuple(list(c) for c in a.before),
-                after=tuple(list(c) for c in a.after),
-                prefetch_marker=a.prefetch_marker,
-                attempts=a.attempts,
-                start_from=a.start_from,
-            ),
-        ),
-        # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
-        "runtimeEnvYAML": recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun),
+        "entrypoint": entrypoint,
+        "runtimeEnvYAML": runtime_env,
+        # K8sJobMode at every KubeRay version, with a submitter that ends only when the Ray job has (module docstring).
         "submissionMode": "K8sJobMode",
-        "submitterPodTemplate": submitter_template(a),
+        "submitterPodTemplate": submitter_template(a, submitter_command(entrypoint, runtime_env, metadata)),
     }
     if a.deadline_seconds is not None:
         # Per attempt, in both modes and both CRDs (KubeRay rayjob_controller.go checkActiveDeadlineAndUpdateStatus-
@@ -206,9 +254,7 @@ def rayjob_spec(a: JobArgs, *, ray_cluster_name: Optional[str]) -> dict:
     else:
         spec.update(
             {
-                "metadata": recipes.job_metadata(
-                    a.recipe, run_name=a.run_name, stack_name=a.stack_name, gate_rerun=a.gate_rerun
-                ),
+                "metadata": metadata,
                 "rayClusterSpec": raycluster_spec(a.own_cluster, secret_name=a.secret_name, pvc_name=LUSTRE_PVC),
                 "backoffLimit": a.backoff_limit,
                 # The GPU cluster goes when the job ends (after the last retry): KubeRay deletes the RayCluster
