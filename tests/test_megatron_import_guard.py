@@ -28,8 +28,6 @@ from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import script_calls
 
-pytestmark = pytest.mark.unit
-
 PROGRAM = Path(__file__).resolve().parents[1] / "pod_programs" / recipes.MEGATRON_GUARD_SCRIPT
 
 
@@ -81,6 +79,7 @@ def model(request, tmp_path) -> tuple[str, Path]:
     return str(snapshot), hf_home / "nemo_rl" / ("model_" + str(snapshot).replace("/", "_"))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("cut", range(len(conversion_steps(Path("x")))))
 def test_a_conversion_cut_after_any_write_is_converted_again(model, cut, tmp_path):
     model_name, target = model
@@ -107,6 +106,7 @@ def test_a_conversion_cut_after_any_write_is_converted_again(model, cut, tmp_pat
         assert guard(model_name, hf_home).returncode == 0 and tree(target) == done
 
 
+@pytest.mark.unit
 def test_no_conversion_yet_is_left_to_nemo_rl(tmp_path):
     r = guard("google/gemma-3-27b-it", tmp_path / "hf")
     assert r.returncode == 0 and "NeMo-RL converts it" in r.stdout
@@ -124,6 +124,7 @@ def entry_calls(name: str, tag: str, model_path: str | None = None) -> list[list
     )
 
 
+@pytest.mark.unit
 def test_megatron_runs_check_the_conversion_of_the_model_nemo_rl_receives_right_before_training():
     snapshot = "/lustre/models/Qwen--Qwen2.5-72B-Instruct/495f39366efef23836d0cfae4fbe635880d2be31"
     calls = entry_calls("qwen2.5-72b-deepscaler", "v0.4.0", model_path=snapshot)
@@ -183,6 +184,7 @@ def complete(path: Path) -> bool:
     return (path / "latest_train_state.pt").is_file() and (path / "iter_0000000" / "run_config.yaml").is_file()
 
 
+@pytest.mark.graph
 def test_concurrent_jobs_never_remove_each_others_conversion_and_later_runs_share_one(tmp_path):
     shared = tmp_path / "lustre" / "hf" / "nemo_rl"
     model = "Qwen/Qwen2.5-72B-Instruct"
@@ -211,6 +213,7 @@ def test_concurrent_jobs_never_remove_each_others_conversion_and_later_runs_shar
     assert linked.stat().st_ino in sources
 
 
+@pytest.mark.unit
 def test_a_runs_interrupted_conversion_is_redone_while_another_runs_conversion_is_kept(tmp_path):
     shared = tmp_path / "lustre" / "hf" / "nemo_rl"
     model = "Qwen/Qwen2.5-72B-Instruct"
@@ -225,6 +228,7 @@ def test_a_runs_interrupted_conversion_is_redone_while_another_runs_conversion_i
     assert complete(mine) and tree(theirs) == before
 
 
+@pytest.mark.unit
 def test_v070s_hf_config_overrides_suffix_is_the_directory_the_guard_checks():
     # nemo_rl/models/megatron/setup.py at v0.7.0 L445-452: `<model>__hfovr_<sha256(canonical JSON)[:12]>`, of the
     # overrides as NeMo-RL's loader resolves them.

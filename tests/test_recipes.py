@@ -370,10 +370,17 @@ def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(na
     assert prep == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}", "/lustre/datasets/gsm8k"]
     # GSM8K is prepared after `cd` (NeMo-RL's uv environment has `datasets`) and before training; a Megatron run
     # checks for an interrupted weight conversion right before it (tests/test_megatron_import_guard.py).
-    guard = recipes.megatron_guard_command(recipe.model_name)
-    assert lines[3:-1] == ([prep] if recipe.dataset == "gsm8k" else []) + (
-        [guard] if recipe.train_backend == "megatron" else []
+    # The Megatron run converts into a directory of its own, exported first (commands.py MEGATRON_DIR_ENV).
+    own = recipes.megatron_run_dir("/lustre/", "r")
+    guard = recipes.megatron_guard_command(
+        recipe.model_name,
+        own=own,
+        shared=recipes.megatron_shared_dir("/lustre/"),
+        hf_overrides_hash=recipes.megatron_hf_overrides_hash(recipe, release),
     )
+    megatron = recipe.train_backend == "megatron"
+    export = [["export", f"{recipes.MEGATRON_DIR_ENV}={own}"]] if megatron else []
+    assert lines[3:-1] == export + ([prep] if recipe.dataset == "gsm8k" else []) + ([guard] if megatron else [])
 
 
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
@@ -387,7 +394,8 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
     assert not set("'\"\\$`") & set(script)
     assert "'\"'\"'\"'\"'" not in ep and "import " not in ep and "load_dataset" not in ep
     lines = script.split("\n")
-    assert len(lines) == 4 + (recipe.dataset == "gsm8k") + (recipe.train_backend == "megatron")
+    # set -eu, mkdir, cd, training; GSM8K's preparation; a Megatron run's conversion directory and its guard.
+    assert len(lines) == 4 + (recipe.dataset == "gsm8k") + 2 * (recipe.train_backend == "megatron")
     for line in lines:
         words = shlex.split(line)
         assert words and " ".join(words) == line and not any("\n" in w for w in words), line

@@ -131,6 +131,9 @@ def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
 # nvcr.io/nvidia/cuda-dl-base, whose Dockerfile NVIDIA does not publish: those entries are unknown here, and the GKE
 # tutorial replaces them on v0.5.0 (worker env LD_LIBRARY_PATH=/usr/local/nvidia/lib64) without harm.
 _LIBRARY_PATH = f"{_REPO} docker/Dockerfile at the tag"
+# Absent before v0.7.0 (the field comments above): the releases' trees at their tags.
+_NO_TP_CHECK = f"{_REPO} tree at the tag: no NRL_IGNORE_TP_ACCURACY_CHECK (`git grep` at the tag is empty)"
+_NO_HF_SUFFIX = f"{_REPO} nemo_rl/models/megatron at the tag: the conversion directory is named by the model alone"
 
 _RECORDS: tuple[NemoRlRelease, ...] = (
     NemoRlRelease(
@@ -140,7 +143,13 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo_math.py",
         frozenset({_GRPO_70B, _GRPO_1B}),
         flat_data=True,
-        sources=_sources("v0.4.0", "c751f811217db7df0d4c94abdeaada6626cfc150", image_library_path=_LIBRARY_PATH),
+        sources=_sources(
+            "v0.4.0",
+            "c751f811217db7df0d4c94abdeaada6626cfc150",
+            image_library_path=_LIBRARY_PATH,
+            tp_accuracy_check=_NO_TP_CHECK,
+            megatron_hf_overrides_suffix=_NO_HF_SUFFIX,
+        ),
     ),
     NemoRlRelease(
         "v0.5.0",
@@ -149,7 +158,13 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo_math.py",
         frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}),
         flat_data=True,
-        sources=_sources("v0.5.0", "6c7089300fded94abfa49bb9cbf9eb357d862461", image_library_path=_LIBRARY_PATH),
+        sources=_sources(
+            "v0.5.0",
+            "6c7089300fded94abfa49bb9cbf9eb357d862461",
+            image_library_path=_LIBRARY_PATH,
+            tp_accuracy_check=_NO_TP_CHECK,
+            megatron_hf_overrides_suffix=_NO_HF_SUFFIX,
+        ),
     ),
     NemoRlRelease(
         "v0.7.0",
