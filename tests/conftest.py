@@ -84,9 +84,9 @@ def stack(request) -> str:
 from tests.tiers import (  # noqa: E402, F401
     _unit_tier_guard,
     pytest_addoption,
-    pytest_collection_modifyitems,
     pytest_make_collect_report,
     pytest_runtest_call,
+    pytest_xdist_make_scheduler,
 )
 
 pytest_plugins = ["pytester"]  # tests/test_tiers.py runs pytest on files of its own

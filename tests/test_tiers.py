@@ -22,7 +22,6 @@ from tests import tiers
 from tests.tiers import (  # noqa: F401
     _unit_tier_guard,
     pytest_addoption,
-    pytest_collection_modifyitems,
     pytest_make_collect_report,
     pytest_runtest_call,
 )
@@ -94,7 +93,7 @@ def test_a_unit_test_may_run_a_short_ordinary_subprocess():
     assert subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True).stdout == "42\n"
 
 
-def test_a_unit_test_over_its_time_fails_naming_its_time_and_the_tier(pytester):
+def test_a_unit_test_over_its_time_fails_naming_its_time_and_the_tier(pytester, monkeypatch):
     # A budget of a millisecond, crossed by sleeping (wall) and by computing (CPU), scaled by the load like the
     # real one; the graph test next to them is not timed.
     _inner(
@@ -118,6 +117,7 @@ def test_a_unit_test_over_its_time_fails_naming_its_time_and_the_tier(pytester):
                 time.sleep(0.05)
             """,
     )
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # the inner run is serial, as `pytest -m unit`
     result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist", "-o", "unit_seconds=0.001")
     result.assert_outcomes(passed=1, failed=2)
     for name in ("test_sleeps", "test_computes"):
@@ -125,10 +125,15 @@ def test_a_unit_test_over_its_time_fails_naming_its_time_and_the_tier(pytester):
     assert any("over the tier's 0.001 s" in ln for ln in result.outlines)
 
 
-def test_the_ray_tier_runs_in_one_xdist_group(request):
-    ray_items = [i for i in request.session.items if tiers.declared_tiers(i) == ["ray"]]
-    for item in ray_items:
-        assert item.get_closest_marker("xdist_group").args == ("ray",), item.nodeid
+def test_under_xdist_ray_tests_share_a_worker_and_so_do_a_module_fixtures_tests_and_a_named_groups():
+    scope = tiers.xdist_scope
+    assert scope("tests/test_attempts_ray.py::test_x") == scope("tests/test_token_exposure.py::test_y") == "ray"
+    day2 = [scope(f"tests/test_day2_settings.py::{t}") for t in ("test_a", "test_b[x]")]
+    assert day2 == ["tests/test_day2_settings.py"] * 2  # its sweep fixture is module-scoped
+    named = "test_every_config_of_every_release_reads_as_nemo_rls_own_loader_reads_it"
+    assert scope(f"tests/test_config_tree.py::{named}[v0.4.0]") == "nemo-rl-all-configs"
+    other = "tests/test_sizing.py::test_codelab_recipe_qwen72b_on_9000gib_tier1000"
+    assert scope(other) == other  # anywhere
 
 
 def test_a_sweep_runs_whole_unless_a_sample_is_asked_for_and_then_the_same_cases_each_time(monkeypatch):
