@@ -64,9 +64,28 @@ async def experiment() -> None:
         # Its pods live under the platform's NetworkPolicies: what they must reach, the platform must allow.
         if problems := platform.egress_problems(s, contract or {}):
             raise SettingsError(problems)
+        # Every refusal before the first registration (tests/test_bad_input_sweep.py).
+        if problems := platform.cluster_id_problems(PLATFORM_REF, contract):
+            raise SettingsError(problems)
+        account = (contract or {}).get("exportServiceAccount")
+        if s.job.enabled and s.startup.export_checkpoints and not account:
+            raise SettingsError(
+                [
+                    f"nemo-rl-gke:exportCheckpoints: platform {PLATFORM_REF!r} has no export service account (its "
+                    "exportCheckpoints is false); set exportCheckpoints to false here or turn it on there"
+                ]
+            )
     except SettingsError as err:
         raise pulumi.RunError(str(err)) from None
-    provider = k8s.Provider("k8s", k8s.ProviderArgs(kubeconfig=ref.require_output(platform.KUBECONFIG_OUTPUT)))
+    # Identified by the platform cluster's id, like the platform's own provider: a changed kubeconfig (endpoint, CA)
+    # updates it in place instead of replacing every object of this experiment (core/settings/platform.py).
+    provider = k8s.Provider(
+        "k8s",
+        k8s.ProviderArgs(
+            kubeconfig=ref.require_output(platform.KUBECONFIG_OUTPUT),
+            cluster_identifier=(contract or {})[platform.CLUSTER_ID_KEY],
+        ),
+    )
     ns = s.storage.namespace
     tokens = token_secret(
         token_secret_name(s), ns, load_secrets(), pulumi.ResourceOptions(provider=provider), wandb=needs_wandb_key(s)
@@ -93,13 +112,7 @@ async def experiment() -> None:
     if weights is not None:
         pulumi.export("prefetchMarker", weights.marker)
         pulumi.export("modelPath", weights.model_path)
-    if s.startup.export_checkpoints:
-        account = (contract or {}).get("exportServiceAccount")
-        if not account:
-            raise pulumi.RunError(
-                f"nemo-rl-gke:exportCheckpoints: platform {PLATFORM_REF!r} has no export service account (its "
-                "exportCheckpoints is false); set exportCheckpoints to false here or turn it on there"
-            )
+    if s.startup.export_checkpoints and account:
         exporter = CheckpointExport("checkpoint-export", export_job_args(s, account), provider)
         pulumi.export("exportUrl", exporter.destination)
         pulumi.export("exportJobCommand", f"kubectl -n {ns} get job {s.names.export_job}")
@@ -315,6 +328,7 @@ else:
             s,
             s.names.export_ksa if workload.export_service_account is not None else None,
             egress=workload_args.policies.egress(),
+            cluster_id=gke.cluster.id,
         ),
     )
     pulumi.export("driverLogsQuery", observability.logs_query)

@@ -21,7 +21,13 @@ one cluster has been created ... isn't provisioned until cluster creation"). So 
 
 Destroy never loses exports silently: the bucket is never force-deleted and the folders are not either, so a
 non-empty export prefix stops `pulumi destroy` with the data in place (docs/operations.md, "Teardown: what pulumi
-destroy keeps").
+destroy keeps"). The managed folder is only the grant's container: it is deleted with `allowNonEmpty`
+(force_destroy), which keeps its objects where they are ("any objects within the folder will remain",
+terraform-provider-google-beta storage/resource_storage_managed_folder.go:165-173, :414), so the grant goes with it
+and never before a folder it could still serve. A new export destination is created first (folders, managed folder,
+grant, the export Job pointing at it), and only then are the old ones deleted: the old folder's delete is refused
+while it holds exports (resource_storage_folder.go:428), at the end of the `up`, with the new destination working
+(docs/operations.md, "Changing a deployed stack").
 """
 
 from __future__ import annotations
@@ -125,7 +131,10 @@ class TrainingBucket(pulumi.ComponentResource):
             folder_name = f"{prefix}/"
             # The folders first, parent before child (a hierarchical-namespace folder needs its parent, and
             # `only-dir` mounts an existing folder), then the managed folder of the same name that carries the
-            # grant; none is force-deleted.
+            # grant. A folder is never force-deleted (that would delete the exports in it). A new destination
+            # replaces them create-first (`delete_before_replace=False` overrides the bridge's delete-first for an
+            # auto-named `name`, pulumi step_generator.go:2044-2047; the names differ, so nothing collides): the
+            # old ones are deleted after everything new is in place.
             folder: Optional[gcp.storage.Folder] = None
             parts = prefix.split("/")
             for i in range(len(parts)):
@@ -134,12 +143,15 @@ class TrainingBucket(pulumi.ComponentResource):
                     gcp.storage.FolderArgs(
                         bucket=self.bucket.name, name="/".join(parts[: i + 1]) + "/", force_destroy=False
                     ),
-                    opts=child_options(self, opts, depends_on=[folder] if folder is not None else []),
+                    opts=child_options(
+                        self, opts, depends_on=[folder] if folder is not None else [], delete_before_replace=False
+                    ),
                 )
             managed = gcp.storage.ManagedFolder(
                 "export-managed-folder",
-                gcp.storage.ManagedFolderArgs(bucket=self.bucket.name, name=folder_name, force_destroy=False),
-                opts=child_options(self, opts, depends_on=[folder]),
+                # allowNonEmpty: the managed folder goes, its objects stay (module docstring).
+                gcp.storage.ManagedFolderArgs(bucket=self.bucket.name, name=folder_name, force_destroy=True),
+                opts=child_options(self, opts, depends_on=[folder], delete_before_replace=False),
             )
             after_pool = child_options(self, opts, depends_on=[pool_owner])
             self.binding = gcp.storage.ManagedFolderIamMember(

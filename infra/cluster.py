@@ -212,7 +212,13 @@ class GkeCluster(pulumi.ComponentResource):
         # Nodes boot with the node service account: the cluster (its transient default pool, Autopilot's nodes)
         # and the system pool wait for the account's role bindings, not just for the account. Pools created
         # elsewhere reference the cluster, so they wait too.
+        # With deletion protection the provider refuses the cluster's delete (cluster.go:5889-5890), but only when it
+        # gets there: a replacement (clusterMode, controlPlane, egressFqdnPolicies true -> false ...) is delete-first
+        # and deletes the node pools before it. Pulumi's own protect refuses the replacement in the plan, before
+        # anything is deleted (pulumi step_generator.go:1955-1962); `clusterDeletionProtection: false` and one
+        # `pulumi up` lift both.
         with_roles = child_options(self, opts, depends_on=list(node_sa_bindings))
+        protect = {"protect": True} if a.deletion_protection else {}
 
         common = dict(
             name=a.name,
@@ -251,7 +257,7 @@ class GkeCluster(pulumi.ComponentResource):
                     ),
                     **common,
                 ),
-                opts=with_roles,
+                opts=child_options(self, opts, depends_on=list(node_sa_bindings), **protect),
             )
             self.system_pool = None
         else:
@@ -268,7 +274,11 @@ class GkeCluster(pulumi.ComponentResource):
                     **common,
                 ),
                 opts=child_options(
-                    self, opts, depends_on=list(node_sa_bindings), ignore_changes=["nodeConfig", "initialNodeCount"]
+                    self,
+                    opts,
+                    depends_on=list(node_sa_bindings),
+                    ignore_changes=["nodeConfig", "initialNodeCount"],
+                    **protect,
                 ),
             )
             # CPU pool for the Ray head and controllers, in the GPU zone so the head is near its workers.

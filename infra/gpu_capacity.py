@@ -92,7 +92,6 @@ class GpuCapacity(pulumi.ComponentResource):
         self.workload_policy = None
         # Children repeat the component's own depends_on (the APIs' propagation wait): Pulumi does not pass it on.
         self._opts = opts
-        child = child_options(self, opts)
         pool_plans = plan.pools()
         if any(p.workload_policy for p in pool_plans):
             # Flex-start on A4 / A3 Ultra takes compact placement only as a workload policy (a group placement
@@ -108,7 +107,12 @@ class GpuCapacity(pulumi.ComponentResource):
                         type="HIGH_THROUGHPUT", max_topology_distance=plan.placement_distance
                     ),
                 ),
-                opts=child,
+                # `name` is not ForceNew: the provider would PATCH .../resourcePolicies/<new name>, which does not
+                # exist (resource_compute_resource_policy.go:151-160, :876-891; terraform-provider-google#27818
+                # pattern). A new name (prefix) is a new policy: the engine replaces on it (applyReplaceOnChanges),
+                # delete-first like the provider's own replacements of this auto-named resource (the flex pool that
+                # names it is replaced first: placementPolicy.policyName is ForceNew).
+                opts=child_options(self, opts, replace_on_changes=["name"], delete_before_replace=True),
             )
         for pool in pool_plans:
             self.pools[pool.model] = self._pool(pool, args, acc, cluster, networks, node_sa)

@@ -9,10 +9,13 @@ style folder, so a reviewer without cloud credentials sees what a pull request d
 
 Each changed resource is then classified as the providers will plan it (core/catalog/replacements.py, rules read
 in the providers' source): updated in place, or REPLACED (delete first / create first) with the fields that force
-it, and what that does: stops a running job, deletes data, refused (a protected resource), or collides (a
-create-first or retained replacement that reuses a fixed name: 409 ALREADY_EXISTS). Replacements the engine adds
-are followed too: `replaceOnChanges`, `replaceWith`, a replaced Kubernetes provider (every object it manages), and
-the dependents a delete-first replacement takes with it.
+it, and what that does: stops a running job, deletes data, refused (a protected resource), collides (a
+create-first or retained replacement that reuses a fixed name: 409 ALREADY_EXISTS), or fails (the API, or the
+provider in front of it, refuses a step while `up` applies the plan: an update of a range GKE uses, the delete of a
+folder that holds exports, of a protected cluster...; what ran before it stays done). Replacements the engine adds
+are followed too: `replaceOnChanges`, `replaceWith`, a replaced Kubernetes provider (every object it manages: its
+clusterIdentifier changed, or without one the kubeconfig's cluster), and the dependents a delete-first replacement
+takes with it. Resources a change removes are listed when their delete is refused.
 
 Changed fields are dotted paths (`spec.workerGroupSpecs[0].replicas`) with `old -> new`; a field or list
 element that appears or disappears is listed leaf by leaf against `(absent)`. A string holding a JSON object
@@ -27,7 +30,7 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import yaml
 
@@ -105,6 +108,8 @@ def snapshot(records: list[dict], manifests: list[dict]) -> Snapshot:
             "options": rec.get("options") or {},
             "provider": rec.get("provider"),
             "propertyDependencies": rec.get("propertyDependencies") or {},
+            # A Kubernetes provider's kubeconfig is a secret input: its active cluster travels as a digest.
+            "kubeconfigCluster": rec.get("kubeconfigCluster") or "",
         }
     for manifest in manifests:
         snap.kubernetes[kubernetes_key(manifest)] = manifest
@@ -247,16 +252,22 @@ class Verdict:
 
     name: str  # "type logical-name"
     key: str  # the section key the report lists it under
-    action: str  # "update" | "update, recreates the nodes" | "replace"
+    action: str  # "update" | "update, recreates the nodes" | "replace" | "delete" (a removed resource)
     order: str = ""  # replace: "delete first" | "create first"
     reasons: list[str] = field(default_factory=list)  # "path (rule source)" or "replaceWith X" ...
     consequences: list[str] = field(default_factory=list)  # catalog CONSEQUENCES
     refused: str = ""  # why the engine refuses it before anything changes
     collides: str = ""  # why the create meets the resource it replaces
+    fails: str = ""  # why the API (or the provider in front of it) refuses a step of it while `up` applies the plan
 
     @property
     def replaced(self) -> bool:
         return self.action == "replace"
+
+    @property
+    def marked(self) -> bool:
+        """Listed in the plan's summary: anything but a plain, working in-place update."""
+        return self.action != "update" or bool(self.fails)
 
     def summary(self) -> str:
         head = self.action.upper() if self.replaced else self.action
@@ -265,6 +276,8 @@ class Verdict:
             parts.append(f"REFUSED: {self.refused}")
         if self.collides:
             parts.append(f"COLLIDES: {self.collides}")
+        if self.fails:
+            parts.append(f"FAILS: {self.fails}")
         parts += [c.upper() if c == "deletes data" else c for c in self.consequences]
         return " - ".join(parts)
 
@@ -289,9 +302,18 @@ def plan(old: Snapshot, new: Snapshot) -> dict[str, Verdict]:
         rec = new.pulumi[name]
         typ = rec["type"]
         changes = _fields(old, new, name)
+        o_rec = old.pulumi[name]
+        if typ == "pulumi:providers:kubernetes" and replacements.kubeconfig_cluster_changed(
+            o_rec["inputs"], rec["inputs"], o_rec.get("kubeconfigCluster", ""), rec.get("kubeconfigCluster", "")
+        ):
+            v = verdicts[name] = Verdict(name, rec["key"], "replace", "provider")
+            v.reasons.append(
+                "kubeconfig: its active cluster changed and no clusterIdentifier is set before and after "
+                f"({replacements.K8S_PROVIDER}:486-502, :553)"
+            )
         if not changes:
             continue
-        v = Verdict(name, rec["key"], "update")
+        v = verdicts.get(name) or Verdict(name, rec["key"], "update")
         replace_on = rec["options"].get("replaceOnChanges") or []
         for path, o, n in changes:
             rule = replacements.triggered(typ, path, old.pulumi[name]["inputs"], rec["inputs"], o, n)
@@ -351,7 +373,26 @@ def plan(old: Snapshot, new: Snapshot) -> dict[str, Verdict]:
             break
     for v in verdicts.values():
         # A replacement under another Kubernetes name or namespace cannot meet the object it replaces.
-        _consequences(v, new.pulumi[v.name], same_identity=old.pulumi[v.name]["key"] == new.pulumi[v.name]["key"])
+        _consequences(
+            v,
+            new.pulumi[v.name],
+            same_identity=old.pulumi[v.name]["key"] == new.pulumi[v.name]["key"],
+            old=old.pulumi[v.name],
+        )
+        if not v.replaced:
+            # An in-place update the API refuses (a range GKE uses, a PATCH at a name that does not exist yet).
+            for path, o, _ in _fields(old, new, v.name):
+                refusal = replacements.api_refusal(new.pulumi[v.name]["type"], path, o)
+                if refusal and not v.fails:
+                    v.fails = f"{path}: {refusal.why} ({refusal.source})"
+    # Resources the change removes: their delete may be refused (a folder that holds exports).
+    for name in sorted(set(old.pulumi) - set(new.pulumi)):
+        rec = old.pulumi[name]
+        if rec["options"].get("retainOnDelete"):
+            continue
+        why = replacements.delete_refusal(rec["type"], rec["inputs"])
+        if why:
+            verdicts[name] = Verdict(name, rec["key"], "delete", fails=why)
     return verdicts
 
 
@@ -361,8 +402,9 @@ def _has_rule_under(rec: dict, prop: str) -> bool:
 
 def _order(v: Verdict, rec: dict) -> str:
     """Delete first or create first, as the engine will run the replacement."""
-    if rec["options"].get("deleteBeforeReplace"):
-        return "delete first"  # the option overrides the provider (ENGINE step_generator.go:2044-2047)
+    if "deleteBeforeReplace" in rec["options"]:
+        # The option, true or false, overrides the provider (ENGINE step_generator.go:2044-2047).
+        return "delete first" if rec["options"]["deleteBeforeReplace"] else "create first"
     typ = rec["type"]
     if typ.startswith("kubernetes:"):
         # The provider's own replacements of a fixed-name object are delete-first; the engine's are not.
@@ -370,12 +412,18 @@ def _order(v: Verdict, rec: dict) -> str:
     return "delete first" if typ in replacements.DELETE_FIRST else "create first"
 
 
-def _consequences(v: Verdict, rec: dict, same_identity: bool = True) -> None:
+def _protected(rec: dict, old: Optional[dict]) -> bool:
+    # The engine refuses a replacement only of a resource protected before and after (step_generator.go:1955-1962:
+    # `new.Protect && old.Protect`): unprotecting and replacing in one `up` is allowed.
+    return bool(rec["options"].get("protect")) and (old is None or bool(old["options"].get("protect")))
+
+
+def _consequences(v: Verdict, rec: dict, same_identity: bool = True, old: Optional[dict] = None) -> None:
     typ, options = rec["type"], rec["options"]
     if v.replaced and not same_identity and typ.startswith("kubernetes:"):
         pass
     elif v.replaced:
-        if options.get("protect"):
+        if _protected(rec, old):
             v.refused = "protected: the engine refuses to replace it (pulumi step_generator.go:1955-1962)"
         elif options.get("retainOnDelete"):
             v.collides = "retained: its delete is skipped and the new one reuses its name (pulumi step.go:661)"
@@ -385,8 +433,11 @@ def _consequences(v: Verdict, rec: dict, same_identity: bool = True) -> None:
             v.collides = replacements.FIXED_ID.get(typ, "metadata.name is fixed: AlreadyExists")
         else:
             v.collides = replacements.unawaited_delete(typ, rec["inputs"])
-    if v.replaced and options.get("protect"):
+    if v.replaced and _protected(rec, old):
         v.refused = v.refused or "protected: the engine refuses to replace it (pulumi step_generator.go:1955-1962)"
+    if v.replaced and not v.refused and not options.get("retainOnDelete"):
+        # The old resource is deleted either way (delete-first, or after the creates): a refused delete fails the up.
+        v.fails = replacements.delete_refusal(typ, (old or rec)["inputs"])
     if v.replaced or v.action.endswith("recreates the nodes"):
         v.consequences = list(replacements.CONSEQUENCES.get(typ, ()))
         if not v.replaced:
@@ -395,10 +446,10 @@ def _consequences(v: Verdict, rec: dict, same_identity: bool = True) -> None:
 
 def format_plan(verdicts: dict[str, Verdict]) -> str:
     """The replacement summary: one block per replaced resource or node recreation (empty when none)."""
-    marked = [v for v in verdicts.values() if v.action != "update"]
+    marked = [v for v in verdicts.values() if v.marked]
     if not marked:
         return ""
-    lines = [f"Replacements and node recreations: {len(marked)}"]
+    lines = [f"Replacements, node recreations and refused steps: {len(marked)}"]
     for v in sorted(marked, key=lambda v: v.name):
         lines.append(f"  ! {v.name}: {v.summary()}")
         lines += [f"      because {r}" for r in _grouped(v.reasons)]

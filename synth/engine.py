@@ -124,6 +124,9 @@ class Registration:
     version: str = ""
     # The `import_` option: the id of an existing resource to adopt instead of creating it.
     import_id: str = ""
+    # Whether the program set delete_before_replace at all: an explicit False overrides the provider's delete-first
+    # (pulumi step_generator.go:2044-2047), an unset option does not.
+    delete_before_replace_defined: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -409,6 +412,7 @@ class _RecordingMonitor(pm.MockMonitor):
                     computed={k: v for k, v in computed.items() if k not in inputs},
                     version=request.version,
                     import_id=request.importId,
+                    delete_before_replace_defined=bool(request.deleteBeforeReplaceDefined),
                 )
             )
         return super().RegisterResource(request)

@@ -59,6 +59,23 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return [(prefix, value)]
 
 
+def kubeconfig_cluster(kubeconfig: Any) -> str:
+    """A digest of the kubeconfig's active cluster entry (server, CA), the part pulumi-kubernetes's DiffConfig compares
+    (provider/pkg/provider/util.go getActiveClusterFromConfig, provider.go:553 at v4.32.0); "" when it cannot be read.
+    The kubeconfig is a secret input (it holds no credential: the exec plugin authenticates), so only this digest is
+    recorded, for the offline replacement plan."""
+    import hashlib
+
+    try:
+        config: Any = yaml.safe_load(kubeconfig) if isinstance(kubeconfig, str) else None
+        contexts = {c["name"]: c["context"] for c in config["contexts"]}
+        clusters = {c["name"]: c["cluster"] for c in config["clusters"]}
+        active = clusters[contexts[config["current-context"]]["cluster"]]
+    except (yaml.YAMLError, KeyError, TypeError):
+        return ""
+    return hashlib.sha256(json.dumps(active, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def inventory_records(result: SynthResult) -> list[dict]:
     """Machine-readable inventory: one record per resource, secrets redacted, sorted by (type, name)."""
     urns = result.by_urn()
@@ -80,11 +97,12 @@ def inventory_records(result: SynthResult) -> list[dict]:
                         ("customTimeouts", r.custom_timeouts),
                         ("ignoreChanges", r.ignore_changes),
                         ("replaceOnChanges", r.replace_on_changes),
-                        ("deleteBeforeReplace", r.delete_before_replace),
+                        # An explicit false is kept: it makes a replacement create-first.
+                        ("deleteBeforeReplace", r.delete_before_replace if r.delete_before_replace_defined else None),
                         ("import", r.import_id),
                         ("replaceWith", sorted(f"{urns[u].type} {urns[u].name}" for u in r.replace_with if u in urns)),
                     )
-                    if v
+                    if v or (k == "deleteBeforeReplace" and v is False)
                 },
                 "dependsOn": sorted(f"{urns[u].type} {urns[u].name}" for u in r.dependencies if u in urns),
                 # Which top-level input comes from which resource: a delete-first replacement replaces the
@@ -99,6 +117,8 @@ def inventory_records(result: SynthResult) -> list[dict]:
                 "computed": r.computed,
             }
         )
+        if r.type == "pulumi:providers:kubernetes":
+            out[-1]["kubeconfigCluster"] = kubeconfig_cluster(r.inputs.get("kubeconfig"))
     return out
 
 

@@ -88,7 +88,12 @@ BAD_VALUES: dict[str, tuple] = {
     "jobRecipe": ("x",),
     # '<run name>/step_<N>' only (core.settings.job START_FROM_RE).
     "jobStartFrom": ("old-run", "old-run/40", "../old/step_1"),
-    "jobConfigFiles": ('{"configs/mine.yaml": "mine.yaml"}', '{"examples/configs/mine.yaml": "no-such-file.yaml"}'),
+    "jobConfigFiles": (
+        '{"configs/mine.yaml": "mine.yaml"}',
+        '{"examples/configs/mine.yaml": "no-such-file.yaml"}',
+        # A file name that makes a ConfigMap key over 253 characters (core.catalog.K8S_CONFIGMAP_KEY_MAX).
+        '{"examples/configs/' + "m" * 230 + '.yaml": "nemo-rl-reference/v0.5.0/examples/configs/grpo_math_1B.yaml"}',
+    ),
     "jobOverrides": (
         "[]",
         '{"x": 1}',
@@ -133,14 +138,16 @@ BAD_VALUES: dict[str, tuple] = {
     "egressFqdnPolicies": ("maybe",),
     "imagePath": ("x",),
     "imageRepository": ("us-central1-docker.pkg.dev/p/r",),
-    "warmupHoldSeconds": (10,),
+    # int64 carried as a double: exact up to 2**53 - 1 (core.catalog.PULUMI_EXACT_INT_MAX).
+    "warmupHoldSeconds": (10, 2**53),
     "prefetchWeights": ("maybe",),
     "prefetchImage": ("x",),
     "exportCheckpoints": ("maybe",),
     "exportOptimizer": ("maybe",),
-    "prices": ('{"gpuNode": 1}', '{"gpuNodeSpot": -1}'),
-    "stepSeconds": ("0", "fast"),
-    "platformStack": ("nemo-rl-gke/codelab", "org/nemo-rl-gke/a b"),
+    "prices": ('{"gpuNode": 1}', '{"gpuNodeSpot": -1}', '{"cpuNode": Infinity}'),
+    "stepSeconds": ("0", "fast", "inf"),
+    # Pulumi: a stack name has at most 100 characters (core.catalog.PULUMI_STACK_NAME_MAX).
+    "platformStack": ("nemo-rl-gke/codelab", "org/nemo-rl-gke/a b", "org/nemo-rl-gke/" + "s" * 101),
     "exportDestination": ("gs://other-bucket/x",),
     # Cloud Storage soft delete: 0 or 7..90 days.
     "exportSoftDeleteDays": (-1, 3, 91),
@@ -262,7 +269,10 @@ def _label(value: Any) -> str:
     text = str(value)
     if len(text) <= 80:
         return text
-    items = json.loads(text)
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return f"{text[:40]}... ({len(text)} characters)"  # a long name: its length is the case
     if not isinstance(items, list):
         return text  # an object is shown whole: its keys are the case
     return json.dumps(items[:2])[:-1] + f", ... ({len(items)} items)]"

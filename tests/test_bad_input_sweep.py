@@ -18,6 +18,7 @@ from __future__ import annotations
 import pytest
 
 from core.settings import config_fields
+from synth import engine
 from synth.settings_reference import BAD_VALUES
 from tests.sampling import sample
 
@@ -111,3 +112,33 @@ def test_the_same_bad_values_on_the_other_shipped_stacks_never_raise_and_stay_on
         lines = _problem_lines(r.error)
         assert lines and all(_names_key(ln, k) or f"nemo-rl-gke:{k}" in ln for ln in lines), (k, value, lines)
         assert len(lines) == 1, (k, value, lines)
+
+
+# --- no refusal after anything is registered, on every rule, experiment stacks too -----------------------------
+# An experiment stack reads its platform through a StackReference and refuses what the platform does not allow;
+# every such refusal must come before its first registration (a refusal raised after the Secret or the RayJob were
+# registered left them in the plan of a failed `up`). Each bad value, alone, on each experiment stack, against its
+# platform as shipped and in the two shapes that change what an experiment may do (no job of its own: W&B and the
+# prefetch open; no export identity).
+EXPERIMENTS = engine.experiment_stacks()
+PLATFORM_SHAPES = {"shipped": {}, "no job": {"jobEnabled": "false"}, "no export": {"exportCheckpoints": "false"}}
+
+
+@pytest.mark.graph
+@pytest.mark.parametrize("shape", sorted(PLATFORM_SHAPES))
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_an_experiment_refuses_every_bad_value_before_it_registers_anything(synth, experiment, shape):
+    config = engine._load_yaml(engine.ROOT / f"Pulumi.{experiment}.yaml")["config"]
+    ref = str(config["nemo-rl-gke:platformStack"])
+    platform_run = synth(ref.rsplit("/", 1)[1], PLATFORM_SHAPES[shape] or None)
+    assert platform_run.error is None, platform_run.error
+    refs = {ref: engine.StackOutputs.of(platform_run)}
+    late = {}
+    for k, value in [(None, None)] + CASES:
+        r = engine.run(experiment, {k: value} if k else None, stack_references=refs)
+        if r.error is None:
+            continue
+        assert "Traceback" not in r.error, (k, value, r.error)
+        if r.resources:
+            late[f"{k}={str(value)[:24]}"] = sorted(f"{x.type} {x.name}" for x in r.resources if x.custom)
+    assert not late, late

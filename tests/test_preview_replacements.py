@@ -41,7 +41,9 @@ def test_reasons_are_the_replacing_paths_and_consequences_come_from_the_table():
     assert e[("gcp:container/nodePool:NodePool", "gpu-flex")].consequences == ["stops the job"]
     assert e[("gcp:container/nodePool:NodePool", "system")].reasons == ["nodeConfig.machineType"]
     assert e[("gcp:lustre/instance:Instance", "lustre")].consequences == ["stops the job", "deletes data"]
-    assert e[("gcp:storage/bucket:Bucket", "bucket")].consequences == ["deletes data"]
+    # force_destroy false: a bucket holding exports is never deleted (the delete is refused; an empty one holds none).
+    bucket = e[("gcp:storage/bucket:Bucket", "bucket")]
+    assert bucket.consequences == [] and "holds objects" in bucket.warning
     assert e[("gcp:compute/resourcePolicy:ResourcePolicy", "gpu-flex-placement")].consequences == []
 
 
@@ -55,7 +57,7 @@ def test_the_summary_is_markdown_naming_each_resource(capsys):
     out = capsys.readouterr().out
     assert out.startswith("### Replacements and deletes in `dev`")
     assert "| `gcp:lustre/instance:Instance` `lustre` | replace (delete first) |" in out
-    assert "DELETES DATA" in out
+    assert "DELETES DATA" in out and "the delete fails: force_destroy false" in out
 
 
 def test_an_empty_preview_says_everything_updates_in_place(tmp_path, capsys):
@@ -70,3 +72,19 @@ def test_a_file_that_is_not_a_preview_is_refused_with_one_line(tmp_path, capsys)
     f.write_text("not json")
     assert pr.main([str(f)]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_an_update_the_api_refuses_is_flagged():
+    # A changed pod range is an update of the subnet in the plan; the API refuses it (replacements.API_REFUSES).
+    old = {"secondaryIpRanges": [{"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"}]}
+    new = {"secondaryIpRanges": [{"rangeName": "pods", "ipCidrRange": "10.32.0.0/14"}]}
+    step = {
+        "op": "update",
+        "urn": "urn:pulumi:dev::nemo-rl-gke::gcp:compute/subnetwork:Subnetwork::primary",
+        "oldState": {"type": "gcp:compute/subnetwork:Subnetwork", "inputs": old},
+        "newState": {"type": "gcp:compute/subnetwork:Subnetwork", "inputs": new},
+        "detailedDiff": {"secondaryIpRanges[0].ipCidrRange": {"kind": "update"}},
+    }
+    (e,) = pr.entries({"steps": [step]})
+    assert (e.action, e.reasons) == ("update", ["secondaryIpRanges[0].ipCidrRange"])
+    assert e.warning.startswith("the update fails: a secondary range GKE uses")

@@ -25,6 +25,8 @@ def _args_class(type_token: str) -> type:
     """`gcp:container/nodePool:NodePool` -> pulumi_gcp.container.NodePoolArgs (same for kubernetes, providers)."""
     if type_token == "pulumi:providers:kubernetes":
         return importlib.import_module("pulumi_kubernetes").ProviderArgs
+    if type_token.startswith("time:"):  # pulumiverse-time
+        return getattr(importlib.import_module("pulumiverse_time"), f"{type_token.rsplit(':', 1)[1]}Args")
     pkg, module, cls = re.fullmatch(r"(\w+):([\w./]+):(\w+)", type_token).groups()  # type: ignore[union-attr]
     if pkg == "gcp":
         return getattr(importlib.import_module(f"pulumi_gcp.{module.split('/')[0]}"), f"{cls}Args")
@@ -88,7 +90,7 @@ def test_every_replace_only_path_is_an_input_of_the_pinned_sdk(type_token, rule)
 
 @pytest.mark.parametrize("type_token,rule", ALL_RULES, ids=lambda x: getattr(x, "path", x))
 def test_every_rule_cites_a_provider_file_and_line(type_token, rule):
-    assert re.search(r"@(93c65b2d|v4\.32\.0) \S+\.go:\d+", rule.source), rule
+    assert re.search(r"@(93c65b2d|v4\.32\.0|133194fa) \S+\.go:\d+", rule.source), rule
 
 
 def _optional(cls: type, param: str) -> bool:
@@ -155,3 +157,128 @@ def test_a_skip_await_job_replacement_meets_itself_unless_deleted_in_the_backgro
     assert rp.unawaited_delete(job, background) == ""
     assert rp.unawaited_delete(job, {"metadata": {}}) == ""  # awaited: the create follows the delete
     assert rp.unawaited_delete("kubernetes:ray.io/v1:RayCluster", skip) == ""  # CRs are awaited
+
+
+# --- the providers' rules beyond schema ForceNew, read from their own source (tests/oracles/, SOURCES.md there) --
+ORACLES = __import__("pathlib").Path(__file__).parent / "oracles"
+CLUSTER = "gcp:container/cluster:Cluster"
+
+
+def oracle(name: str) -> str:
+    return (ORACLES / name).read_text()
+
+
+def test_turning_fqdn_policies_off_replaces_the_cluster_by_the_providers_customize_diff():
+    # The schema field is no ForceNew (Default false) ...
+    schema = oracle("google-beta/enable_fqdn_network_policy.schema.go.txt")
+    assert '"enable_fqdn_network_policy"' in schema and "ForceNew" not in schema and "Default:     false" in schema
+    # ... but CustomizeDiff forces a new cluster when isBeenEnabled(old, new): old true, new false.
+    assert 'customdiff.ForceNewIfChange("enable_fqdn_network_policy", isBeenEnabled)' in oracle(
+        "google-beta/ResourceContainerCluster.CustomizeDiff.go.txt"
+    )
+    body = oracle("google-beta/isBeenEnabled.go.txt")
+    assert "if old.(bool) && !new.(bool) {\n\t\treturn true" in body
+    rule = next(r for r in rp.REPLACE_ONLY[CLUSTER] if r.path == "enableFqdnNetworkPolicy")
+    assert rule.kind == "replace-when-disabled"
+    assert rp.triggered(CLUSTER, "enableFqdnNetworkPolicy", {}, {}, True, False) == rule
+    assert rp.triggered(CLUSTER, "enableFqdnNetworkPolicy", {}, {}, True, compare.ABSENT) == rule  # Default false
+    assert rp.triggered(CLUSTER, "enableFqdnNetworkPolicy", {}, {}, False, True) is None  # enabling updates
+
+
+def test_a_cluster_with_deletion_protection_is_refused_its_delete_before_any_api_call():
+    delete = oracle("google-beta/resourceContainerClusterDelete.go.txt")
+    refusal = delete.index('if d.Get("deletion_protection").(bool) {')
+    assert refusal < delete.index("Clusters.Delete(name)") and "Cannot destroy cluster" in delete[refusal:]
+    assert rp.delete_refusal(CLUSTER, {"deletionProtection": True})
+    assert rp.delete_refusal(CLUSTER, {"deletionProtection": False}) == ""
+
+
+def test_a_changed_secondary_range_is_an_update_that_patches_the_old_range_away_first():
+    schema = oracle("google-beta/secondary_ip_range.schema.go.txt")
+    assert '"secondary_ip_range"' in schema and "ForceNew" not in schema  # an update, never a replacement
+    update = oracle("google-beta/resourceComputeSubnetworkUpdate.secondary_ip_range.go.txt")
+    removal = update.index('removalObj["secondaryIpRanges"] = rangesAfterRemoval')
+    assert update.index("removalsRaw := oldRanges.Difference(newRanges)") < removal
+    assert 'Method:    "PATCH"' in update[removal:]
+    t = "gcp:compute/subnetwork:Subnetwork"
+    assert not any(r.path.startswith("secondaryIpRanges") for r in rp.REPLACE_ONLY[t])
+    assert rp.api_refusal(t, "secondaryIpRanges[0].ipCidrRange", "10.4.0.0/14") is not None
+    assert rp.api_refusal(t, "secondaryIpRanges[2].ipCidrRange", compare.ABSENT) is None  # a new range is fine
+
+
+def test_a_folder_holding_objects_is_not_deleted_and_a_managed_folder_keeps_its_objects():
+    folder = oracle("google-beta/resourceStorageFolderDelete.go.txt")
+    assert 'if !d.Get("force_destroy").(bool) {' in folder and "containing objects without force_destroy" in folder
+    assert rp.delete_refusal("gcp:storage/folder:Folder", {"forceDestroy": False})
+    managed = oracle("magic-modules/ManagedFolder.yaml.txt")
+    assert "delete_url: b/{{bucket}}/managedFolders/{{%name}}?allowNonEmpty={{force_destroy}}" in managed
+    assert "any objects\n      within the folder will remain" in managed
+    mf = "gcp:storage/managedFolder:ManagedFolder"
+    assert "deletes data" not in rp.CONSEQUENCES.get(mf, ())  # wrong in every case: the objects stay
+    assert rp.delete_refusal(mf, {"forceDestroy": True}) == "" and rp.delete_refusal(mf, {"forceDestroy": False})
+
+
+def test_a_resource_policy_name_is_mutable_and_patched_at_the_new_name():
+    yaml_text = oracle("magic-modules/ResourcePolicy.yaml.txt")
+    assert "update_url: 'projects/{{project}}/regions/{{region}}/resourcePolicies/{{name}}'" in yaml_text
+    assert "update_verb: 'PATCH'" in yaml_text
+    name = yaml_text[yaml_text.index("  - name: 'name'") : yaml_text.index("  - name: 'description'")]
+    assert "required: true" in name and "immutable" not in name
+    t = "gcp:compute/resourcePolicy:ResourcePolicy"
+    assert not any(r.path == "name" for r in rp.REPLACE_ONLY[t])
+    assert rp.api_refusal(t, "name", "nemo-dev-gpu-flex-placement") is not None
+
+
+def test_every_type_with_a_name_input_replaces_on_it_or_says_the_api_refuses_its_update():
+    # The #27818 pattern (a mutable `name`, updated at the new name) may not hide in a type the table lists.
+    for t in rp.REPLACE_ONLY:
+        if not t.startswith("gcp:") or "name" not in _inputs_of(_args_class(t)):
+            continue
+        replaces = any(r.path == "name" and r.kind == "replace" for r in rp.REPLACE_ONLY[t])
+        refused = any(r.path == "name" for r in rp.API_REFUSES.get(t, ()))
+        assert replaces or refused, t
+
+
+def test_configmap_keys_follow_the_apis_rule():
+    src = oracle("kubernetes/IsConfigMapKey.go.txt")
+    max_len = int(re.search(r"const DNS1123SubdomainMaxLength int = (\d+)", src).group(1))  # type: ignore[union-attr]
+    fmt = re.search(r"const configMapKeyFmt = `([^`]+)`", src).group(1)  # type: ignore[union-attr]
+    assert "if len(value) > DNS1123SubdomainMaxLength" in src
+    from core import catalog
+
+    assert (catalog.K8S_CONFIGMAP_KEY_MAX, catalog.K8S_CONFIGMAP_KEY_RE) == (max_len, fmt)
+
+
+def test_the_warmup_hold_bound_is_what_an_int64_field_takes_through_pulumi():
+    import json
+    from pathlib import Path
+
+    import kubernetes_validate
+
+    from core import catalog
+    from core.settings.startup import StartupSettings
+
+    schemas = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / "v1.33.0-local-strict"
+    field = json.loads((schemas / "jobspec-batch-v1.json").read_text())["properties"]["activeDeadlineSeconds"]
+    assert field["format"] == "int64"
+    bound = next(m.le for m in StartupSettings.model_fields["warmup_hold_seconds"].metadata if hasattr(m, "le"))
+    assert bound == catalog.PULUMI_EXACT_INT_MAX <= 2**63 - 1
+    # A protobuf Struct number is a double: the bound is carried exactly, the next integers are not.
+    assert int(float(bound)) == bound and float(2**53 + 1) != 2**53 + 1
+
+
+def test_without_a_cluster_identifier_a_changed_kubeconfig_cluster_replaces_the_provider():
+    # pulumi-kubernetes DiffConfig (provider.go:486-502, :553 at v4.32.0).
+    t = "pulumi:providers:kubernetes"
+
+    def snap(cluster: str, ident: str = "") -> compare.Snapshot:
+        inputs = {"kubeconfig": "[secret]", **({"clusterIdentifier": ident} if ident else {})}
+        rec = {"type": t, "name": "k8s", "custom": True, "inputs": inputs, "kubeconfigCluster": cluster}
+        return compare.snapshot([rec], [])
+
+    name = f"{t} k8s"
+    assert compare.plan(snap("a"), snap("b"))[name].replaced
+    assert name not in compare.plan(
+        snap("a", "projects/p/locations/l/clusters/c"), snap("b", "projects/p/locations/l/clusters/c")
+    )
+    assert compare.plan(snap("a", "x"), snap("a", "y"))[name].replaced  # the identifier itself changed

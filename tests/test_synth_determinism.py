@@ -247,7 +247,7 @@ def test_compare_lists_hand_made_edits_exactly(first_run, tmp_path, capsys):
         [
             f" {old}:\n",
             # The RayCluster is replaced on any spec change (replaceOnChanges), and the RayJob with it (replaceWith).
-            "Replacements and node recreations: 2\n",
+            "Replacements, node recreations and refused steps: 2\n",
             "  ! kubernetes:ray.io/v1:RayCluster raycluster: REPLACE (delete first) - stops the job\n",
             f"      because spec.rayVersion and {len(dropped)} more (replaceOnChanges)\n",
             "  ! kubernetes:ray.io/v1:RayJob rayjob: REPLACE (delete first) - stops the job\n",

@@ -8,7 +8,9 @@ pull-request workflow appends the output to the job summary). The input is the C
 says delete-first; the order does (`pkg/resource/deploy/step_generator.go:2143-2163`): a delete-first
 replacement emits `delete-replaced` before its `replace`, a create-first one `create-replacement`, `replace`, and
 the delete later. What each replacement stops comes from the same table the offline diff uses
-(core/catalog/replacements.py), as do the node recreations of an in-place update (a node pool's machine type).
+(core/catalog/replacements.py), as do the node recreations of an in-place update (a node pool's machine type) and
+the steps the API or the provider will refuse while `up` applies them (a range GKE uses, the delete of a folder
+that holds exports, of a cluster with deletion protection: API_REFUSES, DELETE_REFUSED).
 
 Exit code 0 whatever the preview holds (the summary informs the review; policy decides what fails); 2 when the
 file is not a preview digest.
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from core.catalog import replacements
+from core.catalog.replacements import get_path
 
 REPLACE_KINDS = ("add-replace", "update-replace", "delete-replace")
 
@@ -70,10 +73,14 @@ def entries(digest: dict) -> list[Entry]:
                 e.warning = "created before the old one is deleted, under the same name or id (409)"
             elif e.order == "delete first" and replacements.unawaited_delete(typ, old.get("inputs") or {}):
                 e.warning = "its delete is not awaited (skipAwait): the create meets it (409)"
+            elif refused := replacements.delete_refusal(typ, old.get("inputs") or {}):
+                e.warning = f"the old one's delete fails: {refused}"
             out.append(e)
         elif op == "delete":
             e = Entry(typ, name, "delete")
             e.consequences = [] if old.get("retainOnDelete") else list(replacements.CONSEQUENCES.get(typ, ()))
+            if not old.get("retainOnDelete") and (refused := replacements.delete_refusal(typ, old.get("inputs") or {})):
+                e.warning = f"the delete fails: {refused}"
             out.append(e)
         elif op == "update":
             old_inputs, new_inputs = old.get("inputs") or {}, (step.get("newState") or {}).get("inputs") or {}
@@ -82,10 +89,21 @@ def entries(digest: dict) -> list[Entry]:
                 for p in sorted(diff)
                 if (rule := replacements.triggered(typ, p, old_inputs, new_inputs)) and rule.kind == "recreates-nodes"
             ]
-            if recreate:
-                out.append(
-                    Entry(typ, name, "update, recreates the nodes", reasons=recreate, consequences=["stops the job"])
+            # A changed path whose old value existed: the API's refusal of the update, if any.
+            refusals = [
+                (p, r) for p in sorted(diff) if (r := replacements.api_refusal(typ, p, get_path(old_inputs, p)))
+            ]
+            if recreate or refusals:
+                e = Entry(
+                    typ,
+                    name,
+                    "update, recreates the nodes" if recreate else "update",
+                    reasons=recreate + [p for p, _ in refusals],
+                    consequences=["stops the job"] if recreate else [],
                 )
+                if refusals:
+                    e.warning = f"the update fails: {refusals[0][1].why} ({refusals[0][1].source})"
+                out.append(e)
     return out
 
 

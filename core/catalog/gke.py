@@ -67,6 +67,21 @@ GKE_MAX_AUTHORIZED_NETWORKS_PRIVATE = 100
 # types"; the RayJob CRD of KubeRay 1.4.2 and 1.7.0: backoffLimit, ttlSecondsAfterFinished and
 # activeDeadlineSeconds are `format: int32`; batch/v1 Job parallelism, completions, backoffLimit are int32).
 K8S_INT32_MAX = 2**31 - 1
+# int64 fields (batch/v1 JobSpec.activeDeadlineSeconds: `format: int64` in the Kubernetes OpenAPI, kubernetes-validate's
+# jobspec-batch-v1 schema) travel from the program as a protobuf Struct number, a double ("Represents a double
+# value", google/protobuf/struct.proto Value.number_value): integers above 2**53 arrive rounded, and 2**63 - 1
+# arrives as 2**63, which no int64 field takes. The largest value that reaches an int64 field exactly:
+K8S_INT64_MAX = 2**63 - 1
+PULUMI_EXACT_INT_MAX = 2**53 - 1
+# Keys of a ConfigMap's data: at most 253 characters of [-._a-zA-Z0-9], not '.', '..' or '..'-prefixed (kubernetes
+# staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go IsConfigMapKey, DNS1123SubdomainMaxLength;
+# tests/oracles/kubernetes/).
+K8S_CONFIGMAP_KEY_MAX = 253
+K8S_CONFIGMAP_KEY_RE = r"[-._a-zA-Z0-9]+"
+# Pulumi names: "a stack name cannot exceed 100 characters", "project names are limited to 100 characters" (pulumi/
+# pulumi v3.259.0 sdk/go/common/tokens/stack_name.go:64-66, project.go:32-33).
+PULUMI_STACK_NAME_MAX = 100
+PULUMI_PROJECT_NAME_MAX = 100
 
 
 # --- Day one on real Google Cloud: APIs, maintenance, monitoring, node identity, disks -------------------------

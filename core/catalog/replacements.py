@@ -20,10 +20,17 @@ Sources (each rule names its file and lines):
   create-first unless the resource sets `deleteBeforeReplace`; the create then fails with AlreadyExists,
   `provider/pkg/await/await.go:276-290`).
 - ENGINE: pulumi/pulumi v3.259.0 `pkg/resource/deploy/step_generator.go`: :2044-2047 (`deleteBeforeReplace`
-  overrides the provider), :1955-1962 (a protected resource is never replaced), :3220
+  overrides the provider, true or false), :1955-1962 (a resource protected before and after is never replaced), :3220
   `calculateDependentReplacements` (a delete-first replacement replaces dependents whose replace-only inputs come
   from it), :2895-2905 (`replaceWith`); `pkg/resource/deploy/step.go:661` (a retained resource's delete, also the
   delete of a replacement, is skipped).
+
+Beyond schema ForceNew, every type the program registers had its provider's diff customisations read (the
+CustomizeDiff list of a terraform-provider-google-beta resource, plan modifiers of a framework provider, the diff of
+pulumi-kubernetes): DIFF_RULES_READ says what each one does to a change this program can make, and the ones that
+replace are rules of REPLACE_ONLY like the rest (`ForceNewIfChange` -> kinds "replace-when-disabled",
+"replace-unless-expansion"). What the APIs refuse although the providers plan an update (API_REFUSES) and which
+deletes are refused (DELETE_REFUSED) are recorded the same way: a plan that meets one fails the `up` at that step.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ from typing import Any, Literal, Optional
 
 TPGB = "terraform-provider-google-beta@93c65b2d google-beta/services/"
 K8S_DIFF = "pulumi-kubernetes@v4.32.0 provider/pkg/provider/diff.go"
+K8S_PROVIDER = "pulumi-kubernetes@v4.32.0 provider/pkg/provider/provider.go"
+TIME_SLEEP = "terraform-provider-time@133194fa internal/provider/resource_time_sleep.go"
 
 # What a matching change does:
 # - "replace": the field is ForceNew (or inside a ForceNew leaf block such as reservation_affinity);
@@ -43,8 +52,15 @@ K8S_DIFF = "pulumi-kubernetes@v4.32.0 provider/pkg/provider/diff.go"
 # - "replace-unless-expansion": the subnetwork's range replaces unless the new range contains the old one;
 # - "recreates-nodes": updated in place, but GKE migrates every node of the pool (drains it).
 # - "replace-when-changed": replaces when the value changes, not when it is added or removed;
+# - "replace-when-disabled": `customdiff.ForceNewIfChange(<field>, isBeenEnabled)`: old true, new false (or left
+#   out: the field's Default is false) replaces; false -> true updates in place.
 Kind = Literal[
-    "replace", "replace-if-block-toggles", "replace-unless-expansion", "replace-when-changed", "recreates-nodes"
+    "replace",
+    "replace-if-block-toggles",
+    "replace-unless-expansion",
+    "replace-when-changed",
+    "replace-when-disabled",
+    "recreates-nodes",
 ]
 
 
@@ -101,9 +117,16 @@ REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
         _r("enableAutopilot", _CL + ":1190-1193"),
         _r("datapathProvider", _CL + ":2626-2629"),
         _r("initialNodeCount", _CL + ":1232-1235"),
+        # Not ForceNew in the schema (:2654-2659, :2672-2677, Default false) but CustomizeDiff
+        # `customdiff.ForceNewIfChange(<field>, isBeenEnabled)` (:259, :260; isBeenEnabled :228-239): turning it off
+        # replaces the cluster, turning it on updates in place (:4419, :4540).
+        _r("enableL4IlbSubsetting", _CL + ":259, :228-239", "replace-when-disabled"),
+        _r("enableFqdnNetworkPolicy", _CL + ":260, :228-239", "replace-when-disabled"),
     ),
     "gcp:compute/resourcePolicy:ResourcePolicy": (
-        # `name` is Required but not ForceNew (Update is a PATCH, :784-900); every workload_policy field is.
+        # `name` is Required but not ForceNew: its Update PATCHes .../resourcePolicies/{{name}} with the NEW name
+        # (:151-160, :876-891), a policy that does not exist (API_REFUSES); the program replaces it instead
+        # (replaceOnChanges, infra/gpu_capacity.py). Every workload_policy field is ForceNew.
         _r("region", TPGB + "compute/resource_compute_resource_policy.go:295-300"),
         _r("project", TPGB + "compute/resource_compute_resource_policy.go:507-511"),
         _r("workloadPolicy.type", TPGB + "compute/resource_compute_resource_policy.go:466-471"),
@@ -169,6 +192,13 @@ REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
         _r("location", TPGB + "storage/resource_storage_bucket.go:193-196"),
         _r("hierarchicalNamespace", TPGB + "storage/resource_storage_bucket.go:624-636"),
         _r("project", TPGB + "storage/resource_storage_bucket.go:203-207"),
+        # CustomizeDiff `customdiff.ForceNewIfChange("retention_policy.0.is_locked", isPolicyLocked)` (:80, :873-885);
+        # the program sets no retention policy.
+        _r(
+            "retentionPolicy.isLocked",
+            TPGB + "storage/resource_storage_bucket.go:80, :873-885",
+            "replace-when-disabled",
+        ),
     ),
     "gcp:storage/bucketIAMMember:BucketIAMMember": (
         _r("bucket", TPGB + "storage/iam_storage_bucket.go:33-38"),
@@ -212,6 +242,18 @@ REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
         _r("bucket", TPGB + "storage/resource_storage_managed_folder.go:135-138"),
         _r("name", TPGB + "storage/resource_storage_managed_folder.go:142-145"),
     ),
+    # The image copy's repository grant (imagePath: streaming, infra/node_identity.py).
+    "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": (
+        _r("project", TPGB + "artifactregistry/iam_artifact_registry_repository.go:72-77"),
+        _r("location", TPGB + "artifactregistry/iam_artifact_registry_repository.go:78-83"),
+        _r("repository", TPGB + "artifactregistry/iam_artifact_registry_repository.go:84-89"),
+        _r("role", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("member", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("condition", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+    ),
+    # pulumiverse-time 0.1.1 bridges hashicorp/terraform-provider-time: `triggers` has RequiresReplace (the APIs'
+    # wait runs again), create_duration updates in place without waiting.
+    "time:index/sleep:Sleep": (_r("triggers", TIME_SLEEP + ":95-103"),),
     "gcp:storage/managedFolderIamMember:ManagedFolderIamMember": (
         _r("bucket", TPGB + "storage/iam_storage_managed_folder.go:35-38"),
         _r("managedFolder", TPGB + "storage/iam_storage_managed_folder.go:40-43"),
@@ -237,6 +279,13 @@ K8S_REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
     # (diff.go:23-33); the program does not set them.
     "core/v1:Secret": tuple(_r(p, K8S_DIFF + ":28-29") for p in ("type", "data", "stringData")),
     "core/v1:ConfigMap": (_r("data", K8S_DIFF + ":31-32"), _r("binaryData", K8S_DIFF + ":31-32")),
+    # The operator's RoleBinding (kubeRayOperator: helm): roleRef is immutable (diff.go:192-194, roleBinding).
+    "rbac.authorization.k8s.io/v1:RoleBinding": (_r("roleRef", K8S_DIFF + ":192-194"),),
+    # A Helm release (kubeRayOperator: helm): `.name` and `.namespace` force a new release, create-first
+    # (`DeleteBeforeReplace: false`) (pulumi-kubernetes@v4.32.0 provider/pkg/provider/helm_release.go:906-932).
+    "helm.sh/v3:Release": tuple(
+        _r(p, "pulumi-kubernetes@v4.32.0 provider/pkg/provider/helm_release.go:906-925") for p in ("name", "namespace")
+    ),
 }
 
 # Replacements that are delete-first, by type token, and why. Everything else (Lustre Instance, the service
@@ -278,9 +327,10 @@ CONSEQUENCES: dict[str, tuple[Consequence, ...]] = {
     "gcp:container/cluster:Cluster": ("stops the job",),
     # The Lustre instance holds the HF cache, datasets and checkpoints.
     "gcp:lustre/instance:Instance": ("stops the job", "deletes data"),
-    # The stack's bucket holds the exported checkpoints.
-    "gcp:storage/bucket:Bucket": ("deletes data",),
-    "gcp:storage/managedFolder:ManagedFolder": ("deletes data",),
+    # The bucket, its folders and the export's managed folder never delete data: the program sets force_destroy
+    # false on the bucket and the folders, whose delete is then refused while they hold objects (DELETE_REFUSED),
+    # and a managed folder is only the grant's container: deleted with allowNonEmpty, its objects stay where they
+    # are (resource_storage_managed_folder.go:165-173).
     "kubernetes:ray.io/v1:RayCluster": ("stops the job",),
     "kubernetes:ray.io/v1:RayJob": ("stops the job",),
     # The Ray pods mount the Lustre volume: a replaced PV/PVC unmounts it (pvc-protection holds the delete).
@@ -289,6 +339,176 @@ CONSEQUENCES: dict[str, tuple[Consequence, ...]] = {
     # A replaced Kubernetes provider replaces every object it manages (pulumi-kubernetes provider.go:454-567).
     "pulumi:providers:kubernetes": ("stops the job",),
 }
+
+# --- diff customisations read, beyond schema ForceNew ---------------------------------------------------------
+# Per type the program registers (an engine run of every shipped stack and of every day-two change lists them:
+# tests/test_day2_settings.py fails on a type missing here): each provider rule that can change the plan of a
+# change the program makes, where it is, and what it does here. A rule that replaces is also a FieldRule above.
+_SN = TPGB + "compute/resource_compute_subnetwork.go"
+_RP = TPGB + "compute/resource_compute_resource_policy.go"
+_DEFAULTS = (
+    "DefaultProviderProject/DefaultProviderRegion/DefaultProviderDeletionPolicy (tpgresource/utils.go:946-1013) SetNew "
+    "project, region and deletion_policy from the provider's configuration (another gcp:project is another project: "
+    "every project field is ForceNew); SetLabelsDiff (tpgresource/labels.go:157) touches labels only"
+)
+DIFF_RULES_READ: dict[str, str] = {
+    "gcp:container/cluster:Cluster": _CL + ":256-271: ForceNewIfChange(enable_l4_ilb_subsetting | "
+    "enable_fqdn_network_policy, isBeenEnabled) -> REPLACE_ONLY replace-when-disabled; "
+    "containerClusterAutopilotCustomizeDiff :9137-9150 ForceNew dns_config.0.additive_vpc_scope_dns_domain on "
+    "Autopilot and containerClusterEnableK8sBetaApisCustomizeDiff :9323-9349 ForceNew when an enabled API is removed "
+    "(the program sets neither); privileged admission :9152-9187, network policy SetNewComputed on the first run "
+    ":9201-9211, clusterAcceleratorNetworkProfileCustomizeDiff :9402 (inline node pools only; the program has none), "
+    "the rest validations; " + _DEFAULTS,
+    "gcp:container/nodePool:NodePool": _NP + ":227-232: nodePoolAcceleratorNetworkProfileCustomizeDiff :2216 SetNew "
+    "network_config only with accelerator_network_profile (the program sets additional networks itself); "
+    "resourceNodeConfigEmptyGuestAccelerator (cluster.go) clears count-0 accelerators; " + _DEFAULTS,
+    "gcp:compute/subnetwork:Subnetwork": _SN + ":511-518: ForceNewIfChange(ip_cidr_range, IsShrinkageIpCidr) -> "
+    "REPLACE_ONLY replace-unless-expansion; the secondary-range diffs :82-115, :156, :348 normalise (set style, "
+    "empty list); the secondary-range Update :1722-1830 -> API_REFUSES; " + _DEFAULTS,
+    "gcp:compute/resourcePolicy:ResourcePolicy": _RP + ":121-125 " + _DEFAULTS + "; `name` mutable -> API_REFUSES",
+    "gcp:compute/network:Network": TPGB + "compute/resource_compute_network.go:115-118 " + _DEFAULTS,
+    "gcp:compute/firewall:Firewall": TPGB + "compute/resource_compute_firewall.go:219-224: logging and source-field "
+    "validations (:86, :102); " + _DEFAULTS,
+    "gcp:compute/router:Router": TPGB + "compute/resource_compute_router.go:133-137: bgp validation :58; " + _DEFAULTS,
+    "gcp:compute/routerNat:RouterNat": TPGB + "compute/resource_compute_router_nat.go:270-274: drain-NAT-IPs "
+    "validation :76; " + _DEFAULTS,
+    "gcp:compute/globalAddress:GlobalAddress": TPGB
+    + "compute/resource_compute_global_address.go:115-119 "
+    + _DEFAULTS
+    + "; its delete while Service Networking lists it -> DELETE_REFUSED",
+    "gcp:lustre/instance:Instance": _LU + ":115-119 " + _DEFAULTS,
+    "gcp:monitoring/dashboard:Dashboard": TPGB + "monitoring/resource_monitoring_dashboard.go:93-96 " + _DEFAULTS,
+    "gcp:projects/service:Service": TPGB + "resourcemanager/resource_google_project_service.go:111-114 " + _DEFAULTS,
+    "gcp:serviceaccount/account:Account": TPGB + "resourcemanager/resource_google_service_account.go:52-56: "
+    "resourceServiceAccountCustomDiff :485 (no replacement); " + _DEFAULTS,
+    "gcp:servicenetworking/connection:Connection": TPGB
+    + "servicenetworking/resource_service_networking_connection.go:56-58 "
+    + _DEFAULTS,
+    "gcp:storage/bucket:Bucket": TPGB + "storage/resource_storage_bucket.go:79-83: ForceNewIfChange("
+    "retention_policy.0.is_locked, isPolicyLocked) -> REPLACE_ONLY; its delete -> DELETE_REFUSED",
+    "gcp:storage/folder:Folder": TPGB + "storage/resource_storage_folder.go: no CustomizeDiff; its delete -> "
+    "DELETE_REFUSED",
+    "gcp:storage/managedFolder:ManagedFolder": TPGB + "storage/resource_storage_managed_folder.go: no "
+    "CustomizeDiff; its delete (allowNonEmpty = force_destroy, :414) -> DELETE_REFUSED",
+    "gcp:storage/bucketIAMMember:BucketIAMMember": TPGB + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
+    "gcp:storage/managedFolderIamMember:ManagedFolderIamMember": TPGB
+    + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
+    "gcp:projects/iAMMember:IAMMember": TPGB + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
+    "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": TPGB
+    + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
+    "time:index/sleep:Sleep": TIME_SLEEP + ":68-108: plan modifiers: triggers RequiresReplace -> REPLACE_ONLY; id "
+    "UseStateForUnknown",
+    "pulumi:providers:kubernetes": K8S_PROVIDER + ":454-567 DiffConfig: clusterIdentifier replace-when-changed "
+    "(REPLACE_ONLY); without it a changed active cluster of the kubeconfig replaces (:539-560, kubeconfig_cluster_"
+    "changed below)",
+    "kubernetes:helm.sh/v3:Release": "pulumi-kubernetes@v4.32.0 provider/pkg/provider/helm_release.go:795-935 Diff: "
+    ".name/.namespace replace (K8S_REPLACE_ONLY), create-first",
+}
+# Every other Kubernetes kind: pulumi-kubernetes's own diff (diff.go, K8S_REPLACE_ONLY) is the whole rule set; there
+# is no per-kind customisation (provider.go Diff :1570-1660 applies forceNewProperties only).
+K8S_DIFF_RULES_READ = K8S_DIFF + " forceNewProperties (every kind), " + K8S_PROVIDER + ":1431-1680 Diff"
+
+
+def diff_rules_read(type_token: str) -> str:
+    """Where this type's diff customisations were read, or "" when nobody read them."""
+    if type_token in DIFF_RULES_READ:
+        return DIFF_RULES_READ[type_token]
+    if type_token.startswith("kubernetes:") and not type_token.startswith("kubernetes:helm.sh/"):
+        return K8S_DIFF_RULES_READ
+    return ""
+
+
+# --- what the APIs (or the provider in front of them) refuse while `up` applies the plan ---------------------
+GKE_ALIAS_IPS = "https://cloud.google.com/kubernetes-engine/docs/how-to/alias-ips (Limitations, read 2026-12-01)"
+PSA_REMOVE_RANGE = "https://cloud.google.com/alloydb/docs/psa-remove-allocated-range (read 2026-12-01)"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    path: str  # the changed input path (FieldRule path syntax)
+    why: str
+    source: str
+
+
+# An in-place update the providers plan and the API refuses. The subnet's secondary ranges are the cluster's pod and
+# service ranges: since terraform-provider-google(-beta) v7.27.0 (commit 258523c5, magic-modules#16858; in the 8.x
+# line pulumi-gcp 10.2.0 bridges) a changed range is one PATCH without the old range, then one with the new
+# (resource_compute_subnetwork.go:1722-1830); Compute refuses to remove a range a GKE cluster uses, and GKE fixes a
+# cluster's pod and service ranges at creation ("If you use all of the Pod IP addresses in a subnet, you can't
+# replace the subnet's secondary IP address range without putting the cluster into an unstable state", GKE_ALIAS_IPS;
+# the cluster's range names are ForceNew, cluster.go:2061-2106). The exact API error was not verified.
+API_REFUSES: dict[str, tuple[Refusal, ...]] = {
+    "gcp:compute/subnetwork:Subnetwork": (
+        Refusal(
+            "secondaryIpRanges",
+            "a secondary range GKE uses as the cluster's pod or service range cannot be removed or changed; the "
+            "update PATCHes it away first",
+            _SN + ":1722-1830, " + GKE_ALIAS_IPS,
+        ),
+    ),
+    # terraform-provider-google#27818 pattern: a mutable `name` is PATCHed at the NEW name, which does not exist.
+    "gcp:compute/resourcePolicy:ResourcePolicy": (
+        Refusal(
+            "name",
+            "`name` is not ForceNew: the update PATCHes .../resourcePolicies/<new name>, a policy that does not exist "
+            "(404)",
+            _RP + ":151-160, :876-891 (magic-modules mmv1/products/compute/ResourcePolicy.yaml update_url)",
+        ),
+    ),
+}
+
+
+def api_refusal(type_token: str, path: str, old: Any) -> Optional[Refusal]:
+    """The API's refusal of an in-place update of `path` (old value `old`), or None. Adding a field is fine."""
+    if old == ABSENT or old is None:
+        return None
+    norm = normalize(path)
+    return next((r for r in API_REFUSES.get(type_token, ()) if _under(norm, r.path)), None)
+
+
+def delete_refusal(type_token: str, old_inputs: dict) -> str:
+    """Why deleting this resource (removed, or replaced: the old one goes either way) fails the `up`, or ""."""
+    force = bool(old_inputs.get("forceDestroy"))
+    if type_token == "gcp:container/cluster:Cluster" and old_inputs.get("deletionProtection", True):
+        # Default true (cluster.go:344-349, `Default: true`); the provider refuses before calling the API.
+        return (
+            "deletion_protection: the provider refuses to delete the cluster (" + _CL + ":5889-5890), after its "
+            "delete-first dependents are gone"
+        )
+    if type_token == "gcp:storage/bucket:Bucket" and not force:
+        return (
+            "force_destroy false: the delete is refused while the bucket holds objects ("
+            + TPGB
+            + "storage/resource_storage_bucket.go:1303, :1358)"
+        )
+    if type_token == "gcp:storage/folder:Folder" and not force:
+        return (
+            "force_destroy false: the delete is refused while the folder holds objects ("
+            + TPGB
+            + "storage/resource_storage_folder.go:428)"
+        )
+    if type_token == "gcp:storage/managedFolder:ManagedFolder" and not force:
+        return (
+            "force_destroy false: Cloud Storage refuses to delete a managed folder that holds objects "
+            "(allowNonEmpty=false, " + TPGB + "storage/resource_storage_managed_folder.go:414)"
+        )
+    if type_token == "gcp:compute/globalAddress:GlobalAddress" and old_inputs.get("purpose") == "VPC_PEERING":
+        return (
+            "the service-networking connection lists the range and Lustre holds addresses in it: Google's procedure "
+            "deletes what uses the range, removes it from the connection, then deletes it (" + PSA_REMOVE_RANGE + ")"
+        )
+    return ""
+
+
+def kubeconfig_cluster_changed(old_inputs: dict, new_inputs: dict, old_cluster: str, new_cluster: str) -> bool:
+    """pulumi-kubernetes DiffConfig (provider.go:486-502, :553): a provider whose clusterIdentifier is set before and
+    after is replaced only when it changes (the rule above); otherwise a changed active cluster of the kubeconfig
+    (server, CA) replaces it. `old_cluster`/`new_cluster`: a digest of the kubeconfig's active cluster."""
+    old_id, new_id = old_inputs.get("clusterIdentifier"), new_inputs.get("clusterIdentifier")
+    if old_id and new_id:
+        return False
+    return bool(old_cluster and new_cluster and old_cluster != new_cluster)
+
 
 ABSENT = "(absent)"  # synth/compare.py's marker of a side where a field does not exist
 _INDEX = re.compile(r"\[\d+\]")
@@ -346,6 +566,8 @@ def triggered(
         elif rule.kind == "replace-unless-expansion" and _is_expansion(old, new):
             continue
         elif rule.kind == "replace-when-changed" and (old is None or new is None or old == ABSENT or new == ABSENT):
+            continue
+        elif rule.kind == "replace-when-disabled" and not (old is True and new in (False, ABSENT, None)):
             continue
         if rule.kind != "recreates-nodes":
             return rule

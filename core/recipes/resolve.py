@@ -145,6 +145,19 @@ def read_config_files(job: JobSpec) -> tuple[dict[str, str], list[str]]:
         if any(config_tree.shipped(t, install) for t in NEMO_RL_RELEASES):
             problems.append(f"{k}: a release ships a file at this path; choose another name")
             continue
+        # The file ships as a ConfigMap key built from its name (core.recipes.commands.user_config_key): the API
+        # takes keys of at most 253 characters of [-._a-zA-Z0-9] (catalog.K8S_CONFIGMAP_KEY_MAX).
+        from core.recipes.commands import user_config_key
+
+        cm_key = user_config_key(install, "")
+        if len(cm_key) > catalog.K8S_CONFIGMAP_KEY_MAX or not re.fullmatch(catalog.K8S_CONFIGMAP_KEY_RE, cm_key):
+            room = catalog.K8S_CONFIGMAP_KEY_MAX - (len(cm_key) - len(posixpath.basename(install)))
+            problems.append(
+                f"{k}: the file name {posixpath.basename(install)!r} makes a ConfigMap key of {len(cm_key)} "
+                f"characters; Kubernetes takes at most {catalog.K8S_CONFIGMAP_KEY_MAX}: use a file name of at most "
+                f"{room} characters"
+            )
+            continue
         path = (config_tree.PROJECT_ROOT / str(source)).resolve()
         if not isinstance(source, str) or posixpath.isabs(source) or config_tree.PROJECT_ROOT not in path.parents:
             problems.append(f"{k}: {source!r} must be a file of this Pulumi project, relative to its directory")

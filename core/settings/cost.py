@@ -4,6 +4,7 @@ experiment's run estimate (core/cost.py computes the estimate)."""
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import Field, field_validator
@@ -55,8 +56,9 @@ def check(s: "UncheckedSettings") -> list[str]:
             p.append(
                 f"{key(f'prices.{k}')}: is not a price the estimate uses; keys: {', '.join(catalog.USER_PRICE_KEYS)}"
             )
-        elif not v > 0:
-            p.append(f"{key(f'prices.{k}')}: must be a positive USD amount (got {v:g})")
-    if s.cost.step_seconds is not None and not s.cost.step_seconds > 0:
-        p.append(f"{key('stepSeconds')}: must be a positive number of seconds (got {s.cost.step_seconds:g})")
+        elif not (v > 0 and math.isfinite(v)):
+            # inf passes `> 0` and turns every total it enters into inf.
+            p.append(f"{key(f'prices.{k}')}: must be a positive, finite USD amount (got {v:g})")
+    if s.cost.step_seconds is not None and not (s.cost.step_seconds > 0 and math.isfinite(s.cost.step_seconds)):
+        p.append(f"{key('stepSeconds')}: must be a positive, finite number of seconds (got {s.cost.step_seconds:g})")
     return p

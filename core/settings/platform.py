@@ -106,11 +106,15 @@ def _differs_from_default(raw: Any, info: Any) -> bool:
 
 
 def contract(
-    s: "Settings", export_service_account: Optional[str], egress: Optional[dict[str, bool]] = None
+    s: "Settings",
+    export_service_account: Optional[str],
+    egress: Optional[dict[str, bool]] = None,
+    cluster_id: Any = None,
 ) -> dict[str, Any]:
     """What a platform stack gives its experiments (the `experimentPlatform` output): its value of every
-    platform key, with the names derived from its prefix resolved (the bucket), and the service account its export
-    runs as. No secret: the kubeconfig is its own secret output; tokens stay in each stack's own Secret."""
+    platform key, with the names derived from its prefix resolved (the bucket), the service account its export
+    runs as, and the cluster's id (`clusterId`, an Output: `projects/<p>/locations/<l>/clusters/<name>`). No secret:
+    the kubeconfig is its own secret output; tokens stay in each stack's own Secret."""
     from core.settings import config_fields
 
     settings: dict[str, Any] = {}
@@ -135,7 +139,27 @@ def contract(
         # What the namespace's NetworkPolicies let pods reach (workloads/manifests/network_policy.py PolicyArgs):
         # an experiment's pods live under them.
         "egress": dict(egress or {}),
+        # The experiment's Kubernetes provider is identified by it (CLUSTER_ID_KEY).
+        CLUSTER_ID_KEY: cluster_id,
     }
+
+
+# The experiment's Kubernetes provider carries the platform cluster's id as its clusterIdentifier: pulumi-kubernetes
+# then replaces the provider (and every object of the experiment) only when the id changes, never for a changed
+# kubeconfig (the platform's privateEndpoint / dnsEndpoint, a CA rotation), which without it replaces them all
+# (pulumi-kubernetes provider.go:486-502, :553 DiffConfig at v4.32.0; the identifier since v4.16.0,
+# pulumi/pulumi-kubernetes#3068). The platform's own provider carries the same id (infra/cluster.py).
+CLUSTER_ID_KEY = "clusterId"
+
+
+def cluster_id_problems(ref: str, platform: Optional[dict[str, Any]]) -> list[str]:
+    """The contract of a platform deployed before it published its cluster's id has none: refused, not guessed."""
+    if (platform or {}).get(CLUSTER_ID_KEY):
+        return []
+    return [
+        f"{key('platformStack')}: platform {ref!r} publishes no cluster id ({CONTRACT_OUTPUT}.{CLUSTER_ID_KEY}; "
+        "deployed by an earlier release): run `pulumi up` on the platform stack first"
+    ]
 
 
 def egress_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import Field
 
+from core import catalog
 from core.gcp_rules import bucket_name_problems
 from core.keys import key
 from core.naming import is_gcp_name
@@ -95,6 +96,12 @@ def platform_stack_problems(value: str, stack_name: str) -> list[str]:
         return [
             f"{key('platformStack')}: {value!r} is not <org>/<project>/<stack> (the fully qualified name "
             "`pulumi stack ls --all` prints)"
+        ]
+    _, project, stack = value.split("/")
+    if len(stack) > catalog.PULUMI_STACK_NAME_MAX or len(project) > catalog.PULUMI_PROJECT_NAME_MAX:
+        return [
+            f"{key('platformStack')}: a Pulumi stack name and a project name have at most "
+            f"{catalog.PULUMI_STACK_NAME_MAX} characters each (got {len(project)} and {len(stack)})"
         ]
     if value.rsplit("/", 1)[1] == stack_name:
         return [f"{key('platformStack')}: {value!r} names this stack itself; name the platform stack"]

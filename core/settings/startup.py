@@ -51,6 +51,8 @@ class StartupSettings(Section):
         1800,
         alias="warmupHoldSeconds",
         ge=600,
+        # The placeholders' activeDeadlineSeconds is int64, carried as a double (core/catalog/gke.py).
+        le=catalog.PULUMI_EXACT_INT_MAX,
         description=(
             "prepull and streaming: how long the placeholders may hold GPU nodes waiting for the Ray workers "
             "(default 30 minutes); the Job's activeDeadlineSeconds enforces it in the cluster, also after a failed "
