@@ -41,7 +41,8 @@ def pinned(path: Path) -> dict[str, str]:
     return out
 
 
-def third_party_imports(paths) -> set[str]:
+@functools.cache
+def third_party_imports(paths: tuple[str, ...]) -> frozenset[str]:
     out = set()
     for top in paths:
         p = ROOT / top
@@ -53,7 +54,7 @@ def third_party_imports(paths) -> set[str]:
                     else ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
                 )
                 out |= {n.split(".")[0] for n in names}
-    return {m for m in out if m not in sys.stdlib_module_names and m not in OURS}
+    return frozenset(m for m in out if m not in sys.stdlib_module_names and m not in OURS)
 
 
 @functools.cache
@@ -63,8 +64,12 @@ def _packages_distributions() -> dict:
 
 @pytest.fixture(scope="module", autouse=True)
 def _installed_distributions():
-    _packages_distributions()  # before the tests that read it
-    closure({"pulumi", "ray", "torch"})  # and the metadata of the big dependency trees
+    # Read once before the tests that read them: every installed distribution's files, the metadata of both lists'
+    # dependency trees, and the imports of the program and of the tests.
+    _packages_distributions()
+    closure(set(pinned(ROOT / "requirements.txt")) | set(pinned(ROOT / "requirements-test.txt")))
+    third_party_imports(PROGRAM)
+    third_party_imports(("tests",))
 
 
 def distributions_of(modules: set[str]) -> set[str]:
