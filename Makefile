@@ -8,7 +8,7 @@ STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
 
-.PHONY: synth test lint synth-all generated project-file policy-facts settings-doc day-two-table sizing-report checkov policy-check cli-check preview up destroy clean
+.PHONY: synth test test-unit lint synth-all generated project-file policy-facts settings-doc day-two-table sizing-report checkov policy-check cli-check preview up destroy clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,9 +31,23 @@ synth-all: $(VENV)/.installed
 	for s in $$($(PY) -c "from synth.engine import available_stacks; print(' '.join(available_stacks()))"); do \
 		$(PY) -m synth $$s || exit 1; done
 
-# Lint, format and types first (pyproject.toml), then the suite; CI runs exactly this (.ci/run).
+# Lint, format and types first (pyproject.toml), then the whole suite; CI runs exactly this (.ci/run). Two pytest
+# runs at once: the Ray tier (tests/tiers.py), serially, whose local clusters mostly wait (their jobs' steps, health
+# checks) but need CPU promptly when nodes start; and the unit and graph tiers on two pytest-xdist workers at a lower
+# priority (nice), which use the cores the Ray tests leave. Each prints its slowest tests (--durations); the Ray
+# run's output follows the other's.
+PYTEST_WORKERS ?= 2
 test: lint $(POLICY_VENV)/.installed
-	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q
+	@mkdir -p build
+	@POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q -m ray --durations=10 > build/test-ray.log 2>&1 & ray=$$!; \
+	POLICY_VENV=$(POLICY_VENV) nice -n 5 $(PY) -m pytest -q -m "not ray" -n $(PYTEST_WORKERS) --dist loadgroup \
+		--durations=25; rest=$$?; \
+	wait $$ray; ray_rc=$$?; echo "--- the Ray tier (build/test-ray.log)"; cat build/test-ray.log; \
+	[ $$rest -eq 0 ] && [ $$ray_rc -eq 0 ]
+
+# The fast loop while editing (tests/tiers.py): at most a second per test, about a minute in all.
+test-unit: $(VENV)/.installed-test
+	$(PY) -m pytest -q -m unit --durations=10
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .

@@ -3,10 +3,12 @@
 - `synth`: the engine's records of a stack, computed once per test session for each distinct (stack, overrides,
   secrets): the first call runs the engine, later calls with the same arguments get the cached result (a deep copy
   when overrides or secrets were given, so a test that edits its result cannot change another's).
-- Tiers (pyproject.toml registers the markers): every test gets exactly one, from what it uses, never by hand:
-  `ray` when it or a fixture it uses starts a local Ray cluster (tests/ray_local.py `local_cluster`), `graph` when it
-  runs the program through the engine (the `synth` fixture, `engine.run`, `python -m synth`), `unit` otherwise.
-  `pytest -m unit` is the fast loop. A unit test that runs the engine after all fails, naming the miss.
+- Tiers: declared in each test file (`pytestmark = pytest.mark.unit|graph|ray`, or a marker per test where a file
+  mixes tiers) and checked by the hooks of tests/tiers.py, registered here: an undeclared test stops the collection
+  naming its file; a unit test that runs the engine, starts Ray, runs the program in a subprocess or takes over a
+  second fails, naming why.
+- Sampling (`NEMO_RL_GKE_SAMPLE=<n>`): the sweeps run a deterministic sample of their cases (`sample()`); unset,
+  as in `make test`, they run whole.
 """
 
 from __future__ import annotations
@@ -14,9 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
-import types
 from pathlib import Path
-from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -57,72 +57,36 @@ def synth():
     return _synth
 
 
+@pytest.fixture(scope="session")
+def kubernetes_schemas() -> None:
+    """The kept CRD schemas parsed once per session, before the first test that validates against them (a test
+    module takes it with `pytest.mark.usefixtures("kubernetes_schemas")`)."""
+    from tests import k8s_validation
+
+    k8s_validation.load_crd_validators()
+
+
+@pytest.fixture(scope="session")
+def nemo_rl_checkpoint():
+    """NeMo-RL's checkpoint module (tests/oracles/nemo_rl_checkpoint.py), imported at the first test that takes it:
+    it imports torch, which takes seconds, so not at collection."""
+    from tests.oracles import nemo_rl_checkpoint as module
+
+    return module
+
+
 @pytest.fixture(params=SHIPPED_STACKS)
 def stack(request) -> str:
     return request.param
 
 
-# --- tiers ------------------------------------------------------------------------------------------------------
-TIERS = ("unit", "graph", "ray")
+# --- tiers (tests/tiers.py) -------------------------------------------------------------------------------------
+from tests.tiers import (  # noqa: E402, F401
+    _unit_tier_guard,
+    pytest_addoption,
+    pytest_make_collect_report,
+    pytest_runtest_call,
+    pytest_xdist_make_scheduler,
+)
 
-
-def _code_names(code: types.CodeType) -> set[str]:
-    """Every name and string constant a function refers to, nested functions and lambdas included."""
-    out = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            out |= _code_names(const)
-        elif isinstance(const, str):
-            out.add(const)
-    return out
-
-
-def _functions(item: pytest.Function) -> Iterable[Callable[..., Any]]:
-    yield item.function
-    for name, defs in item._fixtureinfo.name2fixturedefs.items():
-        if name != "_unit_tests_run_no_engine":  # the guard below names the engine to refuse it
-            for d in defs:
-                yield d.func
-
-
-def tier_of(item: pytest.Function) -> str:
-    names: set[str] = set()
-    for f in _functions(item):
-        code = getattr(f, "__code__", None)
-        if code is not None:
-            names |= _code_names(code)
-    if "local_cluster" in names:
-        return "ray"
-    if (
-        "synth" in item.fixturenames
-        or {"engine", "run"} <= names
-        or {"policy_check", "main"} <= names  # synth/policy_check.py runs the stack through the engine
-        or {"settings_reference", "render"} <= names  # docs/settings.md's refusal lines come from engine runs
-        or "synth_main" in names
-        or "synth" in names
-    ):
-        return "graph"
-    return "unit"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if isinstance(item, pytest.Function):
-            item.add_marker(tier_of(item))
-
-
-@pytest.fixture(autouse=True)
-def _unit_tests_run_no_engine(request, monkeypatch):
-    """The tier's promise, checked: a test classified `unit` must not run the program through the engine."""
-    if request.node.get_closest_marker("unit") is None:
-        yield
-        return
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(
-            f"{request.node.nodeid} runs the engine but was classified unit: tests/conftest.py "
-            "tier_of() misses how it runs it"
-        )
-
-    monkeypatch.setattr(engine, "run", refuse)
-    yield
+pytest_plugins = ["pytester"]  # tests/test_tiers.py runs pytest on files of its own

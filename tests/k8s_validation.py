@@ -30,9 +30,15 @@ from typing import Any, Iterator
 import jsonschema
 import kubernetes_validate
 import yaml
+from kubernetes_validate import utils as _kv
 from kubernetes_validate.utils import SchemaNotFoundError, VersionNotSupportedError
 
 from core import catalog
+
+# kubernetes-validate 1.37.0 reads and parses its schema files on every call (utils.py `validate` ->
+# `schema_contents`, its _definitions.json is megabytes): the files do not change during a run and jsonschema does
+# not modify a schema, so each is parsed once. Its validation is otherwise untouched.
+_kv.schema_contents = functools.lru_cache(maxsize=None)(_kv.schema_contents)
 
 SCHEMAS_ENV = "NEMO_RL_GKE_SCHEMAS"
 KUBERAY_VERSIONS = ("kuberay-v1.4.2", "kuberay-v1.7.0")
@@ -111,17 +117,22 @@ def validate_core(obj: dict, k8s_minor: str = catalog.KUBERNETES_MINOR) -> None:
 
 def _core_format_errors(obj: dict, minor: str) -> list[str]:
     """int32 / int64 `format` violations against the same strict schemas kubernetes-validate uses."""
+    api_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", obj["apiVersion"])
+    validator = _format_validator(obj["kind"].lower(), api_version, minor)
+    return [f"{_path(e.absolute_path)}: {e.message}" for e in validator.iter_errors(obj) if e.validator == "format"]
+
+
+@functools.lru_cache(maxsize=None)
+def _format_validator(kind: str, api_version: str, minor: str) -> Any:
     from kubernetes_validate import utils as kv
     from referencing import Registry, Resource
 
     version = [v for v in kv.all_versions() if kv.major_minor(v) <= minor][-1]
     schema_dir = f"v{version}-local-strict"
-    api_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", obj["apiVersion"])
-    schema = kv.schema_contents(f"kubernetes-json-schema/{schema_dir}/{obj['kind'].lower()}-{api_version}.json", minor)
+    schema = kv.schema_contents(f"kubernetes-json-schema/{schema_dir}/{kind}-{api_version}.json", minor)
     defs = kv.schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json", minor)
     registry = Resource.from_contents(defs) @ (Resource.from_contents(schema) @ Registry())
-    validator = jsonschema.Draft202012Validator(schema, registry=registry, format_checker=_format_checker)
-    return [f"{_path(e.absolute_path)}: {e.message}" for e in validator.iter_errors(obj) if e.validator == "format"]
+    return jsonschema.Draft202012Validator(schema, registry=registry, format_checker=_format_checker)
 
 
 # --- custom resources -------------------------------------------------------------------------------------
@@ -189,8 +200,8 @@ def _load_crd(path: str) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def _crd_validator(path: str, version: str):
-    """(validator, scope) for one served version of one CRD file."""
+def _crd_schema(path: str, version: str) -> tuple[dict, str]:
+    """(strict schema, scope) for one served version of one CRD file."""
     crd = _load_crd(path)
     versions = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served", True)}
     if version not in versions:
@@ -215,8 +226,31 @@ def _crd_validator(path: str, version: str):
         meta["required"] = ["name", "namespace"]
     schema["properties"]["metadata"] = meta
     schema["required"] = sorted(set(schema.get("required", [])) | {"apiVersion", "kind", "metadata"})
-    _CrdValidator.check_schema(schema)
+    return schema, scope
+
+
+@functools.lru_cache(maxsize=None)
+def _crd_validator(path: str, version: str):
+    """(validator, scope) for one served version of one CRD file. The schemas themselves are checked against the
+    meta-schema by `check_crd_schemas()` (tests/test_kubernetes_half.py), once, not before every validation."""
+    schema, scope = _crd_schema(path, version)
     return _CrdValidator(schema, format_checker=_format_checker), scope
+
+
+def _crd_paths() -> list[str]:
+    return sorted(str(schemas_dir() / rel) for files in CRD_FILES.values() for rel in files)
+
+
+def check_crd_schemas(version: str = "v1") -> None:
+    """Every kept CRD schema, made strict, is a valid draft-4 schema (jsonschema raises SchemaError otherwise)."""
+    for path in _crd_paths():
+        _CrdValidator.check_schema(_crd_schema(path, version)[0])
+
+
+def load_crd_validators(version: str = "v1") -> None:
+    """Parse every kept CRD (seconds: megabytes of YAML) once, before the tests that validate against them."""
+    for path in _crd_paths():
+        _crd_validator(path, version)
 
 
 def _group_version(obj: dict) -> tuple[str, str]:

@@ -1,8 +1,18 @@
 """A real Ray cluster on loopback for tests: a head (with the dashboard / Jobs API) and optional worker nodes.
 
 Each node is a `ray start --block` process in its own process group, on free loopback ports, under a short
-temporary directory. Stopping signals exactly those processes (never `ray stop --force`, which would kill
-every Ray process on the machine, other test runs included) and waits for their groups to empty.
+temporary directory of its own (a worker node's is a subdirectory of the head's), as each pod of a RayCluster has
+its own /tmp/ray. Stopping signals exactly those processes (never `ray stop --force`, which would kill every Ray
+process on the machine, other test runs included) and waits for their groups to empty.
+
+Why a directory per node: a node that joins without `--temp-dir` uses the head's session directory (ray 2.60.0
+python/ray/_private/node.py `_init_temp`, L762-771), and picks its raylet and plasma-store socket names there by
+taking the first name no file has yet, without creating it (`_make_inc_temp`, L1060-1094, "The file is not
+created"; `_prepare_socket_file` L1241-1272). Two worker nodes starting together could both pick
+`sockets/plasma_store.1`: the second raylet's bind then failed ("bind: Address already in use" in
+plasma::PlasmaStore, SIGABRT) and its `ray start` waited out Ray's 30 s for the node to register ("The current node
+timed out during startup", node.py L426-444). On a loaded machine the window between choosing and binding grows,
+so the kill-a-worker test's three-node cluster failed that way mostly in whole-suite runs.
 """
 
 from __future__ import annotations
@@ -187,6 +197,7 @@ def local_cluster(
                     "start",
                     "--block",
                     f"--address={cluster.gcs}",
+                    f"--temp-dir={os.path.join(temp_dir, f'w{i}')}",  # its own sockets (module docstring)
                     "--node-ip-address=127.0.0.1",
                     f"--num-cpus={cpus}",
                     "--object-store-memory=100000000",

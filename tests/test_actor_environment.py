@@ -126,6 +126,7 @@ def actor_env(client: JobSubmissionClient, tmp_path: Path, prefix: str = "") -> 
     return json.loads(line.split("=", 1)[1])
 
 
+@pytest.mark.unit
 def test_head_and_workers_share_one_library_path_definition():
     assert HEAD_ENV["LD_LIBRARY_PATH"] == WORKER_ENV["LD_LIBRARY_PATH"] == LIBRARY_PATH
     assert LIBRARY_PATH.split(":")[0] == f"{rdma.GIB_MOUNT}/lib64"
@@ -135,6 +136,7 @@ def test_head_and_workers_share_one_library_path_definition():
     assert not any(m["mountPath"] == rdma.GIB_MOUNT for m in head["volumeMounts"])
 
 
+@pytest.mark.ray
 def test_actor_on_a_gpu_worker_gets_the_gib_library_path_with_nccl_net_gib(cluster, tmp_path):
     env = actor_env(cluster, tmp_path)
     assert env["NCCL_NET"] == "gIB"  # the worker node's own variable
@@ -142,6 +144,7 @@ def test_actor_on_a_gpu_worker_gets_the_gib_library_path_with_nccl_net_gib(clust
     assert f"{rdma.GIB_MOUNT}/lib64" in env["LD_LIBRARY_PATH"].split(":")
 
 
+@pytest.mark.ray
 def test_the_drivers_library_path_replaces_the_workers(cluster, tmp_path):
     # Why the head must carry the workers' value: a head with any other LD_LIBRARY_PATH hands exactly that to the
     # actor on the GPU worker, which keeps NCCL_NET=gIB but loses the plugin's directory.

@@ -21,8 +21,7 @@ import pytest
 from core.settings import config_fields
 from core.settings.registry import declared
 from synth import engine
-
-pytestmark = pytest.mark.graph
+from tests.sampling import sample
 
 # key -> bad values for the `dev` stack (Standard, standing cluster, NeMo-RL v0.5.0, Gemma 3 on 2 H200 nodes), from
 # the settings' records.
@@ -30,7 +29,8 @@ BAD: dict[str, tuple] = {k: tuple(b.value for b in d.record.bad) for k, d in dec
 # (key, value) -> the fragment its one refusal line must contain, where the record names one.
 REFUSAL = {(k, repr(b.value)): b.refusal for k, d in declared().items() for b in d.record.bad if b.refusal}
 
-CASES = [(k, v) for k, values in BAD.items() for v in values]
+# Every case in `make test`; a sample of them with NEMO_RL_GKE_SAMPLE (tests/sampling.py).
+CASES = sample([(k, v) for k, values in BAD.items() for v in values])
 
 
 def _ids(case) -> str:
@@ -47,12 +47,14 @@ def _names_key(line: str, k: str) -> bool:
     return line.startswith(full + ":") or line.startswith(full + ".")
 
 
+@pytest.mark.unit
 def test_every_setting_key_has_a_bad_value_case():
     missing = sorted(set(config_fields()) - set(BAD))
     assert not missing, f"settings without a bad-value case in BAD: {missing}"
     assert not sorted(set(BAD) - set(config_fields())), "BAD names keys that are not settings"
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
 def test_one_bad_setting_is_one_line_naming_its_key_and_registers_nothing(synth, case):
     k, value = case
@@ -67,6 +69,7 @@ def test_one_bad_setting_is_one_line_naming_its_key_and_registers_nothing(synth,
     assert r.resources == []
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
 def test_bad_settings_never_raise_without_optional_secrets_or_with_the_job_disabled(synth, case):
     k, value = case
@@ -84,6 +87,7 @@ def test_bad_settings_never_raise_without_optional_secrets_or_with_the_job_disab
         assert named or others, r.error
 
 
+@pytest.mark.graph
 def test_the_issue_examples_are_one_line_each(synth):
     # Found by review: an unknown nemoRlRelease without rayAuthToken raised KeyError; workerReplicas 0 / gpuNodes 0 with
     # jobEnabled false raised "replicas must be at least 1" while building the warmup placeholders.
@@ -99,6 +103,7 @@ def test_the_issue_examples_are_one_line_each(synth):
         assert [x for x in r.of_type("kubernetes:apps/v1:DaemonSet") if x.name == "cpu-prepull"]
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("stack", ["codelab", "autopilot"])
 def test_the_same_bad_values_on_the_other_shipped_stacks_never_raise_and_stay_on_their_key(synth, stack):
     # A value bad on dev may be fine elsewhere (a flex-start wait on Autopilot); whatever is refused is refused by
@@ -123,6 +128,7 @@ EXPERIMENTS = engine.experiment_stacks()
 PLATFORM_SHAPES = {"shipped": {}, "no job": {"jobEnabled": "false"}, "no export": {"exportCheckpoints": "false"}}
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("shape", sorted(PLATFORM_SHAPES))
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_an_experiment_refuses_every_bad_value_before_it_registers_anything(synth, experiment, shape):

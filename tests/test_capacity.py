@@ -50,6 +50,7 @@ def _plan(models, *, autopilot=False, acc=A4, nodes=4, **kw):
     )
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("autopilot", [False, True], ids=["standard", "autopilot"])
 @pytest.mark.parametrize("chain", sorted(CHAINS))
 @pytest.mark.parametrize("acc", [A4, H200], ids=["a4", "a3-ultra"])
@@ -58,6 +59,7 @@ def test_compute_class_for_every_model_and_chain_is_valid_against_the_gke_crd(ch
     validate_compute_class(compute_class_manifest(_plan(CHAINS[chain], autopilot=autopilot, acc=acc, **block)))
 
 
+@pytest.mark.unit
 def test_crd_validation_rejects_what_gke_rejects():
     """Negative control: the validator is not vacuous (unknown field, a CEL rule)."""
     good = compute_class_manifest(_plan((SPOT,), autopilot=True))
@@ -75,6 +77,7 @@ def test_crd_validation_rejects_what_gke_rejects():
         validate_compute_class(mixed)
 
 
+@pytest.mark.unit
 def test_standard_class_tries_one_pool_per_model_in_the_listed_order_and_creates_none():
     spec = compute_class_manifest(_plan((RESERVATION, FLEX_START, SPOT)))["spec"]
     assert spec["priorities"] == [
@@ -88,6 +91,7 @@ def test_standard_class_tries_one_pool_per_model_in_the_listed_order_and_creates
     assert spec["activeMigration"] == {"optimizeRulePriority": False}
 
 
+@pytest.mark.unit
 def test_autopilot_class_orders_machine_priorities_by_model_in_the_roce_zone():
     plan = _plan(
         (FLEX_START, RESERVATION, SPOT),
@@ -114,11 +118,13 @@ def test_autopilot_class_orders_machine_priorities_by_model_in_the_roce_zone():
     assert compute_class_manifest(plan)["spec"]["nodePoolAutoCreation"] == {"enabled": True}
 
 
+@pytest.mark.unit
 def test_same_project_reservation_names_no_project():
     res = compute_class_manifest(_plan((RESERVATION,), autopilot=True))["spec"]["priorities"][0]["reservations"]
     assert res["specific"] == [{"name": "a4-res"}]
 
 
+@pytest.mark.unit
 def test_pools_start_at_zero_and_scale_to_the_workloads_request():
     pools = {p.model: p for p in _plan((RESERVATION, FLEX_START, SPOT), nodes=6).pools()}
     assert [p.name for p in _plan((RESERVATION, FLEX_START, SPOT)).pools()] == ["gpu-reserved", "gpu-flex", "gpu-spot"]
@@ -126,12 +132,14 @@ def test_pools_start_at_zero_and_scale_to_the_workloads_request():
         assert p.initial_nodes == 0 and p.max_nodes == 6
 
 
+@pytest.mark.unit
 def test_reserved_capacity_may_start_warm():
     pools = {p.model: p for p in _plan((RESERVATION, SPOT), nodes=4, reservation_start_nodes=4).pools()}
     assert pools[RESERVATION].initial_nodes == 4
     assert pools[SPOT].initial_nodes == 0
 
 
+@pytest.mark.unit
 def test_flex_start_pool_has_the_run_limit_no_reservation_and_auto_repair_off():
     pool = _plan((FLEX_START,), flex_start_max_run_hours=24).pools()[0]
     assert pool.flex_start and not pool.spot
@@ -140,6 +148,7 @@ def test_flex_start_pool_has_the_run_limit_no_reservation_and_auto_repair_off():
     assert pool.reservation_affinity == ("NO_RESERVATION", None, None)
 
 
+@pytest.mark.unit
 def test_reservation_pool_consumes_the_specific_reservation_path_with_its_block():
     pool = _plan((RESERVATION,), reservation="a4-res/reservationBlocks/blk-7").pools()[0]
     assert pool.reservation_affinity == (
@@ -150,10 +159,12 @@ def test_reservation_pool_consumes_the_specific_reservation_path_with_its_block(
     assert not pool.spot and not pool.flex_start and pool.auto_repair
 
 
+@pytest.mark.unit
 def test_spot_pool_consumes_no_reservation():
     assert _plan((SPOT,)).pools()[0].reservation_affinity == ("NO_RESERVATION", None, None)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "nodes,placement,want",
     [
@@ -171,10 +182,12 @@ def test_placement_is_compact_for_multi_node_spot_and_a_workload_policy_for_flex
     assert pools == want
 
 
+@pytest.mark.unit
 def test_autopilot_has_no_pools():
     assert _plan((SPOT, FLEX_START), autopilot=True).pools() == []
 
 
+@pytest.mark.unit
 def test_workers_select_the_class_and_tolerate_its_taint_and_spot_nodes_when_the_chain_has_spot():
     selector, tolerations = worker_scheduling("nemo-rl-gpu")
     assert selector == {"cloud.google.com/compute-class": "nemo-rl-gpu"}
@@ -195,6 +208,7 @@ def _problems(c: CapacityInputs, *, autopilot=False, machine_type=A4.machine_typ
     return check_capacity(c, autopilot=autopilot, machine_type=machine_type, nodes=nodes, gke_version=gke_version)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "inputs,kw,key,phrase",
     [
@@ -297,6 +311,7 @@ def test_bad_capacity_input_is_refused_naming_its_key(inputs, kw, key, phrase):
     assert hits, problems
 
 
+@pytest.mark.unit
 def test_valid_inputs_have_no_problems():
     c = CapacityInputs(
         models=("reservation", "flex-start", "spot"),
@@ -310,6 +325,7 @@ def test_valid_inputs_have_no_problems():
     assert _problems(c, nodes=2, gke_version="1.33") == []
 
 
+@pytest.mark.graph
 def test_flex_start_is_offered_on_a3_ultra_and_refused_on_machines_google_excludes(synth):
     # Checked against Google's current pages (core/catalog/gpus.py flex_start): Compute Engine
     # "About Flex-start VMs" supports "all accelerator-optimized machine types (except A4X and G4)", AI

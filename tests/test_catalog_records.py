@@ -16,6 +16,8 @@ import pytest
 from core import catalog
 from core.catalog import gpus, nemo_rl
 
+pytestmark = pytest.mark.unit
+
 TESTS = Path(__file__).resolve().parent
 NOT_FACTS = {"sources", "image_digest_source", "gpu_type", "family", "tag"}  # names and sources, not facts
 

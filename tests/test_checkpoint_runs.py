@@ -100,6 +100,7 @@ NEW_RUN = {
 }
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
 def test_a_change_that_extends_or_observes_the_run_resumes_under_the_same_run_name(name):
     base = run_name(name, {})
@@ -108,11 +109,13 @@ def test_a_change_that_extends_or_observes_the_run_resumes_under_the_same_run_na
         assert run_name(name, overrides) == base, overrides
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name, change", [(n, c) for n, changes in NEW_RUN.items() for c in changes])
 def test_a_change_that_alters_training_starts_a_new_run(name, change):
     assert run_name(name, NEW_RUN[name][change]) != run_name(name, {})
 
 
+@pytest.mark.graph
 def test_the_resume_safe_keys_are_keys_of_the_configs():
     # Each listed key (or section) is in at least one shipped config of a release: no typo makes a list entry dead
     # (an unlisted key only ever starts a new run).
@@ -126,6 +129,7 @@ def test_the_resume_safe_keys_are_keys_of_the_configs():
     assert dead == [], dead
 
 
+@pytest.mark.unit
 def test_more_steps_start_a_new_run_where_they_set_the_learning_rate_horizon():
     # Megatron without lr_decay_iters and a decaying lr: train_iters (from max_num_steps) is the decay horizon.
     decaying = {
@@ -135,11 +139,13 @@ def test_more_steps_start_a_new_run_where_they_set_the_learning_rate_horizon():
     assert run_name(QWEN, {**decaying, "max_num_steps": 40}) != run_name(QWEN, decaying)
 
 
+@pytest.mark.unit
 def test_another_release_starts_a_fresh_run():
     # A checkpoint written by NeMo-RL v0.4.0 is not promised to load in v0.5.0 (other Megatron-Core, other layout).
     assert run_name(QWEN, {}, V040) != run_name(QWEN, {}, V050)
 
 
+@pytest.mark.unit
 def test_run_names_are_directory_names_within_the_limit():
     long_stack = "s" * 120
     name = run_name(GEMMA, {}, stack=long_stack)
@@ -147,11 +153,13 @@ def test_run_names_are_directory_names_within_the_limit():
     assert name.endswith("-" + recipes.checkpoint_fingerprint(recipes.RECIPES[GEMMA], V050))
 
 
+@pytest.mark.unit
 def test_an_explicit_run_name_is_used_as_given():
     j = job(runName="exp7", jobOverrides={"num_nodes": 1, "generation_nodes": None, "colocated_generation": True})
     assert recipes.default_run_name(j, "dev", V050) == "exp7"
 
 
+@pytest.mark.graph
 def test_stack_outputs_name_the_fingerprinted_checkpoint_dir(synth):
     dev, more_steps, other_layout = (
         synth("dev"),
@@ -164,12 +172,14 @@ def test_stack_outputs_name_the_fingerprinted_checkpoint_dir(synth):
 
 
 # --- item 17: Megatron checkpoints only at validation steps --------------------------------------------------------
+@pytest.mark.unit
 def test_shipped_recipes_save_only_after_a_validation():
     for name, recipe in recipes.RECIPES.items():
         for release in NEMO_RL_RELEASES.values():
             assert recipes.megatron_save_without_validation(recipe, release) == [], (name, release.tag)
 
 
+@pytest.mark.unit
 def test_codelab_recipe_saves_at_the_validation_steps_10_and_20():
     # The codelab saves every 2 steps while grpo_math_70B_megatron.yaml inherits val_period 10
     # (grpo_math_1B_megatron.yaml, v0.4.0/v0.5.0/v0.7.0, read from the release's config tree): the shipped recipe
@@ -182,6 +192,7 @@ def test_codelab_recipe_saves_at_the_validation_steps_10_and_20():
         assert recipes.effective_val_period(recipe, release) == 10
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "overrides, steps",
     [
@@ -198,6 +209,7 @@ def test_megatron_saves_between_validations_are_found(overrides, steps):
     assert recipes.megatron_save_without_validation(recipe, V050) == steps
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "overrides", [{"save_period": 2}, {"max_num_steps": 25}, {"val_period": 0}, {"save_period": 5, "val_period": 10}]
 )
@@ -209,6 +221,7 @@ def test_megatron_override_saving_without_validation_warns_naming_the_key(overri
     assert "NVIDIA-NeMo/RL #1137" in warnings[0] and "\n" not in warnings[0]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "name, overrides",
     [

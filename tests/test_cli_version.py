@@ -17,6 +17,8 @@ import pytest
 from core import catalog
 from tools import cli_version
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

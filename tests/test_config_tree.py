@@ -21,6 +21,7 @@ from core.catalog import NEMO_RL_REFERENCE, NEMO_RL_RELEASES
 from core.recipes import config_tree as ct
 from core.recipes.overrides import hydra_value
 from tests import nemo_rl_oracle
+from tests.sampling import sample
 from tests.standin.grpo_trainer import import_nemo_rl_loader, load_nemo_rl_base
 
 TAGS = sorted(NEMO_RL_RELEASES)
@@ -53,6 +54,7 @@ def _sources_table() -> dict[str, dict[str, str]]:
     return {path: dict(zip(tags, ids, strict=True)) for path, *ids in re.findall(row, text, re.M)}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag", TAGS)
 def test_vendored_release_trees_are_the_upstream_git_trees_of_the_tag(tag):
     table = _sources_table()
@@ -64,6 +66,7 @@ def test_vendored_release_trees_are_the_upstream_git_trees_of_the_tag(tag):
     assert blob == table["nemo_rl/utils/config.py"][tag]
 
 
+@pytest.mark.unit
 def test_vendored_extra_parents_and_licence_are_the_upstream_blobs():
     text = (NEMO_RL_REFERENCE / "SOURCES.md").read_text()
     extra = dict(re.findall(r"^\| `(examples/(?:modelopt|nemo_gym)/[^`]+)` \| ([0-9a-f]{40}) \|$", text, re.M))
@@ -98,6 +101,8 @@ def _real(tag: str, config_path: str) -> tuple[dict, dict]:
     return OmegaConf.to_container(cfg, resolve=False), OmegaConf.to_container(cfg, resolve=True)
 
 
+@pytest.mark.graph
+@pytest.mark.xdist_group("nemo-rl-all-configs")  # one worker loads each config once for both (nemo_rl_oracle)
 @pytest.mark.parametrize("tag", TAGS)
 def test_every_config_of_every_release_reads_as_nemo_rls_own_loader_reads_it(tag, monkeypatch):
     # Raw (interpolations kept) and resolved (with the release's resolvers), type for type, for all of the tree.
@@ -106,7 +111,7 @@ def test_every_config_of_every_release_reads_as_nemo_rls_own_loader_reads_it(tag
     configs = ct.shipped_configs(tag)
     assert len(configs) == {"v0.4.0": 83, "v0.5.0": 142, "v0.7.0": 245}[tag]
     differ = []
-    for config_path in configs:
+    for config_path in sample(configs):  # all of them unless NEMO_RL_GKE_SAMPLE (tests/sampling.py)
         raw, resolved = _real(tag, config_path)
         tree = ct.load(tag, config_path, env=ENV)
         if not (_same(raw, tree.raw) and _same(resolved, tree.resolved)):
@@ -114,6 +119,7 @@ def test_every_config_of_every_release_reads_as_nemo_rls_own_loader_reads_it(tag
     assert differ == []
 
 
+@pytest.mark.unit
 def test_v04_and_v05_resolve_nested_defaults_against_the_top_file_and_v07_against_each_parent():
     # A user file outside the parent's directory inheriting from a config that has defaults of its own.
     files = {"examples/configs/mine/x.yaml": "defaults: ../grpo_math_8B.yaml\ngrpo:\n  seed: 7\n"}
@@ -162,6 +168,7 @@ def _cases(tree: ct.ConfigTree) -> list[tuple[str, Any]]:
     return cases
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("tag,config_path", CONFIGS)
 def test_an_override_is_refused_exactly_when_hydra_refuses_it(tag, config_path):
     tree = ct.load(tag, config_path, env=ENV)
@@ -174,6 +181,7 @@ def test_an_override_is_refused_exactly_when_hydra_refuses_it(tag, config_path):
     assert mismatched == []
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "key,value,problem",
     [
@@ -195,6 +203,7 @@ def test_a_value_hydra_would_take_but_of_the_wrong_type_or_key_is_refused_in_one
     assert got is not None and problem in got and "\n" not in got
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "key,value",
     [
@@ -215,6 +224,7 @@ def test_a_value_of_the_configs_type_is_accepted(key, value):
     assert _hydra_takes("v0.7.0", "examples/configs/grpo_math_1B.yaml", f"{key}={hydra_value(value)}")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "tag,config_path",
     [

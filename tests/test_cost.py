@@ -8,6 +8,8 @@ import pytest
 
 from core import catalog
 
+pytestmark = pytest.mark.graph
+
 PRICES = {"gpuNodeSpot": 50.0, "cpuNode": 1.0, "lustreGibMonth": 0.73}
 
 

@@ -182,6 +182,7 @@ def first_step(warmup=True, prefetch=True, prepull=True, small_prefetch_image=Fa
     return max(rayjob_end, head, workers) + SUBMIT_S + DOWNLOAD_S
 
 
+@pytest.mark.unit
 def test_full_stack_matches_the_hand_worked_timeline():
     est = cp.estimate(stack())
     assert est.first_step_seconds == pytest.approx(first_step())
@@ -194,6 +195,7 @@ def test_full_stack_matches_the_hand_worked_timeline():
     assert labels[-3:-1] == ["RayJob rayjob", "RayJob submitted, driver running"]
 
 
+@pytest.mark.unit
 def test_removing_the_gpu_warmup_delays_gpu_nodes_until_the_raycluster_exists():
     with_warmup, without = cp.estimate(stack()), cp.estimate(stack(warmup=False))
     assert without.start["GPU nodes"] == pytest.approx(RAYCLUSTER_END)
@@ -204,6 +206,7 @@ def test_removing_the_gpu_warmup_delays_gpu_nodes_until_the_raycluster_exists():
     assert without.first_step_seconds > with_warmup.first_step_seconds
 
 
+@pytest.mark.unit
 def test_removing_the_prefetch_puts_the_whole_download_after_the_job_starts():
     with_prefetch, without = cp.estimate(stack()), cp.estimate(stack(prefetch=False))
     assert without.first_step_seconds == pytest.approx(first_step(prefetch=False))
@@ -214,10 +217,12 @@ def test_removing_the_prefetch_puts_the_whole_download_after_the_job_starts():
     assert without.activities[cp.FIRST_STEP].seconds == pytest.approx(DOWNLOAD_S)
 
 
+@pytest.mark.unit
 def test_removing_the_cpu_prepull_makes_the_prefetch_wait_for_its_own_image_pull():
     assert cp.estimate(stack(prepull=False)).first_step_seconds == pytest.approx(first_step(prepull=False))
 
 
+@pytest.mark.unit
 def test_a_prefetch_in_its_own_small_image_does_not_wait_for_the_nemo_rl_image():
     nemo, small = cp.estimate(stack()), cp.estimate(stack(small_prefetch_image=True))
     assert small.first_step_seconds == pytest.approx(first_step(small_prefetch_image=True))
@@ -230,6 +235,7 @@ def test_a_prefetch_in_its_own_small_image_does_not_wait_for_the_nemo_rl_image()
     assert "image on CPU nodes" not in small.path
 
 
+@pytest.mark.unit
 def test_own_cluster_job_waits_for_the_prefetch_run_without_a_graph_edge():
     est = cp.estimate(stack(own_cluster=True))
     prefetch_run = f"urn:{PREFETCH}#ran"
@@ -238,6 +244,7 @@ def test_own_cluster_job_waits_for_the_prefetch_run_without_a_graph_edge():
     assert est.first_step_seconds == pytest.approx(max(est.finish["job started"], est.finish[prefetch_run]))
 
 
+@pytest.mark.unit
 def test_sequential_estimate_is_every_activity_one_after_the_other():
     est = cp.estimate(stack())
     assert est.sequential_seconds == pytest.approx(sum(a.seconds for a in est.activities.values()))
@@ -245,12 +252,14 @@ def test_sequential_estimate_is_every_activity_one_after_the_other():
     assert cp.estimate(stack(warmup=False)).sequential_seconds == pytest.approx(est.sequential_seconds - API_S)
 
 
+@pytest.mark.unit
 def test_a_dependency_cycle_is_reported():
     acts = {"a": cp.Activity("a", "a", 1, "x", needs_all=("b",)), "b": cp.Activity("b", "b", 1, "x", needs_all=("a",))}
     with pytest.raises(ValueError, match="cycle"):
         cp.schedule(acts)
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
 def test_every_shipped_stack_has_a_report_whose_path_ends_at_the_first_step(synth, stack_name):
     result = synth(stack_name)
@@ -287,6 +296,7 @@ GATE_S, PREP_S, SCRIPT_S = (
 )
 
 
+@pytest.mark.unit
 def test_every_entrypoint_step_before_training_is_on_the_path_in_order():
     est = cp.estimate(stack(entrypoint=entrypoint(GATE, PREP, GUARD, TRAIN)))
     assert est.first_step_seconds == pytest.approx(first_step() + GATE_S + PREP_S + SCRIPT_S)
@@ -300,11 +310,13 @@ def test_every_entrypoint_step_before_training_is_on_the_path_in_order():
     ]
 
 
+@pytest.mark.unit
 def test_what_runs_after_training_is_not_counted():
     plain = cp.estimate(stack(entrypoint=entrypoint(GATE, TRAIN.removeprefix("exec "), EXPORT)))
     assert plain.first_step_seconds == pytest.approx(first_step() + GATE_S)
 
 
+@pytest.mark.unit
 def test_own_cluster_entrypoint_waits_for_the_weights_after_its_gate():
     est = cp.estimate(stack(own_cluster=True, entrypoint=entrypoint(GATE, WAIT, PREP, TRAIN)))
     [gate, wait, prep] = [k for k in est.activities if k.startswith("entrypoint ")]
@@ -314,6 +326,7 @@ def test_own_cluster_entrypoint_waits_for_the_weights_after_its_gate():
     assert est.first_step_seconds == pytest.approx(est.finish[wait] + PREP_S)
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
 def test_shipped_reports_count_the_gate_and_every_other_entrypoint_step(synth, stack_name):
     on, off = synth(stack_name), synth(stack_name, {"readinessGate": "off"})

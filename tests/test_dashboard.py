@@ -7,6 +7,8 @@ import pytest
 
 from infra import dashboard as d
 
+pytestmark = pytest.mark.unit
+
 STACK = dict(
     display_name="nemo-rl-gke dev",
     project="my-project-123",

@@ -25,6 +25,7 @@ def _gcp_resources(result):
     return [r for r in result.resources if r.custom and r.type.startswith("gcp:")]
 
 
+@pytest.mark.graph
 def test_every_api_the_program_calls_is_enabled_and_never_disabled_on_destroy(synth, stack):
     # Declared in the graph, kept on destroy (other stacks may use them). Service Usage is not declared: it must
     # be on to declare the others (terraform-provider-google google_project_service docs).
@@ -36,6 +37,7 @@ def test_every_api_the_program_calls_is_enabled_and_never_disabled_on_destroy(sy
         assert r.inputs["disableOnDestroy"] is False
 
 
+@pytest.mark.graph
 def test_every_google_cloud_resource_waits_for_api_propagation(synth, stack):
     # Enabling is eventually consistent: the first call can fail "API has not been used in project ... wait a few
     # minutes" (terraform-provider-google guide google_project_service, "Newly activated service errors",
@@ -50,6 +52,7 @@ def test_every_google_cloud_resource_waits_for_api_propagation(synth, stack):
             assert result.depends_on(r, sleep), f"{r.type} {r.name} may call an API before it has propagated"
 
 
+@pytest.mark.graph
 def test_project_number_lookup_waits_for_the_apis(synth):
     # The invoke is in output form with depends_on (pulumi >= 3.140 InvokeOutputOptions): the principal built
     # from its number, and so the bucket grant, depend on the sleep.
@@ -58,6 +61,7 @@ def test_project_number_lookup_waits_for_the_apis(synth):
     assert result.depends_on(grant, result.get(*SLEEP))
 
 
+@pytest.mark.graph
 def test_workload_identity_grant_waits_for_the_cluster(synth, stack):
     # `<project>.svc.id.goog` exists only after the project's first Workload Identity cluster; a binding naming
     # it before fails "Identity Pool does not exist" (GKE attached-clusters Managed Prometheus:
@@ -71,6 +75,7 @@ def test_workload_identity_grant_waits_for_the_cluster(synth, stack):
         assert result.depends_on(grant, result.get(*CLUSTER))
 
 
+@pytest.mark.graph
 def test_cluster_and_pools_wait_for_the_node_service_account_roles(synth, stack):
     # roles/container.defaultNodeServiceAccount is GKE's minimum node role (kubernetes-engine/docs/how-to/
     # service-accounts); nodes that boot before their bindings exist cannot log or pull.
@@ -89,6 +94,7 @@ def test_cluster_and_pools_wait_for_the_node_service_account_roles(synth, stack)
             assert result.depends_on(c, b), f"{c.name} does not wait for {b.inputs['role']}"
 
 
+@pytest.mark.graph
 def test_shipped_stacks_hold_back_no_node_patch(synth, stack):
     # An exclusion until end of support would keep security patches off the nodes for months.
     policy = synth(stack).get(*CLUSTER).inputs["maintenancePolicy"]
@@ -96,6 +102,7 @@ def test_shipped_stacks_hold_back_no_node_patch(synth, stack):
     assert policy["dailyMaintenanceWindow"]["startTime"]
 
 
+@pytest.mark.graph
 def test_a_run_window_blocks_minor_and_node_upgrades_for_at_most_its_days(synth):
     # The blueprint's scope (cluster-toolkit examples/gke-a4/gke-a4.yaml: NO_MINOR_OR_NODE_UPGRADES), bounded: both
     # ends come from the settings, never from "now" (a moving value would diff on every `up`), and exactly one of
@@ -110,6 +117,7 @@ def test_a_run_window_blocks_minor_and_node_upgrades_for_at_most_its_days(synth)
     assert (excl["startTime"], excl["endTime"]) == ("2026-12-01T00:00:00Z", "2026-12-22T00:00:00Z")
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize(
     "overrides,key",
     [
@@ -125,6 +133,7 @@ def test_an_unbounded_or_malformed_window_is_refused_naming_its_key(synth, overr
     assert any(f"nemo-rl-gke:{key}:" in line for line in r.error.splitlines()), r.error
 
 
+@pytest.mark.unit
 def test_a_window_that_has_ended_is_a_preview_warning():
     import datetime
 
@@ -136,12 +145,14 @@ def test_a_window_that_has_ended_is_a_preview_warning():
     assert "nemo-rl-gke:maintenanceExclusionStart" in warning and "2026-01-15" in warning
 
 
+@pytest.mark.graph
 def test_monitoring_names_every_component_cluster_toolkit_keeps_plus_dcgm(synth, stack):
     # enable_components replaces GKE's default list (Cluster Toolkit gke-cluster variables.tf).
     comps = synth(stack).get(*CLUSTER).inputs["monitoringConfig"]["enableComponents"]
     assert comps == list(catalog.MONITORING_COMPONENTS)
 
 
+@pytest.mark.graph
 def test_monitoring_respects_component_floors_of_a_pinned_gke_version(synth):
     # JOBSET needs GKE >= 1.32.1-gke.1357001 (pulumi-gcp 10.2.0 ClusterMonitoringConfigArgs); GKE refuses an
     # unsupported component with a 400. A3 Ultra on the legacy Lustre port may pin 1.31 (with spot capacity
@@ -162,6 +173,7 @@ def test_monitoring_respects_component_floors_of_a_pinned_gke_version(synth):
     assert "JOBSET" not in comps and {"KUBELET", "CADVISOR", "DCGM", "SYSTEM_COMPONENTS"} <= set(comps)
 
 
+@pytest.mark.graph
 def test_gcp_resources_request_the_pinned_sdks_provider_build(synth, stack):
     # REMOVE_PEERING (psa.py) exists in the provider build the pinned SDK requests (pulumi-gcp 10.2.0 documents
     # it on servicenetworking.Connection.deletion_policy). Each resource asks for the SDK's own plugin version
@@ -180,6 +192,7 @@ def test_gcp_resources_request_the_pinned_sdks_provider_build(synth, stack):
     assert connection.inputs["deletionPolicy"] == "REMOVE_PEERING"
 
 
+@pytest.mark.unit
 def test_no_plugin_pin_in_the_project_file_overrides_the_sdk():
     # A `plugins:` block in Pulumi.yaml would make the CLI load another gcp provider build.
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.graph
+
 
 def _problems(synth, overrides) -> list[str]:
     result = synth("dev", overrides)

@@ -5,7 +5,11 @@ The classification of every setting change is tests/test_day2_settings.py; here 
 
 from __future__ import annotations
 
+import pytest
+
 from core.catalog import replacements as rp
+
+pytestmark = pytest.mark.graph
 
 JOB = "kubernetes:batch/v1:Job"
 PROVIDER = "pulumi:providers:kubernetes"

@@ -53,8 +53,7 @@ from core.settings.record import (
 )
 from core.settings.registry import declared
 from synth import compare, engine
-
-pytestmark = pytest.mark.graph
+from tests.sampling import sample
 
 # The platform stacks, and the experiment stacks on them (platformStack set: they declare only their job and export,
 # and refuse the platform settings, tests/test_platform_experiments.py).
@@ -254,17 +253,21 @@ def sweep() -> dict[tuple[str, str], dict]:
         _base(stack)
     tasks = [(stack, key) for stack in STACKS for key in settings_keys()]
     tasks += [(stack, key) for stack in EXPERIMENTS for key in settings_keys() if key in platform.EXPERIMENT_KEYS]
+    # Every case in `make test`; a sample with NEMO_RL_GKE_SAMPLE (tests/sampling.py).
+    tasks = sample(tasks)
     with multiprocessing.get_context("fork").Pool(2) as pool:
         done = {k: v for results in pool.imap_unordered(_classify, tasks, chunksize=8) for k, v in results}
     return {task: {**c, "claim": claim(*task)} for task, c in done.items()}
 
 
+@pytest.mark.unit
 def test_every_setting_has_a_record_with_a_day_two_claim():
     keys = set(settings_keys())
     assert set(RECORDS) == keys, "every setting of Pulumi.yaml is declared with core.settings.record.setting()"
     assert all(RECORDS[k].alternatives and RECORDS[k].day_two.change for k in keys)
 
 
+@pytest.mark.graph
 def test_each_change_does_what_its_record_claims(sweep):
     wrong = {
         f"{stack}:{key}": (c["class"], c["claim"], c.get("lines") or c.get("verdicts"))
@@ -276,6 +279,7 @@ def test_each_change_does_what_its_record_claims(sweep):
     )
 
 
+@pytest.mark.graph
 def test_no_replacement_meets_the_resource_it_replaces(sweep):
     # A create-first replacement that reuses a fixed name or id, a retained resource replaced, or a delete
     # pulumi-kubernetes does not wait for: the create fails with 409 AlreadyExists and the `up` stops halfway.
@@ -286,6 +290,7 @@ def test_no_replacement_meets_the_resource_it_replaces(sweep):
     assert not {k: v for k, v in collisions.items() if v}
 
 
+@pytest.mark.graph
 def test_data_is_deleted_only_where_the_stack_allows_it_and_the_plan_says_so(sweep):
     for (stack, key), c in sweep.items():
         for name, _, _, refused, consequences in c.get("verdicts", []):
@@ -297,6 +302,7 @@ def test_data_is_deleted_only_where_the_stack_allows_it_and_the_plan_says_so(swe
             assert f"{name.split(' ')[0]}" in c["report"] and "DELETES DATA" in c["report"], (stack, key, name)
 
 
+@pytest.mark.graph
 def test_a_change_touches_only_what_the_setting_is_about(sweep):
     stray = {}
     for (stack, key), c in sweep.items():
@@ -308,6 +314,7 @@ def test_a_change_touches_only_what_the_setting_is_about(sweep):
     assert not stray, stray
 
 
+@pytest.mark.graph
 def test_a_refused_change_names_its_key_and_registers_nothing(sweep):
     for (stack, key), c in sweep.items():
         if "lines" not in c:
@@ -316,6 +323,7 @@ def test_a_refused_change_names_its_key_and_registers_nothing(sweep):
         assert c["lines"] and any(f"nemo-rl-gke:{key}" in line for line in c["lines"]), (stack, key, c["lines"])
 
 
+@pytest.mark.graph
 def test_every_resource_the_sweep_registers_has_its_provider_rules_read(sweep):
     # Per resource type, of every stack and every change: the replace-only table and the diff customisations of its
     # provider (CustomizeDiff, plan modifiers) were read, or its changes are classified blind (the Artifact Registry
@@ -325,6 +333,7 @@ def test_every_resource_the_sweep_registers_has_its_provider_rules_read(sweep):
     assert not unread, unread
 
 
+@pytest.mark.graph
 def test_a_platform_change_replaces_an_experiment_object_only_with_the_platform_cluster(sweep):
     # The experiment's provider carries the platform cluster's id (clusterIdentifier): a changed kubeconfig (the
     # platform's endpoint settings, a CA rotation) is an update; only another cluster replaces its objects.
@@ -340,12 +349,14 @@ def test_a_platform_change_replaces_an_experiment_object_only_with_the_platform_
     assert not wrong, wrong
 
 
+@pytest.mark.graph
 def test_a_step_the_api_refuses_is_said_in_the_plan(sweep):
     for (stack, key), c in sweep.items():
         if c["class"] == REFUSED_BY_API:
             assert "FAILS: " in c["report"], (stack, key)
 
 
+@pytest.mark.graph
 def test_a_new_name_replaces_a_resource_and_never_patches_it_at_the_new_name(sweep):
     # terraform-provider-google#27818 pattern: a `name` that is not ForceNew is updated by a PATCH at the new name, a
     # resource that does not exist (the flex-start placement policy under a new prefix). The program replaces those.

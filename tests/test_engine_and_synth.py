@@ -20,11 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "schemas"
 
 
+@pytest.mark.unit
 def test_pulumi_yaml_validates_against_the_project_schema():
     schema = json.loads((SCHEMAS / "pulumi-project.json").read_text())
     jsonschema.validate(yaml.safe_load((ROOT / "Pulumi.yaml").read_text()), schema)
 
 
+@pytest.mark.unit
 def test_pulumi_yaml_declares_every_setting_with_the_models_default():
     assert (ROOT / "Pulumi.yaml").read_text() == render(), "run `make generated`"
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
@@ -37,6 +39,7 @@ def test_pulumi_yaml_declares_every_setting_with_the_models_default():
     assert declared["pulumi:disable-default-providers"]["value"] == ["kubernetes"]
 
 
+@pytest.mark.unit
 def test_pulumi_yaml_defaults_have_their_declared_type_as_the_cli_requires():
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     for key, decl in declared.items():
@@ -45,12 +48,14 @@ def test_pulumi_yaml_defaults_have_their_declared_type_as_the_cli_requires():
             assert isinstance(decl["default"], want) and not (want is int and isinstance(decl["default"], bool)), key
 
 
+@pytest.mark.unit
 def test_only_the_hf_token_is_required_from_every_stack():
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     required = sorted(k for k, d in declared.items() if "default" not in d and "value" not in d)
     assert required == ["hfToken"]
 
 
+@pytest.mark.unit
 def test_pulumi_yaml_declares_every_secret_the_program_reads_as_secret():
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     for k in SECRET_KEYS:
@@ -63,11 +68,13 @@ def test_pulumi_yaml_declares_every_secret_the_program_reads_as_secret():
         assert "type" not in declared[k] and declared[k]["default"] == "", k
 
 
+@pytest.mark.unit
 def test_pulumi_yaml_requires_the_cli_that_has_replace_with():
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
     assert project["requiredPulumiVersion"] == f">={catalog.PULUMI_CLI_MIN_VERSION}"
 
 
+@pytest.mark.graph
 def test_an_unset_optional_secret_arrives_as_the_cli_passes_it_and_reads_as_missing(synth):
     # The CLI passes the declared "" default of an unset optional secret as a plain value: not "stored in plain
     # text", but missing, naming the key and the command to run.
@@ -83,6 +90,7 @@ def test_an_unset_optional_secret_arrives_as_the_cli_passes_it_and_reads_as_miss
     assert not any("netrc" in k for k in (secret.inputs.get("stringData") or {}) | (secret.inputs.get("data") or {}))
 
 
+@pytest.mark.graph
 def test_engine_refuses_what_the_cli_refuses(tmp_path):
     (tmp_path / "__main__.py").write_text("raise SystemExit('the program must not run')\n")
     project = {
@@ -100,6 +108,7 @@ def test_engine_refuses_what_the_cli_refuses(tmp_path):
         engine.run("s", root=tmp_path)
 
 
+@pytest.mark.graph
 def test_optional_settings_set_through_the_cli_as_strings_are_read(synth):
     r = synth(
         "autopilot",
@@ -116,17 +125,20 @@ def test_optional_settings_set_through_the_cli_as_strings_are_read(synth):
     assert r.get("gcp:container/cluster:Cluster", "cluster").inputs["deletionProtection"] is True
 
 
+@pytest.mark.unit
 def test_runtime_uses_a_virtualenv():
     runtime = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["runtime"]
     assert runtime["name"] == "python" and runtime["options"]["virtualenv"]
 
 
+@pytest.mark.unit
 def test_stack_files_hold_no_secret_values():
     for path in ROOT.glob("Pulumi.*.yaml"):
         cfg = yaml.safe_load(path.read_text())["config"]
         assert not any(k.endswith(("hfToken", "wandbApiKey")) for k in cfg), path.name
 
 
+@pytest.mark.graph
 def test_records_carry_parent_options_and_property_dependencies(synth):
     r = synth("dev")
     lustre = r.get("gcp:lustre/instance:Instance", "lustre")
@@ -139,18 +151,21 @@ def test_records_carry_parent_options_and_property_dependencies(synth):
     assert conn.urn in lustre.dependencies
 
 
+@pytest.mark.graph
 def test_component_type_tokens_follow_the_project_scheme(synth, stack):
     for res in synth(stack).resources:
         if not res.custom:
             assert res.type.startswith(("nemo-rl-gke:infra:", "nemo-rl-gke:workloads:")), res.type
 
 
+@pytest.mark.graph
 def test_computed_outputs_are_labelled_placeholders(synth):
     lustre = synth("dev").get("gcp:lustre/instance:Instance", "lustre")
     assert lustre.computed["mountPoint"].startswith("192.0.2.")
     assert "mountPoint" not in lustre.inputs
 
 
+@pytest.mark.graph
 def test_runs_in_one_process_do_not_leak_state():
     a1 = engine.run("dev")
     b = engine.run("codelab", {"prefix": "other"})
@@ -163,6 +178,7 @@ def test_runs_in_one_process_do_not_leak_state():
     assert all(r.urn.split("::")[0] == "urn:pulumi:dev" for r in a2.resources)
 
 
+@pytest.mark.graph
 def test_synth_writes_inventory_graph_and_readme(tmp_path):
     out = tmp_path / "dev"
     proc = subprocess.run(
@@ -178,12 +194,14 @@ def test_synth_writes_inventory_graph_and_readme(tmp_path):
     assert "computed by the cloud at deploy time" in (out / "inventory.md").read_text()
 
 
+@pytest.mark.graph
 def test_synth_of_an_unknown_stack_fails_clearly():
     proc = subprocess.run([sys.executable, "-m", "synth", "nosuch"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "no stack 'nosuch'" in proc.stderr and "dev" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.graph
 def test_synth_with_bad_settings_prints_problems_and_writes_nothing(tmp_path):
     out = tmp_path / "bad"
     proc = subprocess.run(
@@ -197,6 +215,7 @@ def test_synth_with_bad_settings_prints_problems_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.graph
 def test_the_architecture_guides_picture_is_the_dev_stacks_component_graph(synth):
     from synth.render import component_mermaid
 

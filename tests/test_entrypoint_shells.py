@@ -148,6 +148,7 @@ RENDERED = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("kuberay", SUBMITTERS)
 @pytest.mark.parametrize("recipe_name,tag", RENDERED)
 def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, tag, kuberay, tools, tmp_path, paths):
@@ -163,7 +164,9 @@ def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, t
         secret_state={"hfToken": "secret", "wandbApiKey": "secret"},
     )
     gate_options = gate.options(dataclasses.replace(gate.GateArgs.of(s), mount_path=mount, run_name=run))
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths, gate=gate_options)
+    entry = recipes.entrypoint(
+        recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths, gate=gate_options)
+    )
     renv = recipes.runtime_env_yaml(recipe, mount_path=mount, gate_rerun=s.gate.rerun)
     words, calls = run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)
     assert words[:2] == ["sh", "-c"]
@@ -171,6 +174,7 @@ def test_training_argv_survives_kuberay_the_images_ray_cli_and_sh(recipe_name, t
     assert Path(recipes.checkpoint_dir(mount, run)).is_dir()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value", ACCEPTED_NAMES)
 def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, paths):
     env, records = tools
@@ -181,7 +185,7 @@ def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, 
     assert recipes.check_job(job, release=release, worker_replicas=2, gpus_per_node=8, stack_name="dev") == []
     recipe = recipes.resolve_recipe(job, release)
     mount, run = str(tmp_path / "lustre"), "r1"
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
+    entry = recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths))
     _, calls = run_chain(
         entry,
         recipes.runtime_env_yaml(recipe, mount_path=mount),
@@ -194,6 +198,7 @@ def test_accepted_override_values_reach_hydra_unchanged(value, tools, tmp_path, 
     assert f"logger.wandb.name={recipes.hydra_value(value)}" in calls[-1]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "value, mangled", [("run$HOME", True), ("a`echo b`c", True), ("a\\\\b", True), ('say "hi"', False), ("it's", False)]
 )
@@ -206,8 +211,8 @@ def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp
     base = recipes.RECIPES["gemma3-27b-gsm8k"]
     recipe = base.model_copy(update={"wandb_name": value})  # what the settings refuse, rendered anyway
     mount, run = str(tmp_path / "lustre"), "r1"
-    script = recipes.job_script(recipe, release, mount_path=mount, run_name=run, paths=paths)
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths)
+    script = recipes.job_script(recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths))
+    entry = recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths))
     assert shlex.split(entry) == ["sh", "-c", script]
     outcomes = {}
     for rule in ("list2cmdline", "shlex.join"):
@@ -228,6 +233,7 @@ def test_unsafe_characters_are_refused_naming_the_key(value, mangled, tools, tmp
     assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.wandb_name: "), problems
 
 
+@pytest.mark.unit
 def test_the_images_ray_cli_joins_with_list2cmdline():
     # ray python/ray/dashboard/modules/job/cli.py `submit`: `entrypoint=list2cmdline(entrypoint)` at 2.46.0,
     # 2.49.2 and 2.55.1 (read from the PyPI wheels); ray PR #63797 switched POSIX to shlex.join for 2.60.
@@ -238,6 +244,7 @@ def test_the_images_ray_cli_joins_with_list2cmdline():
     }
 
 
+@pytest.mark.unit
 def test_submitter_command_has_kuberays_shape():
     # kuberay v1.4.2 rayjob_controller.go: Command = GetContainerCommand(["e"]) = ["/bin/bash", "-ce", "--"],
     # Args = [strings.Join(GetK8sJobCommand(...), " ")]; the entrypoint is pasted after `--` untouched.
@@ -252,11 +259,13 @@ def test_submitter_command_has_kuberays_shape():
     assert v17.startswith("until python -c ") and v17.endswith(cmd[3])
 
 
+@pytest.mark.unit
 def test_go_quote_matches_strconv_quote():
     # Go: strconv.Quote("a\"b\\c\n\x01é") == `"a\"b\\c\n\x01é"`.
     assert shell.go_quote('a"b\\c\n\x01é') == '"a\\"b\\\\c\\n\\x01é"'
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize(
     "overrides, key",
     [
@@ -275,6 +284,7 @@ def test_stack_settings_refuse_values_the_shells_would_change(synth, overrides, 
     assert len(lines) == 1 and lines[0].startswith(f"- {key}"), r.error
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("kuberay", SUBMITTERS)
 def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, tools, tmp_path, paths):
     """Standing-cluster retries (recipes.Attempts): the whole job runs as one command of pod_programs/attempts.py whose
@@ -285,7 +295,9 @@ def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, to
     recipe = recipes.RECIPES["gemma3-27b-gsm8k"]
     mount, run = str(tmp_path / "lustre"), "grpo-run-1"
     attempts = recipes.Attempts(attempts=4, log=recipes.attempts_log(mount, run), amount=16, capacity_wait_seconds=1800)
-    entry = recipes.entrypoint(recipe, release, mount_path=mount, run_name=run, paths=paths, attempts=attempts)
+    entry = recipes.entrypoint(
+        recipe, release, recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths, attempts=attempts)
+    )
     _, calls = run_chain(
         entry,
         recipes.runtime_env_yaml(recipe, mount_path=mount),
@@ -301,6 +313,7 @@ def test_the_bounded_attempts_line_reaches_its_program_word_for_word(kuberay, to
     assert [s[1:] for s in steps] == expected_calls(recipe, release, mount, run, paths)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("kuberay", SUBMITTERS)
 def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(kuberay, tools, tmp_path, paths):
     # jobStartFrom: the new run's directory gets the source step hard-linked (no bytes copied) while it has no
@@ -312,7 +325,9 @@ def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(k
     source.mkdir(parents=True)
     (source / "weights.bin").write_bytes(b"w" * 64)
     entry = recipes.entrypoint(
-        recipe, release, mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"
+        recipe,
+        release,
+        recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"),
     )
     renv = recipes.runtime_env_yaml(recipe, mount_path=mount, gate_rerun=None)
     run_chain(entry, renv, kuberay=kuberay, rule=release.ray_cli_join, env=env, records=records)
@@ -328,6 +343,7 @@ def test_a_warm_start_links_the_source_checkpoint_once_through_the_real_shells(k
     assert calls[-1][:3] == ["run", "python", release.grpo_entry] and linked.is_file()
 
 
+@pytest.mark.unit
 def test_an_interrupted_warm_start_copy_is_never_resumed_from(tools, tmp_path, paths):
     # The links go into a temporary directory renamed to step_N once complete: a copy killed half-way leaves no
     # step_* (NeMo-RL resumes only from step_<digits>), and the next submission copies again, whole.
@@ -339,7 +355,9 @@ def test_an_interrupted_warm_start_copy_is_never_resumed_from(tools, tmp_path, p
         (source / "policy" / name).mkdir(parents=True)
         (source / "policy" / name / "shard.distcp").write_bytes(name.encode() * 64)
     script = recipes.job_script(
-        recipe, release, mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"
+        recipe,
+        release,
+        recipes.EntrypointArgs(mount_path=mount, run_name=run, paths=paths, start_from="old-run/step_40"),
     )
     # A `cp` killed after the first directory: it copies `a` only, then dies.
     killed = tmp_path / "killed-bin"

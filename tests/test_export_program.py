@@ -9,10 +9,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.oracles.nemo_rl_checkpoint import CheckpointManager
+pytestmark = pytest.mark.unit
 
 PROGRAM = Path(__file__).resolve().parents[1] / "pod_programs" / "export_checkpoints.py"
 METRIC = "val:accuracy"
@@ -53,8 +54,17 @@ def export(run: Path, dest: Path, *extra: str):
     )
 
 
-def oracle(run: Path, metric: str | None, higher_is_better: bool = True) -> CheckpointManager:
-    return CheckpointManager(
+@pytest.fixture(autouse=True)
+def _nemo_rl_checkpoint(nemo_rl_checkpoint):
+    global _CHECKPOINT
+    _CHECKPOINT = nemo_rl_checkpoint  # the session's import (tests/conftest.py), before each test
+
+
+_CHECKPOINT: Any = None
+
+
+def oracle(run: Path, metric: str | None, higher_is_better: bool = True):
+    return _CHECKPOINT.CheckpointManager(
         {
             "enabled": True,
             "checkpoint_dir": str(run),

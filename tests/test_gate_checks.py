@@ -8,6 +8,8 @@ import pytest
 from core import catalog
 from pod_programs import gate_checks as gc
 
+pytestmark = pytest.mark.unit
+
 GiB = 1024**3
 
 

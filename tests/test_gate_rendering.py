@@ -16,6 +16,8 @@ from core import catalog, recipes
 from synth import critical_path
 from workloads import job_scripts as scripts
 
+pytestmark = pytest.mark.graph
+
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 

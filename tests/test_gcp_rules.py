@@ -24,6 +24,8 @@ from core.gcp_rules import (
 )
 from core.recipes import SCRIPTS_DIR
 
+pytestmark = pytest.mark.unit
+
 
 def _one_line_naming(key: str, problems: list[str]) -> None:
     assert problems, "expected a problem"

@@ -15,6 +15,8 @@ from synth import render
 from tests.computeclass_validation import validate_compute_class
 from tests.k8s_validation import validate_any
 
+pytestmark = pytest.mark.graph
+
 POOL = "gcp:container/nodePool:NodePool"
 POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"

@@ -28,6 +28,8 @@ from workloads.manifests.pod_security import (
     wandb_netrc,
 )
 
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("kubernetes_schemas")]
+
 DIGEST = "sha256:" + "ab" * 32
 
 

@@ -12,6 +12,8 @@ from core.naming import HF_SECRET
 from workloads.manifests import pod_security as ps
 from workloads.manifests.rdma import rdma_pod_mixin
 
+pytestmark = pytest.mark.graph
+
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 NAT = "gcp:compute/routerNat:RouterNat"

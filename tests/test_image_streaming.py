@@ -14,6 +14,8 @@ import pytest
 from core import catalog
 from core.images import is_nemo_rl_image
 
+pytestmark = pytest.mark.graph
+
 POOL = "gcp:container/nodePool:NodePool"
 SERVICE = "gcp:projects/service:Service"
 IAM = "gcp:projects/iAMMember:IAMMember"

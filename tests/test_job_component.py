@@ -26,6 +26,7 @@ def _settings(r):
     return load_settings(r.stack, "example-project", values, {"hfToken": "secret", "wandbApiKey": "secret"})
 
 
+@pytest.mark.graph
 def test_standing_mode_job_selects_the_standing_cluster_without_retries(synth, stack):
     r = synth(stack)
     job, cluster = r.get(RAYJOB, "rayjob"), r.get(RAYCLUSTER, "raycluster")
@@ -37,6 +38,7 @@ def test_standing_mode_job_selects_the_standing_cluster_without_retries(synth, s
     assert r.depends_on(job, cluster)
 
 
+@pytest.mark.graph
 def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     r = synth(stack)
     s = _settings(r)
@@ -52,18 +54,20 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     assert spec["entrypoint"] == recipes.entrypoint(
         recipe,
         s.workload.release,
-        mount_path="/lustre",
-        run_name=run,
-        gate=gate_options,
-        model_path=plan.model_path,
-        after=tuple(export.mark_trained_argv("/lustre", run)),
-        prefetch_marker=plan.marker,
-        # Standing cluster: jobBackoffLimit (default 3) retries are the entrypoint's loop (KubeRay takes none).
-        attempts=recipes.Attempts(
-            attempts=s.job.backoff_limit + 1,
-            log=recipes.attempts_log("/lustre", run),
-            amount=s.worker_replicas * recipe.gpus_per_node,
-            capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
+        recipes.EntrypointArgs(
+            mount_path="/lustre",
+            run_name=run,
+            gate=gate_options,
+            model_path=plan.model_path,
+            after=tuple(export.mark_trained_argv("/lustre", run)),
+            prefetch_marker=plan.marker,
+            # Standing cluster: jobBackoffLimit (default 3) retries are the entrypoint's loop (KubeRay takes none).
+            attempts=recipes.Attempts(
+                attempts=s.job.backoff_limit + 1,
+                log=recipes.attempts_log("/lustre", run),
+                amount=s.worker_replicas * recipe.gpus_per_node,
+                capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
+            ),
         ),
     )
     assert f"policy.model_name={plan.model_path}" in spec["entrypoint"]
@@ -72,6 +76,7 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     assert r.outputs["checkpointDir"] == f"/lustre/checkpoints/{run}" == recipes.checkpoint_dir("/lustre", run)
 
 
+@pytest.mark.graph
 def test_runtime_env_and_job_metadata_carry_no_secrets(synth, stack):
     job = synth(stack).get(RAYJOB, "rayjob")
     spec = job.inputs["spec"]
@@ -81,6 +86,7 @@ def test_runtime_env_and_job_metadata_carry_no_secrets(synth, stack):
     assert "synth-placeholder" not in text
 
 
+@pytest.mark.graph
 def test_standing_mode_never_sends_job_metadata_with_a_cluster_selector(synth, stack):
     # Every KubeRay before 1.5.0 dereferences the absent rayClusterSpec when a clusterSelector RayJob has
     # spec.metadata (ray-operator/controllers/ray/common/job.go GetK8sJobCommand @ v1.4.2:
@@ -97,6 +103,7 @@ def test_standing_mode_never_sends_job_metadata_with_a_cluster_selector(synth, s
     assert "nemo-rl-gke/run" not in (job.get("metadata.labels") or {})
 
 
+@pytest.mark.graph
 def test_own_cluster_mode_keeps_job_metadata_in_the_ray_job(synth):
     # With rayClusterSpec present every KubeRay 1.x builds --metadata-json (Ray >= 2.6.0 is all it checks).
     r = synth("codelab", {"jobMode": "own-cluster"})
@@ -106,6 +113,7 @@ def test_own_cluster_mode_keeps_job_metadata_in_the_ray_job(synth):
     assert "rayClusterSpec" in spec and "clusterSelector" not in spec
 
 
+@pytest.mark.graph
 def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(synth, stack):
     job = synth(stack).get(RAYJOB, "rayjob")
     # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads
@@ -115,6 +123,7 @@ def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(
     assert job.get("metadata.annotations")["pulumi.com/skipAwait"] == "true"
 
 
+@pytest.mark.graph
 def test_a_changed_cluster_replaces_the_cluster_and_its_job(synth, stack):
     # KubeRay never recreates running pods when the RayCluster's pod template changes (<= 1.5; from 1.6.0 only
     # with upgradeStrategy Recreate, kuberay PR #4185, absent from the 1.4.2 CRD): a changed image, release, env
@@ -127,6 +136,7 @@ def test_a_changed_cluster_replaces_the_cluster_and_its_job(synth, stack):
     assert r.depends_on(job, cluster)
 
 
+@pytest.mark.graph
 def test_what_changes_the_cluster_is_in_its_spec(synth):
     # A new image, release, env or resources all land in the RayCluster's spec, which replace_on_changes watches.
     base = synth("dev").get(RAYCLUSTER, "raycluster").inputs["spec"]
@@ -141,6 +151,7 @@ def test_what_changes_the_cluster_is_in_its_spec(synth):
         assert r.get(RAYCLUSTER, "raycluster").inputs["spec"] != base, overrides
 
 
+@pytest.mark.graph
 def test_run_name_and_checkpoint_dir_are_stable_across_runs(synth):
     # More steps is the same run continued: NeMo-RL resumes from the newest step_N under the same directory.
     a = synth("dev")
@@ -150,6 +161,7 @@ def test_run_name_and_checkpoint_dir_are_stable_across_runs(synth):
     assert a.get(RAYJOB, "rayjob").inputs["spec"]["entrypoint"] != b.get(RAYJOB, "rayjob").inputs["spec"]["entrypoint"]
 
 
+@pytest.mark.graph
 def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(synth):
     r = synth("codelab", {"jobMode": "own-cluster", "jobBackoffLimit": 5, "jobTtlSeconds": 600})
     assert r.error is None, r.error
@@ -170,6 +182,7 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     assert r.outputs["rayDashboardCommand"] == "kubectl ray session rayjob/nemo-codelab-grpo -n nemo-rl"
 
 
+@pytest.mark.graph
 def test_job_can_be_turned_off_to_bring_the_cluster_up_alone(synth):
     r = synth("dev", {"jobEnabled": False})
     assert r.error is None
@@ -177,6 +190,7 @@ def test_job_can_be_turned_off_to_bring_the_cluster_up_alone(synth):
     assert "rayJobName" not in r.outputs and "checkpointSizing" not in r.outputs
 
 
+@pytest.mark.graph
 def test_outputs_tell_how_to_follow_the_job(synth, stack):
     out = synth(stack).outputs
     assert out["jobLogsCommand"] == f"kubectl -n nemo-rl logs -f job/{out['rayJobName']}"
@@ -186,6 +200,7 @@ def test_outputs_tell_how_to_follow_the_job(synth, stack):
     assert "python -m cli.ray_jobs" in out["jobsCliCommand"]
 
 
+@pytest.mark.graph
 def test_job_on_a_release_the_recipe_cannot_run_is_rejected(synth):
     r = synth("dev", {"nemoRlRelease": "v0.4.0"})  # the gemma recipe's config ships from v0.5.0
     assert r.error and "nemo-rl-gke:" in r.error and r.resources == []
@@ -193,6 +208,7 @@ def test_job_on_a_release_the_recipe_cannot_run_is_rejected(synth):
     assert r.error and "workerReplicas" in r.error and r.resources == []
 
 
+@pytest.mark.graph
 def test_own_cluster_mode_deletes_the_gpu_cluster_when_the_job_ends(synth):
     # KubeRay deletes the RayCluster ttlSecondsAfterFinished after the job's end when shutdownAfterJobFinishes is
     # true, and keeps the RayJob (rayjob_controller.go handleShutdownAfterJobFinishes @ v1.7.0, the
@@ -202,6 +218,7 @@ def test_own_cluster_mode_deletes_the_gpu_cluster_when_the_job_ends(synth):
     assert spec["shutdownAfterJobFinishes"] is True and spec["ttlSecondsAfterFinished"] == 0
 
 
+@pytest.mark.graph
 def test_megatron_saves_without_validation_warn_at_preview(synth):
     # NVIDIA-NeMo/RL #1137 (OOM) and #834 (segfault, fixed in v0.4.0): core/recipes/resolve.py job_warnings.
     r = synth("codelab", {"jobOverrides": {"save_period": 2}})
@@ -216,6 +233,7 @@ def test_megatron_saves_without_validation_warn_at_preview(synth):
 # 59d663ae): past spec.activeDeadlineSeconds, counted from the attempt's Status.StartTime, the RayJob turns Failed
 # with reason DeadlineExceeded and is not retried; own-cluster RayJobs with shutdownAfterJobFinishes then lose their
 # GPU cluster. Both CRDs declare it int32 and KubeRay's validation.go refuses a value <= 0.
+@pytest.mark.graph
 def test_the_rayjob_carries_the_recipes_deadline_in_both_modes_and_both_crds(synth, stack):
     for mode in ("standing-cluster", "own-cluster"):
         r = synth(stack, {"jobMode": mode})
@@ -235,6 +253,7 @@ def test_the_rayjob_carries_the_recipes_deadline_in_both_modes_and_both_crds(syn
         )
 
 
+@pytest.mark.graph
 def test_jobDeadlineSeconds_sets_or_removes_the_deadline_and_changes_it_in_place(synth):
     base = synth("dev").get(RAYJOB, "rayjob")
     longer = synth("dev", {"jobDeadlineSeconds": 3 * 86400}).get(RAYJOB, "rayjob")
@@ -246,6 +265,7 @@ def test_jobDeadlineSeconds_sets_or_removes_the_deadline_and_changes_it_in_place
     assert "activeDeadlineSeconds" not in synth("dev", {"jobDeadlineSeconds": 0}).get(RAYJOB, "rayjob").inputs["spec"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "values,key",
     [

@@ -14,6 +14,8 @@ from workloads import job_scripts as scripts
 from workloads.manifests.pod_parts import SCRIPTS_FILE_MODE
 from workloads.manifests.raycluster import HEAD_CONTAINER
 
+pytestmark = pytest.mark.graph
+
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
 RAYJOB = "kubernetes:ray.io/v1:RayJob"

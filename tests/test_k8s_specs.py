@@ -23,6 +23,8 @@ from workloads.manifests.raycluster import (
     raycluster_spec,
 )
 
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("kubernetes_schemas")]
+
 CLUSTER_NAME = "nemo-rl"
 
 VARIANTS = {

@@ -23,6 +23,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 HELM = {"kubeRayOperator": "helm", "nemoRlRelease": "v0.7.0", "jobEnabled": False}
 
 
+@pytest.mark.unit
 def test_the_kept_chart_is_kuberays_at_the_pinned_version_with_the_validated_crds():
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert chart["name"] == "kuberay-operator" and chart["version"] == catalog.KUBERAY_HELM_CHART_VERSION
@@ -37,6 +38,7 @@ def test_the_kept_chart_is_kuberays_at_the_pinned_version_with_the_validated_crd
     assert "Apache License" in (CHART / "LICENSE").read_text()
 
 
+@pytest.mark.unit
 def test_every_value_we_pass_is_a_value_of_the_chart_and_restricts_rbac_to_the_workload_namespace():
     defaults = yaml.safe_load((CHART / "values.yaml").read_text())
     ours = chart_values(KubeRayOperatorArgs(namespace="kuberay-system", watch_namespace="nemo-rl"))
@@ -53,6 +55,7 @@ def test_every_value_we_pass_is_a_value_of_the_chart_and_restricts_rbac_to_the_w
     assert sc["capabilities"]["drop"] == ["ALL"] and sc["seccompProfile"]["type"] == "RuntimeDefault"
 
 
+@pytest.mark.graph
 def test_helm_mode_installs_the_kept_chart_turns_the_addon_off_and_waits_for_it(synth):
     r = synth("dev", HELM)
     assert r.error is None, r.error
@@ -74,6 +77,7 @@ def test_helm_mode_installs_the_kept_chart_turns_the_addon_off_and_waits_for_it(
     assert c.inputs["addonsConfig"]["rayOperatorConfigs"][0]["enabled"] is True
 
 
+@pytest.mark.graph
 def test_helm_mode_renders_token_auth_kuberay_reads_from_our_secret_with_no_token_in_any_env(synth):
     r = synth("dev", HELM)
     rc = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").inputs
@@ -88,6 +92,7 @@ def test_helm_mode_renders_token_auth_kuberay_reads_from_our_secret_with_no_toke
             assert env["RAY_AUTH_TOKEN_PATH"]["value"].endswith(catalog.KUBERAY_AUTH_TOKEN_SECRET_KEY)
 
 
+@pytest.mark.graph
 def test_helm_mode_objects_validate_against_the_kuberay_it_installs(synth):
     for overrides in (HELM, {"kubeRayOperator": "helm"}, {"kubeRayOperator": "helm", "jobMode": "own-cluster"}):
         r = synth("dev", overrides)
@@ -96,6 +101,7 @@ def test_helm_mode_objects_validate_against_the_kuberay_it_installs(synth):
             validate_any(render.manifest_of(obj), kuberay_versions=("kuberay-v1.7.0",))
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("overrides", [{"kubeRayOperator": "helm"}, {}])
 def test_a_release_without_token_auth_renders_no_auth_options(synth, overrides):
     r = synth("dev", overrides)  # v0.5.0: Ray 2.49 has no token auth, whatever the operator
@@ -103,6 +109,7 @@ def test_a_release_without_token_auth_renders_no_auth_options(synth, overrides):
     assert "authOptions" not in rc["spec"]
 
 
+@pytest.mark.graph
 def test_helm_mode_takes_a_peer_list_that_admits_its_operator_pods(synth):
     r = synth("dev", {"kubeRayOperator": "helm", "rayDashboardPeers": ["kuberay-operator", "10.8.0.0/28"]})
     assert r.error is None, r.error
@@ -112,6 +119,7 @@ def test_helm_mode_takes_a_peer_list_that_admits_its_operator_pods(synth):
 ORACLES = ROOT / "tests" / "oracles" / "kuberay"
 
 
+@pytest.mark.graph
 def test_the_operator_waits_out_a_head_restart_before_status_checks_fail_a_run_for_good():
     values_text = (CHART / "values.yaml").read_text()
     # The chart documents the variable on the operator's environment and its default (values.yaml @v1.7.0).
@@ -136,6 +144,7 @@ def test_the_operator_waits_out_a_head_restart_before_status_checks_fail_a_run_f
     assert int(timeout) >= 2 * head_back > catalog.KUBERAY_STATUS_CHECK_TIMEOUT_DEFAULT
 
 
+@pytest.mark.graph
 def test_the_helm_stack_installs_the_operator_with_the_raised_status_check_timeout(synth):
     (release,) = synth("dev", HELM).helm_releases()
     env = {e["name"]: e["value"] for e in release.inputs["values"]["env"]}
@@ -168,6 +177,7 @@ def _ours() -> set[tuple[str, str, str]]:
     }
 
 
+@pytest.mark.graph
 def test_the_chart_binds_no_role_of_its_own_in_the_workload_namespace():
     values = chart_values(KubeRayOperatorArgs(namespace="kuberay-system", watch_namespace="nemo-rl"))
     assert values["crNamespacedRbacEnable"] is False
@@ -179,6 +189,7 @@ def test_the_chart_binds_no_role_of_its_own_in_the_workload_namespace():
     assert leader.splitlines()[0] == "{{- if .Values.rbacEnable }}" and "namespace: {{ .Release.Namespace }}" in leader
 
 
+@pytest.mark.graph
 def test_the_operators_role_is_part_of_kuberays_own_grant_and_keeps_reading_secrets():
     chart, ours = _chart_rules(), _ours()
     assert ours <= chart, sorted(ours - chart)
@@ -211,6 +222,7 @@ def _ray_cluster_specs(r) -> list[tuple[dict, dict]]:
     return out
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize(
     "overrides",
     [
@@ -243,6 +255,7 @@ def test_the_role_covers_everything_the_rendered_ray_objects_ask_kuberay_for(syn
     assert not (gates["RayCronJob"] or gates["RayClusterNetworkPolicy"] or gates["RayClusterMTLS"])
 
 
+@pytest.mark.graph
 def test_the_role_is_bound_to_the_charts_service_account_before_the_operator_starts(synth):
     r = synth("dev", HELM)
     role = r.get("kubernetes:rbac.authorization.k8s.io/v1:Role", "operator-role")

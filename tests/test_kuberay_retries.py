@@ -31,6 +31,7 @@ def block(src: str, head: str) -> str:
     raise ValueError(f"unclosed block {head!r}")
 
 
+@pytest.mark.graph
 def test_kuberay_refuses_retries_on_a_selected_cluster_from_v1_6_0_and_we_never_render_them(synth):
     refused = {
         t: SELECTOR_REFUSAL in block(source(t, "ValidateRayJobSpec"), "if isClusterSelectorMode {")
@@ -45,6 +46,7 @@ def test_kuberay_refuses_retries_on_a_selected_cluster_from_v1_6_0_and_we_never_
         assert "attempts.py --attempts " in spec["entrypoint"], stack
 
 
+@pytest.mark.graph
 def test_an_own_cluster_rayjob_uses_the_one_submission_mode_that_takes_retries_at_every_version(synth):
     for tag in VALIDATION_TAGS:
         src = source(tag, "ValidateRayJobSpec")
@@ -57,6 +59,7 @@ def test_an_own_cluster_rayjob_uses_the_one_submission_mode_that_takes_retries_a
         assert spec["backoffLimit"] > 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag", CONTROLLER_TAGS)
 def test_a_backoff_limit_of_n_is_n_plus_one_attempts_and_a_deadline_is_never_retried(tag):
     src = source(tag, "checkBackoffLimitAndUpdateStatusIfNeeded")
@@ -68,6 +71,7 @@ def test_a_backoff_limit_of_n_is_n_plus_one_attempts_and_a_deadline_is_never_ret
     assert "JobDeploymentStatusRetrying" in retry
 
 
+@pytest.mark.graph
 def test_job_backoff_limit_gives_the_same_attempts_in_both_modes(synth):
     """KubeRay: backoffLimit N = N + 1 attempts (above); the standing cluster's loop takes N + 1 attempts too."""
     own = synth("codelab-exp1").get(RAYJOB, "rayjob").get("spec")

@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from synth import engine, render
-from tests.k8s_validation import validate_any
+from tests.k8s_validation import check_crd_schemas, validate_any
+
+pytestmark = pytest.mark.graph
 
 ROOT = Path(__file__).resolve().parents[1]
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
@@ -35,6 +38,11 @@ def test_every_rendered_kubernetes_object_validates_strictly(synth, stack, tmp_p
     assert objs
     for res in objs:
         validate_any(render.manifest_of(res))
+
+
+def test_every_kept_crd_schema_made_strict_is_a_valid_schema():
+    # The validators of tests/k8s_validation.py rely on it (checked once here rather than before each validation).
+    check_crd_schemas()
 
 
 def test_manifests_written_by_synth_validate_strictly(tmp_path):

@@ -116,6 +116,7 @@ def team_prod(tmp_path_factory):
     return r
 
 
+@pytest.mark.unit
 def test_stack_names_become_valid_label_values_that_stay_distinct():
     assert naming.gcp_label_value("dev") == "dev"  # shipped stacks keep their labels (no diff)
     v = naming.gcp_label_value("Team.Prod")
@@ -124,11 +125,13 @@ def test_stack_names_become_valid_label_values_that_stay_distinct():
     assert _GCP_VALUE.match(long) and len(long) == naming.GCP_LABEL_VALUE_MAX
 
 
+@pytest.mark.graph
 def test_every_rendered_label_meets_its_apis_rules(synth, stack):
     problems = all_label_problems(synth(stack))
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.graph
 def test_a_stack_named_team_prod_renders_valid_labels_everywhere(team_prod):
     problems = all_label_problems(team_prod)
     assert not problems, "\n".join(problems)

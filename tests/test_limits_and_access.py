@@ -13,6 +13,8 @@ from core.settings import config_fields
 from synth import render
 from tests.k8s_validation import validate_any
 
+pytestmark = pytest.mark.graph
+
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 
 

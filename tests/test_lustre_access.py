@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from core import catalog
 from core.catalog import replacements
+
+pytestmark = pytest.mark.graph
 
 LUSTRE = "gcp:lustre/instance:Instance"
 

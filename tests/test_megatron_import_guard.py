@@ -79,6 +79,7 @@ def model(request, tmp_path) -> tuple[str, Path]:
     return str(snapshot), hf_home / "nemo_rl" / ("model_" + str(snapshot).replace("/", "_"))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("cut", range(len(conversion_steps(Path("x")))))
 def test_a_conversion_cut_after_any_write_is_converted_again(model, cut, tmp_path):
     model_name, target = model
@@ -105,6 +106,7 @@ def test_a_conversion_cut_after_any_write_is_converted_again(model, cut, tmp_pat
         assert guard(model_name, hf_home).returncode == 0 and tree(target) == done
 
 
+@pytest.mark.unit
 def test_no_conversion_yet_is_left_to_nemo_rl(tmp_path):
     r = guard("google/gemma-3-27b-it", tmp_path / "hf")
     assert r.returncode == 0 and "NeMo-RL converts it" in r.stdout
@@ -114,10 +116,15 @@ def test_no_conversion_yet_is_left_to_nemo_rl(tmp_path):
 def entry_calls(name: str, tag: str, model_path: str | None = None) -> list[list[str]]:
     recipe = recipes.resolve_recipe(JobSettings.model_validate({"jobRecipe": name}), NEMO_RL_RELEASES[tag])
     return script_calls(
-        recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path="/lustre", run_name="r", model_path=model_path)
+        recipes.entrypoint(
+            recipe,
+            NEMO_RL_RELEASES[tag],
+            recipes.EntrypointArgs(mount_path="/lustre", run_name="r", model_path=model_path),
+        )
     )
 
 
+@pytest.mark.unit
 def test_megatron_runs_check_the_conversion_of_the_model_nemo_rl_receives_right_before_training():
     snapshot = "/lustre/models/Qwen--Qwen2.5-72B-Instruct/495f39366efef23836d0cfae4fbe635880d2be31"
     calls = entry_calls("qwen2.5-72b-deepscaler", "v0.4.0", model_path=snapshot)
@@ -177,6 +184,7 @@ def complete(path: Path) -> bool:
     return (path / "latest_train_state.pt").is_file() and (path / "iter_0000000" / "run_config.yaml").is_file()
 
 
+@pytest.mark.graph
 def test_concurrent_jobs_never_remove_each_others_conversion_and_later_runs_share_one(tmp_path):
     shared = tmp_path / "lustre" / "hf" / "nemo_rl"
     model = "Qwen/Qwen2.5-72B-Instruct"
@@ -205,6 +213,7 @@ def test_concurrent_jobs_never_remove_each_others_conversion_and_later_runs_shar
     assert linked.stat().st_ino in sources
 
 
+@pytest.mark.unit
 def test_a_runs_interrupted_conversion_is_redone_while_another_runs_conversion_is_kept(tmp_path):
     shared = tmp_path / "lustre" / "hf" / "nemo_rl"
     model = "Qwen/Qwen2.5-72B-Instruct"
@@ -219,6 +228,7 @@ def test_a_runs_interrupted_conversion_is_redone_while_another_runs_conversion_i
     assert complete(mine) and tree(theirs) == before
 
 
+@pytest.mark.unit
 def test_v070s_hf_config_overrides_suffix_is_the_directory_the_guard_checks():
     # nemo_rl/models/megatron/setup.py at v0.7.0 L445-452: `<model>__hfovr_<sha256(canonical JSON)[:12]>`, of the
     # overrides as NeMo-RL's loader resolves them.
@@ -237,10 +247,12 @@ def test_v070s_hf_config_overrides_suffix_is_the_directory_the_guard_checks():
     digest = hashlib.sha256(
         json.dumps(overrides, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
     ).hexdigest()[:12]
-    calls = script_calls(recipes.entrypoint(recipe, release, mount_path="/lustre", run_name="r"))
+    calls = script_calls(
+        recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path="/lustre", run_name="r"))
+    )
     (check,) = [c for c in calls if any(recipes.MEGATRON_GUARD_SCRIPT in w for w in c)]
     assert check[check.index("--hf-overrides-hash") + 1] == digest
     # Without overrides (and on v0.4.0/v0.5.0) the directory is the model's alone.
     plain = recipes.resolve_recipe(JobSettings.model_validate({"jobRecipe": "qwen2.5-72b-deepscaler"}), release)
-    calls = script_calls(recipes.entrypoint(plain, release, mount_path="/lustre", run_name="r"))
+    calls = script_calls(recipes.entrypoint(plain, release, recipes.EntrypointArgs(mount_path="/lustre", run_name="r")))
     assert not [c for c in calls if "--hf-overrides-hash" in c]

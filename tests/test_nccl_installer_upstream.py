@@ -77,6 +77,7 @@ def _mode_of(result) -> str:
     return result.config.get("nemo-rl-gke:clusterMode", "standard")
 
 
+@pytest.mark.unit
 def test_reference_copies_are_the_recorded_upstream_files():
     table = (REFERENCE / "SOURCES.md").read_text()
     assert "992db81257553607f1477945f1b3219632991829" in table
@@ -86,6 +87,7 @@ def test_reference_copies_are_the_recorded_upstream_files():
         assert re.search(rf"\| {re.escape(name)} \| [^|]+ \| {digest} \|", table), f"{name} differs from SOURCES.md"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("mode", ["standard", "autopilot"])
 def test_rendered_installer_equals_googles_manifest(mode):
     up = _upstream(mode)
@@ -97,6 +99,7 @@ def test_rendered_installer_equals_googles_manifest(mode):
         assert set(up) == {"DaemonSet"}
 
 
+@pytest.mark.unit
 def test_catalog_pins_the_image_tag_upstream_uses():
     # Upstream pins by tag; a different pin would run a plugin Google's manifest was not written for.
     for mode in UPSTREAM_FILES:
@@ -104,6 +107,7 @@ def test_catalog_pins_the_image_tag_upstream_uses():
         assert init["image"] == catalog.NCCL_GIB_INSTALLER_IMAGE
 
 
+@pytest.mark.unit
 def test_every_catalog_gpu_type_is_one_googles_installer_runs_on():
     # The installer's node affinity is upstream's list, not ours: a GPU type added to the catalog that upstream's
     # installer does not cover would get no gIB plugin (its NCCL would fall back to TCP).
@@ -121,6 +125,7 @@ def test_every_catalog_gpu_type_is_one_googles_installer_runs_on():
         assert set(catalog.ACCELERATORS) <= covered, mode
 
 
+@pytest.mark.unit
 def test_install_nccl_flag_follows_upstream_per_variant():
     # container-engine-accelerators 2da1c92f (2026-05-06): "Removed --install-nccl from default and a4x
     # installers"; the Autopilot installer still passes it at 992db812.
@@ -131,6 +136,7 @@ def test_install_nccl_flag_follows_upstream_per_variant():
         assert init["args"] == [nccl_installer.install_script(mode)]
 
 
+@pytest.mark.unit
 def test_comparison_reports_a_drifted_field():
     # The comparator itself: re-adding the flag upstream dropped is reported at its path.
     ds = nccl_installer.installer_daemonset("standard")
@@ -139,6 +145,7 @@ def test_comparison_reports_a_drifted_field():
     assert set(diff) == {"spec.template.spec.initContainers[0].args[0]"} | set(ON_DELETE)
 
 
+@pytest.mark.graph
 def test_registered_installer_objects_equal_googles_manifest(synth, stack):
     """What the engine records (what `pulumi up` would apply), not only the builder."""
     r = synth(stack)
@@ -160,6 +167,7 @@ def test_registered_installer_objects_equal_googles_manifest(synth, stack):
         assert "kube-system" not in namespaces and "rdma-system" not in namespaces
 
 
+@pytest.mark.graph
 def test_installer_updates_never_roll_over_nodes_under_a_running_job(synth, stack):
     # Kubernetes OpenAPI DaemonSetUpdateStrategy: "Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate."
     for ds in synth(stack).of_type("kubernetes:apps/v1:DaemonSet"):

@@ -102,7 +102,9 @@ CASE_IDS = [f"{name}-{tag}-{'+'.join(sorted(o)) or 'builtin'}" for name, tag, o 
 def job_of(name: str, tag: str, overrides: dict):
     """(recipe, argv uv gets from /bin/sh, the intent: config key -> value)."""
     recipe = resolved(name, tag, overrides)
-    entrypoint = recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN)
+    entrypoint = recipes.entrypoint(
+        recipe, NEMO_RL_RELEASES[tag], recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN)
+    )
     intent = recipes.hydra_overrides(recipe, mount_path=MOUNT, run_name=RUN, release=NEMO_RL_RELEASES[tag])
     if not lookup(nemo_rl_config(tag, recipe.config_path, []), "policy.megatron_cfg.converter_type")[0]:
         intent.pop("policy.megatron_cfg.converter_type", None)  # no reader at any release; v0.7.0 dropped the key
@@ -114,6 +116,7 @@ def same(actual, intended) -> bool:
     return type(actual) is type(intended) and actual == intended
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag,config_path", sorted((t, c) for t, r in NEMO_RL_RELEASES.items() for c in r.configs))
 def test_every_catalog_config_loads_with_its_own_release_loader(tag, config_path):
     config = nemo_rl_config(tag, config_path, [])
@@ -121,6 +124,7 @@ def test_every_catalog_config_loads_with_its_own_release_loader(tag, config_path
         assert isinstance(config.get(section), dict), section
 
 
+@pytest.mark.unit
 def test_each_release_is_loaded_by_its_own_loader():
     # v0.7.0 resolves `defaults:` relative to each parent and honours `_override_`; v0.4.0/v0.5.0 do not.
     assert loader("v0.4.0") is not loader("v0.5.0")
@@ -128,17 +132,59 @@ def test_each_release_is_loaded_by_its_own_loader():
     assert all(hasattr(loader("v0.7.0"), f) for f in ("merge_with_override", "register_omegaconf_resolvers"))
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
+def test_each_release_record_states_what_its_own_loader_does_with_nested_defaults_and_override_markers(tag, tmp_path):
+    # A chain where the two readings differ: the parent's own `defaults: grand.yaml` names a file in the parent's
+    # directory and another in the top file's, and the top file marks a section `_override_: true`.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "top.yaml").write_text("defaults: sub/parent.yaml\nsec:\n  _override_: true\n  only: 1\n")
+    (tmp_path / "sub" / "parent.yaml").write_text("defaults: grand.yaml\nsec:\n  a: 1\n")
+    (tmp_path / "sub" / "grand.yaml").write_text("grand: parent-dir\n")
+    (tmp_path / "grand.yaml").write_text("grand: top-dir\n")
+    config = OmegaConf.to_container(loader(tag).load_config(str(tmp_path / "top.yaml")))
+    release = NEMO_RL_RELEASES[tag]
+    assert config["grand"] == ("parent-dir" if release.loader_parent_dirs else "top-dir")
+    assert (config["sec"] == {"only": 1}) is release.loader_override_marker, config["sec"]
+    # And the program's own reading of the same chain follows the record.
+    tree = recipes.config_tree._inherit(tag, "top.yaml", "", _files(tmp_path), ())
+    assert tree == config
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.yaml")}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("tag", sorted(NEMO_RL_RELEASES))
+def test_each_release_record_names_the_resolvers_its_loader_registers_or_the_entry_script_line_that_does(tag):
+    module, release = loader(tag), NEMO_RL_RELEASES[tag]
+    names = ("mul", "div", "max")
+    for name in names:
+        OmegaConf.clear_resolver(name)
+    if hasattr(module, "register_omegaconf_resolvers"):  # v0.7.0: the entry script calls the loader's function
+        module.register_omegaconf_resolvers()
+        assert set(release.resolvers) == {n for n in names if OmegaConf.has_resolver(n)}
+    else:  # the entry script registers them at import (not kept here): the record cites its line
+        assert not any(OmegaConf.has_resolver(n) for n in names)
+        assert re.search(r"examples/run_grpo_math\.py L[0-9]+", release.sources["resolvers"])
+    assert all(release.sources.get(k) for k in ("loader_parent_dirs", "loader_override_marker", "resolvers"))
+
+
 # --- the rendered job on the real config ------------------------------------------------------------------
+@pytest.mark.unit
 def test_program_accepts_qwen_on_every_release_and_gemma_where_its_config_ships():
     # v0.4.0 does not ship the Gemma 3 recipe config.
     assert ACCEPTED == [(GEMMA, "v0.5.0"), (GEMMA, "v0.7.0"), (QWEN, "v0.4.0"), (QWEN, "v0.5.0"), (QWEN, "v0.7.0")]
 
 
+@pytest.mark.unit
 def test_cases_cover_every_config_of_every_release_the_recipes_run_on():
     covered = {(tag, resolved(name, tag, overrides).config_path) for name, tag, overrides in CASES}
     assert covered == {(tag, c) for tag in NEMO_RL_RELEASES for c in NEMO_RL_RELEASES[tag].configs}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name,tag,overrides", CASES, ids=CASE_IDS)
 def test_every_rendered_override_applies_to_the_release_config_with_its_intended_value_and_type(name, tag, overrides):
     recipe, argv, intent = job_of(name, tag, overrides)
@@ -155,6 +201,7 @@ def test_every_rendered_override_applies_to_the_release_config_with_its_intended
     assert wrong == {}
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("name,tag,overrides", CASES, ids=CASE_IDS)
 def test_plus_marks_exactly_the_keys_the_release_config_lacks(name, tag, overrides):
     recipe, argv, intent = job_of(name, tag, overrides)
@@ -178,6 +225,7 @@ def test_plus_marks_exactly_the_keys_the_release_config_lacks(name, tag, overrid
                 nemo_rl_config(tag, recipe.config_path, flipped)
 
 
+@pytest.mark.unit
 def test_release_layouts_match_flat_data_releases():
     # The refusal of v0.7.0 (and any release outside FLAT_DATA_RELEASES) rests on this: its GRPO configs have no
     # `data.dataset_name`; datasets moved under `data.train` (NeMo-RL PR #1649).
@@ -190,6 +238,7 @@ def test_release_layouts_match_flat_data_releases():
                 assert "dataset_name" not in data and "dataset_name" in data["train"], (tag, config_path)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name", sorted(recipes.RECIPES))
 @pytest.mark.parametrize("dataset", ["gsm8k", "DeepScaler"])
 def test_v070_trains_both_datasets_in_its_train_validation_layout(name, dataset):
@@ -280,14 +329,18 @@ STRINGS = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value", STRINGS)
 def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
     recipe = recipes.RECIPES[QWEN].model_copy(update={"wandb_name": value})
-    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.4.0"], mount_path=MOUNT, run_name=RUN))
+    argv = training_argv(
+        recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.4.0"], recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN))
+    )
     config = nemo_rl_config("v0.4.0", recipe.config_path, argv[6:])
     assert same(config["logger"]["wandb"]["name"], value)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "field,value,key",
     [
@@ -307,11 +360,14 @@ def test_any_wandb_name_reaches_nemo_rl_as_the_same_string(value):
 )
 def test_numbers_booleans_and_null_keep_their_type_in_nemo_rl(field, value, key):
     recipe = resolved(GEMMA, "v0.5.0", {field: value})
-    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.5.0"], mount_path=MOUNT, run_name=RUN))
+    argv = training_argv(
+        recipes.entrypoint(recipe, NEMO_RL_RELEASES["v0.5.0"], recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN))
+    )
     config = nemo_rl_config("v0.5.0", recipe.config_path, argv[6:])
     assert same(lookup(config, key)[1], value)
 
 
+@pytest.mark.unit
 def test_each_release_resolves_its_config_with_only_the_resolvers_its_entry_script_registers():
     # OmegaConf resolvers are process-wide; the oracle gives each load the set of the release it runs
     # (v0.7.0 run_grpo.py: mul, div, max; v0.4.0/v0.5.0 run_grpo_math.py: mul), not what another release left.
@@ -326,13 +382,19 @@ def test_each_release_resolves_its_config_with_only_the_resolvers_its_entry_scri
 # in the direction of checkpointing.higher_is_better (nemo_rl/utils/checkpoint.py at v0.4.0, v0.5.0, v0.7.0:
 # `self.higher_is_better = config["higher_is_better"]`); the base configs set it true. A lower-is-better metric
 # rendered without the flag keeps the WORST checkpoints, and the export would call the worst one "best".
+@pytest.mark.unit
 @pytest.mark.parametrize("name,tag", ACCEPTED)
-def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_direction(name, tag, tmp_path):
+def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_direction(
+    name, tag, tmp_path, nemo_rl_checkpoint
+):
     from core import export
-    from tests.oracles.nemo_rl_checkpoint import CheckpointManager
+
+    CheckpointManager = nemo_rl_checkpoint.CheckpointManager
 
     recipe = resolved(name, tag, {"metric_name": "train:loss"})
-    argv = training_argv(recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN))
+    argv = training_argv(
+        recipes.entrypoint(recipe, NEMO_RL_RELEASES[tag], recipes.EntrypointArgs(mount_path=MOUNT, run_name=RUN))
+    )
     ckpt = nemo_rl_config(tag, recipe.config_path, argv[6:])["checkpointing"]
     assert (ckpt["metric_name"], ckpt["higher_is_better"]) == ("train:loss", False)
     # NeMo-RL's own pruning with that config keeps the lowest losses (plus the newest step)...
@@ -357,6 +419,7 @@ def test_a_lower_is_better_metric_reaches_nemo_rl_and_the_export_in_one_directio
     assert words[words.index("--metric") :] == ["--metric", "train:loss", "--lower-is-better"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "overrides,problem",
     [

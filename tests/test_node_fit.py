@@ -17,6 +17,8 @@ from core.node_fit import (
     worker_problems,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def test_memory_reservation_matches_a_published_worked_example():
     # hatemosphere/gke-node-allocatable-memory-calculator README, built on GKE's plan-node-sizes formula:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from infra.dashboard import METRICS, chart_filters
+
+pytestmark = pytest.mark.graph
 
 DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
 

@@ -43,6 +43,7 @@ def _configs():
     return [(tag, cfg) for tag, rel in sorted(catalog.NEMO_RL_RELEASES.items()) for cfg in sorted(rel.configs)]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag,config_path", _configs())
 def test_every_key_that_names_an_artefact_in_the_real_configs_is_classified(tag, config_path):
     config = nemo_rl_config(tag, config_path, [])
@@ -62,6 +63,7 @@ def _recipe_runs():
                 yield name, tag
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name,tag", list(_recipe_runs()))
 def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(name, tag):
     recipe = recipes.RECIPES[name]
@@ -96,6 +98,7 @@ def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(nam
                 assert wanted <= set(plan.items)
 
 
+@pytest.mark.unit
 def test_without_the_prefetch_the_tokenizer_still_follows_the_model():
     recipe = recipes.RECIPES["gemma3-27b-gsm8k"].model_copy(update={"model_name": "acme/other-model"})
     config = nemo_rl_config(
@@ -106,6 +109,7 @@ def test_without_the_prefetch_the_tokenizer_still_follows_the_model():
     assert lookup(config, "policy.tokenizer.name") == (True, "acme/other-model")
 
 
+@pytest.mark.unit
 def test_the_gsm8k_step_loads_the_dataset_at_the_commit_the_prefetch_recorded(tmp_path):
     # GSM8K is loaded by our own preparation step (pod_programs/prepare_gsm8k.py), which takes the commit from the
     # prefetch marker (pod_programs/prefetch_hf.py writes `commit` per item): `main` may have moved since.
@@ -134,6 +138,7 @@ def test_the_gsm8k_step_loads_the_dataset_at_the_commit_the_prefetch_recorded(tm
     assert r.returncode != 0 and "does not list openai/gsm8k" in r.stderr
 
 
+@pytest.mark.graph
 def test_the_rendered_entrypoint_passes_the_prefetch_marker_to_the_gsm8k_step(synth):
     r = synth("dev")
     entry = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").inputs["spec"]["entrypoint"]

@@ -16,6 +16,8 @@ from synth import engine
 from synth.render import manifest_of
 from tests.k8s_validation import validate_any
 
+pytestmark = pytest.mark.graph
+
 PLATFORM = "codelab"
 PLATFORM_REF = "organization/nemo-rl-gke/codelab"
 EXPERIMENTS = ("codelab-exp1", "codelab-exp2")  # the shipped examples (conftest EXPERIMENT_STACKS)

@@ -32,11 +32,13 @@ def sidecar(**annotations) -> node_fit.Resources:
 
 
 # --- the webhook's rule (TestPrepareConfig's cases, with GKE's deployment defaults: 250m, 256Mi, 5Gi) -----------
+@pytest.mark.unit
 def test_without_annotations_the_sidecar_gets_the_webhooks_default_requests():
     assert DEFAULTS == node_fit.Resources(0.25, 0.25, 5.0)
     assert node_fit.gcsfuse_sidecar_requests({}) is None  # no `gke-gcsfuse/volumes: "true"`: no sidecar
 
 
+@pytest.mark.unit
 def test_a_limit_alone_becomes_the_request_too():
     # "only limits are specified": cpu-limit 500m, memory-limit 1Gi, ephemeral-storage-limit 50Gi -> the same requests.
     got = node_fit.gcsfuse_sidecar_requests(
@@ -50,6 +52,7 @@ def test_a_limit_alone_becomes_the_request_too():
     assert got == node_fit.Resources(0.5, 1.0, 50.0)
 
 
+@pytest.mark.unit
 def test_a_zero_limit_alone_keeps_the_default_request_and_an_explicit_request_wins():
     # "limits are set to '0'" -> default requests; "requests and limits are explicitly set" -> the requests.
     zero = {**ON, **{f"gke-gcsfuse/{r}-limit": "0" for r in ("cpu", "memory", "ephemeral-storage")}}
@@ -67,12 +70,14 @@ def test_a_zero_limit_alone_keeps_the_default_request_and_an_explicit_request_wi
 
 
 # --- GKE's ephemeral-storage reservation --------------------------------------------------------------------------
+@pytest.mark.unit
 @pytest.mark.parametrize("disk,allocatable", [(10, 4.0), (100, 49.0), (200, 104.0), (1000, 800.0), (12000, 10700.0)])
 def test_ephemeral_allocatable_follows_gkes_reservation(disk, allocatable):
     # 10 GiB: 1 eviction + min(5, 9.5, 100); 200: 20 + 76; 1000: 100 + the 100 GiB cap.
     assert node_fit.ephemeral_allocatable_gib(disk) == pytest.approx(allocatable)
 
 
+@pytest.mark.unit
 def test_the_sidecar_dev_used_to_render_could_never_be_scheduled_on_its_system_node():
     # Found by review: limit-only annotations with 112Gi (sized for staging) became a 112Gi request.
     old = {
@@ -94,6 +99,7 @@ def test_the_sidecar_dev_used_to_render_could_never_be_scheduled_on_its_system_n
     assert line.startswith("nemo-rl-gke:headEphemeralStorageGib: the Ray head pod asks for 112 GiB")
 
 
+@pytest.mark.unit
 def test_init_containers_count_at_their_peak_and_sidecars_with_the_app():
     spec = {
         "initContainers": [
@@ -159,6 +165,7 @@ VARIANTS = [
 ]
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize(
     "overrides", VARIANTS, ids=lambda o: "+".join(f"{k}={v}" for k, v in o.items()) or "as-shipped"
 )
@@ -178,6 +185,7 @@ def test_every_pod_of_every_shipped_stack_fits_where_it_lands(synth, stack, over
         ), (what, request, room)
 
 
+@pytest.mark.graph
 def test_the_check_sees_every_pod_the_stack_renders(synth, stack):
     r = synth(stack)
     s = settings_of(r)
@@ -193,6 +201,7 @@ def test_the_check_sees_every_pod_the_stack_renders(synth, stack):
     assert checked <= rendered
 
 
+@pytest.mark.graph
 def test_ray_containers_on_autopilot_ask_for_their_ephemeral_storage_within_the_class_maximum(synth):
     r = synth("autopilot")
     s = settings_of(r)
@@ -207,6 +216,7 @@ def test_ray_containers_on_autopilot_ask_for_their_ephemeral_storage_within_the_
     assert s.autopilot
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize(
     "stack_name,values,key",
     [
@@ -224,12 +234,14 @@ def test_a_pod_that_cannot_fit_is_refused_in_one_line_naming_its_key(synth, stac
     assert len(lines) == 1 and lines[0].startswith(key + ":"), r.error
 
 
+@pytest.mark.graph
 def test_autopilot_head_may_take_the_whole_pod_maximum_the_export_being_a_pod_of_its_own(synth):
     for export_on in (True, False):
         r = synth("autopilot", {"headEphemeralStorageGib": 10, "exportCheckpoints": export_on})
         assert r.error is None, r.error
 
 
+@pytest.mark.graph
 def test_an_export_on_a_gke_without_default_streaming_writes_is_refused(synth):
     # The sidecar stages nothing only with streaming writes, on by default from 1.33.2-gke.4655000.
     r = synth("dev", {"gkeVersion": "1.33.2-gke.1000000", "lustrePortMode": "legacy"})

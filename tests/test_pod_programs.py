@@ -19,6 +19,8 @@ import pod_programs
 from core.catalog import NEMO_RL_RELEASES
 from workloads.job_scripts import job_scripts
 
+pytestmark = pytest.mark.unit
+
 ENVIRONMENTS = Path(__file__).resolve().parent / "oracles" / "nemo_rl_environment"
 # Distributions whose module is not their normalised name: nvidia-ml-py ships `pynvml` (its wheel's only module).
 MODULES_OF = {"nvidia-ml-py": {"pynvml"}}

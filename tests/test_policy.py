@@ -620,6 +620,7 @@ def _broken(stacks, case):
 
 
 # --- the rules on the engine's records ------------------------------------------------------------------------
+@pytest.mark.graph
 def test_policy_catalog_copy_equals_infra_catalog():
     from synth import policy_facts
 
@@ -637,6 +638,7 @@ def test_policy_catalog_copy_equals_infra_catalog():
     assert set(P.TOKEN_SECRETS) == {naming.HF_SECRET, naming.RAY_AUTH_SECRET}
 
 
+@pytest.mark.graph
 def test_the_ray_ports_the_pack_guards_are_kuberays_dashboard_and_client_ports(stacks):
     src = (ROOT / "tests" / "oracles" / "kuberay" / "constant-ports.go.txt").read_text()
     import re
@@ -655,16 +657,19 @@ def test_the_ray_ports_the_pack_guards_are_kuberays_dashboard_and_client_ports(s
     assert P.evaluate(rs) == []
 
 
+@pytest.mark.unit
 def test_every_rule_has_a_broken_variant_and_an_enforcement_level():
     assert {case[3] for case in BROKEN} == {r.name for r in P.RULES}
     assert {r.enforcement for r in P.RULES} == {"mandatory", "advisory"}
     assert len({r.name for r in P.RULES}) == len(P.RULES)
 
 
+@pytest.mark.graph
 def test_every_shipped_stack_passes_every_policy(stacks, stack):
     assert P.evaluate(stacks[stack]) == []
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("stack_name,overrides", ACCEPTED_VARIANTS, ids=lambda v: str(v))
 def test_accepted_setting_variants_pass_every_policy(synth, stack_name, overrides):
     result = synth(stack_name, overrides)
@@ -672,6 +677,7 @@ def test_accepted_setting_variants_pass_every_policy(synth, stack_name, override
     assert P.evaluate(resources_of(result)) == []
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("case", BROKEN, ids=[c[0] for c in BROKEN])
 def test_broken_variant_is_flagged_by_its_policy_alone_with_a_fix(stacks, case):
     case_id, _stack, _build, policy, phrase = case
@@ -683,6 +689,7 @@ def test_broken_variant_is_flagged_by_its_policy_alone_with_a_fix(stacks, case):
     assert FAKE_HF_TOKEN not in " ".join(v.message for v in violations)  # messages never echo the secret
 
 
+@pytest.mark.graph
 def test_secret_references_and_non_secret_names_are_not_flagged(stacks):
     job = {
         "apiVersion": "batch/v1",
@@ -719,6 +726,7 @@ def test_secret_references_and_non_secret_names_are_not_flagged(stacks):
     assert P.evaluate(rs) == []
 
 
+@pytest.mark.graph
 def test_the_tokens_secret_is_where_credentials_belong(stacks):
     secret = _one(stacks["dev"], "kubernetes:core/v1:Secret", "tokens")
     assert secret.props["stringData"]["hf-token"]  # the engine's placeholder, a Pulumi secret
@@ -739,6 +747,7 @@ def _preview_unknowns(rs: list[P.Resource]) -> list[P.Resource]:
     return changed(rs, P.NODE_POOL_TYPE, "gpu-spot", lambda p: p["nodeConfig"].update(serviceAccount=UNKNOWN))
 
 
+@pytest.mark.graph
 def test_unknown_preview_values_are_skipped_or_decided_by_dependencies(stacks):
     unknown = UNKNOWN
     rs = stacks["dev"]
@@ -758,12 +767,14 @@ def test_unknown_preview_values_are_skipped_or_decided_by_dependencies(stacks):
     assert P.evaluate(_preview_unknowns(rs)) == []
 
 
+@pytest.mark.unit
 def test_kubernetes_components_need_no_provider_of_their_own():
     chart = P.Resource(type="kubernetes:helm.sh/v3:Chart", name="chart", props={}, urn="urn:pulumi:dev::p::t::chart")
     assert P.check_explicit_provider(dataclasses.replace(chart, custom=None)) == []  # as pulumi-policy sees it
     assert P.check_explicit_provider(dataclasses.replace(chart, custom=False)) == []
 
 
+@pytest.mark.unit
 def test_stack_name_comes_from_the_urn():
     assert P.stack_of_urn("urn:pulumi:codelab::nemo-rl-gke::gcp:lustre/instance:Instance::lustre") == "codelab"
 
@@ -810,15 +821,18 @@ def pack_run(synth, stacks) -> dict:
     return policy_check.run_pack(cases, _policy_python())
 
 
+@pytest.mark.graph
 def test_pack_builds_from_main_with_every_rule_at_its_level(pack_run):
     assert pack_run["pack"] == "nemo-rl-gke"
     assert pack_run["policies"] == {r.name: r.enforcement.upper() for r in P.RULES}
 
 
+@pytest.mark.graph
 def test_pack_passes_every_shipped_stack(pack_run, stack):
     assert pack_run["results"][f"stack:{stack}"] == []
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("case", BROKEN, ids=[c[0] for c in BROKEN])
 def test_pack_flags_broken_variant_at_its_enforcement_level(pack_run, case):
     case_id, _stack, _build, policy, phrase = case
@@ -830,18 +844,21 @@ def test_pack_flags_broken_variant_at_its_enforcement_level(pack_run, case):
     assert all(d["urn"] for d in found)
 
 
+@pytest.mark.graph
 def test_pack_reads_around_unknown_preview_values(pack_run):
     # Reading an unknown through pulumi-policy's proxies would turn every rule into a "can't run during
     # preview" diagnostic; the adapters read the raw values and the rules skip or decide by dependencies.
     assert pack_run["results"]["preview-unknowns"] == []
 
 
+@pytest.mark.graph
 def test_pack_warns_that_it_cannot_see_retain_on_delete(pack_run):
     found = pack_run["results"]["retain-only-lustre"]
     assert [(d["policy"], d["enforcement"]) for d in found] == [("protected-outside-dev", "ADVISORY")]
     assert "cannot see retainOnDelete" in found[0]["message"]
 
 
+@pytest.mark.unit
 def test_the_packs_unknown_marker_is_the_python_sdks():
     # The pack runs in its own venv and keeps its own copy; the Python SDK defines only the string marker (the
     # engine's typed markers are in pulumi/sdk go/common/resource/plugin/rpc.go).

@@ -7,6 +7,8 @@ import pytest
 
 from synth import policy_check
 
+pytestmark = pytest.mark.graph
+
 
 @pytest.fixture(scope="module")
 def policy_python():

@@ -19,11 +19,13 @@ SCRIPTS = "/etc/nemo-rl-gke"
 COMMIT = "a" * 40
 
 
+@pytest.mark.unit
 def test_a_commit_id_pins_a_revision():
     assert prefetch.revision_problem(COMMIT) is None
 
 
 # Tags are refused too: they can be moved (huggingface_hub HfApi.delete_tag / create_tag), so only a commit pins.
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "revision", ["main", "master", "A" * 40, "a" * 39, "refs/heads/main", "v1.0", "1.2.3", "v2.0-rc1", "v1.0\n", ""]
 )
@@ -33,11 +35,13 @@ def test_branches_and_malformed_revisions_are_refused(revision):
         prefetch.plan(model_name="acme/m", revision=revision, dataset="gsm8k", mount_path="/lustre")
 
 
+@pytest.mark.unit
 def test_catalog_revisions_are_pinned_commits():
     for facts in catalog.MODELS.values():
         assert prefetch.revision_problem(facts.revision) is None and len(facts.revision) == 40
 
 
+@pytest.mark.unit
 def test_plan_names_its_marker_after_its_items():
     a = prefetch.plan(
         model_name="Qwen/Qwen2.5-72B-Instruct",
@@ -66,6 +70,7 @@ def _as_local(argv: list[str]) -> list[str]:
     return [sys.executable, str(ROOT / "pod_programs" / Path(argv[3]).name), *argv[4:]]
 
 
+@pytest.mark.graph
 def test_rendered_prefetch_commands_download_then_wait_and_the_model_path_is_the_snapshot(tmp_path):
     mount = tmp_path / "lustre"
     with FakeHub() as hub:
@@ -86,6 +91,7 @@ def test_rendered_prefetch_commands_download_then_wait_and_the_model_path_is_the
     assert w.returncode == 0, w.stderr
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "value,expected",
     [
@@ -99,6 +105,7 @@ def test_export_destinations_inside_the_stack_bucket(value, expected):
     assert problem is None and dest.url == expected
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "value,words",
     [
@@ -114,6 +121,7 @@ def test_export_destinations_elsewhere_are_refused(value, words):
     assert dest is None and words in problem
 
 
+@pytest.mark.unit
 def test_rendered_export_command_copies_latest_and_best(tmp_path):
     run = tmp_path / "lustre" / "checkpoints" / "r"
     for step, acc in ((2, 0.9), (4, 0.1)):
@@ -141,6 +149,7 @@ def test_rendered_export_command_copies_latest_and_best(tmp_path):
     assert sorted(p.name for p in (bucket / "r").iterdir()) == ["EXPORT.json", "step_2", "step_4"]
 
 
+@pytest.mark.unit
 def test_the_sidecar_streams_the_copy_and_names_every_request_and_limit():
     # Rule: the GCS FUSE webhook makes a sidecar's request EQUAL its limit when only the limit is annotated
     # (gcs-fuse-csi-driver pkg/webhook/config.go populateResource, v1.24.4), which is how `dev` once asked for a
@@ -159,6 +168,7 @@ def test_the_sidecar_streams_the_copy_and_names_every_request_and_limit():
     assert catalog.GCSFUSE_STREAMING_WRITES_OPTION in options.split(",")
 
 
+@pytest.mark.graph
 def test_a_model_outside_the_catalog_gets_the_ceiling_deadline_and_sizes_its_own_in_the_pod(synth):
     # Found by review: without a size offline, 1800 s (0 bytes + margin) killed the download of any real model.
     # The Job, Pulumi's wait and the download's --job-deadline take the ceiling (core.prefetch); the download

@@ -17,6 +17,8 @@ import pytest
 
 from tests.hub_server import FakeHub, Repo, sha256
 
+pytestmark = pytest.mark.graph
+
 PROGRAM = Path(__file__).resolve().parents[1] / "pod_programs" / "prefetch_hf.py"
 TOKEN = "hf_loopback_token_0123456789"
 C_MODEL = "1" * 40

@@ -43,12 +43,14 @@ def pinned() -> dict[str, tuple[str, list[str]]]:
     return out
 
 
+@pytest.mark.unit
 def test_every_requirement_is_exact_and_hash_pinned():
     for name, (version, hashes) in pinned().items():
         assert version, name
         assert hashes and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes), name
 
 
+@pytest.mark.unit
 def test_the_file_pins_the_clients_nemo_rl_locks_and_their_whole_dependency_closure():
     # pip runs with --no-deps: a dependency missing here would surface as an ImportError in the cluster.
     pins = pinned()
@@ -73,6 +75,7 @@ def prefetch_job(synth):
     return r.get(JOB, "prefetch")
 
 
+@pytest.mark.graph
 def test_the_prefetch_job_installs_from_the_shipped_file_then_downloads_in_the_small_image(prefetch_job):
     pod = prefetch_job.inputs["spec"]["template"]["spec"]
     (install,) = pod["initContainers"]
@@ -91,6 +94,7 @@ def test_the_prefetch_job_installs_from_the_shipped_file_then_downloads_in_the_s
     assert any(m["mountPath"] == target and m.get("readOnly") for m in download["volumeMounts"])
 
 
+@pytest.mark.graph
 def test_the_nemo_rl_image_setting_keeps_the_job_in_that_image(synth):
     r = synth("codelab", {"prefetchImage": "nemo-rl"})
     pod = r.get(JOB, "prefetch").inputs["spec"]["template"]["spec"]
@@ -100,6 +104,7 @@ def test_the_nemo_rl_image_setting_keeps_the_job_in_that_image(synth):
     assert ctr["command"][:3] == ["uv", "run", "python"]
 
 
+@pytest.mark.graph
 def test_unknown_prefetch_image_is_refused_naming_the_key(synth):
     r = synth("dev", {"prefetchImage": "ubuntu"})
     assert r.error is not None and r.resources == []
@@ -119,6 +124,7 @@ def _site_of(names, dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.graph
 def test_the_rendered_download_runs_with_nothing_but_the_pinned_packages(prefetch_job, tmp_path):
     pod = prefetch_job.inputs["spec"]["template"]["spec"]
     (download,) = pod["containers"]

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tools import preview_replacements as pr
+
+pytestmark = pytest.mark.unit
 
 PREVIEW = Path(__file__).resolve().parent / "reference" / "preview" / "dev-day2.json"
 

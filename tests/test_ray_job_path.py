@@ -137,7 +137,9 @@ def render(name: str, overrides: dict, lustre: Path, image: Image, stack: str = 
     )
     run = recipes.default_run_name(settings, stack, release)
     return (
-        recipes.entrypoint(recipe, release, mount_path=str(lustre), run_name=run, paths=image.paths),
+        recipes.entrypoint(
+            recipe, release, recipes.EntrypointArgs(mount_path=str(lustre), run_name=run, paths=image.paths)
+        ),
         recipes.runtime_env(recipe, mount_path=str(lustre)),
         recipes.job_metadata(recipe, run_name=run, stack_name=stack),
         Path(recipes.checkpoint_dir(str(lustre), run)),
@@ -172,6 +174,7 @@ def assert_no_secret(client, job_id: str, *submitted) -> None:
 
 
 # --- the stand-in itself ------------------------------------------------------------------------------
+@pytest.mark.unit
 def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path, monkeypatch, capsys):
     install_workdir(tmp_path, NEMO_RL_RELEASES["v0.5.0"])
     monkeypatch.chdir(tmp_path)
@@ -193,6 +196,7 @@ def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path,
 
 # --- through a real Ray head -----------------------------------------------------------------------------
 # Each recipe on its home release, and Gemma on v0.7.0 (examples/run_grpo.py, data.train / data.validation).
+@pytest.mark.ray
 @pytest.mark.parametrize("name,nemo_rl_image", [*HOME_RELEASE.items(), (GEMMA, "v0.7.0")], indirect=["nemo_rl_image"])
 def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(
     name, nemo_rl_image, client, tmp_path, datasets_calls
@@ -232,6 +236,7 @@ def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(
     assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
 
 
+@pytest.mark.ray
 @pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[GEMMA]], indirect=True)
 def test_preempted_run_resumes_from_its_last_checkpoint(nemo_rl_image, client, tmp_path):
     overrides = {"max_num_steps": 16, "save_period": 2, "keep_top_k": 2}
@@ -269,6 +274,7 @@ def test_preempted_run_resumes_from_its_last_checkpoint(nemo_rl_image, client, t
 
 
 # Ray's own tail_job_logs opens its websocket with a deprecated aiohttp argument.
+@pytest.mark.ray
 @pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[QWEN]], indirect=True)
 def test_companion_cli_drives_status_logs_list_and_stop(nemo_rl_image, ray_head, client, tmp_path, capsys):
@@ -322,6 +328,7 @@ def test_companion_cli_drives_status_logs_list_and_stop(nemo_rl_image, ray_head,
     assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
 
 
+@pytest.mark.ray
 @pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[QWEN]], indirect=True)
 def test_companion_cli_follows_logs_until_the_job_ends(nemo_rl_image, ray_head, client, tmp_path, capsys):
@@ -335,6 +342,7 @@ def test_companion_cli_follows_logs_until_the_job_ends(nemo_rl_image, ray_head, 
     assert "step 3/3 done" in out and out.rstrip().endswith("finished at step 3")
 
 
+@pytest.mark.unit
 def test_companion_cli_takes_host_port_as_a_dashboard_url_and_refuses_other_schemes(monkeypatch):
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
@@ -347,6 +355,7 @@ def test_companion_cli_takes_host_port_as_a_dashboard_url_and_refuses_other_sche
         jobs.effective_address("ray://127.0.0.1:10001")
 
 
+@pytest.mark.ray
 def test_companion_cli_reports_an_unreachable_address_in_one_line(ray_head):
     closed = f"http://127.0.0.1:{free_port()}"
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")}

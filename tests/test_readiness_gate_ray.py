@@ -40,6 +40,8 @@ from tests.test_ray_job_path import (  # noqa: F401
     steps_saved,
 )
 
+pytestmark = pytest.mark.ray
+
 PROGRAMS = Path(__file__).resolve().parents[1] / "pod_programs"
 PROGRAM_FILES = ("readiness_gate.py", "gate_checks.py")
 NODES, RANKS_PER_NODE = 2, 2
@@ -225,10 +227,9 @@ def rendered_job(lustre: Path, image, gate_over: dict, mode: str = "on"):
     entrypoint = recipes.entrypoint(
         recipe,
         release,
-        mount_path=str(lustre),
-        run_name=run,
-        paths=image.paths,
-        gate=[w for kv in opts.items() for w in kv],
+        recipes.EntrypointArgs(
+            mount_path=str(lustre), run_name=run, paths=image.paths, gate=[w for kv in opts.items() for w in kv]
+        ),
     )
     env = recipes.runtime_env(recipe, mount_path=str(lustre))
     # eth0 is the pod's primary interface on GKE; this machine's two Ray nodes talk over loopback.

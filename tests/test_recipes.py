@@ -24,6 +24,8 @@ from tests.nemo_rl_oracle import parsed_overrides
 from tests.standin import fake_datasets
 from workloads import job_scripts as scripts
 
+pytestmark = pytest.mark.unit
+
 V040, V050, V070 = (NEMO_RL_RELEASES[t] for t in ("v0.4.0", "v0.5.0", "v0.7.0"))
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
 HOME_RELEASE = {QWEN: V040, GEMMA: V050}  # the release each seed ran
@@ -252,7 +254,7 @@ def test_rendering_is_deterministic_whatever_the_override_order():
     ra, rb = recipes.resolve_recipe(a, V050), recipes.resolve_recipe(b, V050)
 
     def ep(r):
-        return recipes.entrypoint(r, V050, mount_path=MOUNT, run_name="r")
+        return recipes.entrypoint(r, V050, recipes.EntrypointArgs(mount_path=MOUNT, run_name="r"))
 
     assert ep(ra) == ep(rb) == ep(recipes.resolve_recipe(a, V050))
     keys = list(recipes.hydra_overrides(ra, mount_path=MOUNT, run_name="r"))
@@ -342,7 +344,7 @@ def test_entrypoint_survives_kuberay_submit_command_line(name):
     # KubeRay's submitter runs `bash -ce "... ray job submit ... -- <entrypoint> ; ..."` and the Ray CLI
     # re-joins the words after `--` with shlex.join: emulate both and compare with what Ray runs via the SDK.
     release = HOME_RELEASE[name]
-    ep = recipes.entrypoint(recipes.RECIPES[name], release, mount_path=MOUNT, run_name="r")
+    ep = recipes.entrypoint(recipes.RECIPES[name], release, recipes.EntrypointArgs(mount_path=MOUNT, run_name="r"))
     ray_cli = (
         f'{shlex.quote(sys.executable)} -c \'import shlex, sys; assert sys.argv[1] == "--"; '
         f"print(shlex.join(sys.argv[2:]))'"
@@ -358,7 +360,9 @@ def test_entrypoint_survives_kuberay_submit_command_line(name):
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
 def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(name):
     release, recipe = HOME_RELEASE[name], recipes.RECIPES[name]
-    script = shlex.split(recipes.entrypoint(recipe, release, mount_path="/lustre/", run_name="r"))[2]
+    script = shlex.split(
+        recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path="/lustre/", run_name="r"))
+    )[2]
     lines = [shlex.split(line) for line in script.splitlines()]
     assert lines[:3] == [["set", "-eu"], ["mkdir", "-p", "/lustre/checkpoints/r"], ["cd", NEMO_RL_WORKDIR]]
     assert lines[-1][:5] == ["exec", "uv", "run", "python", release.grpo_entry]
@@ -366,10 +370,17 @@ def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(na
     assert prep == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}", "/lustre/datasets/gsm8k"]
     # GSM8K is prepared after `cd` (NeMo-RL's uv environment has `datasets`) and before training; a Megatron run
     # checks for an interrupted weight conversion right before it (tests/test_megatron_import_guard.py).
-    guard = recipes.megatron_guard_command(recipe.model_name)
-    assert lines[3:-1] == ([prep] if recipe.dataset == "gsm8k" else []) + (
-        [guard] if recipe.train_backend == "megatron" else []
+    # The Megatron run converts into a directory of its own, exported first (commands.py MEGATRON_DIR_ENV).
+    own = recipes.megatron_run_dir("/lustre/", "r")
+    guard = recipes.megatron_guard_command(
+        recipe.model_name,
+        own=own,
+        shared=recipes.megatron_shared_dir("/lustre/"),
+        hf_overrides_hash=recipes.megatron_hf_overrides_hash(recipe, release),
     )
+    megatron = recipe.train_backend == "megatron"
+    export = [["export", f"{recipes.MEGATRON_DIR_ENV}={own}"]] if megatron else []
+    assert lines[3:-1] == export + ([prep] if recipe.dataset == "gsm8k" else []) + ([guard] if megatron else [])
 
 
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
@@ -377,13 +388,14 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
     # What a reviewer of `pulumi preview` sees: no inlined program, no nested quoting, every override key=value.
     release, recipe = HOME_RELEASE[name], recipes.RECIPES[name]
     run = recipes.default_run_name(job(jobRecipe=name), "dev", release)
-    ep = recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name=run)
+    ep = recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=MOUNT, run_name=run))
     sh, dash_c, script = shlex.split(ep)
     assert ep == f"sh -c '{script}'"  # one pair of quotes around the script, none inside it
     assert not set("'\"\\$`") & set(script)
     assert "'\"'\"'\"'\"'" not in ep and "import " not in ep and "load_dataset" not in ep
     lines = script.split("\n")
-    assert len(lines) == 4 + (recipe.dataset == "gsm8k") + (recipe.train_backend == "megatron")
+    # set -eu, mkdir, cd, training; GSM8K's preparation; a Megatron run's conversion directory and its guard.
+    assert len(lines) == 4 + (recipe.dataset == "gsm8k") + 2 * (recipe.train_backend == "megatron")
     for line in lines:
         words = shlex.split(line)
         assert words and " ".join(words) == line and not any("\n" in w for w in words), line
@@ -520,7 +532,7 @@ def test_runtime_env_and_job_carry_no_secret(monkeypatch):
             [
                 env,
                 recipes.runtime_env_yaml(recipe, mount_path=MOUNT),
-                recipes.entrypoint(recipe, release, mount_path=MOUNT, run_name="r"),
+                recipes.entrypoint(recipe, release, recipes.EntrypointArgs(mount_path=MOUNT, run_name="r")),
                 recipes.job_metadata(recipe, run_name="r", stack_name="dev"),
             ]
         )

@@ -15,6 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 SKIP_PREFIXES = ("charts/", "schemas/", "nemo-rl-reference/", "tests/reference/", "tests/oracles/nemo_rl_")
 # This file's own self-test names a missing path and a private citation on purpose.

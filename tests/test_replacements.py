@@ -8,6 +8,7 @@ providers' rules cited next to each case.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import re
 import typing
@@ -16,6 +17,8 @@ import pytest
 
 from core.catalog import replacements as rp
 from synth import compare
+
+pytestmark = pytest.mark.unit
 
 
 def _args_class(type_token: str) -> type:
@@ -68,6 +71,14 @@ def _path_exists(type_token: str, path: str) -> bool:
 ALL_RULES = [(t, r) for t, rules in rp.REPLACE_ONLY.items() for r in rules] + [
     (f"kubernetes:{kind}", r) for kind, rules in rp.K8S_REPLACE_ONLY.items() for r in rules
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sdk_modules():
+    """Every SDK module the rules name, imported once before the tests (pulumi_gcp.compute alone takes seconds)."""
+    for type_token in sorted({t for t, _ in ALL_RULES} | set(rp.DELETE_FIRST)):
+        with contextlib.suppress(Exception):  # a type the SDK lacks fails in its own test
+            _args_class(type_token)
 
 
 @pytest.mark.parametrize("type_token,rule", ALL_RULES, ids=lambda x: getattr(x, "path", x))

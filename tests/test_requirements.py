@@ -6,10 +6,15 @@ imports; the tests' own packages are in requirements-test.txt. Judged by the ins
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from importlib import metadata
 from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[1]
 # The design card (the user's words): the packages the product is built on.
@@ -36,7 +41,8 @@ def pinned(path: Path) -> dict[str, str]:
     return out
 
 
-def third_party_imports(paths) -> set[str]:
+@functools.cache
+def third_party_imports(paths: tuple[str, ...]) -> frozenset[str]:
     out = set()
     for top in paths:
         p = ROOT / top
@@ -48,12 +54,35 @@ def third_party_imports(paths) -> set[str]:
                     else ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
                 )
                 out |= {n.split(".")[0] for n in names}
-    return {m for m in out if m not in sys.stdlib_module_names and m not in OURS}
+    return frozenset(m for m in out if m not in sys.stdlib_module_names and m not in OURS)
+
+
+@functools.cache
+def _packages_distributions() -> dict:
+    return metadata.packages_distributions()  # reads every installed distribution's file list: once
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _installed_distributions():
+    # Read once before the tests that read them: every installed distribution's files, the metadata of both lists'
+    # dependency trees, and the imports of the program and of the tests.
+    _packages_distributions()
+    closure(set(pinned(ROOT / "requirements.txt")) | set(pinned(ROOT / "requirements-test.txt")))
+    third_party_imports(PROGRAM)
+    third_party_imports(("tests",))
 
 
 def distributions_of(modules: set[str]) -> set[str]:
-    by_module = metadata.packages_distributions()
+    by_module = _packages_distributions()
     return {_norm(d) for m in modules for d in by_module.get(m, [m])}
+
+
+@functools.cache
+def _requires(name: str) -> list[str] | None:
+    try:
+        return metadata.requires(name) or []
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def closure(names: set[str]) -> set[str]:
@@ -64,9 +93,8 @@ def closure(names: set[str]) -> set[str]:
         if name in seen:
             continue
         seen.add(name)
-        try:
-            requires = metadata.requires(name) or []
-        except metadata.PackageNotFoundError:
+        requires = _requires(name)
+        if requires is None:
             continue  # an optional extra's package, not installed
         for req in requires:
             todo.append(_norm(re.split(r"[\s\[<>=!~;(]", req, maxsplit=1)[0]))

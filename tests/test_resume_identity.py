@@ -17,15 +17,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
-import torch
-from torchdata.stateful_dataloader import StatefulDataLoader
 
 from core import recipes
 from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import lookup, nemo_rl_config
-
-pytestmark = pytest.mark.unit
 
 QWEN, GEMMA = "qwen2.5-72b-deepscaler", "gemma3-27b-gsm8k"
 
@@ -51,7 +47,11 @@ def nemo_rl_run_config(recipe: str, overrides: dict, tag: str) -> dict:
 
 # --- the dataloader's worker count ------------------------------------------------------------------------------
 def torchdata_resumes(saved_with: int, resumed_with: int) -> bool:
-    """Whether the real StatefulDataLoader takes a state saved with another worker count (as NeMo-RL resumes it)."""
+    """Whether the real StatefulDataLoader takes a state saved with another worker count (as NeMo-RL resumes it).
+    torch and torchdata are imported here, by the graph test that needs them, not at collection (seconds)."""
+    import torch
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
     data = list(range(32))
     loader = StatefulDataLoader(data, batch_size=2, num_workers=saved_with)
     it = iter(loader)
@@ -67,6 +67,7 @@ def torchdata_resumes(saved_with: int, resumed_with: int) -> bool:
     return bool(torch.equal(batch, torch.tensor([4, 5])))
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("recipe, tag", [(QWEN, "v0.4.0"), (GEMMA, "v0.5.0"), (GEMMA, "v0.7.0")])
 def test_the_run_name_changes_exactly_when_torchdata_cannot_resume_the_dataloader(recipe, tag):
     default = lookup(nemo_rl_run_config(recipe, {}, tag), "data.num_workers")[1]
@@ -76,6 +77,7 @@ def test_the_run_name_changes_exactly_when_torchdata_cannot_resume_the_dataloade
         assert (names[a] == names[b]) == torchdata_resumes(a, b), (a, b)
 
 
+@pytest.mark.unit
 def test_an_unchanged_worker_count_keeps_the_run_name_it_had():
     # The count is part of the identity only where it differs from the config's own, so deployed runs keep their names.
     assert run_name(GEMMA, {"data.num_workers": 1}, "v0.5.0") == run_name(GEMMA, {}, "v0.5.0")
@@ -138,6 +140,7 @@ PAIRS = {
 }
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("tag", ["v0.4.0", "v0.5.0", "v0.7.0"])
 @pytest.mark.parametrize("pair", sorted(PAIRS))
 def test_a_megatron_run_resumes_under_its_name_exactly_when_the_scheduler_state_loads(pair, tag):
@@ -150,6 +153,7 @@ def test_a_megatron_run_resumes_under_its_name_exactly_when_the_scheduler_state_
     assert same_name == all(loads), (pair, same_name, loads)
 
 
+@pytest.mark.unit
 def test_the_shipped_megatron_recipe_keeps_its_run_name():
     # The steps are part of a Megatron run's identity only where they differ from the recipe's own.
     assert run_name(QWEN, {"max_num_steps": 20}, "v0.5.0") == run_name(QWEN, {}, "v0.5.0")

@@ -6,11 +6,14 @@ plain-text-secret refusal (tests/test_settings.py exercises it end to end) or th
 
 from __future__ import annotations
 
+import pytest
 from pulumi.runtime import config as rc
 from pulumi.runtime import settings as ps
 from pulumi.runtime.mocks import MockMonitor
 
 from core import sdk
+
+pytestmark = pytest.mark.unit
 
 
 def test_the_config_internals_the_settings_loader_reads_still_exist():

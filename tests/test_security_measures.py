@@ -45,6 +45,7 @@ def _pod(result, role: str) -> np.Endpoint:
 
 
 # --- the oracles on the documentation's own cases -------------------------------------------------------------
+@pytest.mark.unit
 def test_netpol_oracle_follows_the_kubernetes_semantics():
     src_ok = np.pod("a", "other", {"app": "a"}, {"team": "x"})
     src_label_only = np.pod("b", "third", {"app": "a"})
@@ -99,6 +100,7 @@ def test_netpol_oracle_follows_the_kubernetes_semantics():
     assert not np.Policies([fq]).allowed(dst, np.Endpoint("s", host="sub.subdomain.google.com"), 443)
 
 
+@pytest.mark.unit
 def test_pss_oracle_follows_the_pod_security_standards():
     good = {
         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
@@ -116,18 +118,21 @@ def test_pss_oracle_follows_the_pod_security_standards():
 
 
 # --- the figures ------------------------------------------------------------------------------------------------
+@pytest.mark.graph
 def test_no_ray_port_is_reachable_from_outside_the_workload_but_by_the_submitter_and_the_operator(shipped):
     for stack, r in shipped.items():
         reach = f.ray_port_reach(r)
         assert reach == {"konnectivity agent": {8265}, "RayJob rayjob: submitter": {8265}}, stack
 
 
+@pytest.mark.graph
 def test_with_its_own_kuberay_the_dashboard_admits_the_operator_pods_and_not_the_api_servers_agents(synth):
     r = synth("dev", {"kubeRayOperator": "helm"})
     assert r.error is None, r.error
     assert f.ray_port_reach(r) == {"KubeRay operator (own)": {8265}, "RayJob rayjob: submitter": {8265}}
 
 
+@pytest.mark.graph
 def test_every_workload_pod_has_an_egress_policy(shipped):
     for stack, r in shipped.items():
         missing, total = f.pods_without_egress_policy(r)
@@ -135,11 +140,13 @@ def test_every_workload_pod_has_an_egress_policy(shipped):
         assert missing == 0 and total == (6 if stack == "autopilot" else 7), stack
 
 
+@pytest.mark.graph
 def test_only_the_operators_path_reaches_the_dashboard_besides_the_workload_and_the_submitter(shipped):
     for stack, r in shipped.items():
         assert f.dashboard_reach(r) == {"konnectivity agent"}, stack
 
 
+@pytest.mark.graph
 def test_one_pod_template_may_write_to_the_bucket_and_only_under_the_export_prefix(shipped):
     for stack, r in shipped.items():
         assert f.bucket_write(r) == (1, 1, "export prefix only"), stack
@@ -151,6 +158,7 @@ def test_one_pod_template_may_write_to_the_bucket_and_only_under_the_export_pref
         assert writer.labels[f.ROLE] == "checkpoint-export"  # never a Ray pod
 
 
+@pytest.mark.graph
 def test_no_two_platforms_share_a_workload_identity_principal_and_an_experiment_writes_as_its_platforms(
     shipped, experiments, synth
 ):
@@ -170,6 +178,7 @@ def test_no_two_platforms_share_a_workload_identity_principal_and_an_experiment_
     assert f.shared_principals(same) == 0
 
 
+@pytest.mark.graph
 def test_no_pod_holds_a_token_it_never_reads(shipped, synth):
     for stack, r in shipped.items():
         assert f.tokens_never_read(r) == 0, stack
@@ -180,6 +189,7 @@ def test_no_pod_holds_a_token_it_never_reads(shipped, synth):
     assert workers and all("hf-token" in f._mounted_keys(p) for p in workers)
 
 
+@pytest.mark.graph
 def test_every_namespace_enforces_what_its_pods_meet_and_warns_and_audits_restricted(shipped, synth):
     for stack, r in shipped.items():
         good, total = f.namespaces_with_psa(r)
@@ -193,6 +203,7 @@ def test_every_namespace_enforces_what_its_pods_meet_and_warns_and_audits_restri
     assert ns[catalog.KUBERAY_OPERATOR_NAMESPACE]["pod-security.kubernetes.io/enforce"] == "restricted"
 
 
+@pytest.mark.graph
 def test_each_pod_is_at_the_strictest_pod_security_level_it_can_be(shipped):
     # restricted wherever nothing root must own is written; baseline for the two root pods (the NeMo-RL image and
     # every file on Lustre belong to root); privileged only for the hostPath mounts of the GPU workers.
@@ -214,6 +225,7 @@ def test_each_pod_is_at_the_strictest_pod_security_level_it_can_be(shipped):
             )
 
 
+@pytest.mark.graph
 def test_every_container_of_a_pod_without_the_rdma_mounts_drops_all_capabilities(shipped):
     for stack, r in shipped.items():
         dropping, total = f.capability_drops(r)
@@ -225,6 +237,7 @@ def test_every_container_of_a_pod_without_the_rdma_mounts_drops_all_capabilities
                 assert p.labels[f.ROLE] == "ray-worker"
 
 
+@pytest.mark.graph
 def test_images_without_a_digest_are_exactly_those_no_public_source_pins(shipped):
     pinned, distinct = f.digest_pins(shipped)
     refs = set().union(*(f.images(r) for r in shipped.values()))
@@ -235,20 +248,24 @@ def test_images_without_a_digest_are_exactly_those_no_public_source_pins(shipped
     assert (pinned, distinct) == (3, 5)
 
 
+@pytest.mark.graph
 def test_the_node_account_holds_gkes_minimum_role_and_nothing_else(shipped):
     for stack, r in shipped.items():
         assert f.node_roles_beyond_minimum(r) == 0, stack
 
 
+@pytest.mark.graph
 def test_no_stack_opens_its_ip_endpoint_to_every_address(shipped):
     assert [s for s, r in shipped.items() if f.ip_endpoint_open(r)] == []
 
 
+@pytest.mark.unit
 def test_ci_hands_no_real_secret_to_unreviewed_code_and_pins_every_action():
     real, unpinned, uses = f.ci_figures()
     assert (real, unpinned) == (0, 0) and uses > 0
 
 
+@pytest.mark.graph
 def test_the_security_guides_measure_table_states_the_computed_figures(shipped, experiments):
     text = (ROOT / "docs" / "security.md").read_text()
     section = text.split("\n## The measure\n", 1)[1].split("\n#", 1)[0]
@@ -260,6 +277,7 @@ def test_the_security_guides_measure_table_states_the_computed_figures(shipped, 
     assert rows == f.figures(shipped, experiments)
 
 
+@pytest.mark.graph
 def test_only_the_export_job_carries_the_gcs_fuse_sidecar_and_the_guide_says_so(shipped, experiments):
     # The export moved from the head to a CPU Job: the webhook injects its sidecar where the annotation is.
     for stack, r in {**shipped, **experiments}.items():
@@ -278,6 +296,7 @@ def test_only_the_export_job_carries_the_gcs_fuse_sidecar_and_the_guide_says_so(
 DNS = (np.pod("kube-dns", "kube-system", dict(catalog.KUBE_DNS_LABELS)), np.Endpoint("cloud-dns", ip="169.254.169.254"))
 
 
+@pytest.mark.graph
 def test_the_pods_that_resolve_names_reach_kube_dns_and_cloud_dns_and_the_others_nothing(shipped):
     for stack, r in shipped.items():
         pol = f.policies(r)
@@ -309,6 +328,7 @@ HF_DOWNLOAD = (
 )
 
 
+@pytest.mark.graph
 def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped):
     for stack, r in shipped.items():
         pol = f.policies(r)
@@ -330,6 +350,7 @@ def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped)
             assert not any(pol.allowed(x, ext(anything), 443) for x in (prefetch, head, worker))
 
 
+@pytest.mark.graph
 def test_only_the_export_job_reaches_the_metadata_server(shipped, synth):
     metadata = np.Endpoint("metadata", ip="169.254.169.254")
     for stack, r in shipped.items():
@@ -341,6 +362,7 @@ def test_only_the_export_job_reaches_the_metadata_server(shipped, synth):
     assert not f.policies(plain).allowed(_pod(plain, "ray-head"), metadata, 80)
 
 
+@pytest.mark.graph
 def test_ray_nodes_reach_each_other_on_every_port_and_managed_prometheus_the_metrics(shipped):
     collector = np.pod("collector", catalog.GMP_NAMESPACE, {"app": "collector"})
     for stack, r in shipped.items():
@@ -354,6 +376,7 @@ def test_ray_nodes_reach_each_other_on_every_port_and_managed_prometheus_the_met
         assert not pol.allowed(collector, head, catalog.RAY_DASHBOARD_PORT)
 
 
+@pytest.mark.graph
 def test_without_fqdn_policies_the_same_pods_reach_public_https_and_nothing_private(synth):
     r = synth("codelab", {"egressFqdnPolicies": False})
     assert r.error is None, r.error

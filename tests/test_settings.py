@@ -82,6 +82,7 @@ INVALID = [
 ]
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize(
     "overrides,key,hint", INVALID, ids=[f"{c[1].split(':')[1]}-{i}" for i, c in enumerate(INVALID)]
 )
@@ -96,6 +97,7 @@ def test_invalid_setting_is_rejected_naming_its_key_and_registers_nothing(synth,
     assert "Traceback" not in r.error
 
 
+@pytest.mark.graph
 def test_every_problem_is_reported_at_once_one_line_each(synth):
     r = synth(
         "dev",
@@ -114,27 +116,32 @@ def test_every_problem_is_reported_at_once_one_line_each(synth):
     assert r.error.splitlines()[0].startswith(f"{len(lines)} problems")
 
 
+@pytest.mark.graph
 def test_missing_hf_token_is_reported_with_the_command_to_set_it(synth):
     r = synth("dev", secrets={"hfToken": None})
     assert "nemo-rl-gke:hfToken" in r.error and "pulumi config set --secret hfToken" in r.error
     assert r.resources == []
 
 
+@pytest.mark.graph
 def test_hf_token_set_in_plain_text_is_refused(synth):
     r = synth("dev", secrets={"hfToken": "hf_plain"}, plaintext_keys=("hfToken",))
     assert "stored in plain text" in r.error and r.resources == []
 
 
+@pytest.mark.unit
 def test_placeholder_project_is_refused_outside_the_offline_engine():
     with pytest.raises(SettingsError) as err:
         load_settings("dev", PLACEHOLDER_PROJECT, {}, {"hfToken": "secret"})
     assert "gcp:project" in str(err.value) and "pulumi config set gcp:project" in str(err.value)
 
 
+@pytest.mark.graph
 def test_placeholder_project_is_accepted_by_the_offline_synth(synth):
     assert synth("dev").config["gcp:project"] == PLACEHOLDER_PROJECT
 
 
+@pytest.mark.graph
 def test_valid_non_default_settings_are_accepted(synth):
     r = synth(
         "dev",
@@ -158,12 +165,14 @@ def test_valid_non_default_settings_are_accepted(synth):
     assert r.get("gcp:container/cluster:Cluster", "cluster").inputs["name"] == "rl-team"
 
 
+@pytest.mark.unit
 def test_a_missing_project_is_one_clear_line():
     with pytest.raises(SettingsError) as e:
         load_settings("dev", "", values={}, secret_state={"hfToken": "secret", "wandbApiKey": "secret"})
     assert e.value.problems == ["gcp:project: is not set; run `pulumi config set gcp:project <your-project-id>`"]
 
 
+@pytest.mark.unit
 def test_teardown_is_safe_unless_a_stack_file_says_otherwise():
     # The stack's name no longer decides what destroy deletes: unset means protect, whatever the stack is called.
     s = load_settings("dev", "example-project", values={}, secret_state={"hfToken": "secret", "wandbApiKey": "secret"})

@@ -6,16 +6,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from core.settings import SECRET_KEYS, config_fields
 from synth import settings_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.graph
 def test_docs_settings_md_is_what_the_models_generate():
     assert (ROOT / "docs" / "settings.md").read_text() == settings_reference.render(), "run `make generated`"
 
 
+@pytest.mark.unit
 def test_every_setting_and_secret_has_its_entry_with_its_description_and_a_refusal():
     text = (ROOT / "docs" / "settings.md").read_text()
     entries = dict(re.findall(r"^### `([^`]+)`\n\n(.*)$", text, flags=re.MULTILINE))
@@ -27,6 +31,7 @@ def test_every_setting_and_secret_has_its_entry_with_its_description_and_a_refus
         assert f"\n  nemo-rl-gke:{key}" in body and "(accepted)" not in body, key
 
 
+@pytest.mark.unit
 def test_every_table_of_contents_link_resolves_to_a_heading():
     text = (ROOT / "docs" / "settings.md").read_text()
     anchors = {

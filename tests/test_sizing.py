@@ -4,6 +4,8 @@ import pytest
 
 from core import sizing
 
+pytestmark = pytest.mark.unit
+
 QWEN = "Qwen/Qwen2.5-72B-Instruct"  # 72.7e9 parameters (catalog.MODEL_PARAMS)
 GEMMA = "google/gemma-3-27b-it"  # 27.4e9 parameters
 

@@ -12,6 +12,8 @@ import yaml
 from synth import sizing_report as checkpoint_io
 from synth.engine import available_stacks, platform_stacks
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 NS = "nemo-rl-gke"
 

@@ -14,6 +14,8 @@ import pytest
 from synth import compare
 from workloads.ray_cluster import REPLACE_ON_CHANGES
 
+pytestmark = pytest.mark.graph
+
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
 SECRET = "kubernetes:core/v1:Secret"
 REPLICA_FIELDS = ("replicas", "minReplicas", "maxReplicas")

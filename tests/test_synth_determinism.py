@@ -24,6 +24,8 @@ import yaml
 from synth import compare, engine, render
 from synth.__main__ import main as synth_main
 
+pytestmark = pytest.mark.graph
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = engine.available_stacks()
 OVERRIDES = {"gpuNodes": "4", "lustreCapacityGib": "36000"}

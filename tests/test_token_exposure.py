@@ -22,12 +22,15 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 import yaml
 from ray.job_submission import JobStatus, JobSubmissionClient
 
 from core import catalog
 from tests.ray_local import RAY, base_env, local_cluster
 from workloads.manifests import pod_security as ps
+
+pytestmark = pytest.mark.ray
 
 HF_CANARY = "hf_canaryQ7v2Xk93LmP0"
 WANDB_CANARY = "wandbcanary5c1e0b7d3a9f2"

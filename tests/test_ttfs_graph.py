@@ -12,6 +12,8 @@ from synth import critical_path as cp
 from synth import render
 from tests.k8s_validation import validate_any
 
+pytestmark = pytest.mark.graph
+
 JOB = "kubernetes:batch/v1:Job"
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"

@@ -27,6 +27,7 @@ def worker_annotations(result):
     return ray.get("spec.workerGroupSpecs.0.template.metadata.annotations")
 
 
+@pytest.mark.graph
 @pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
 def test_placeholders_carry_the_ray_workers_placement_and_resources(synth, stack_name):
     worker, _ = worker_template(synth(stack_name))
@@ -54,6 +55,7 @@ def test_placeholders_carry_the_ray_workers_placement_and_resources(synth, stack
     assert job["spec"]["parallelism"] == job["spec"]["completions"] == 8
 
 
+@pytest.mark.unit
 def test_priority_class_scales_nodes_up_yet_yields_to_default_priority_pods():
     pc = w.priority_class("nemo-rl-gke-warmup")
     validate_core(pc)
@@ -63,6 +65,7 @@ def test_priority_class_scales_nodes_up_yet_yields_to_default_priority_pods():
     assert pc["globalDefault"] is False and pc["preemptionPolicy"] == "Never"
 
 
+@pytest.mark.graph
 def test_cpu_prepull_daemonset_runs_on_the_head_nodes_and_is_valid(synth):
     _, head = worker_template(synth("codelab"))
     ds = w.cpu_prepull_daemonset(
@@ -75,6 +78,7 @@ def test_cpu_prepull_daemonset_runs_on_the_head_nodes_and_is_valid(synth):
     assert spec["containers"][0]["image"] == catalog.PAUSE_IMAGE
 
 
+@pytest.mark.graph
 def test_placeholder_command_exits_zero_on_sigterm_and_holds_otherwise():
     cmd = w.placeholder_command(30)
     proc = subprocess.Popen(cmd, start_new_session=True)
@@ -94,6 +98,7 @@ def test_placeholder_command_exits_zero_on_sigterm_and_holds_otherwise():
     assert subprocess.run(w.placeholder_command(1), timeout=10).returncode == 0
 
 
+@pytest.mark.unit
 def test_placeholder_job_refuses_zero_replicas():
     with pytest.raises(ValueError):
         w.placeholder_job(

@@ -59,10 +59,12 @@ def make_targets() -> set[str]:
     return targets
 
 
+@pytest.mark.unit
 def test_there_is_a_pull_request_workflow():
     assert PR_WORKFLOW in WORKFLOWS
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_workflow_is_valid_yaml_with_jobs_and_steps(path):
     wf = load(path)
@@ -80,6 +82,7 @@ def uses_lines(path: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if re.match(r"^\s*(?:-\s+)?uses:", line)]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_every_action_is_pinned_by_commit_sha_with_its_tag_beside_it(path):
     lines = uses_lines(path)
@@ -106,6 +109,7 @@ def jobs_handing_out_credentials(wf: dict) -> dict[str, set[str]]:
     return out
 
 
+@pytest.mark.unit
 def test_no_job_hands_real_secrets_to_unreviewed_code():
     wf = load(PR_WORKFLOW)
     creds = jobs_handing_out_credentials(wf)
@@ -125,6 +129,7 @@ def test_no_job_hands_real_secrets_to_unreviewed_code():
     assert "PULUMI_ACCESS_TOKEN" not in PR_WORKFLOW.read_text().split("\nname:", 1)[1]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_checkouts_do_not_leave_the_github_token_in_the_workspace(path):
     for name in load(path)["jobs"]:
@@ -132,6 +137,7 @@ def test_checkouts_do_not_leave_the_github_token_in_the_workspace(path):
             assert s["with"]["persist-credentials"] is False, name
 
 
+@pytest.mark.unit
 def test_an_action_is_pinned_to_the_same_commit_in_every_workflow():
     by_action: dict[str, set[str]] = {}
     for path in WORKFLOWS:
@@ -151,6 +157,7 @@ def header(path: Path) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_header_lists_every_secret_and_variable_the_workflow_reads(path):
     text = path.read_text()
@@ -160,6 +167,7 @@ def test_header_lists_every_secret_and_variable_the_workflow_reads(path):
     assert used == documented, f"used {sorted(used)}, documented {sorted(documented)}"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_make_targets_the_workflow_calls_exist(path):
     targets = make_targets()
@@ -172,18 +180,21 @@ def test_make_targets_the_workflow_calls_exist(path):
                         assert word in targets, f"make {word}: no such target in the Makefile"
 
 
+@pytest.mark.unit
 def test_pull_requests_run_the_expected_jobs():
     wf = load(PR_WORKFLOW)
     assert "pull_request" in triggers(wf)
     assert set(wf["jobs"]) == {"test", "synth", "preview"}
 
 
+@pytest.mark.unit
 def test_test_job_runs_the_same_command_as_ci_run():
     assert ci_run_command() == "make test"
     runs = [s["run"].strip() for s in steps(load(PR_WORKFLOW), "test") if "run" in s]
     assert runs == [ci_run_command()]
 
 
+@pytest.mark.unit
 def test_test_job_runs_as_the_runners_ordinary_user_with_python_3_11():
     # The suite writes only under temporary directories, so it needs no root and no container.
     job = load(PR_WORKFLOW)["jobs"]["test"]
@@ -193,6 +204,7 @@ def test_test_job_runs_as_the_runners_ordinary_user_with_python_3_11():
     assert step_using(load(PR_WORKFLOW), "test", "actions/checkout")
 
 
+@pytest.mark.unit
 def test_preview_selects_the_existing_stack_and_never_creates_one():
     # The preview team may only read the stack (Pulumi Cloud "Stack Read"): a maintainer creates it once.
     config = [s["run"] for s in steps(load(PR_WORKFLOW), "preview") if "pulumi stack select" in s.get("run", "")]
@@ -201,6 +213,7 @@ def test_preview_selects_the_existing_stack_and_never_creates_one():
     assert select == [["pulumi", "stack", "select", '"$STACK"']]
 
 
+@pytest.mark.graph
 def test_synth_job_synthesizes_every_stack_and_uploads_build():
     wf = load(PR_WORKFLOW)
     runs = [s["run"] for s in steps(wf, "synth") if "run" in s]
@@ -210,6 +223,7 @@ def test_synth_job_synthesizes_every_stack_and_uploads_build():
     assert any("--compare" in r for r in runs)  # the offline diff against the base branch
 
 
+@pytest.mark.unit
 def test_preview_job_previews_dev_with_the_policy_pack_and_federated_google_auth():
     wf = load(PR_WORKFLOW)
     job = wf["jobs"]["preview"]
@@ -243,6 +257,7 @@ def preview_stack() -> str:
     return m.group(1)
 
 
+@pytest.mark.unit
 def test_the_preview_token_is_used_on_a_stack_that_holds_no_real_secret():
     # Pulumi Cloud's Stack Read holds stack:export and stack:decrypt ("Permission Sets"; "RBAC Scopes":
     # stack:decrypt "allows viewing encrypted configuration values and secrets"): on a stack with real tokens,
@@ -263,6 +278,7 @@ def test_the_preview_token_is_used_on_a_stack_that_holds_no_real_secret():
     assert "PULUMI_PREVIEW_TEAM             Pulumi Cloud team holding only Stack Read on the ci-preview stack" in text
 
 
+@pytest.mark.unit
 def test_preview_job_summarizes_replacements_from_the_json_plan():
     # `pulumi preview --json` (pulumi pkg/display/json.go PreviewDigest), read by tools/preview_replacements.py
     # after the CLI is installed and the stack configured.
@@ -291,6 +307,7 @@ def actionlint(*paths: Path) -> list[dict]:
     return json.loads(out.stdout or "[]")
 
 
+@pytest.mark.unit
 def test_actionlint_finds_the_defects_it_is_here_for(tmp_path):
     # The linter itself, on a workflow with one defect of each kind: a shell word splitting, an untrusted input in
     # a script, an undefined property, a bad value type.
@@ -303,6 +320,7 @@ def test_actionlint_finds_the_defects_it_is_here_for(tmp_path):
     assert {"shellcheck", "expression", "syntax-check"} <= kinds, kinds
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_actionlint_passes_every_workflow(path):
     assert [f"{e['line']}:{e['column']} {e['kind']}: {e['message']}" for e in actionlint(path)] == []

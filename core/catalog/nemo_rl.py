@@ -58,6 +58,15 @@ class NemoRlRelease:
     # replaces the image's variable (Kubernetes expands `$(VAR)` only from the container's own env), so the Ray
     # pods' value (workloads/manifests/rdma.py library_path) must carry these after the gIB and driver directories.
     image_library_path: tuple[str, ...] = ()
+    # How the release's config loader (nemo_rl/utils/config.py) and entry script build a config, which
+    # core/recipes/config_tree.py reproduces offline (the upstream lines: `sources`, from _LOADER_SOURCES):
+    # - loader_parent_dirs: a parent's own `defaults:` resolve against that parent's directory (False: against the
+    #   top config's directory, for the whole chain);
+    # - loader_override_marker: a section marked `_override_: true` replaces the parent's section instead of merging;
+    # - resolvers: the OmegaConf resolvers the entry script registers before loading.
+    loader_parent_dirs: bool = False
+    loader_override_marker: bool = False
+    resolvers: tuple[str, ...] = ("mul",)
     # The Policy asserts policy.train_micro_batch_size == policy.logprob_batch_size at tensor parallelism >= 4 unless
     # NRL_IGNORE_TP_ACCURACY_CHECK is set (nemo_rl/models/policy/lm_policy.py at v0.7.0 L178-195; absent at v0.4.0 and
     # v0.5.0: `git grep NRL_IGNORE_TP_ACCURACY_CHECK <tag>` is empty).
@@ -74,6 +83,32 @@ class NemoRlRelease:
         return f"{NEMO_RL_IMAGE_REPO}:{self.tag}"
 
 
+# The upstream lines behind each release's loader facts (files at the tag; the loader is vendored in
+# nemo-rl-reference/<tag>/nemo_rl/utils/config.py, identical blob 690c8f16 in v0.4.0 and v0.5.0).
+_LOADER = f"{_REPO} nemo_rl/utils/config.py at {{commit}} (nemo-rl-reference/{{tag}})"
+_LOADER_04 = {
+    "loader_parent_dirs": f"{_LOADER} L63-65: `resolve_path(base_dir, ...)` then "
+    "`load_config_with_inheritance(parent_path, base_dir)`: the top file's base_dir all the way down",
+    "loader_override_marker": f"{_LOADER} L66, L69: plain `OmegaConf.merge`, no `_override_` handling",
+    "resolvers": f"{_REPO} examples/run_grpo_math.py L43 at {{commit}}: "
+    '`OmegaConf.register_new_resolver("mul", lambda a, b: a * b)` at import; the loader registers none',
+}
+_LOADER_SOURCES: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "v0.4.0": _LOADER_04,
+        "v0.5.0": _LOADER_04,
+        "v0.7.0": {
+            "loader_parent_dirs": f"{_LOADER} L81-85: `load_config_with_inheritance(parent_path, "
+            'parent_path.parent)` ("Use parent\'s directory as base_dir for resolving its own defaults")',
+            "loader_override_marker": f"{_LOADER} L30-44 `merge_with_override` (a section with `_override_: true` "
+            "drops the base's section), used for every merge at L86-91",
+            "resolvers": f"{_LOADER} L191-198 `register_omegaconf_resolvers` (mul, div, max), called by "
+            f"{_REPO} examples/run_grpo.py L66 at {{commit}}",
+        },
+    }
+)
+
+
 def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
     return MappingProxyType(
         {
@@ -83,6 +118,7 @@ def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
             "flat_data": _DATA_LAYOUT,
             "ray_cli_join": _RAY_CLI_JOIN,
             "image_digest": _NO_NEMO_RL_DIGEST,
+            **{k: v.format(tag=tag, commit=commit[:8]) for k, v in _LOADER_SOURCES[tag].items()},
             **extra,
         }
     )
@@ -95,6 +131,9 @@ def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
 # nvcr.io/nvidia/cuda-dl-base, whose Dockerfile NVIDIA does not publish: those entries are unknown here, and the GKE
 # tutorial replaces them on v0.5.0 (worker env LD_LIBRARY_PATH=/usr/local/nvidia/lib64) without harm.
 _LIBRARY_PATH = f"{_REPO} docker/Dockerfile at the tag"
+# Absent before v0.7.0 (the field comments above): the releases' trees at their tags.
+_NO_TP_CHECK = f"{_REPO} tree at the tag: no NRL_IGNORE_TP_ACCURACY_CHECK (`git grep` at the tag is empty)"
+_NO_HF_SUFFIX = f"{_REPO} nemo_rl/models/megatron at the tag: the conversion directory is named by the model alone"
 
 _RECORDS: tuple[NemoRlRelease, ...] = (
     NemoRlRelease(
@@ -104,7 +143,13 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo_math.py",
         frozenset({_GRPO_70B, _GRPO_1B}),
         flat_data=True,
-        sources=_sources("v0.4.0", "c751f811217db7df0d4c94abdeaada6626cfc150", image_library_path=_LIBRARY_PATH),
+        sources=_sources(
+            "v0.4.0",
+            "c751f811217db7df0d4c94abdeaada6626cfc150",
+            image_library_path=_LIBRARY_PATH,
+            tp_accuracy_check=_NO_TP_CHECK,
+            megatron_hf_overrides_suffix=_NO_HF_SUFFIX,
+        ),
     ),
     NemoRlRelease(
         "v0.5.0",
@@ -113,7 +158,13 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo_math.py",
         frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}),
         flat_data=True,
-        sources=_sources("v0.5.0", "6c7089300fded94abfa49bb9cbf9eb357d862461", image_library_path=_LIBRARY_PATH),
+        sources=_sources(
+            "v0.5.0",
+            "6c7089300fded94abfa49bb9cbf9eb357d862461",
+            image_library_path=_LIBRARY_PATH,
+            tp_accuracy_check=_NO_TP_CHECK,
+            megatron_hf_overrides_suffix=_NO_HF_SUFFIX,
+        ),
     ),
     NemoRlRelease(
         "v0.7.0",
@@ -122,6 +173,9 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo.py",
         frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}),
         flat_data=False,
+        loader_parent_dirs=True,
+        loader_override_marker=True,
+        resolvers=("mul", "div", "max"),
         tp_accuracy_check=True,
         megatron_hf_overrides_suffix=True,
         image_library_path=(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import pod_programs
 from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
@@ -49,6 +49,30 @@ class Attempts:
 ATTEMPTS_SCRIPT = pod_programs.ATTEMPTS.name
 
 
+@dataclass(frozen=True)
+class EntrypointArgs:
+    """What the entrypoint script runs around NeMo-RL, for `job_script()` and `entrypoint()`.
+
+    `mount_path` / `run_name`: the Lustre mount and the run (its checkpoint directory); `paths`: the image's NeMo-RL
+    directory and the head's scripts mount; `gate`: the readiness gate's options (core.gate), run first; `model_path`:
+    the prefetched, pinned model directory (policy.model_name); `before`: commands run before training (own-cluster
+    mode waits there for the weights prefetch's marker); `after`: commands run once training succeeded (the
+    checkpoint export); `prefetch_marker`: the prefetch's marker, which pins the GSM8K preparation to the commit it
+    downloaded; `attempts`: a standing cluster's bounded attempts; `start_from`: jobStartFrom, a checkpoint to start
+    the run from (warm_start_line)."""
+
+    mount_path: str
+    run_name: str
+    paths: ImagePaths = IMAGE_PATHS
+    gate: Optional[Sequence[str]] = None
+    model_path: Optional[str] = None
+    before: tuple[Sequence[str], ...] = ()
+    after: tuple[Sequence[str], ...] = ()
+    prefetch_marker: Optional[str] = None
+    attempts: Optional[Attempts] = None
+    start_from: Optional[str] = None
+
+
 def attempts_log(mount_path: str, run_name: str) -> str:
     return f"{mount_path.rstrip('/')}/attempts/{run_name}.jsonl"
 
@@ -80,53 +104,37 @@ def _attempts_line(a: Attempts, steps: list[list[str]], scripts_dir: str) -> str
     return "exec " + shlex.join(words)
 
 
-def job_script(
-    recipe: Recipe,
-    release: NemoRlRelease,
-    *,
-    mount_path: str,
-    run_name: str,
-    paths: ImagePaths = IMAGE_PATHS,
-    gate: Optional[list[str]] = None,
-    model_path: Optional[str] = None,
-    before: tuple[list[str], ...] = (),
-    after: tuple[list[str], ...] = (),
-    prefetch_marker: Optional[str] = None,
-    attempts: Optional[Attempts] = None,
-    start_from: Optional[str] = None,
-) -> str:
+def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> str:
     """The script `entrypoint()` runs with `sh -c`, one command per line (see entrypoint()).
 
-    `attempts`: the steps from the gate on run as one command of pod_programs/attempts.py, which reruns them (gate
-    included) after a failure, up to its bound.
-
-    `model_path`: the prefetched, pinned model directory (policy.model_name); `before`: commands run before
-    training (own-cluster mode waits there for the weights prefetch's marker); `after`: commands run once
-    training succeeded (the checkpoint export). With nothing after, NeMo-RL is exec'd; otherwise `set -e` runs
-    the export only after a successful training. A Megatron run first removes an interrupted weight conversion
+    With `args.attempts`, the steps from the gate on run as one command of pod_programs/attempts.py, which reruns
+    them (gate included) after a failure, up to its bound. With nothing `after`, NeMo-RL is exec'd; otherwise `set -e`
+    runs the export only after a successful training. A Megatron run first removes an interrupted weight conversion
     (megatron_guard_command)."""
+    a = args
+    mount_path, run_name, paths = a.mount_path, a.run_name, a.paths
     script = [
         "set -eu",
         shlex.join(["mkdir", "-p", checkpoint_dir(mount_path, run_name)]),
     ]
-    if start_from:
-        script.append(warm_start_line(mount_path, run_name, start_from))
+    if a.start_from:
+        script.append(warm_start_line(mount_path, run_name, a.start_from))
     script.append(shlex.join(["cd", paths.workdir]))
     steps: list[list[str]] = []
-    if gate:
-        steps.append(gate_command(gate, paths.scripts_dir))
-    steps.extend(list(cmd) for cmd in before)
+    if a.gate:
+        steps.append(gate_command(list(a.gate), paths.scripts_dir))
+    steps.extend(list(cmd) for cmd in a.before)
     if recipe.config_files:
         steps.append(install_configs_command(recipe, paths))
     if recipe.dataset == "gsm8k":
-        steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, prefetch_marker))
+        steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, a.prefetch_marker))
     if recipe.train_backend == "megatron":
         # The run converts into a directory of its own (pod_programs/megatron_import_guard.py: concurrent jobs).
         own = megatron_run_dir(mount_path, run_name)
         script.append(shlex.join(["export", f"{MEGATRON_DIR_ENV}={own}"]))
         steps.append(
             megatron_guard_command(
-                model_path or recipe.model_name,
+                a.model_path or recipe.model_name,
                 paths.scripts_dir,
                 own=own,
                 shared=megatron_shared_dir(mount_path),
@@ -137,10 +145,11 @@ def job_script(
         "uv",
         "run",
         "python",
-        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=model_path),
+        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path),
     ]
-    if attempts is not None:
-        script.append(_attempts_line(attempts, [*steps, train, *(list(c) for c in after)], paths.scripts_dir))
+    after = [list(c) for c in a.after]
+    if a.attempts is not None:
+        script.append(_attempts_line(a.attempts, [*steps, train, *after], paths.scripts_dir))
         return "\n".join(script)
     script.extend(shlex.join(step) for step in steps)
     script.append(shlex.join(train) if after else "exec " + shlex.join(train))
@@ -173,21 +182,7 @@ def warm_start_line(mount_path: str, run_name: str, start_from: str) -> str:
     )
 
 
-def entrypoint(
-    recipe: Recipe,
-    release: NemoRlRelease,
-    *,
-    mount_path: str,
-    run_name: str,
-    paths: ImagePaths = IMAGE_PATHS,
-    gate: Optional[list[str]] = None,
-    model_path: Optional[str] = None,
-    before: tuple[list[str], ...] = (),
-    after: tuple[list[str], ...] = (),
-    prefetch_marker: Optional[str] = None,
-    attempts: Optional[Attempts] = None,
-    start_from: Optional[str] = None,
-) -> str:
+def entrypoint(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> str:
     """The shell command the RayJob runs: `sh -c '<script>'`, one simple command.
 
     KubeRay's submitter pastes the entrypoint into a bash command line after `ray job submit --`, so a
@@ -202,26 +197,7 @@ def entrypoint(
     line, and with bare Hydra strings the built-in recipes need no quote inside the script, so `pulumi preview`
     shows every override as plain `key=value`.
     """
-    return shlex.join(
-        [
-            "sh",
-            "-c",
-            job_script(
-                recipe,
-                release,
-                mount_path=mount_path,
-                run_name=run_name,
-                paths=paths,
-                gate=gate,
-                model_path=model_path,
-                before=before,
-                after=after,
-                prefetch_marker=prefetch_marker,
-                attempts=attempts,
-                start_from=start_from,
-            ),
-        ]
-    )
+    return shlex.join(["sh", "-c", job_script(recipe, release, args)])
 
 
 # The runtime-env variable that carries the gateRerun token: part of the RayJob's spec in both modes, so a new

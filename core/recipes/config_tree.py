@@ -7,11 +7,13 @@ re-implements the part of them NeMo-RL's loader uses, and tests/test_config_tree
 thing (each release's own `nemo_rl/utils/config.py` with hydra-core 1.3.2 / omegaconf 2.3.0) on every config
 of every release:
 
-- `load()`: `load_config_with_inheritance` of the release (nemo_rl/utils/config.py at the tag). v0.4.0 and
-  v0.5.0 resolve every nested `defaults:` against the top file's directory; v0.7.0 against each parent's own
-  directory and honours a section's `_override_: true` (replace the parent's section instead of merging);
+- `load()`: `load_config_with_inheritance` of the release (nemo_rl/utils/config.py at the tag), as its
+  `NemoRlRelease` record describes it: nested `defaults:` against the top file's directory (v0.4.0, v0.5.0) or
+  against each parent's own (`loader_parent_dirs`, v0.7.0), and a section's `_override_: true` replacing the
+  parent's section instead of merging (`loader_override_marker`, v0.7.0);
 - `resolved`: `OmegaConf.to_container(resolve=True)`, with the resolvers the release's entry script registers
-  (`mul`; v0.7.0 also `div`, `max`) and `oc.env`; a value that cannot be resolved offline is `UNRESOLVED`;
+  (the record's `resolvers`: `mul`; v0.7.0 also `div`, `max`) and `oc.env`; a value that cannot be resolved
+  offline is `UNRESOLVED`;
 - `override_problem()`: whether Hydra's `_apply_overrides_to_config` (struct mode, as NeMo-RL's
   `parse_hydra_overrides` sets it) takes `key=value` / `+key=value`, and whether the value has the config's type
   (OmegaConf checks none: every YAML leaf is an AnyNode, so `lr=abc` would reach NeMo-RL as a string).
@@ -29,7 +31,7 @@ from typing import Any, Mapping, Optional
 
 import yaml
 
-from core.catalog import NEMO_RL_REFERENCE, NEMO_RL_WORKDIR
+from core.catalog import NEMO_RL_REFERENCE, NEMO_RL_RELEASES, NEMO_RL_WORKDIR
 from core.dotted import get_path
 
 CONFIGS_DIR = "examples/configs"
@@ -155,11 +157,6 @@ def _merge_with_override(base: dict, over: dict) -> dict:
     return _merge(base, over)
 
 
-def _per_parent_dirs(tag: str) -> bool:
-    # v0.7.0's loader passes `parent_path.parent` down; v0.4.0/v0.5.0 pass the top file's base_dir unchanged.
-    return (release_root(tag) / "nemo_rl/utils/config.py").read_text().count("merge_with_override") > 0
-
-
 def _inherit(tag: str, rel: str, base_dir: str, files: Mapping[str, str], seen: tuple[str, ...]) -> dict:
     rel = posixpath.normpath(rel)
     if rel in seen:
@@ -176,14 +173,15 @@ def _inherit(tag: str, rel: str, base_dir: str, files: Mapping[str, str], seen: 
         return config
     defaults = config.pop("defaults")
     parents = [defaults] if isinstance(defaults, str) else [str(d) for d in (defaults or [])]
-    per_parent = _per_parent_dirs(tag)
+    release = NEMO_RL_RELEASES[tag]
+    merge = _merge_with_override if release.loader_override_marker else _merge
     merged: dict = {}
     for parent in parents:
         ppath = _install_relative(parent) if parent.startswith("/") else posixpath.join(base_dir, parent)
-        pdir = posixpath.dirname(posixpath.normpath(ppath)) if per_parent else base_dir
+        pdir = posixpath.dirname(posixpath.normpath(ppath)) if release.loader_parent_dirs else base_dir
         loaded = _inherit(tag, ppath, pdir, files, seen + (rel,))
-        merged = _merge_with_override(merged, loaded) if per_parent else _merge(merged, loaded)
-    return _merge_with_override(merged, config) if per_parent else _merge(merged, config)
+        merged = merge(merged, loaded)
+    return merge(merged, config)
 
 
 def _install_relative(path: str) -> str:
@@ -202,11 +200,13 @@ class _ResolveError(Exception):
     pass
 
 
+# The resolvers NeMo-RL's entry scripts register, as they define them (the release record says which one registers
+# which: NemoRlRelease.resolvers, with the upstream lines).
+_RESOLVER_FUNCTIONS = {"mul": lambda a, b: a * b, "div": lambda a, b: a / b, "max": lambda a, b: max(a, b)}
+
+
 def _resolvers(tag: str) -> dict:
-    out = {"mul": lambda a, b: a * b}  # v0.4.0/v0.5.0 examples/run_grpo_math.py L43; v0.7.0 register_omegaconf_...
-    if (release_root(tag) / "nemo_rl/utils/config.py").read_text().count("register_omegaconf_resolvers"):
-        out.update({"div": lambda a, b: a / b, "max": lambda a, b: max(a, b)})
-    return out
+    return {name: _RESOLVER_FUNCTIONS[name] for name in NEMO_RL_RELEASES[tag].resolvers}
 
 
 def _split_top(s: str, sep: str) -> list[str]:

@@ -173,15 +173,17 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
     entrypoint = recipes.entrypoint(
         a.recipe,
         a.release,
-        mount_path=mount,
-        run_name=a.run_name,
-        gate=gate.options(a.gate_args) if a.gate_args else None,
-        model_path=a.model_path,
-        before=tuple(list(c) for c in a.before),
-        after=tuple(list(c) for c in a.after),
-        prefetch_marker=a.prefetch_marker,
-        attempts=a.attempts,
-        start_from=a.start_from,
+        recipes.EntrypointArgs(
+            mount_path=mount,
+            run_name=a.run_name,
+            gate=gate.options(a.gate_args) if a.gate_args else None,
+            model_path=a.model_path,
+            before=tuple(list(c) for c in a.before),
+            after=tuple(list(c) for c in a.after),
+            prefetch_marker=a.prefetch_marker,
+            attempts=a.attempts,
+            start_from=a.start_from,
+        ),
     )
     # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
     runtime_env = recipes.runtime_env_yaml(a.recipe, mount_path=mount, gate_rerun=a.gate_rerun, release=a.release)
