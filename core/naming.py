@@ -191,6 +191,16 @@ class Names:
         # project (the principal is ns/<namespace>/sa/<name> in the project's one pool).
         return f"{self.prefix}-export"
 
+    @property
+    def data_job(self) -> str:
+        # The data staging Job on the CPU pool (workloads/data_staging.py).
+        return f"{self.prefix}-data"
+
+    @property
+    def data_ksa(self) -> str:
+        # The data staging Job's own Kubernetes service account: the one principal with read on the job's gs:// data.
+        return f"{self.prefix}-data"
+
     def all_kubernetes_names(self) -> dict[str, tuple[str, int]]:
         """name -> (what it names, max length), for validation."""
         return {
@@ -201,6 +211,7 @@ class Names:
             self.ray_cluster: ("RayCluster", 53),
             self.lustre_pv: ("Lustre PersistentVolume", 253),
             self.export_ksa: ("export service account", 63),
+            self.data_ksa: ("data staging service account", 63),
         }
 
     def all_gcp_names(self) -> dict[str, tuple[str, int]]:

@@ -425,7 +425,9 @@ def test_a_shipped_config_whose_shape_cannot_take_the_recipes_keys_is_refused_in
     # data.train.* keys cannot apply (Hydra refuses a key under a list), so the refusal comes before submission.
     problems = refusal(GEMMA, "v0.7.0", {"config_path": "examples/configs/grpo_multiple_datasets.yaml"})
     assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.config_path: ")
-    assert "cannot take data.train." in problems[0] and "jobOverrides.dataset renders" in problems[0]
+    assert (
+        "cannot take data.train." in problems[0] and "jobOverrides.dataset picks a built-in one) renders" in problems[0]
+    )
 
 
 @pytest.mark.graph

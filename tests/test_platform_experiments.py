@@ -330,6 +330,7 @@ def test_every_experiment_pod_is_at_the_pod_security_level_of_its_role_on_the_pl
         "ray-job-submitter": "restricted",
         "weights-prefetch": "baseline",
         "checkpoint-export": "baseline",
+        "data-staging": "baseline",
     }
     for stack in EXPERIMENTS:
         seen = set()

@@ -136,8 +136,8 @@ def test_with_its_own_kuberay_the_dashboard_admits_the_operator_pods_and_not_the
 def test_every_workload_pod_has_an_egress_policy(shipped):
     for stack, r in shipped.items():
         missing, total = f.pods_without_egress_policy(r)
-        # The export Job is one of them (the checkpoint export runs as a CPU Job in every stack).
-        assert missing == 0 and total == (6 if stack == "autopilot" else 7), stack
+        # The export and data staging Jobs are among them (both run as CPU Jobs in every stack with a job).
+        assert missing == 0 and total == (7 if stack == "autopilot" else 8), stack
 
 
 @pytest.mark.graph
@@ -213,6 +213,7 @@ def test_each_pod_is_at_the_strictest_pod_security_level_it_can_be(shipped):
         "ray-job-submitter": "restricted",
         "weights-prefetch": "baseline",
         "checkpoint-export": "baseline",  # reads what root wrote on Lustre, like the head
+        "data-staging": "baseline",  # writes on Lustre what root's job reads, like the prefetch
         "gpu-warmup": "restricted",
         "image-prepull": "restricted",
     }
@@ -308,6 +309,7 @@ def test_the_pods_that_resolve_names_reach_kube_dns_and_cloud_dns_and_the_others
                 "ray-job-submitter",
                 "weights-prefetch",
                 "checkpoint-export",
+                "data-staging",
             )
             for dns in DNS:
                 assert pol.allowed(src, dns, 53, "UDP") is resolves, (stack, p.source)
@@ -346,8 +348,12 @@ def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped)
         assert pol.allowed(head, ext("storage.googleapis.com"), 443) is wandb, stack
         assert not pol.allowed(prefetch, ext("storage.googleapis.com"), 443)
         assert pol.allowed(head, ext("api.wandb.ai"), 443) is wandb, stack
+        # The data staging Job: the Hub (the built-in datasets at their commits); no shipped stack reads gs:// data.
+        staging = _pod(r, "data-staging")
+        assert all(pol.allowed(staging, ext(host), 443) for host in HF_DOWNLOAD), stack
+        assert not pol.allowed(staging, ext("storage.googleapis.com"), 443), stack
         for anything in ("example.com", "attacker.invalid"):
-            assert not any(pol.allowed(x, ext(anything), 443) for x in (prefetch, head, worker))
+            assert not any(pol.allowed(x, ext(anything), 443) for x in (prefetch, head, worker, staging))
 
 
 @pytest.mark.graph
@@ -355,7 +361,14 @@ def test_only_the_export_job_reaches_the_metadata_server(shipped, synth):
     metadata = np.Endpoint("metadata", ip="169.254.169.254")
     for stack, r in shipped.items():
         pol = f.policies(r)
-        for role in ("checkpoint-export", "ray-head", "ray-worker", "weights-prefetch", "ray-job-submitter"):
+        for role in (
+            "checkpoint-export",
+            "ray-head",
+            "ray-worker",
+            "weights-prefetch",
+            "ray-job-submitter",
+            "data-staging",
+        ):
             assert pol.allowed(_pod(r, role), metadata, 80) is (role == "checkpoint-export"), (stack, role)
     plain = synth("dev", {"exportCheckpoints": False})
     assert not [p for p in f.workload_pods(plain) if p.labels.get(f.ROLE) == "checkpoint-export"]

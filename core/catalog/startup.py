@@ -165,7 +165,11 @@ NOMINAL_GATE_SECONDS = Nominal(
     "docs/performance.md 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, "
     "Lustre ~45 s, the collectives ~1 min); the tests measured ~20 s on CPU",
 )
-NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, the ~5 MB dataset, two JSONL files)")
+# The data staging Job's run (core/data.py): `uv run` start, the built-in datasets (a few MB for GSM8K, DeepScaler and
+# AIME 2024) or a user's dataset, checked and written as JSONL.
+NOMINAL_DATA_STAGING_SECONDS = Nominal(
+    60, NOMINAL_ESTIMATE + " (`uv run` start, datasets of a few MB, checked and written as JSONL)"
+)
 NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")
 # The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
 DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"

@@ -14,6 +14,7 @@ from typing import Any, Literal, Optional, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from core import catalog
+from core.data import DataSpec
 from core.keys import key as _key
 
 DEFAULT_RECIPE = "gemma3-27b-gsm8k"
@@ -34,6 +35,8 @@ class JobSpec(Protocol):
     def config_files(self) -> dict[str, str]: ...
     @property
     def start_from(self) -> Optional[str]: ...
+    @property
+    def data(self) -> Optional[dict[str, Any]]: ...
 
 
 # --- recipes ------------------------------------------------------------------------------------------
@@ -62,7 +65,10 @@ class Recipe(BaseModel):
         ),
     )
     dataset: Literal["DeepScaler", "gsm8k"] = Field(
-        description=("DeepScaler (NeMo-RL built-in) or gsm8k (prepared as JSONL on Lustre, read by ResponseDataset).")
+        description=(
+            "DeepScaler (NeMo-RL built-in, its Hub datasets staged at their pinned commits) or gsm8k (prepared as "
+            "JSONL on Lustre, read by ResponseDataset); jobData replaces it with your own data."
+        )
     )
     num_nodes: int = Field(ge=1, description="cluster.num_nodes: GPU nodes the run uses.")
     gpus_per_node: int = Field(ge=1, description="cluster.gpus_per_node.")
@@ -160,6 +166,10 @@ class Recipe(BaseModel):
         default_factory=dict,
         description="The user's own config files (jobConfigFiles): install path under /opt/nemo-rl -> content.",
     )
+    data: Optional[DataSpec] = Field(
+        None,
+        description="Your own training (and validation) data (jobData), staged on Lustre and read by ResponseDataset.",
+    )
     config_overrides: dict[str, Any] = Field(
         default_factory=dict,
         description=(
@@ -236,11 +246,11 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (_QWEN_72B, _GEMMA3_27B)}
 
 # Recipe fields a jobOverrides entry may set (the name selects the recipe: jobRecipe; config_overrides holds the
 # dotted keys).
-OVERRIDABLE = tuple(f for f in Recipe.model_fields if f not in ("name", "config_overrides", "config_files"))
+OVERRIDABLE = tuple(f for f in Recipe.model_fields if f not in ("name", "config_overrides", "config_files", "data"))
 
 # Config keys the program renders, and the setting that decides each: a dotted jobOverrides entry for one of them
 # is refused naming that setting (two spellings of one value would contradict each other).
-_DATA = "jobOverrides.dataset"
+_DATA = "jobData (your own data; jobOverrides.dataset picks a built-in one)"
 SETTING_OF_KEY: dict[str, str] = {
     "policy.model_name": "jobOverrides.model_name (the pinned snapshot)",
     "policy.tokenizer.name": "jobOverrides.model_name (the tokenizer follows the pinned snapshot)",
@@ -301,6 +311,10 @@ SETTING_OF_KEY: dict[str, str] = {
             "data.validation.data_path",
             "data.default.input_key",
             "data.default.output_key",
+            "data.train.input_key",
+            "data.train.output_key",
+            "data.validation.input_key",
+            "data.validation.output_key",
         )
     },
 }
