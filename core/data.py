@@ -449,12 +449,16 @@ def gcs_volumes(spec: Optional[DataSpec]) -> list[tuple[str, str, str]]:
 
 
 def gcs_grants(spec: Optional[DataSpec]) -> dict[str, tuple[str, ...]]:
-    """bucket -> the object prefixes (or objects) the staging Job reads there."""
+    """bucket -> the object prefixes (or objects) the staging Job reads there; what a prefix covers is not repeated."""
     out: dict[str, set[str]] = {}
     for _, e in spec.entries() if spec is not None else []:
         if e.kind == "gcs":
             out.setdefault(e.bucket or "", set()).add(e.grant_prefix)
-    return {b: tuple(sorted(v)) for b, v in sorted(out.items())}
+    covered = {
+        b: {r for r in reads if any(p != r and p.endswith("/") and r.startswith(p) or p == "" != r for p in reads)}
+        for b, reads in out.items()
+    }
+    return {b: tuple(sorted(v - covered[b])) for b, v in sorted(out.items())}
 
 
 def staging_plan(

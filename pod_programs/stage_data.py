@@ -101,12 +101,24 @@ def _datasets():
     return datasets
 
 
+def _first_line(err):
+    text = str(err).strip()
+    return text.splitlines()[0] if text else ""
+
+
 def _is_bad_data(err):
     """Errors `datasets` raises for a dataset, revision, config, split or file that is not there."""
     names = {c.__name__ for c in type(err).__mro__}
     return bool(
         names
-        & {"DatasetNotFoundError", "FileNotFoundError", "EmptyDatasetError", "DataFilesNotFoundError", "ValueError"}
+        & {
+            "DatasetNotFoundError",
+            "FileNotFoundError",
+            "EmptyDatasetError",
+            "DataFilesNotFoundError",
+            "DatasetGenerationError",  # a file that does not parse as its format (an empty one included)
+            "ValueError",
+        }
     ) and not (names & {"ConnectionError", "HTTPError", "Timeout"})
 
 
@@ -189,8 +201,9 @@ def _local_files(key, source):
 
 def load_entry(datasets, entry, token):
     key, source = entry["key"], entry["source"]
+    local = "hub" not in source
     try:
-        if "hub" in source:
+        if not local:
             shown = f"{source['hub']}@{source['revision']}"
             kwargs = {"revision": source["revision"], "token": token}
             if source.get("files"):
@@ -200,12 +213,18 @@ def load_entry(datasets, entry, token):
             )
         else:
             fmt, files, shown = _local_files(key, source)
+            if all(os.path.getsize(p) == 0 for p in files):
+                raise BadData(f"{key}.dataset: {shown} has no rows (its files are empty)")
             ds = datasets.load_dataset(fmt, data_files=files, split="train")
     except BadData:
         raise
     except Exception as err:  # noqa: BLE001 - classified, then reported in one line
-        if _is_bad_data(err):
-            message = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        # A local file that does not load is the file's problem, whatever `datasets` raises for it (a parse error,
+        # StopIteration on a file without a row in 4.8.5); only an I/O error of the mount is worth a retry.
+        if _is_bad_data(err) or (local and (isinstance(err, FileNotFoundError) or not isinstance(err, OSError))):
+            message = _first_line(err)
+            if err.__cause__ is not None:
+                message += f" ({type(err.__cause__).__name__}: {_first_line(err.__cause__)})"
             raise BadData(
                 f"{key}: {source.get('hub') or source.get('shown_as')}: {type(err).__name__}: {message}"
             ) from None

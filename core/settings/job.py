@@ -200,7 +200,7 @@ class JobSettings(Section):
             '{"train": {"dataset": "agentica-org/DeepScaleR-Preview-Dataset", "revision": "main"}}',
             '{"train": {"dataset": "s3://bucket/train.jsonl"}}',
             '{"train": {"dataset": "gs://my-bucket/data/train.jsonl", "revision": "' + "a" * 40 + '"}}',
-            '{"train": {"dataset": "/elsewhere/train.jsonl"}}',
+            '{"train": {"dataset": "/elsewhere/train.jsonl"}, "validation": {"dataset": "/lustre/data/val.jsonl"}}',
             '{"validation": {"dataset": "gs://my-bucket/data/val.jsonl"}}',
             '{"train": {"dataset": "gs://my-bucket/data/", "inputKey": "messages"}}',
         ),

@@ -70,6 +70,7 @@ class StartupSettings(Section):
             touches=(
                 "DaemonSet cpu-prepull",
                 "Job placeholders",
+                "Job data-staging",
                 "NodePool *",
                 "RayCluster raycluster",
                 "RayJob rayjob",
