@@ -102,7 +102,6 @@ class WorkloadIdentityArgs:
                 dashboard_peers=dashboard_peers(s),
                 head_wandb=needs_wandb_key(s) or serves_experiments,
                 head_hub=True,
-                workers_hub=not prefetching or serves_experiments,
                 prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
                 export_job=exporting,

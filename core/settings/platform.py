@@ -134,11 +134,6 @@ def egress_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
             f"{key('prefetchImage')}: platform {ref!r} lets the prefetch reach no PyPI (its prefetchImage is "
             "nemo-rl); set prefetchImage to nemo-rl here"
         )
-    if s.job.enabled and not prefetch and not egress.get("workersHub"):
-        p.append(
-            f"{key('prefetchWeights')}: without the prefetch the GPU workers download from Hugging Face, which "
-            f"platform {ref!r} does not let them reach; keep prefetchWeights on"
-        )
     if s.job.enabled and not egress.get("staging"):
         p.append(
             f"{key('platformStack')}: platform {ref!r} lets no data staging Job reach Hugging Face (deployed by an "

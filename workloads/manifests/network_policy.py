@@ -24,8 +24,8 @@ GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security doc
 - Outside hosts by name (`fqdn_policies()`, GKE FQDNNetworkPolicy): the prefetch reaches Hugging Face and, for
   its install step, PyPI; the data staging Job Hugging Face and, with gs:// data, Cloud Storage; the head reaches
   Hugging Face (without the prefetch Job its entrypoint downloads the pinned weights), and W&B (with the Cloud
-  Storage URLs it hands out) when the recipe logs there; the GPU workers reach the Hub only when nothing was
-  prefetched. Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
+  Storage URLs it hands out) when the recipe logs there; the GPU workers never reach the Hub (they load the pinned
+  snapshot from Lustre). Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
   addresses instead (`<role>-public-https`).
 
 Image pulls are the kubelet's and the Lustre mount is the node's: neither is pod traffic. `kubectl
@@ -143,7 +143,8 @@ class PolicyArgs:
     operator_namespace: str = catalog.KUBERAY_OPERATOR_NAMESPACE
     head_wandb: bool = False  # the recipe logs to W&B from the driver on the head
     head_hub: bool = True  # the driver and the data preparation call the Hub
-    workers_hub: bool = False  # nothing prefetched: the GPU workers download from the Hub
+    # The GPU workers never download (they train from the pinned snapshot on Lustre); kept for the contract's key.
+    workers_hub: bool = False
     prefetch: bool = False  # the prefetch Job exists
     prefetch_pypi: bool = False  # ... and installs its client from PyPI
     export_job: bool = False  # the export Jobs, this stack's and its experiment stacks' (CPU pool, GCS FUSE)
