@@ -23,7 +23,7 @@ from tests import security_figures as f
 
 ORACLE = Path(__file__).parent / "oracles" / "nodelocaldns"
 SHIPPED = engine.platform_stacks()
-RESOLVERS = ("ray-head", "ray-worker", "ray-job-submitter", "weights-prefetch", "checkpoint-export")
+RESOLVERS = ("ray-head", "ray-worker", "ray-job-submitter", "weights-prefetch", "checkpoint-export", "data-staging")
 
 
 def _upstream() -> tuple[dict, str, list[tuple[int, str]], list[int]]:
