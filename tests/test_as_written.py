@@ -427,3 +427,11 @@ def test_a_bad_resolved_config_is_refused_through_the_engine_and_registers_nothi
     assert r.error is not None and r.resources == [] and "Traceback" not in r.error
     lines = [ln.strip()[2:] for ln in r.error.splitlines() if ln.strip().startswith("- ")]
     assert len(lines) == 1 and lines[0].startswith("nemo-rl-gke:jobOverrides.policy.train_global_batch_size: ")
+
+
+@pytest.mark.graph
+def test_idle_workers_of_a_config_run_as_written_point_at_the_configs_own_node_count(synth):
+    r = synth("dev", {**AS_WRITTEN_DEV, "workerReplicas": 2})
+    assert r.error is None, r.error
+    (idle,) = [w for w in r.warnings if "sit idle" in w]
+    assert idle.endswith('or raise nemo-rl-gke:jobOverrides["cluster.num_nodes"] to use them'), idle

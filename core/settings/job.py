@@ -346,10 +346,19 @@ def _start_from_problems(s: "UncheckedSettings") -> list[str]:
         # train nothing, exit 0, and the export would take the start point as this run's result.
         return [
             f"{key('jobStartFrom')}: {v!r} starts at step {step}, but the run stops at max_num_steps "
-            f"{s.recipe.max_num_steps}, so it would train nothing; raise {key('jobOverrides')}.max_num_steps above "
+            f"{s.recipe.max_num_steps}, so it would train nothing; raise {key('jobOverrides')}{_steps_key(s)} above "
             f"{step}"
         ]
     return []
+
+
+def _steps_key(s: "UncheckedSettings") -> str:
+    """How a stack raises its run's steps: the recipe field, or the config's own key for a config run as written."""
+    return '["grpo.max_num_steps"]' if s.recipe is not None and recipes.as_written(s.recipe) else ".max_num_steps"
+
+
+def _nodes_key(s: "UncheckedSettings") -> str:
+    return '["cluster.num_nodes"]' if s.recipe is not None and recipes.as_written(s.recipe) else ".num_nodes"
 
 
 def deadline_seconds(s: "Settings") -> Optional[int]:
@@ -426,7 +435,7 @@ def idle_gpu_warnings(s: "UncheckedSettings") -> list[str]:
     return [
         f"{_workers_key(s)}: {n} GPU workers but the job uses cluster.num_nodes={s.recipe.num_nodes}: {idle} "
         f"node(s) sit idle and billed; set {_workers_key(s)} to {s.recipe.num_nodes}, or raise "
-        f"{key('jobOverrides')}.num_nodes to use them"
+        f"{key('jobOverrides')}{_nodes_key(s)} to use them"
     ]
 
 
