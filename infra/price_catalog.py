@@ -158,6 +158,10 @@ class _Response(google.auth.transport.Response):
         return self._data
 
 
+class _Timeout(google.auth.exceptions.TransportError):
+    """No answer in time: a TransportError to google-auth (its metadata-server probe retries, then gives up)."""
+
+
 class _Http(google.auth.transport.Request):
     """google-auth's transport interface over urllib (the token refresh and the catalog share the deadline)."""
 
@@ -173,14 +177,15 @@ class _Http(google.auth.transport.Request):
 
     def __call__(self, url, method="GET", body=None, headers=None, timeout=None, **kwargs):
         req = urllib.request.Request(url, data=body, headers=dict(headers or {}), method=method)
+        wait = self.timeout() if timeout is None else min(self.timeout(), float(timeout))
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout()) as resp:
+            with urllib.request.urlopen(req, timeout=wait) as resp:
                 return _Response(resp.status, dict(resp.headers), resp.read())
         except urllib.error.HTTPError as err:
             return _Response(err.code, dict(err.headers or {}), err.read())
         except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
             if isinstance(err, TimeoutError) or isinstance(getattr(err, "reason", None), TimeoutError):
-                raise Unavailable(f"no answer within {self.budget:g} s") from None
+                raise _Timeout(f"no answer within {self.budget:g} s") from None
             raise google.auth.exceptions.TransportError(str(getattr(err, "reason", err))) from err
 
 
@@ -210,6 +215,8 @@ class _Client:
         try:
             self.credentials.before_request(self.http, "GET", url, headers)
             resp = self.http(url, "GET", headers=headers)
+        except _Timeout as err:
+            raise Unavailable(str(err)) from None
         except google.auth.exceptions.RefreshError as err:
             raise Unavailable(
                 f"the credentials were refused: {_first_line(err.args[0] if err.args else err)}"
