@@ -336,6 +336,19 @@ def test_a_config_needing_more_nodes_than_the_platform_has_is_refused_naming_bot
 
 
 @pytest.mark.unit
+def test_a_config_for_other_gpus_per_node_than_the_gpu_types_is_refused_with_the_key_to_set():
+    release = NEMO_RL_RELEASES["v0.5.0"]
+    pinned = {"model_revision": "2" * 40, "model_params": 1_240_000_000}  # its Llama-3.2-1B, at some commit
+    j = job({"config_path": "examples/configs/grpo_math_1B.yaml", **pinned})  # its cluster: 1 node x 1 GPU
+    recipe = recipes.resolve_recipe(j, release)
+    (line,) = recipes.fit_problems(recipe, j, worker_replicas=1, gpus_per_node=8, max_nodes=2, release=release)
+    assert line == (
+        "nemo-rl-gke:jobOverrides.config_path: 1 GPUs per node but the GPU type has 8 (nemo-rl-gke:gpuType); "
+        'set jobOverrides["cluster.gpus_per_node"] to 8'
+    )
+
+
+@pytest.mark.unit
 def test_a_model_whose_training_state_cannot_fit_its_gpus_is_refused_and_one_that_fits_is_not():
     release = NEMO_RL_RELEASES["v0.5.0"]
     big = {"model_name": "meta-llama/Llama-3.1-405B-Instruct", "model_revision": "1" * 40, "model_params": 405 * 10**9}

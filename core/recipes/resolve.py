@@ -1052,9 +1052,10 @@ def fit_problems(
             f"{worker_replicas} GPU workers ({_key('workerReplicas')})"
         )
     if recipe.gpus_per_node != gpus_per_node:
+        fix = f'; set jobOverrides["cluster.gpus_per_node"] to {gpus_per_node}' if as_written(recipe) else ""
         problems.append(
             f"{origin('gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
-            f"has {gpus_per_node} ({_key('gpuType')})"
+            f"has {gpus_per_node} ({_key('gpuType')}){fix}"
         )
     if gpu_memory_gib is not None and release is not None and not problems:
         params = recipe.model_params or catalog.MODEL_PARAMS.get(recipe.model_name)
