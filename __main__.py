@@ -29,6 +29,7 @@ from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.node_identity import NodeIdentity, NodeIdentityArgs
 from infra.observability import Observability, ObservabilityArgs
+from infra.price_catalog import PriceRequest, read_prices
 from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from workloads.checkpoint_export import CheckpointExport, export_job_args
@@ -36,7 +37,7 @@ from workloads.data_staging import DataStaging, DataStagingArgs
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
-from workloads.job_scripts import JobScripts
+from workloads.job_scripts import JobConfigs, JobScripts
 from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
 from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 from workloads.manifests import pod_fit
@@ -99,6 +100,11 @@ async def experiment() -> None:
         weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), ns, provider, needs=[tokens])
     if not s.job.enabled:
         return
+    needs: list[pulumi.Resource] = [tokens]
+    if s.recipe.config_files:
+        # Its own config files, in a ConfigMap of its own that only its RayJob's head mounts.
+        configs = JobConfigs("job-configs", s.names.job_configs, ns, recipes.user_config_files(s.recipe), provider)
+        needs.append(configs.config_map)
     # Its datasets, staged and checked on a CPU pod before the RayJob (and its GPUs) is created. The read grant on its
     # gs:// data is the one Google Cloud resource it declares besides its export's (its own principal only).
     grants: list[pulumi.Resource] = []
@@ -113,9 +119,11 @@ async def experiment() -> None:
             ).bindings
         )
     staging = DataStaging("data-staging", DataStagingArgs.of(s), provider, needs=[tokens], grants=grants)
-    job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=[tokens, staging.job])
+    needs.append(staging.job)
+    job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
     pulumi.export("platformStack", PLATFORM_REF)
-    costs = cost.estimate(s)
+    # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
+    costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())
     pulumi.export("costEstimate", costs.as_output())
     pulumi.export("rayJobName", job.name)
@@ -353,7 +361,8 @@ else:
         pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
     if observability.dashboard_url is not None:
         pulumi.export("dashboardUrl", observability.dashboard_url)
-    costs = cost.estimate(s)
+    # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
+    costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())  # pulumi preview prints it
     pulumi.export("costEstimate", costs.as_output())
     # What experiment stacks read through their StackReference (core/settings/platform.py); the kubeconfig

@@ -418,6 +418,24 @@ def hydra_keys(spec: DataSpec, tag: str, flat: bool, mount_path: str) -> dict[st
     return out
 
 
+FLAT_KEYS = (
+    "data.dataset_name",
+    "data.train_data_path",
+    "data.val_data_path",
+    "data.input_key",
+    "data.output_key",
+    "data.train_split",
+    "data.val_split",
+)
+ENTRY_KEYS = tuple(
+    f"data.{part}.{k}"
+    for part in ("train", "validation")
+    for k in ("dataset_name", "data_path", "input_key", "output_key", "split", "split_validation_size")
+)
+# Every key hydra_keys() may render, in either layout (tests/test_job_data.py checks it against what it renders).
+HYDRA_KEYS: frozenset[str] = frozenset(FLAT_KEYS + ENTRY_KEYS)
+
+
 def identity(spec: DataSpec) -> dict[str, Any]:
     """What the run's checkpoints were trained on, for the run fingerprint: each dataset with its revision."""
     return {name: e.model_dump(mode="json", exclude_none=True) for name, e in spec.entries()}

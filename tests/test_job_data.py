@@ -191,3 +191,47 @@ def test_each_datasets_environment_pins_what_the_releases_image_runs(tag):
     assert {n: wanted[n] for n in wanted if n in image} == {n: image[n] for n in wanted if n in image}
     extra = {"aiohappyeyeballs", "aiohttp", "aiosignal", "frozenlist", "multidict", "propcache", "yarl"}
     assert set(wanted) - set(image) <= extra
+
+
+# --- a config run as written (jobRecipe none) ---------------------------------------------------------------------
+MATH_8B = "examples/configs/grpo_math_8B.yaml"
+# The config's own gated Llama-3.1-8B-Instruct at a commit (tests/test_as_written.py has its sources).
+LLAMA = {
+    "config_path": MATH_8B,
+    "model_revision": "0e9e39f249a16976918f6564b8830bc894c89659",
+    "model_params": 8 * 10**9,
+}
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_a_config_run_as_written_reads_job_data_through_responsedataset_and_its_own_data_pinned_otherwise(tag):
+    release = NEMO_RL_RELEASES[tag]
+    spec_raw = {"train": HUB, "validation": GCS}
+    mine = recipes.resolve_recipe(job("none", spec_raw, jobOverrides=LLAMA), release)
+    words = recipes.render_overrides(mine, release, mount_path=MOUNT, run_name=RUN)
+    d = nemo_rl_config(tag, MATH_8B, words)["data"]
+    staged = data.staged(mine.data, tag, MOUNT)
+    if release.flat_data:
+        assert (d["dataset_name"], d["train_data_path"], d["val_data_path"]) == (
+            "ResponseDataset",
+            staged.train,
+            staged.validation,
+        )
+    else:
+        assert (d["train"]["data_path"], d["validation"]["data_path"]) == (staged.train, staged.validation)
+    # Preview names the staged data's keys among those the program sets, not as the config's.
+    [line] = recipes.override_report(mine, release, mount_path=MOUNT, run_name=RUN)
+    assert f"={staged.train!r}" in line
+    # Without jobData the config's own dataset (OpenMathInstruct-2 in grpo_math_8B.yaml) is a built-in loader: staged at
+    # its pinned commit and read offline, never at the Hub's main.
+    own = recipes.resolve_recipe(job("none", None, jobOverrides=LLAMA), release)
+    assert recipes.recipe_dataset_loads(own, release) == [("nvidia/OpenMathInstruct-2", None)]
+    assert recipes.run_identity(own, release)["datasets"] == {
+        "nvidia/OpenMathInstruct-2": catalog.DATASETS["nvidia/OpenMathInstruct-2"].revision
+    }
+
+
+def test_the_keys_job_data_renders_are_the_ones_the_program_claims():
+    spec, _ = data.parse({"train": HUB, "validation": GCS}, MOUNT)
+    for tag in TAGS:
+        assert set(data.hydra_keys(spec, tag, NEMO_RL_RELEASES[tag].flat_data, MOUNT)) <= data.HYDRA_KEYS

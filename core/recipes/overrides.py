@@ -38,7 +38,7 @@ import core.recipes.config_tree as config_tree
 from core import data
 from core.catalog import NemoRlRelease
 from core.lustre_paths import mount_root
-from core.recipes.model import Recipe, higher_is_better, run_name_problem
+from core.recipes.model import AS_WRITTEN_KEYS, Recipe, as_written, higher_is_better, run_name_problem
 
 CHECKPOINTS_DIR = "checkpoints"  # under the Lustre mount
 LOGS_DIR = "logs"  # under the Lustre mount
@@ -69,6 +69,10 @@ def hydra_overrides(
     problem = run_name_problem(run_name)
     if problem:
         raise ValueError(problem)
+    if as_written(recipe):
+        return as_written_overrides(
+            recipe, mount_path=mount_path, run_name=run_name, model_path=model_path, release=release
+        )
     o: dict[str, Any] = {
         "policy.model_name": model_path or recipe.model_name,
         # The tokenizer and chat template come from the same snapshot (core.catalog.NEMO_RL_HUB_KEYS): the Gemma 3
@@ -146,6 +150,48 @@ def hydra_overrides(
     if tree is not None:
         o.update(config_pins(recipe, release, tree))
     return dict(sorted(o.items()))
+
+
+def as_written_overrides(
+    recipe: Recipe,
+    *,
+    mount_path: str,
+    run_name: str,
+    model_path: Optional[str] = None,
+    release: Optional[NemoRlRelease] = None,
+) -> dict[str, Any]:
+    """jobRecipe none: only the keys the infrastructure decides (model.AS_WRITTEN_KEYS), everything else stays the
+    config's: the pinned snapshot for the model and its tokenizer (core.catalog.NEMO_RL_HUB_KEYS; the config's
+    tokenizer is its model, which core.recipes.as_written checks), the run's checkpoint and log directories on
+    Lustre, and one W&B run per run where the config logs to W&B (wandb_run_id). `data_overrides` is where staged
+    data joins them."""
+    o: dict[str, Any] = {
+        "policy.model_name": model_path or recipe.model_name,
+        "policy.tokenizer.name": model_path or recipe.model_name,
+        "checkpointing.checkpoint_dir": checkpoint_dir(mount_path, run_name),
+        "logger.log_dir": f"{mount_root(mount_path)}/{LOGS_DIR}/{run_name}",
+    }
+    if recipe.wandb_enabled:
+        o["logger.wandb.id"] = wandb_run_id(run_name)
+        o["logger.wandb.resume"] = "allow"
+    o.update(data_overrides(recipe, mount_path, release))
+    assert set(o) - set(AS_WRITTEN_KEYS) <= _DATA_KEYS_RENDERED, o  # every key it renders is listed
+    return dict(sorted(o.items()))
+
+
+# The data keys a config run as written may get from the program: the staged files of jobData, in either layout
+# (core.data.hydra_keys), whose paths then replace the config's dataset route.
+_DATA_KEYS_RENDERED: frozenset[str] = data.HYDRA_KEYS
+
+
+def data_overrides(recipe: Recipe, mount_path: str, release: Optional[NemoRlRelease]) -> dict[str, Any]:
+    """The staged data's keys for a config run as written (empty without jobData: the config's own data section, as
+    written, whose built-in datasets the staging Job pins: core.recipes.resolve _dataset_problems)."""
+    if recipe.data is None:
+        return {}
+    if release is None:
+        raise ValueError("jobData is rendered for a release (its layout and its staged files)")
+    return data.hydra_keys(recipe.data, release.tag, release.flat_data, mount_path)
 
 
 def wandb_run_id(run_name: str) -> str:
