@@ -112,7 +112,10 @@ def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_pre
                 [PVC],
                 job(
                     {c.DOWNLOAD_BYTES_ANNOTATION: str(c.MODELS[QWEN].weight_bytes)},
-                    pod(SMALL) if small_prefetch_image else None,
+                    # As the prefetch renders it in its small image: an init container installs its packages.
+                    {**pod(SMALL), "initContainers": [{"name": "install", "image": SMALL}]}
+                    if small_prefetch_image
+                    else None,
                 ),
                 provider=K8S,
             )
