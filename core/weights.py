@@ -60,6 +60,29 @@ IMPORT_POLL_SECONDS = 10
 IMPORT_PERMISSION_WAIT_SECONDS = 7 * 60
 
 
+# What staging adds to a stack (infra/weights_staging.py, workloads/weights_staging.py, the namespace's policies), as
+# the settings' day-two records name resources (`<Type> <logical name>`): what a setting that turns staging on or off
+# touches.
+STAGING_TOUCHES = (
+    "Job stage",
+    "Job import",
+    "ServiceAccount stage-ksa",
+    "ServiceAccount import-ksa",
+    "Folder weights-folder",
+    "ManagedFolder weights-managed-folder",
+    "ManagedFolderIamMember weights-stage-object-user",
+    "BucketIAMMember weights-stage-bucket-list",
+    "BucketIAMMember lustre-agent-read",
+    "ServiceIdentity lustre-agent",
+    "Static weights-import-role-created",
+    "IAMCustomRole weights-import-role",
+    "Account weights-import-account",
+    "IAMMember weights-import-*",
+    "NetworkPolicy netpol-weights-*",
+    "FQDNNetworkPolicy fqdnpol-weights-*",
+)
+
+
 def staged(s: "Settings") -> bool:
     """This stack stages its job's weights in the bucket: `bucket-import` on a platform stack that prefetches for a
     job of its own. An experiment stack finds its platform's Lustre created already and downloads straight onto it."""

@@ -32,6 +32,7 @@ from core.settings.record import (
     DayTwo,
     setting,
 )
+from core.weights import STAGING_TOUCHES
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -114,7 +115,7 @@ class StartupSettings(Section):
         day_two=DayTwo(
             STOPS_THE_JOB,
             where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
-            touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob"),
+            touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob", *STAGING_TOUCHES),
             note=(
                 "off on an experiment: its GPU workers would download from Hugging Face, which its platform (the "
                 "shipped codelab) does not let them reach"
@@ -143,31 +144,14 @@ class StartupSettings(Section):
             "How the job's weights reach Lustre: lustre-download (the prefetch Job downloads them into the HF cache "
             "on Lustre once the volume exists) or bucket-import (a CPU Job stages them in the bucket as soon as the "
             "cluster exists, while Lustre is created, and Managed Lustre's importData brings them in; the deployer "
-            "creates a custom IAM role for it). Experiment stacks always download: their platform's Lustre exists."
+            "creates a custom IAM role for it). Only with prefetchWeights; experiment stacks always download: their "
+            "platform's Lustre exists."
         ),
         owner=PLATFORM,
         day_two=DayTwo(
             SAFE_REPLACEMENT,
             where={ON_EXPERIMENT: IN_PLACE},
-            touches=(
-                "Job prefetch",
-                "Job stage",
-                "Job import",
-                "ServiceAccount stage-ksa",
-                "ServiceAccount import-ksa",
-                "Folder weights-folder",
-                "ManagedFolder weights-managed-folder",
-                "ManagedFolderIamMember weights-stage-object-user",
-                "BucketIAMMember weights-stage-bucket-list",
-                "BucketIAMMember lustre-agent-read",
-                "ServiceIdentity lustre-agent",
-                "Static weights-import-role-created",
-                "IAMCustomRole weights-import-role",
-                "Account weights-import-account",
-                "IAMMember weights-import-*",
-                "NetworkPolicy netpol-weights-*",
-                "FQDNNetworkPolicy fqdnpol-weights-*",
-            ),
+            touches=("Job prefetch", *STAGING_TOUCHES),
             note=(
                 "the staging and import Jobs, their identities and grants, and the prefetch Job's arguments; the "
                 "RayJob and its model path stay (the staged copy is deleted with its folder when turned off)"
@@ -289,16 +273,13 @@ def export_warnings(s: "UncheckedSettings") -> list[str]:
 
 
 def _weights_path_problems(s: "UncheckedSettings") -> list[str]:
-    """bucket-import stages what the prefetch downloads (core/weights.py), as a Google service account of the stack's
-    own (core.naming Names.weights_import_account: an id of 6 to 30 characters, like the nodes' account)."""
+    """bucket-import runs as a Google service account of the stack's own (core.naming Names.weights_import_account: an
+    id of 6 to 30 characters, like the nodes' account). It stages what the prefetch downloads: with prefetchWeights
+    false, or without a job, nothing is staged (core/weights.py staged()), so turning the prefetch off never needs a
+    second key changed."""
     st = s.startup
-    if st.weights_path != "bucket-import":
-        return []
-    if not st.prefetch_weights:
-        return [
-            f"{key('weightsPath')}: bucket-import stages the weights the prefetch would download; it needs "
-            "prefetchWeights true (or set weightsPath to lustre-download)"
-        ]
+    if st.weights_path != "bucket-import" or s.stack.platform_stack:
+        return []  # an experiment stack reads its platform's value and downloads onto the existing Lustre
     account = s.names.weights_import_account
     if s.stack.prefix is None or is_gcp_name(s.stack.prefix, 30):  # a refused prefix is reported once, by its rule
         if not is_gcp_name(account, 30):
