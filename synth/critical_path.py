@@ -572,6 +572,12 @@ def build(records: Iterable[Any], warm: bool = False) -> dict[str, Activity]:
 
 
 # --- scheduling ------------------------------------------------------------------------------------------------
+class DependencyCycle(ValueError):
+    def __init__(self, key: str, label: str):
+        super().__init__(f"dependency cycle through {label}")
+        self.key = key
+
+
 def schedule(acts: dict[str, Activity]) -> Estimate:
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
@@ -582,16 +588,28 @@ def schedule(acts: dict[str, Activity]) -> Estimate:
         if k in finish:
             return finish[k]
         if k in visiting:
-            raise ValueError(f"dependency cycle through {acts[k].label}")
+            raise DependencyCycle(k, acts[k].label)
         visiting.add(k)
-        a = acts[k]
-        candidates = [(visit(d), d) for d in a.needs_all if d in acts]
-        for group in a.needs_any:
-            present = [d for d in group if d in acts]
-            if present:
-                candidates.append(min((visit(d), d) for d in present))
-        t, why = max(candidates) if candidates else (0.0, None)
-        visiting.discard(k)
+        try:
+            a = acts[k]
+            candidates = [(visit(d), d) for d in a.needs_all if d in acts]
+            for group in a.needs_any:
+                options = []
+                for d in group:
+                    if d not in acts:
+                        continue
+                    try:
+                        options.append((visit(d), d))
+                    except DependencyCycle as cycle:
+                        # `d` waits for `k` itself (a CPU node made for the first CPU pod, and a later Job that runs
+                        # after an earlier one's run on it): it cannot be what starts `k`.
+                        if cycle.key != k:
+                            raise
+                if options:
+                    candidates.append(min(options))
+            t, why = max(candidates) if candidates else (0.0, None)
+        finally:
+            visiting.discard(k)
         start[k], binding[k] = t, why
         finish[k] = t + a.seconds
         return finish[k]

@@ -262,6 +262,22 @@ def test_a_dependency_cycle_is_reported():
         cp.schedule(acts)
 
 
+@pytest.mark.unit
+def test_a_node_made_for_the_first_pod_is_not_waited_for_by_a_pod_that_comes_after_it():
+    # Autopilot makes a CPU node for the first CPU pod; the weights import Job is created only after the staging Job
+    # ran on that node, so it is among the pods asking for a node but cannot be the one that brings it.
+    A = cp.Activity
+    acts = {
+        "stage": A("stage", "Job stage", 2, "x"),
+        "cpu": A("cpu", "CPU node", 120, "x", needs_any=(("import", "stage"),)),
+        "stage#ran": A("stage#ran", "stage runs", 290, "x", needs_all=("stage", "cpu")),
+        "import": A("import", "Job import", 2, "x", needs_all=("stage#ran",)),
+        "import#ran": A("import#ran", "import runs", 76, "x", needs_all=("import", "cpu")),
+    }
+    est = cp.schedule(acts)
+    assert est.start["cpu"] == 2 and est.finish["import#ran"] == 2 + 120 + 290 + 2 + 76
+
+
 @pytest.mark.graph
 @pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
 def test_every_shipped_stack_has_a_report_whose_path_ends_at_the_first_step(synth, stack_name):
