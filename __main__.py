@@ -28,6 +28,7 @@ from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.node_identity import NodeIdentity, NodeIdentityArgs
 from infra.observability import Observability, ObservabilityArgs
+from infra.price_catalog import PriceRequest, read_prices
 from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from infra.weights_staging import WeightsStagingAccess, WeightsStagingAccessArgs
@@ -101,7 +102,8 @@ async def experiment() -> None:
         return
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=[tokens])
     pulumi.export("platformStack", PLATFORM_REF)
-    costs = cost.estimate(s)
+    # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
+    costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())
     pulumi.export("costEstimate", costs.as_output())
     pulumi.export("rayJobName", job.name)
@@ -349,7 +351,8 @@ else:
         pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
     if observability.dashboard_url is not None:
         pulumi.export("dashboardUrl", observability.dashboard_url)
-    costs = cost.estimate(s)
+    # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
+    costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())  # pulumi preview prints it
     pulumi.export("costEstimate", costs.as_output())
     # What experiment stacks read through their StackReference (core/settings/platform.py); the kubeconfig
