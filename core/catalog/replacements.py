@@ -19,6 +19,8 @@ Sources (each rule names its file and lines):
   delete-first; replacements the engine adds, from `replaceOnChanges`, `replaceWith` or a replaced provider, are
   create-first unless the resource sets `deleteBeforeReplace`; the create then fails with AlreadyExists,
   `provider/pkg/await/await.go:276-290`).
+- TIME: hashicorp/terraform-provider-time at 16bc819e (bridged by pulumiverse-time 0.1.1), plan modifiers in
+  `internal/provider/resource_time_{sleep,static}.go`.
 - ENGINE: pulumi/pulumi v3.259.0 `pkg/resource/deploy/step_generator.go`: :2044-2047 (`deleteBeforeReplace`
   overrides the provider, true or false), :1955-1962 (a resource protected before and after is never replaced), :3220
   `calculateDependentReplacements` (a delete-first replacement replaces dependents whose replace-only inputs come
@@ -43,8 +45,8 @@ from typing import Any, Literal, Optional
 TPGB = "terraform-provider-google-beta@93c65b2d google-beta/services/"
 K8S_DIFF = "pulumi-kubernetes@v4.32.0 provider/pkg/provider/diff.go"
 K8S_PROVIDER = "pulumi-kubernetes@v4.32.0 provider/pkg/provider/provider.go"
-TIME_SLEEP = "terraform-provider-time@133194fa internal/provider/resource_time_sleep.go"
-TIME_STATIC = "terraform-provider-time@16bc819 internal/provider/resource_time_static.go"
+TIME_SLEEP = "terraform-provider-time@16bc819e internal/provider/resource_time_sleep.go"
+TIME_STATIC = "terraform-provider-time@16bc819e internal/provider/resource_time_static.go"
 
 # What a matching change does:
 # - "replace": the field is ForceNew (or inside a ForceNew leaf block such as reservation_affinity);
