@@ -31,7 +31,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import data
+from core import data, weights
 from core.naming import HF_SECRET, HF_TOKEN_KEY, RAY_AUTH_SECRET, RAY_AUTH_TOKEN_KEY, WANDB_NETRC_KEY
 from core.settings import Secrets, Settings
 from core.settings.job import needs_wandb_key
@@ -107,6 +107,7 @@ class WorkloadIdentityArgs:
                 export_job=exporting,
                 staging=s.job.enabled or serves_experiments,
                 staging_storage=gcs_data or serves_experiments,
+                weights_staging=weights.staged(s),
                 fqdn=s.security.egress_fqdn_policies,
             ),
         )

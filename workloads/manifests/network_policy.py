@@ -20,12 +20,14 @@ GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security doc
 - `export-metadata-server`: only the checkpoint export Job (`export_job`, a CPU pod of its own in either job mode)
   and, with gs:// data, the data staging Job (`data-staging-metadata-server`) get Google credentials: their GCS FUSE
   sidecars take their Workload Identity tokens from the node's metadata server. No Ray pod does: the head mounts no
-  bucket.
+  bucket. With weightsPath bucket-import the weights staging and import Jobs get the same (`weights-metadata-server`,
+  and `weights-dns`): the staging's sidecar writes the bucket, the import calls Lustre's API.
 - Outside hosts by name (`fqdn_policies()`, GKE FQDNNetworkPolicy): the prefetch reaches Hugging Face and, for
   its install step, PyPI; the data staging Job Hugging Face and, with gs:// data, Cloud Storage; the head reaches
   Hugging Face (without the prefetch Job its entrypoint downloads the pinned weights), and W&B (with the Cloud
   Storage URLs it hands out) when the recipe logs there; the GPU workers never reach the Hub (they load the pinned
-  snapshot from Lustre). Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
+  snapshot from Lustre); the weights staging Job reaches Hugging Face, PyPI and Cloud Storage, the weights import
+  Job the Managed Lustre API. Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
   addresses instead (`<role>-public-https`).
 
 Image pulls are the kubelet's and the Lustre mount is the node's: neither is pod traffic. `kubectl
@@ -62,6 +64,8 @@ from workloads.manifests.pod_security import (
     ROLE_PREFETCH,
     ROLE_STAGING,
     ROLE_SUBMITTER,
+    ROLE_WEIGHTS_IMPORT,
+    ROLE_WEIGHTS_STAGE,
     ROLE_WORKER,
     SUBMITTER_LABELS,
     WORKLOAD_LABELS,
@@ -97,6 +101,11 @@ SUBMITTER = {"matchLabels": dict(SUBMITTER_LABELS)}
 PREFETCH = {"matchLabels": {ROLE_LABEL: ROLE_PREFETCH}}
 EXPORT = {"matchLabels": {ROLE_LABEL: ROLE_EXPORT}}
 STAGING = {"matchLabels": {ROLE_LABEL: ROLE_STAGING}}
+# weightsPath bucket-import: the staging Job (Hugging Face, PyPI for its install, Cloud Storage for its GCS FUSE
+# sidecar) and the import Job (the Managed Lustre API), both with Google credentials from the metadata server.
+WEIGHTS_STAGE = {"matchLabels": {ROLE_LABEL: ROLE_WEIGHTS_STAGE}}
+WEIGHTS_IMPORT = {"matchLabels": {ROLE_LABEL: ROLE_WEIGHTS_IMPORT}}
+WEIGHTS_JOBS = _roles(ROLE_WEIGHTS_STAGE, ROLE_WEIGHTS_IMPORT)
 # Pods that resolve names: the Ray pods (the workers join GCS by the head Service's name), the submitter and the
 # prefetch.
 NAME_RESOLVERS = _roles(ROLE_HEAD, ROLE_WORKER, ROLE_SUBMITTER, ROLE_PREFETCH)
@@ -106,6 +115,8 @@ SELECTORS = {
     ROLE_PREFETCH: PREFETCH,
     ROLE_EXPORT: EXPORT,
     ROLE_STAGING: STAGING,
+    ROLE_WEIGHTS_STAGE: WEIGHTS_STAGE,
+    ROLE_WEIGHTS_IMPORT: WEIGHTS_IMPORT,
 }
 
 
@@ -150,6 +161,7 @@ class PolicyArgs:
     export_job: bool = False  # the export Jobs, this stack's and its experiment stacks' (CPU pool, GCS FUSE)
     staging: bool = False  # the data staging Jobs (CPU pool): the Hub, for Hub datasets and the built-in ones
     staging_storage: bool = False  # ... and gs:// data (GCS FUSE, Workload Identity)
+    weights_staging: bool = False  # weightsPath bucket-import: the staging and import Jobs
     fqdn: bool = True  # outside hosts by name (GKE FQDNNetworkPolicy)
     labels: dict = field(default_factory=lambda: dict(PART_OF))
 
@@ -190,6 +202,13 @@ class PolicyArgs:
             if self.staging_storage:
                 st["storage"] = catalog.GOOGLE_STORAGE_HOSTS
             out[ROLE_STAGING] = st
+        if self.weights_staging:
+            out[ROLE_WEIGHTS_STAGE] = {
+                **{f"hf-{g}": h for g, h in hub.items()},
+                "pypi": catalog.PYPI_HOSTS,
+                "storage": catalog.GOOGLE_STORAGE_HOSTS,
+            }
+            out[ROLE_WEIGHTS_IMPORT] = {"lustre": catalog.LUSTRE_API_HOSTS}
         return out
 
 
@@ -280,6 +299,9 @@ def network_policies(args: PolicyArgs) -> list[dict]:
         out.append(_policy("data-staging-dns", a, STAGING, egress=_dns_rule()))
     if a.staging and a.staging_storage:
         out.append(_policy("data-staging-metadata-server", a, STAGING, egress=metadata_server))
+    if a.weights_staging:
+        out.append(_policy("weights-dns", a, WEIGHTS_JOBS, egress=_dns_rule()))
+        out.append(_policy("weights-metadata-server", a, WEIGHTS_JOBS, egress=metadata_server))
     if not a.fqdn:
         public = {"ipBlock": {"cidr": "0.0.0.0/0", "except": list(catalog.NON_PUBLIC_RANGES)}}
         for role in a.outside_hosts():
