@@ -34,7 +34,7 @@ from workloads.checkpoint_export import CheckpointExport, export_job_args
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
-from workloads.job_scripts import JobScripts
+from workloads.job_scripts import JobConfigs, JobScripts
 from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
 from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 from workloads.manifests import pod_fit
@@ -97,7 +97,12 @@ async def experiment() -> None:
         weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), ns, provider, needs=[tokens])
     if not s.job.enabled:
         return
-    job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=[tokens])
+    needs: list[pulumi.Resource] = [tokens]
+    if s.recipe.config_files:
+        # Its own config files, in a ConfigMap of its own that only its RayJob's head mounts.
+        configs = JobConfigs("job-configs", s.names.job_configs, ns, recipes.user_config_files(s.recipe), provider)
+        needs.append(configs.config_map)
+    job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
     pulumi.export("platformStack", PLATFORM_REF)
     # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
     costs = cost.estimate(s, read_prices(PriceRequest.of(s)))

@@ -180,6 +180,12 @@ class Names:
         return f"{self.prefix}-tokens"
 
     @property
+    def job_configs(self) -> str:
+        # An experiment stack's own config files (jobConfigFiles), in a ConfigMap of its own that only its RayJob's
+        # head mounts (workloads/job_scripts.py JobConfigs).
+        return f"{self.prefix}-job-configs"
+
+    @property
     def export_job(self) -> str:
         # The checkpoint export Job on the CPU pool (workloads/checkpoint_export.py).
         return f"{self.prefix}-export"
@@ -201,6 +207,7 @@ class Names:
             self.ray_cluster: ("RayCluster", 53),
             self.lustre_pv: ("Lustre PersistentVolume", 253),
             self.export_ksa: ("export service account", 63),
+            self.job_configs: ("config files ConfigMap", 253),
         }
 
     def all_gcp_names(self) -> dict[str, tuple[str, int]]:

@@ -70,12 +70,13 @@ class PrefetchPlan:
     download_bytes: int
 
 
-def plan(*, model_name: str, revision: str, dataset: str, mount_path: str) -> PrefetchPlan:
+def plan(*, model_name: str, revision: str, dataset: Optional[str], mount_path: str) -> PrefetchPlan:
+    """`dataset`: the recipe's (None: a config run as written keeps its own data, which the prefetch does not read)."""
     problem = revision_problem(revision)
     if problem:
         raise ValueError(problem)
     items = (f"model:{model_name}@{revision}",) + tuple(
-        f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS.get(dataset, ())
+        f"dataset:{d}@{catalog.DATASET_REVISION}" for d in (catalog.RECIPE_DATASETS.get(dataset, ()) if dataset else ())
     )
     digest = hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()[:16]
     m = mount_root(mount_path)

@@ -161,6 +161,8 @@ class SynthResult:
     secret_outputs: list[str] = field(default_factory=list)
     invokes: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The program's `pulumi.log.info` messages (preview prints them as information).
+    infos: list[str] = field(default_factory=list)
     error: Optional[str] = None
     # Stacks the program read through a pulumi.StackReference (fully qualified names).
     stack_references: list[str] = field(default_factory=list)
@@ -369,6 +371,18 @@ class _WarningCollector(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.result.warnings.append(record.getMessage())
+
+
+class _InfoCollector(logging.Handler):
+    """Keeps the program's `pulumi.log.info` messages (the CLI prints them as information during preview)."""
+
+    def __init__(self, result: SynthResult):
+        super().__init__(logging.INFO)
+        self.result = result
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno == logging.INFO:
+            self.result.infos.append(record.getMessage())
 
 
 class _RecordingMonitor(pm.MockMonitor):
@@ -591,7 +605,9 @@ def run(
         monitor = _RecordingMonitor(mocks, result)
         logger = logging.getLogger(f"synth.{id(result)}")
         logger.propagate = False
+        logger.setLevel(logging.INFO)
         logger.addHandler(_WarningCollector(result))
+        logger.addHandler(_InfoCollector(result))
         ps.configure(
             pm.MockSettings(
                 monitor=monitor,
