@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from core import catalog
+from core import catalog, export
 from core.recipes import GATE_MODULE, GATE_SCRIPT  # noqa: F401  (re-exported: the files the ConfigMap ships)
 from pod_programs.gate_checks import NODE_NAME_ENV  # noqa: F401  (the GPU workers' node name, read by the gate)
 
@@ -84,6 +84,7 @@ class GateArgs:
     pass_window_seconds: float = 0  # how long a node's full pass counts (0: the full gate every time)
     rerun_token: Optional[str] = None  # gateRerun
     experiment: bool = False  # an experiment stack: it also trusts its platform's node records
+    run_done_marker: Optional[str] = None  # the run's trained marker (core.export): a gate without it is a retry
 
     @classmethod
     def of(cls, s: "Settings") -> Optional["GateArgs"]:
@@ -106,6 +107,7 @@ class GateArgs:
             pass_window_seconds=s.gate.pass_window_seconds,
             rerun_token=s.gate.rerun,
             experiment=bool(s.stack.platform_stack),
+            run_done_marker=export.trained_marker(s.workload.lustre_mount_path, s.run_name),
         )
 
 
@@ -153,6 +155,8 @@ def options(a: GateArgs) -> list[str]:
         argv += ["--trusted-node-records-dir", platform_node_records_dir(a.mount_path)]
     if a.rerun_token:
         argv += ["--rerun-token", a.rerun_token]
+    if a.run_done_marker:
+        argv += ["--run-done-marker", a.run_done_marker]
     return argv
 
 

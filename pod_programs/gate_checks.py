@@ -695,9 +695,17 @@ def _ago(seconds: float) -> str:
 
 
 def record_problem(
-    record: object, identity: NodeIdentity, need: PassTerms, *, now: float, window_s: float, not_before: float
+    record: object,
+    identity: NodeIdentity,
+    need: PassTerms,
+    *,
+    now: float,
+    window_s: float,
+    not_before: float,
+    not_before_why: str = "the last gateRerun",
 ) -> Optional[str]:
-    """Why `record` does not let `identity` skip the sweeps, or None when it does."""
+    """Why `record` does not let `identity` skip the sweeps, or None when it does. `not_before`: passes before it
+    are discarded (`not_before_why` says what set it)."""
     if not isinstance(record, dict) or record.get("version") != RECORD_VERSION:
         return "not a node record of this gate"
     try:
@@ -717,7 +725,7 @@ def record_problem(
     if passed_at > now + CLOCK_SKEW_SECONDS:
         return f"stamped {_ago(passed_at - now)} in the future"
     if passed_at < not_before:
-        return "passed before the last gateRerun"
+        return f"passed before {not_before_why}"
     if window_s <= 0:
         return "this gate reuses no pass (window 0)"
     if now - passed_at > window_s:
@@ -752,6 +760,7 @@ def choose_record(
     now: float,
     window_s: float,
     not_before: float,
+    not_before_why: str = "the last gateRerun",
 ) -> NodeReuse:
     """The newest valid record among `candidates` ((trusted directory, parsed record or None), in order of trust);
     without one, the first candidate's problem (the own directory's) says why."""
@@ -760,7 +769,15 @@ def choose_record(
     for source, record in candidates:
         if record is None:
             continue
-        problem = record_problem(record, identity, need, now=now, window_s=window_s, not_before=not_before)
+        problem = record_problem(
+            record,
+            identity,
+            need,
+            now=now,
+            window_s=window_s,
+            not_before=not_before,
+            not_before_why=not_before_why,
+        )
         if problem is None:
             assert isinstance(record, dict)
             if best is None or float(record["passed_at"]) > float(best.record["passed_at"]):  # type: ignore[index]
@@ -791,6 +808,21 @@ def rerun_floor(marker: object, token: Optional[str], now: float) -> tuple[float
     if old.get("token") == digest:
         return floor, None
     return now, {"token": digest, "not_before": now}
+
+
+RETRY_WHY = "this run's unfinished attempt"
+
+
+def retry_floor(previous_summary: object, run_done: bool) -> Optional[float]:
+    """A gate of a run whose earlier gate passed or failed and whose training did not reach its end (no trained
+    marker) is a retry after a failure or a stop: a lost node, a NCCL error, a stopped job. It distrusts every pass
+    that earlier attempt relied on or wrote: the time after which passes count again, or None (not a retry)."""
+    if run_done or not isinstance(previous_summary, dict):
+        return None
+    try:
+        return float(previous_summary["started_at"]) + 1e-3
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def read_json(path: str) -> Optional[object]:

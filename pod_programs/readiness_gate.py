@@ -31,8 +31,10 @@ passed, each node gets a record (its name, boot ID, driver and gIB digest, the t
 every node has a valid record within the window, in its own directory or one it trusts
 (`--trusted-node-records-dir`, read only), runs steps 1, 2 and the Lustre mount probe and skips the Lustre and NCCL
 sweeps; any node without one makes it run everything on every node, and a new `--rerun-token` discards every pass
-recorded before it (gate_checks.py: what makes a record valid). A fast pass writes no record: a record always dates
-from the sweeps it stands for.
+recorded before it (gate_checks.py: what makes a record valid). A gate of a run whose earlier gate ran and whose
+training did not end (`--run-done-marker` missing: a retry after a lost node, a NCCL error or a stop) discards every
+pass that earlier attempt relied on or wrote, so a retry always runs in full. A fast pass writes no record: a record
+always dates from the sweeps it stands for.
 
 `--backend gloo` runs the same program on CPU nodes (bundles of CPUs; GPU health and the NCCL log checks are
 skipped and say so); the project's tests use it on a local Ray cluster.
@@ -414,6 +416,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="how long a node's full pass lets a later gate skip the Lustre and NCCL sweeps on it; 0: never",
     )
     p.add_argument("--rerun-token", default="", help="gateRerun: a new value discards every pass recorded before it")
+    p.add_argument(
+        "--run-done-marker",
+        default="",
+        help="the run's trained marker: without it, a gate after this run's earlier gate is a retry and runs in full",
+    )
     p.add_argument("--gib-dir", default="/usr/local/gib", help="the gIB plugin directory on the GPU nodes")
     a = p.parse_args(argv)
     if a.nodes < 1 or a.gpus_per_node < 1:
@@ -583,6 +590,13 @@ class Gate:
                 gc.write_json_atomically(os.path.join(a.node_records_dir, RERUN_MARKER), marker)
             except OSError as e:  # the floor holds for this gate; the next one sees the token as new again
                 print(f"{gc.PREFIX} node records: cannot keep the gateRerun marker: {e}", flush=True)
+        why = "the last gateRerun"
+        retry = gc.retry_floor(
+            gc.read_json(os.path.join(a.summary_dir, "summary.json")),
+            bool(a.run_done_marker) and os.path.exists(a.run_done_marker),
+        )
+        if retry is not None and retry > floor:
+            floor, why = retry, gc.RETRY_WHY
         dirs = [a.node_records_dir, *a.trusted_node_records_dir]
         verdicts = []
         for probe, ident in zip(probes, self.identities, strict=True):
@@ -591,7 +605,13 @@ class Gate:
                 continue
             candidates = [(d, gc.read_json(os.path.join(d, f"{ident.node}.json"))) for d in dirs]
             v = gc.choose_record(
-                ident, candidates, self.need, now=self.started, window_s=a.node_pass_window_seconds, not_before=floor
+                ident,
+                candidates,
+                self.need,
+                now=self.started,
+                window_s=a.node_pass_window_seconds,
+                not_before=floor,
+                not_before_why=why,
             )
             verdicts.append(v.describe())
             self.reuse.append(v)
@@ -818,6 +838,7 @@ class Gate:
             "nodes": a.nodes,
             "gpus_per_node": a.gpus_per_node,
             "gpu_type": a.gpu_type,
+            "started_at": self.started,
             "seconds": round(time.time() - t0, 1),
             "single_node_note": (
                 "single node: NCCL used NVLink only; the RDMA path was not exercised" if a.nodes == 1 else ""

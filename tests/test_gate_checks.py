@@ -489,3 +489,29 @@ def test_skipped_lustre_sweeps_keep_the_mount_checks_and_say_why():
     assert checks["lustre.mount"].status == gc.PASS and checks["lustre.writable"].status == gc.PASS
     assert checks["lustre.write"].status == checks["lustre.read"].status == gc.SKIP
     assert checks["lustre.read"].detail == "every node passed them within 24 h"
+
+
+def test_a_gate_after_an_unfinished_attempt_of_its_run_distrusts_that_attempts_passes():
+    earlier = {"passed": True, "started_at": NOW - HOUR}
+    floor = gc.retry_floor(earlier, run_done=False)
+    assert floor is not None and NOW - HOUR < floor < NOW - HOUR + 1
+    # The pass that attempt wrote at its start, and any before it, no longer count; a later one does.
+    assert problem(record(passed_at=NOW - HOUR), not_before=floor) == "passed before the last gateRerun"
+    why = gc.RETRY_WHY
+    assert (
+        gc.record_problem(
+            record(passed_at=NOW - HOUR),
+            IDENT,
+            TERMS,
+            now=NOW,
+            window_s=24 * HOUR,
+            not_before=floor,
+            not_before_why=why,
+        )
+        == "passed before this run's unfinished attempt"
+    )
+    assert problem(record(passed_at=NOW - 60), not_before=floor) is None
+    # Its training reached its end (the trained marker), no earlier gate, or an unreadable summary: not a retry.
+    assert gc.retry_floor(earlier, run_done=True) is None
+    assert gc.retry_floor(None, run_done=False) is None
+    assert gc.retry_floor({"passed": True}, run_done=False) is None

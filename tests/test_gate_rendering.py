@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import pod_programs
-from core import catalog, recipes
+from core import catalog, export, recipes
 from pod_programs import gate_checks as gc
 from synth import critical_path
 from workloads import job_scripts as scripts
@@ -198,6 +198,10 @@ def test_the_gate_keeps_node_records_and_reuses_a_pass_for_a_day_unless_full_or_
     assert a["node_records_dir"] == "/lustre/gate/.nodes" and a["trusted_node_records_dir"] == []
     assert a["node_pass_window_seconds"] == catalog.GATE_NODE_PASS_WINDOW_SECONDS == 24 * 3600
     assert a["gib_dir"] == catalog.GIB_MOUNT and a["rerun_token"] == ""
+    # The run's trained marker, which the entrypoint writes after training: a later gate of this run without it is
+    # a retry, and runs in full.
+    assert a["run_done_marker"] == export.trained_marker("/lustre", r.outputs["runName"])
+    assert any(ln == f"touch {a['run_done_marker']}" for ln in script_lines(r))
     # The node the records are bound to reaches every GPU worker through the downward API.
     workers = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").get("spec.workerGroupSpecs")
     [env] = [e for e in workers[0]["template"]["spec"]["containers"][0]["env"] if e["name"] == gc.NODE_NAME_ENV]
