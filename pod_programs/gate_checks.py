@@ -813,16 +813,20 @@ def rerun_floor(marker: object, token: Optional[str], now: float) -> tuple[float
 RETRY_WHY = "this run's unfinished attempt"
 
 
-def retry_floor(previous_summary: object, run_done: bool) -> Optional[float]:
-    """A gate of a run whose earlier gate passed or failed and whose training did not reach its end (no trained
-    marker) is a retry after a failure or a stop: a lost node, a NCCL error, a stopped job. It distrusts every pass
-    that earlier attempt relied on or wrote: the time after which passes count again, or None (not a retry)."""
-    if run_done or not isinstance(previous_summary, dict):
+def retry_floor(previous_summary: object, done_at: Optional[float]) -> Optional[float]:
+    """A gate of a run whose earlier gate ran and whose training did not reach its end after it (no trained marker
+    written since that gate started: `done_at` is the marker's time, None without one) is a retry after a failure or
+    a stop: a lost node, a NCCL error, a stopped job. It distrusts every pass that earlier attempt relied on or wrote:
+    the time after which passes count again, or None (not a retry)."""
+    if not isinstance(previous_summary, dict):
         return None
     try:
-        return float(previous_summary["started_at"]) + 1e-3
+        started = float(previous_summary["started_at"])
     except (KeyError, TypeError, ValueError):
         return None
+    if done_at is not None and done_at >= started:
+        return None
+    return started + 1e-3
 
 
 def read_json(path: str) -> Optional[object]:

@@ -591,10 +591,11 @@ class Gate:
             except OSError as e:  # the floor holds for this gate; the next one sees the token as new again
                 print(f"{gc.PREFIX} node records: cannot keep the gateRerun marker: {e}", flush=True)
         why = "the last gateRerun"
-        retry = gc.retry_floor(
-            gc.read_json(os.path.join(a.summary_dir, "summary.json")),
-            bool(a.run_done_marker) and os.path.exists(a.run_done_marker),
-        )
+        try:
+            done_at = os.stat(a.run_done_marker).st_mtime if a.run_done_marker else None
+        except OSError:
+            done_at = None
+        retry = gc.retry_floor(gc.read_json(os.path.join(a.summary_dir, "summary.json")), done_at)
         if retry is not None and retry > floor:
             floor, why = retry, gc.RETRY_WHY
         dirs = [a.node_records_dir, *a.trusted_node_records_dir]

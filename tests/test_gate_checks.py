@@ -493,7 +493,7 @@ def test_skipped_lustre_sweeps_keep_the_mount_checks_and_say_why():
 
 def test_a_gate_after_an_unfinished_attempt_of_its_run_distrusts_that_attempts_passes():
     earlier = {"passed": True, "started_at": NOW - HOUR}
-    floor = gc.retry_floor(earlier, run_done=False)
+    floor = gc.retry_floor(earlier, done_at=None)
     assert floor is not None and NOW - HOUR < floor < NOW - HOUR + 1
     # The pass that attempt wrote at its start, and any before it, no longer count; a later one does.
     assert problem(record(passed_at=NOW - HOUR), not_before=floor) == "passed before the last gateRerun"
@@ -511,7 +511,9 @@ def test_a_gate_after_an_unfinished_attempt_of_its_run_distrusts_that_attempts_p
         == "passed before this run's unfinished attempt"
     )
     assert problem(record(passed_at=NOW - 60), not_before=floor) is None
-    # Its training reached its end (the trained marker), no earlier gate, or an unreadable summary: not a retry.
-    assert gc.retry_floor(earlier, run_done=True) is None
-    assert gc.retry_floor(None, run_done=False) is None
-    assert gc.retry_floor({"passed": True}, run_done=False) is None
+    # Its training reached its end after that gate (the trained marker is newer), no earlier gate, or an unreadable
+    # summary: not a retry. A marker from an earlier completion of the run (a resumed run that failed) does not count.
+    assert gc.retry_floor(earlier, done_at=NOW - 60) is None
+    assert gc.retry_floor(earlier, done_at=NOW - 2 * HOUR) == floor
+    assert gc.retry_floor(None, done_at=None) is None
+    assert gc.retry_floor({"passed": True}, done_at=None) is None
