@@ -51,6 +51,8 @@ PLACEHOLDER_PROJECT_NUMBER = "000000000000"
 PLACEHOLDER_ENDPOINT = "192.0.2.10"
 PLACEHOLDER_LUSTRE_IP = "192.0.2.20"
 PLACEHOLDER_CA = base64.b64encode(b"example-cluster-ca").decode()
+# A time.Static's creation time (the import's custom role id carries it: infra/weights_staging.py): 2026-01-01T00:00Z.
+PLACEHOLDER_UNIX = 1767225600
 
 
 HELM_RELEASE_PREFIX = "kubernetes:helm.sh/"
@@ -306,6 +308,14 @@ def _computed(typ: str, name: str, inputs: dict, project: str) -> tuple[str, dic
         return rid, {"peering": "servicenetworking-googleapis-com"}
     if typ == "gcp:monitoring/dashboard:Dashboard":
         return f"projects/{PLACEHOLDER_PROJECT_NUMBER}/dashboards/example-{name}", {}
+    if typ == "time:index/static:Static":
+        return "2026-01-01T00:00:00Z", {"unix": PLACEHOLDER_UNIX, "rfc3339": "2026-01-01T00:00:00Z"}
+    if typ == "gcp:projects/iAMCustomRole:IAMCustomRole":
+        rid = f"projects/{inputs.get('project') or project}/roles/{inputs.get('roleId')}"
+        return rid, {"name": rid, "deleted": False}
+    if typ == "gcp:projects/serviceIdentity:ServiceIdentity":
+        # generateServiceIdentity may return no email (resource_project_service_identity.go:127-128): none here.
+        return f"projects/{inputs.get('project') or project}/services/{inputs.get('service')}", {}
     if typ.startswith("kubernetes:"):
         return (
             f"{(inputs.get('metadata') or {}).get('namespace', '')}/{(inputs.get('metadata') or {}).get('name', name)}",

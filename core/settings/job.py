@@ -28,6 +28,7 @@ from core.settings.record import (
     setting,
 )
 from core.settings.workload import workers_valid
+from core.weights import STAGING_TOUCHES
 
 if TYPE_CHECKING:
     from core.settings import Settings, UncheckedSettings
@@ -55,6 +56,7 @@ class JobSettings(Section):
                 "ServiceAccount export-ksa",
                 "NetworkPolicy *",
                 "FQDNNetworkPolicy *",
+                *STAGING_TOUCHES,
             ),
             note=(
                 "the RayJob goes (that is the setting); the standing cluster keeps its head and scales its GPU "
