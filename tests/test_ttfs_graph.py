@@ -187,11 +187,12 @@ def test_codelab_reaches_the_running_driver_in_at_most_40_percent_of_the_one_ste
     assert driver / (est.sequential_seconds - sum(est.activities[k].seconds for k in entry)) <= 0.40, est.format(
         "codelab"
     )
-    # The report also covers the entrypoint's steps (the readiness gate first): they need the
-    # GPU workers, the last part to be ready, so they add their full length (on the complete path the codelab
-    # needs 0.389 of the sequential time with its staged weights, 0.411 with weightsPath lustre-download, against the
-    # 0.40 target: docs/performance.md).
-    assert est.first_step_seconds == pytest.approx(driver + sum(est.activities[k].seconds for k in entry))
+    # The report also covers the entrypoint's steps (the readiness gate first) and the model load: they need the
+    # GPU workers, the last part to be ready, so they add their full length (docs/performance.md gives the complete
+    # path's figures beside their bounds).
+    assert est.first_step_seconds == pytest.approx(
+        driver + sum(est.activities[k].seconds for k in entry) + est.activities[cp.MODEL_LOAD].seconds
+    )
 
 
 def test_the_prefetch_in_the_nemo_rl_image_first_waits_for_that_image_on_the_cpu_node(synth):
