@@ -6,6 +6,7 @@ outputs of one to the other.
 """
 
 import pulumi
+import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from core import cost, recipes
@@ -23,6 +24,7 @@ from core.settings.job import needs_wandb_key
 from core.settings.stack import platform_stack_problems
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
+from infra.data_access import DataReadGrant, DataReadGrantArgs
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
@@ -33,6 +35,7 @@ from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from infra.weights_staging import WeightsStagingAccess, WeightsStagingAccessArgs
 from workloads.checkpoint_export import CheckpointExport, export_job_args
+from workloads.data_staging import DataStaging, DataStagingArgs
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
@@ -105,6 +108,21 @@ async def experiment() -> None:
         # Its own config files, in a ConfigMap of its own that only its RayJob's head mounts.
         configs = JobConfigs("job-configs", s.names.job_configs, ns, recipes.user_config_files(s.recipe), provider)
         needs.append(configs.config_map)
+    # Its datasets, staged and checked on a CPU pod before the RayJob (and its GPUs) is created. The read grant on its
+    # gs:// data is the one Google Cloud resource it declares besides its export's (its own principal only).
+    grants: list[pulumi.Resource] = []
+    if (grant_args := DataReadGrantArgs.of(s)) is not None:
+        gcp_provider = gcp.Provider("gcp", project=s.gcp_project)
+        number = gcp.organizations.get_project_output(
+            project_id=s.gcp_project, opts=pulumi.InvokeOutputOptions(provider=gcp_provider)
+        ).number
+        grants = list(
+            DataReadGrant(
+                "data-access", grant_args, number, opts=pulumi.ResourceOptions(provider=gcp_provider)
+            ).bindings
+        )
+    staging = DataStaging("data-staging", DataStagingArgs.of(s), provider, needs=[tokens], grants=grants)
+    needs.append(staging.job)
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
     pulumi.export("platformStack", PLATFORM_REF)
     # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
@@ -227,9 +245,9 @@ else:
         )
     # weightsPath bucket-import: the model into the bucket as soon as the cluster exists (no Lustre needed), then into
     # Lustre with importData once the instance is there and the staging is done.
-    staging = None
+    weights_staging = None
     if staging_access is not None:
-        staging = WeightsStaging(
+        weights_staging = WeightsStaging(
             "weights-staging",
             WeightsStagingArgs.of(s),
             namespace,
@@ -249,7 +267,25 @@ else:
             namespace,
             k8s_provider,
             needs=[volume.pvc, workload.secret, job_scripts.config_map]
-            + ([staging.import_job] if staging is not None else []),
+            + ([weights_staging.import_job] if weights_staging is not None else []),
+        )
+    # The job's datasets, staged and checked on a CPU pod (core/data.py): the RayJob is created only once they are on
+    # Lustre, so a bad dataset fails here and never asks for a GPU.
+    staging = None
+    if s.job.enabled:
+        grants: list[pulumi.Resource] = []
+        if (grant_args := DataReadGrantArgs.of(s)) is not None:
+            grants = list(
+                DataReadGrant(
+                    "data-access", grant_args, apis.project_number, pool_owner=gke.cluster, opts=apis_ready
+                ).bindings
+            )
+        staging = DataStaging(
+            "data-staging",
+            DataStagingArgs.of(s),
+            k8s_provider,
+            needs=[volume.pvc, workload.secret, job_scripts.config_map],
+            grants=grants,
         )
     # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
     pod_needs = [
@@ -277,8 +313,10 @@ else:
     if s.job.enabled:
         # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:
         # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
-        # entrypoint waits for the prefetch marker instead (JobArgs.before).
+        # entrypoint waits for the prefetch marker instead (JobArgs.before). Both modes wait for the data staging Job:
+        # its datasets are small next to the weights, and a bad one must fail before any GPU is asked for.
         job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
+        job_needs += [staging.job] if staging is not None else []
         job = NemoRlJob(
             "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
         )

@@ -197,6 +197,16 @@ class Names:
         # project (the principal is ns/<namespace>/sa/<name> in the project's one pool).
         return f"{self.prefix}-export"
 
+    @property
+    def data_job(self) -> str:
+        # The data staging Job on the CPU pool (workloads/data_staging.py).
+        return f"{self.prefix}-data"
+
+    @property
+    def data_ksa(self) -> str:
+        # The data staging Job's own Kubernetes service account: the one principal with read on the job's gs:// data.
+        return f"{self.prefix}-data"
+
     # weightsPath bucket-import (core/weights.py): the Job staging the weights into the bucket and the one importing
     # them into Lustre, each with a Kubernetes service account of its own (distinct per stack, like the export's).
     @property
@@ -228,6 +238,7 @@ class Names:
             self.ray_cluster: ("RayCluster", 53),
             self.lustre_pv: ("Lustre PersistentVolume", 253),
             self.export_ksa: ("export service account", 63),
+            self.data_ksa: ("data staging service account", 63),
             self.job_configs: ("config files ConfigMap", 253),
             self.weights_stage: ("weights staging Job and service account", 63),
             self.weights_import: ("weights import Job and service account", 63),

@@ -22,10 +22,12 @@ allow:
 - the job's entrypoint (`spec.entrypoint`, core/recipes/commands.py `job_script`) runs its steps one after the other
   before NeMo-RL starts, each an activity after the previous one: the readiness gate (on warm nodes that passed it
   within its window, only its GPU part, when the rendered gate reuses passes), the wait for the prefetch marker
-  (own-cluster mode: it ends when the prefetch Job's run does), the GSM8K preparation, the check for an interrupted
-  Megatron weight conversion;
+  (own-cluster mode: it ends when the prefetch Job's run does) or, without the prefetch Job, the download of the
+  pinned weights, the check for an interrupted Megatron weight conversion;
 - then NeMo-RL loads the weights from Lustre (RunFacts: every GPU node reads them once, at min(the instance's
-  throughput, nodes x the primary NIC)), and the first step follows.
+  throughput, nodes x the primary NIC)), and the first step follows;
+- the data staging Job (awaited; the RayJob depends on it) runs for a nominal time once the NeMo-RL image is on a
+  CPU node.
 
 The one-step-at-a-time estimate is the sum of every activity's duration: the same steps run one after the
 other, as the seeds' procedure does; what the seeds do in one command (enabling every API) counts once. The bound
@@ -44,6 +46,7 @@ from typing import Any, Iterable, Optional
 from core import catalog as c
 from core import images, prefetch, recipes
 from pod_programs import attempts
+from workloads.manifests.pod_security import ROLE_LABEL, ROLE_STAGING
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
 LUSTRE_TYPE = "gcp:lustre/instance:Instance"
@@ -213,6 +216,12 @@ def _model_in(rayjob) -> Optional[str]:
     return m.group(1).strip("'\"") if m else None
 
 
+def _is_data_staging(r) -> bool:
+    """The data staging Job (workloads/data_staging.py), by its role label."""
+    labels = (r.inputs.get("metadata") or {}).get("labels") or {}
+    return labels.get(ROLE_LABEL) == ROLE_STAGING
+
+
 def _download_bytes(r) -> int:
     return int(_annotations(r).get(c.DOWNLOAD_BYTES_ANNOTATION, 0))
 
@@ -223,12 +232,12 @@ class EntrypointStep:
     label: str
     nominal: c.Nominal
     waits_for_weights: bool = False
+    downloads_weights: bool = False
 
 
 # The entrypoint's programs before training, by script file name (core/recipes/commands.py job_script renders them).
 _ENTRYPOINT_STEPS: dict[str, tuple[str, c.Nominal]] = {
     recipes.GATE_SCRIPT: ("readiness gate (GPU health, Lustre, NCCL over RDMA)", c.NOMINAL_GATE_SECONDS),
-    recipes.GSM8K_SCRIPT: ("GSM8K prepared as JSONL on Lustre", c.NOMINAL_GSM8K_PREP_SECONDS),
     recipes.MEGATRON_GUARD_SCRIPT: ("check for an interrupted Megatron weight conversion", c.NOMINAL_SCRIPT_SECONDS),
 }
 
@@ -274,7 +283,25 @@ def entrypoint_steps(rayjob, warm: bool = False) -> list[EntrypointStep]:
             program is not None and program not in _ENTRYPOINT_STEPS and program != prefetch.SCRIPT
         ):
             break  # the training command (exec'd, or followed by the export)
-        if program == prefetch.SCRIPT and "wait" in argv:
+        if program == prefetch.SCRIPT and "download" in argv:
+            # Without the prefetch Job (prefetchWeights false) the entrypoint downloads the pinned snapshot itself.
+            size = sum(
+                c.MODELS[m.group(1)].weight_bytes
+                for item in argv
+                if (m := re.fullmatch(r"model:(.+)@[0-9a-f]{40}", item)) and m.group(1) in c.MODELS
+            )
+            rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+            steps.append(
+                EntrypointStep(
+                    f"entrypoint {i}",
+                    f"the entrypoint downloads {size / 1e9:.0f} GB of pinned weights",
+                    c.Nominal(
+                        size / rate.seconds, f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})"
+                    ),
+                    downloads_weights=True,
+                )
+            )
+        elif program == prefetch.SCRIPT and "wait" in argv:
             steps.append(
                 EntrypointStep(
                     f"entrypoint {i}",
@@ -364,6 +391,7 @@ class _Demand:
     prefetch_runs: list[str] = field(default_factory=list)  # the runs of awaited Jobs that download
     small_image_jobs: list[str] = field(default_factory=list)  # awaited Jobs in their own small image
     rayjobs: list[Any] = field(default_factory=list)
+    staging_jobs: list[str] = field(default_factory=list)  # the data staging Job
 
     def note_pods(self, r) -> None:
         for pod in _pod_specs(r):
@@ -379,6 +407,15 @@ class _Demand:
                     self.ray_head_from.append(r.urn)
         if r.type == "kubernetes:ray.io/v1:RayJob":
             self.rayjobs.append(r)
+        if _is_data_staging(r):
+            self.staging_jobs.append(r.urn)
+
+    @property
+    def cpu_image_triggers(self) -> list[str]:
+        """The CPU pods that bring the CPU nodes and the image on them. A RayJob is created only after the data staging
+        Job ran (its graph edge), whose pod needs both: the staging Job is the first such pod, never the RayJob."""
+        rayjobs = {r.urn for r in self.rayjobs} if self.staging_jobs else set()
+        return [u for u in self.cpu_image_users if u not in rayjobs]
 
 
 def _any_of(*groups: list[str]) -> tuple[tuple[str, ...], ...]:
@@ -422,11 +459,31 @@ def _job_run_activity(r, demand: _Demand, warm: bool = False, import_rate: tuple
     """An awaited Job's run: its download at the nominal Hub rate (or its import at the instance's rate), once its
     image is on a CPU node (the NeMo-RL image, shared with the pre-pull and the Ray head, or its own small image and
     packages). `warm`: the weights are in the platform's HF cache on Lustre already (a previous run prefetched the same
-    pinned snapshot: the prefetch finds its marker and ends at once)."""
+    pinned snapshot: the prefetch finds its marker and ends at once), and the job's datasets were staged by a previous
+    run of the same data (the staging Job finds its markers)."""
     annotations = _annotations(r)
     real = _download_bytes(r)
     size = 0 if warm else real
     rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+    if _is_data_staging(r):
+        if warm:
+            # A later run of the same data: every step of pod_programs/stage_data.py finds its marker and is skipped.
+            quick = c.NOMINAL_SCRIPT_SECONDS
+            return Activity(
+                f"{r.urn}#ran",
+                f"{_label(r)} finds the datasets staged",
+                quick.seconds,
+                quick.source + "; every step's marker on Lustre",
+                needs_all=(r.urn, "image on CPU nodes"),
+            )
+        staging = c.NOMINAL_DATA_STAGING_SECONDS
+        return Activity(
+            f"{r.urn}#ran",
+            f"{_label(r)} stages and checks the datasets",
+            staging.seconds,
+            staging.source,
+            needs_all=(r.urn, "image on CPU nodes"),
+        )
     if any(_uses_nemo_rl_image(p) for p in _pod_specs(r)):
         runtime = "image on CPU nodes"
     else:
@@ -462,11 +519,20 @@ def _job_run_activity(r, demand: _Demand, warm: bool = False, import_rate: tuple
 # kubernetes/autoscaler cluster-autoscaler/FAQ.md), so a run started within that window finds both.
 WARM_NODES_SOURCE = "warm platform: a previous run's GPU nodes still up (autoscaler scale-down-unneeded-time 10m)"
 WARM_IMAGE_SOURCE = "warm platform: the image is already on those nodes"
+# An experiment's CPU pods (its data staging Job, its own cluster's head) land on the platform's CPU nodes, which exist
+# with the platform and hold the NeMo-RL image: the platform's standing Ray head runs it (and its pre-pull pulls it).
+ON_PLATFORM_SOURCE = "an experiment: its platform's CPU nodes run, holding the image (the platform's Ray head)"
+GKE_CLUSTER = "gcp:container/cluster:Cluster"
 
 
-def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[str, Any], warm: bool = False) -> None:
+def _add_nodes_and_images(
+    acts: dict[str, Activity], d: _Demand, by_urn: dict[str, Any], warm: bool = False, on_platform: bool = False
+) -> None:
     """GPU and CPU nodes, the NeMo-RL image on them, and the small image of a Job that runs in its own. `warm`: the
-    GPU nodes are up and hold the image already (WARM_NODES_SOURCE)."""
+    GPU nodes are up and hold the image already (WARM_NODES_SOURCE). `on_platform`: an experiment stack, whose CPU
+    pods land on its platform's CPU nodes, which run the platform's Ray head (and its pre-pull) in the same image
+    (ON_PLATFORM_SOURCE), warm or cold."""
+    cpu_warm = warm or on_platform
     image_pull = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
     pull_source = (
         f"{c.NOMINAL_IMAGE_BYTES.seconds / 1e9:.0f} GB ({c.NOMINAL_IMAGE_BYTES.source}) at "
@@ -509,10 +575,12 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
     else:
         acts["CPU nodes"] = Activity(
             "CPU nodes",
-            "CPU node up" if warm else "CPU node provisioned for the first CPU pod",
-            0 if warm else c.NOMINAL_CPU_NODE_SECONDS.seconds,
-            "warm platform: its CPU nodes run" if warm else c.NOMINAL_CPU_NODE_SECONDS.source,
-            needs_any=_any_of(d.cpu_image_users + d.small_image_jobs),
+            "CPU node up" if cpu_warm else "CPU node provisioned for the first CPU pod",
+            0 if cpu_warm else c.NOMINAL_CPU_NODE_SECONDS.seconds,
+            (ON_PLATFORM_SOURCE if on_platform else "warm platform: its CPU nodes run")
+            if cpu_warm
+            else c.NOMINAL_CPU_NODE_SECONDS.source,
+            needs_any=_any_of(d.cpu_image_triggers + d.small_image_jobs),
         )
         cpu_nodes_from, cpu_nodes_need = (), ("CPU nodes",)
     for urn in d.small_image_jobs:
@@ -530,12 +598,14 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
     if d.cpu_image_users:
         acts["image on CPU nodes"] = Activity(
             "image on CPU nodes",
-            "NeMo-RL image cached on the CPU node" if warm else "NeMo-RL image pulled on a CPU node",
-            0 if warm else image_pull,
+            "NeMo-RL image cached on the CPU node" if cpu_warm else "NeMo-RL image pulled on a CPU node",
+            0 if cpu_warm else image_pull,
             # The platform's pre-pull DaemonSet (or its previous run's head) put it on the CPU pool.
-            "warm platform: the platform's CPU pool holds the image" if warm else pull_source,
+            (ON_PLATFORM_SOURCE if on_platform else "warm platform: the platform's CPU pool holds the image")
+            if cpu_warm
+            else pull_source,
             needs_all=cpu_nodes_need,
-            needs_any=cpu_nodes_from + _any_of(d.cpu_image_users),
+            needs_any=cpu_nodes_from + _any_of(d.cpu_image_triggers),
         )
 
 
@@ -804,14 +874,17 @@ def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph, facts: Option
         needs_all=(graph.done_key(job.urn), "Ray head", "Ray workers"),
     )
     last = "job started"
-    for step in entrypoint_steps(job, warm):
+    steps = entrypoint_steps(job, warm)
+    for step in steps:
         waits = tuple(sorted(d.prefetch_runs)) if step.waits_for_weights else ()
         acts[step.key] = Activity(
             step.key, step.label, step.nominal.seconds, step.nominal.source, needs_all=(last, *waits)
         )
         last = step.key
     weights: tuple[str, ...] = tuple(sorted(d.prefetch_runs))
-    if not d.prefetch_runs:
+    # Without the prefetch Job the entrypoint's own download step (entrypoint_steps) brings the weights; a job whose
+    # entrypoint has none (a config run as written) downloads them itself before its first step.
+    if not d.prefetch_runs and not any(step.downloads_weights for step in steps):
         model = _model_of(job)
         size = c.MODELS[model].weight_bytes if model else 0
         rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
@@ -843,7 +916,9 @@ def build(records: Iterable[Any], warm: bool = False) -> dict[str, Activity]:
         if _awaited_job(r):
             acts[f"{r.urn}#ran"] = _job_run_activity(r, demand, warm, import_rate)
         demand.note_pods(r)
-    _add_nodes_and_images(acts, demand, graph.by_urn, warm)
+    # A stack that declares no cluster runs on its platform's (an experiment stack).
+    on_platform = not any(r.type == GKE_CLUSTER for r in graph.by_urn.values())
+    _add_nodes_and_images(acts, demand, graph.by_urn, warm, on_platform)
     _add_ray(acts, demand)
     _add_job(acts, demand, graph, run_facts(graph.customs), warm)
     return acts

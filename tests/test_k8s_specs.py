@@ -485,8 +485,9 @@ def test_raycluster_lives_in_the_workload_namespace():
 # --- secrets, privilege, commands ------------------------------------------------------------------------------
 @pytest.mark.parametrize("prefetch,wandb", [(True, True), (True, False), (False, True)])
 def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(variant, prefetch, wandb):
-    """The HF token on the head (its driver and data preparation call the Hub) and on the workers only when nothing
-    was prefetched (with the prefetch they run with HF_HUB_OFFLINE=1); the W&B netrc on the head only, as an optional
+    """The HF token on the head (without the prefetch Job its entrypoint downloads the pinned snapshot there) and never
+    on the workers, which run with HF_HUB_OFFLINE=1 either way (they train from the snapshot on Lustre); the W&B netrc
+    on the head only, as an optional
     item (the Secret holds it only while the recipe logs to W&B: test_standing_cluster.py), so the template is the
     same either way; only paths in env, no token variable at all."""
     from workloads.manifests import pod_security as ps
@@ -498,7 +499,7 @@ def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(
         sources = [src["secret"] for v in tokens for src in v["projected"]["sources"]]
         keys = {i["key"] for src in sources for i in src["items"] if src["name"] == HF_SECRET}
         head = role == "head"
-        want = ({"hf-token"} if head or not prefetch else set()) | ({"wandb-netrc"} if head else set())
+        want = ({"hf-token"} if head else set()) | ({"wandb-netrc"} if head else set())
         assert keys == want, role
         netrc = [src for src in sources if any(i["key"] == "wandb-netrc" for i in src["items"])]
         assert all(src.get("optional") is True for src in netrc), role
@@ -510,7 +511,7 @@ def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(
             assert ("HF_TOKEN_PATH" in env) is ("hf-token" in want), role
             assert ("NETRC" in env) is ("wandb-netrc" in want), role
             # A pod that never calls the Hub says so to every Hugging Face library in it.
-            assert (env.get("HF_HUB_OFFLINE", {}).get("value") == "1") is (not head and prefetch), role
+            assert (env.get("HF_HUB_OFFLINE", {}).get("value") == "1") is (not head), role
             mounts = {m["name"]: m for m in container["volumeMounts"]}
             if want:
                 assert mounts[ps.TOKENS_VOLUME]["readOnly"] is True

@@ -226,6 +226,11 @@ NOMINAL_JOB_STARTUP_SECONDS = Nominal(
 # activeDeadlineSeconds is `format: int32` in both CRDs (K8S_INT32_MAX above), and KubeRay refuses a value <= 0
 # (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a positive integer", v1.4.2 and
 # v1.7.0).
+# The data staging Job's run (core/data.py): `uv run` start, the built-in datasets (a few MB for GSM8K, DeepScaler and
+# AIME 2024) or a user's dataset, checked and written as JSONL.
+NOMINAL_DATA_STAGING_SECONDS = Nominal(
+    60, NOMINAL_ESTIMATE + " (`uv run` start, datasets of a few MB, checked and written as JSONL)"
+)
 # The weights import Job carries the bytes it brings into Lustre (timed at the instance's import rate), and the prefetch
 # Job its marker (a Job the weights are ready after, whatever it downloads itself).
 IMPORT_BYTES_ANNOTATION = "nemo-rl-gke/import-bytes"

@@ -26,7 +26,6 @@ from core.settings.record import (
     ON_EXPERIMENT,
     PLATFORM,
     REFUSED_BY_API,
-    REFUSED_BY_PROGRAM,
     SAFE_REPLACEMENT,
     STOPS_THE_JOB,
     DayTwo,
@@ -72,6 +71,7 @@ class StartupSettings(Section):
             touches=(
                 "DaemonSet cpu-prepull",
                 "Job placeholders",
+                "Job data-staging",
                 "NodePool *",
                 "RayCluster raycluster",
                 "RayJob rayjob",
@@ -108,18 +108,15 @@ class StartupSettings(Section):
         True,
         key="prefetchWeights",
         description=(
-            "Download the recipe's model (pinned revision) and datasets into the HF cache on Lustre with a Job, as "
-            "soon as the Lustre volume exists; the job trains from that snapshot."
+            "Download the recipe's model at its pinned revision into the HF cache on Lustre with a Job, as soon as "
+            "the Lustre volume exists (false: the job's entrypoint downloads the same pinned snapshot on the Ray head "
+            "before training); the job trains from that snapshot either way."
         ),
         owner=BOTH,
         day_two=DayTwo(
             STOPS_THE_JOB,
-            where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
             touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob", *STAGING_TOUCHES),
-            note=(
-                "off on an experiment: its GPU workers would download from Hugging Face, which its platform (the "
-                "shipped codelab) does not let them reach"
-            ),
+            note="the prefetch Job goes or comes, and the entrypoint's download step with it",
         ),
         bad=("maybe",),
         alternatives=({"prefetchWeights": False},),
