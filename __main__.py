@@ -23,6 +23,7 @@ from core.settings.stack import platform_stack_problems
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
+from infra.image_copy import ImageCopy, ImageCopyArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.node_identity import NodeIdentity, NodeIdentityArgs
@@ -138,7 +139,17 @@ else:
     networks = Networks("networks", NetworksArgs.of(s), opts=apis_ready)
     psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
     lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
-    identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
+    # The NeMo-RL images into the stack's Artifact Registry and its image-streaming cache, from the first minutes: the
+    # Cloud Run jobs need only the APIs, so they run while the cluster and Lustre are created.
+    image_copy = ImageCopy("image-copy", ImageCopyArgs.of(s), opts=apis_ready) if s.image_streaming else None
+    identity = NodeIdentity(
+        "identity",
+        NodeIdentityArgs.of(s),
+        opts=apis_ready,
+        image_repository_id=image_copy.repository_id if image_copy and image_copy.repository else None,
+    )
+    # The pods that name a copy wait for it (not for its prewarm: a pod may stream before the cache is warm).
+    image_ready: list[pulumi.Resource] = list(image_copy.copied) if image_copy is not None else []
     gke = GkeCluster(
         "gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account, identity.bindings
     )
@@ -200,6 +211,7 @@ else:
             k8s_provider,
             gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
             cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
+            image=image_ready,
         )
     # The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods).
     weights = None
@@ -209,7 +221,8 @@ else:
             WeightsPrefetchArgs.of(s),
             namespace,
             k8s_provider,
-            needs=[volume.pvc, workload.secret, job_scripts.config_map],
+            needs=[volume.pvc, workload.secret, job_scripts.config_map]
+            + (image_ready if s.startup.prefetch_image == "nemo-rl" else []),
         )
     # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
     pod_needs = [
@@ -220,6 +233,7 @@ else:
         gpu_networking,
         compute_class,
     ]
+    pod_needs.extend(image_ready)
     if workload.ray_auth_secret is not None:
         pod_needs.append(workload.ray_auth_secret)
     if kuberay is not None:

@@ -59,7 +59,7 @@ class EntrypointArgs:
     mode waits there for the weights prefetch's marker); `after`: commands run once training succeeded (the
     checkpoint export); `prefetch_marker`: the prefetch's marker, which pins the GSM8K preparation to the commit it
     downloaded; `attempts`: a standing cluster's bounded attempts; `start_from`: jobStartFrom, a checkpoint to start
-    the run from (warm_start_line)."""
+    the run from (warm_start_line); `entry`: jobEntry, run instead of the release's GRPO entry script."""
 
     mount_path: str
     run_name: str
@@ -71,6 +71,7 @@ class EntrypointArgs:
     prefetch_marker: Optional[str] = None
     attempts: Optional[Attempts] = None
     start_from: Optional[str] = None
+    entry: Optional[str] = None  # jobEntry: the image's own entry script instead of the release's GRPO entry
 
 
 def attempts_log(mount_path: str, run_name: str) -> str:
@@ -145,7 +146,9 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
         "uv",
         "run",
         "python",
-        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path),
+        *render_args(
+            recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path, entry=a.entry
+        ),
     ]
     after = [list(c) for c in a.after]
     if a.attempts is not None:

@@ -102,6 +102,7 @@ class JobArgs:
     # Standing-cluster mode: the entrypoint's bounded attempts (KubeRay retries no clusterSelector RayJob).
     attempts: Optional[recipes.Attempts] = None
     start_from: Optional[str] = None  # jobStartFrom: '<run name>/step_<N>' the run starts from
+    entry: Optional[str] = None  # jobEntry: the image's entry script, run instead of the release's GRPO entry
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -160,6 +161,7 @@ class JobArgs:
                 capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
             ),
             start_from=s.job.start_from,
+            entry=s.startup.job_entry,
         )
 
     @property
@@ -183,6 +185,7 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
             prefetch_marker=a.prefetch_marker,
             attempts=a.attempts,
             start_from=a.start_from,
+            entry=a.entry,
         ),
     )
     # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
