@@ -419,10 +419,10 @@ DIFF_RULES_READ: dict[str, str] = {
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": TPGB
     + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
     "gcp:artifactregistry/repository:Repository": _AR + ":272-276: SetLabelsDiff, DefaultProviderProject, "
-    "DefaultProviderDeletionPolicy(\"DELETE\") (" + _DEFAULTS + "); its delete :1411-1418 refuses only with "
+    'DefaultProviderDeletionPolicy("DELETE") (' + _DEFAULTS + "); its delete :1411-1418 refuses only with "
     "deletion_policy PREVENT (the program leaves DELETE: the repository holds copies the graph makes again)",
     "gcp:cloudrunv2/job:Job": _CRJ + ":115-120: SetLabelsDiff, SetAnnotationsDiff, DefaultProviderProject, "
-    "DefaultProviderDeletionPolicy(\"DELETE\") (" + _DEFAULTS + "); run_execution_token :795-801 (ConflictsWith "
+    'DefaultProviderDeletionPolicy("DELETE") (' + _DEFAULTS + "); run_execution_token :795-801 (ConflictsWith "
     "start_execution_token) updates in place and starts an execution; its delete :1533-1534 refuses while "
     "deletion_protection (Default true, :1033-1042), which the program sets false",
     "time:index/sleep:Sleep": TIME_SLEEP + ":68-108: plan modifiers: triggers RequiresReplace -> REPLACE_ONLY; id "

@@ -146,9 +146,7 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
         "uv",
         "run",
         "python",
-        *render_args(
-            recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path, entry=a.entry
-        ),
+        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path, entry=a.entry),
     ]
     after = [list(c) for c in a.after]
     if a.attempts is not None:
