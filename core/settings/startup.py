@@ -5,7 +5,11 @@ Research and evidence: docs/research/ttfs.md (docs/performance.md "Time to the f
   anything else, and a model the catalog does not know without one);
 - the export destination must lie inside the stack's bucket;
 - image streaming needs the image in an Artifact Registry repository of the stack's project and region
-  (`imageRepository`, only with `imagePath: streaming`); its GKE floor is checked with the cluster's;
+  (`imageRepository`, only with `imagePath: streaming`; unset, the stack creates its own); its GKE floor is checked
+  with the cluster's;
+- `jobImage` is named by digest alone and lives where the nodes may read it (an experiment: a repository its
+  platform reads); `jobEntry` needs it and a release with an environment registry; the environments the resolved
+  config selects are registered (by the release, or a jobEntry) and configured (`env.<name>`);
 - the prefetch fills the Hugging Face cache on the Lustre volume: it needs the job's recipe (the model) and a
   Lustre mount path (checked by the workload rules).
 """
@@ -170,7 +174,20 @@ class StartupSettings(Section):
             "/opt/nemo-rl. NeMo-RL v0.5.0 or later (v0.4.0 has no environment registry)."
         ),
         owner=BOTH,
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",), note="the RayJob's entrypoint"),
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=(
+                "RayJob rayjob",
+                # set with the jobImage that holds it (and, on a v0.4.0 stack, a release with a registry)
+                "DaemonSet cpu-prepull",
+                "Job placeholders",
+                "Job prefetch",
+                "Job export",
+                "RayCluster raycluster",
+                "RepositoryIamMember *",
+            ),
+            note="the RayJob's entrypoint; set together with the jobImage that holds the script",
+        ),
         bad=("/opt/my-env/run_my_grpo.py", "/opt/my env/$run.py"),
         alternatives=(
             {
@@ -374,14 +391,15 @@ def _streaming_problems(s: "UncheckedSettings") -> list[str]:
                 f"{st.image_path!r}); unset it or set imagePath to streaming"
             ]
         return []
-    if not repo:
-        if s.stack.platform_stack:
-            return [
-                f"{key('imageRepository')}: platform {s.stack.platform_stack!r} streams images but names no image "
-                "repository in its contract (deployed by an earlier release): run `pulumi up` on the platform first"
-            ]
-        return []
-    return repository_problems("imageRepository", repo, s)
+    if s.stack.platform_stack:
+        # The platform's value, checked by the platform's own rules: an experiment only needs it named.
+        if repo:
+            return []
+        return [
+            f"{key('imageRepository')}: platform {s.stack.platform_stack!r} streams images but names no image "
+            "repository in its contract (deployed by an earlier release): run `pulumi up` on the platform first"
+        ]
+    return repository_problems("imageRepository", repo, s) if repo else []
 
 
 def repository_problems(k: str, repo: str, s: "UncheckedSettings") -> list[str]:
@@ -413,6 +431,8 @@ def repository_problems(k: str, repo: str, s: "UncheckedSettings") -> list[str]:
 
 
 def _job_image_repositories_problems(s: "UncheckedSettings") -> list[str]:
+    if s.stack.platform_stack:
+        return []  # the platform's value, checked by the platform's rules
     p = []
     for repo in s.startup.job_image_repositories:
         p.extend(repository_problems("jobImageRepositories", repo, s))
@@ -443,9 +463,9 @@ def _job_image_problems(s: "UncheckedSettings") -> list[str]:
             "(<location>-docker.pkg.dev/<project>/<repository>/<image>@sha256:...): the nodes read your image "
             "through a grant on its repository, and GKE streams only from Artifact Registry"
         ]
-    p = repository_problems("jobImage", repo, s)
-    if p or not s.stack.platform_stack:
-        return p
+    if not s.stack.platform_stack:
+        return repository_problems("jobImage", repo, s)
+    # The platform's repositories are in its project and region (its rules): the image must be in one of them.
     readable = set(s.startup.job_image_repositories) | ({s.startup.image_repository} if s.image_streaming else set())
     if repo not in readable:
         where = ", ".join(sorted(r for r in readable if r)) or "none"
