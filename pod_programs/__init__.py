@@ -48,6 +48,12 @@ ATTEMPTS = Shipped("attempts.py", (NEMO_RL_IMAGE,), "bounded attempts of a stand
 MEGATRON_GUARD = Shipped(
     "megatron_import_guard.py", (NEMO_RL_IMAGE,), "removes an interrupted HF -> Megatron conversion"
 )
+STAGE_WEIGHTS = Shipped(
+    "stage_weights.py", (PREFETCH_IMAGE,), "weightsPath bucket-import: the model's files into the bucket (a CPU Job)"
+)
+LUSTRE_IMPORT = Shipped(
+    "lustre_import.py", (PREFETCH_IMAGE,), "weightsPath bucket-import: Managed Lustre importData, waited on (a CPU Job)"
+)
 USER_CONFIGS = Shipped(
     "install_configs.py", (NEMO_RL_IMAGE,), "installs the user's own config files (jobConfigFiles) before training"
 )
@@ -62,6 +68,8 @@ SHIPPED: tuple[Shipped, ...] = (
     MEGATRON_GUARD,
     ATTEMPTS,
     USER_CONFIGS,
+    STAGE_WEIGHTS,
+    LUSTRE_IMPORT,
 )
 
 # Programs that run in a Cloud Run job, not a pod: given to `python -c` as the job's arguments (infra/image_copy.py).
