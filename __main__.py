@@ -26,6 +26,7 @@ from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.data_access import DataReadGrant, DataReadGrantArgs
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
+from infra.image_copy import ImageCopy, ImageCopyArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.node_identity import NodeIdentity, NodeIdentityArgs
@@ -166,7 +167,17 @@ else:
     networks = Networks("networks", NetworksArgs.of(s), opts=apis_ready)
     psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
     lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
-    identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
+    # The NeMo-RL images into the stack's Artifact Registry and its image-streaming cache, from the first minutes: the
+    # Cloud Run jobs need only the APIs, so they run while the cluster and Lustre are created.
+    image_copy = ImageCopy("image-copy", ImageCopyArgs.of(s), opts=apis_ready) if s.image_streaming else None
+    identity = NodeIdentity(
+        "identity",
+        NodeIdentityArgs.of(s),
+        opts=apis_ready,
+        image_repository_id=image_copy.repository_id if image_copy and image_copy.repository else None,
+    )
+    # The pods that name a copy wait for it (not for its prewarm: a pod may stream before the cache is warm).
+    image_ready: list[pulumi.Resource] = list(image_copy.copied) if image_copy is not None else []
     gke = GkeCluster(
         "gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account, identity.bindings
     )
@@ -242,6 +253,7 @@ else:
             k8s_provider,
             gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
             cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
+            image=image_ready,
         )
     # weightsPath bucket-import: the model into the bucket as soon as the cluster exists (no Lustre needed), then into
     # Lustre with importData once the instance is there and the staging is done.
@@ -267,10 +279,12 @@ else:
             namespace,
             k8s_provider,
             needs=[volume.pvc, workload.secret, job_scripts.config_map]
+            + (image_ready if s.startup.prefetch_image == "nemo-rl" else [])
             + ([weights_staging.import_job] if weights_staging is not None else []),
         )
     # The job's datasets, staged and checked on a CPU pod (core/data.py): the RayJob is created only once they are on
-    # Lustre, so a bad dataset fails here and never asks for a GPU.
+    # Lustre, so a bad dataset fails here and never asks for a GPU. It runs in the job's image (with streaming, the
+    # stack's registry copy: it waits for the copy like the Ray pods).
     staging = None
     if s.job.enabled:
         grants: list[pulumi.Resource] = []
@@ -284,7 +298,7 @@ else:
             "data-staging",
             DataStagingArgs.of(s),
             k8s_provider,
-            needs=[volume.pvc, workload.secret, job_scripts.config_map],
+            needs=[volume.pvc, workload.secret, job_scripts.config_map, *image_ready],
             grants=grants,
         )
     # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
@@ -296,6 +310,7 @@ else:
         gpu_networking,
         compute_class,
     ]
+    pod_needs.extend(image_ready)
     if workload.ray_auth_secret is not None:
         pod_needs.append(workload.ray_auth_secret)
     if kuberay is not None:

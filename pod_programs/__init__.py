@@ -24,6 +24,8 @@ DIR = Path(__file__).resolve().parent
 #   prefetch-requirements.txt installed by the prefetch Job's init container (`prefetchImage: python`).
 NEMO_RL_IMAGE = "nemo-rl"
 PREFETCH_IMAGE = "python-prefetch"
+# - PYTHON_IMAGE: the same pinned slim Python image with nothing installed (the standard library only).
+PYTHON_IMAGE = "python"
 
 
 @dataclass(frozen=True)
@@ -74,3 +76,8 @@ SHIPPED: tuple[Shipped, ...] = (
     STAGE_WEIGHTS,
     LUSTRE_IMPORT,
 )
+
+# Programs that run in a Cloud Run job, not a pod: given to `python -c` as the job's arguments (infra/image_copy.py).
+# Not in the ConfigMap; the same import rule holds.
+PREWARM = Shipped("prewarm_image.py", (PYTHON_IMAGE,), "prewarms the image-streaming cache after the image copy")
+CLOUD_RUN: tuple[Shipped, ...] = (PREWARM,)

@@ -182,8 +182,56 @@ def _requests_gpu(pod: dict) -> bool:
     return False
 
 
-def _uses_nemo_rl_image(pod: dict) -> bool:
-    return any(images.is_nemo_rl_image(ctr.get("image")) for ctr in _containers(pod))
+def _uses_nemo_rl_image(pod: dict, job_images: frozenset = frozenset()) -> bool:
+    """The pod runs the NeMo-RL image: the release's (from NGC or a registry copy) or the one the Ray pods run (a
+    jobImage built on it)."""
+    return any(images.is_nemo_rl_image(ctr.get("image")) or ctr.get("image") in job_images for ctr in _containers(pod))
+
+
+def _nemo_rl_image_of(pods: list[dict], job_images: frozenset) -> Optional[str]:
+    for pod in pods:
+        for ctr in _containers(pod):
+            ref = ctr.get("image")
+            if images.is_nemo_rl_image(ref) or ref in job_images:
+                return ref
+    return None
+
+
+def _ray_images(records: list[Any]) -> frozenset:
+    """The images the Ray objects' pods run (the job's image, whatever its name)."""
+    return frozenset(
+        ctr.get("image")
+        for r in records
+        if r.custom and r.type in RAY_TYPES
+        for pod in _pod_specs(r)
+        for ctr in _containers(pod)
+        if isinstance(ctr.get("image"), str)
+    )
+
+
+CLOUD_RUN_JOB = "gcp:cloudrunv2/job:Job"
+STEP_LABEL = "nemo-rl-gke-step"  # infra/image_copy.py labels its jobs with their step
+AR_HOST = "-docker.pkg.dev/"
+
+
+def _cloud_run_args(r) -> list[str]:
+    containers = (((r.inputs.get("template") or {}).get("template") or {}).get("containers")) or [{}]
+    return [str(a) for a in containers[0].get("args") or []]
+
+
+def _arg(args: list[str], flag: str) -> Optional[str]:
+    return args[args.index(flag) + 1] if flag in args and args.index(flag) + 1 < len(args) else None
+
+
+def _prewarmed_image(r) -> Optional[str]:
+    """The image reference a prewarm job fills the streaming cache for (pod_programs/prewarm_image.py arguments)."""
+    args = _cloud_run_args(r)
+    repo, tag = _arg(args, "--repository"), _arg(args, "--tag")
+    m = re.fullmatch(r"projects/([^/]+)/locations/([^/]+)/repositories/([^/]+)", repo or "")
+    t = re.fullmatch(r".*/packages/([^/]+)/tags/([^/]+)", tag or "")
+    if not (m and t):
+        return None
+    return f"{m.group(2)}-docker.pkg.dev/{m.group(1)}/{m.group(3)}/{t.group(1)}:{t.group(2)}"
 
 
 def _is_gpu_pool(r) -> bool:
@@ -392,16 +440,36 @@ class _Demand:
     small_image_jobs: list[str] = field(default_factory=list)  # awaited Jobs in their own small image
     rayjobs: list[Any] = field(default_factory=list)
     staging_jobs: list[str] = field(default_factory=list)  # the data staging Job
+    job_images: frozenset = frozenset()  # what the Ray pods run (the release's image, or a jobImage)
+    gpu_pods: list[dict] = field(default_factory=list)  # the GPU pods running the image
+    cpu_pods: list[dict] = field(default_factory=list)
+    prewarms: dict[str, str] = field(default_factory=dict)  # image reference -> its prewarm job's URN
+    streaming_pools: list[str] = field(default_factory=list)  # node pools with GKE image streaming on
+    autopilot: bool = False
+    has_cluster: bool = False  # False: an experiment stack, on its platform's nodes
 
     def note_pods(self, r) -> None:
+        if r.type == CLOUD_RUN_JOB and (r.inputs.get("labels") or {}).get(STEP_LABEL) == "image-prewarm":
+            ref = _prewarmed_image(r)
+            if ref:
+                self.prewarms[ref] = r.urn
+        if r.type == "gcp:container/cluster:Cluster":
+            self.has_cluster = True
+            self.autopilot = bool(r.inputs.get("enableAutopilot"))
+        if r.type == "gcp:container/nodePool:NodePool" and (
+            ((r.inputs.get("nodeConfig") or {}).get("gcfsConfig") or {}).get("enabled")
+        ):
+            self.streaming_pools.append(r.urn)
         for pod in _pod_specs(r):
             if _requests_gpu(pod):
                 self.gpu_creators.append(r.urn)
-                if _uses_nemo_rl_image(pod):
+                if _uses_nemo_rl_image(pod, self.job_images):
                     self.gpu_image_users.append(r.urn)
+                    self.gpu_pods.append(pod)
                 if r.type in RAY_TYPES:
                     self.ray_workers_from.append(r.urn)
-            elif _uses_nemo_rl_image(pod):
+            elif _uses_nemo_rl_image(pod, self.job_images):
+                self.cpu_pods.append(pod)
                 self.cpu_image_users.append(r.urn)
                 if r.type in RAY_TYPES:
                     self.ray_head_from.append(r.urn)
@@ -429,15 +497,74 @@ def _resource_activity(r, deps: tuple[str, ...], demand: _Demand) -> Activity:
     sleep = _duration(r.inputs.get("createDuration")) if r.type == SLEEP else None
     if sleep is not None:
         seconds, source = sleep, "its createDuration"
+    if r.type == CLOUD_RUN_JOB:
+        seconds, source = _cloud_run_job_seconds(r, nominal)
     if r.type == "gcp:container/nodePool:NodePool":
         (demand.gpu_pools if _is_gpu_pool(r) else demand.cpu_pools).append(r.urn)
         if _pool_nodes(r):
             node = c.NOMINAL_GPU_NODE_SECONDS if _is_gpu_pool(r) else c.NOMINAL_CPU_NODE_SECONDS
             seconds += node.seconds
             source = f"{source}; + {_pool_nodes(r)} node(s) created with the pool: {node.source}"
-    return Activity(
-        r.urn, _label(r), seconds, source, needs_all=deps, sequential_step=API_STEP if r.type == SERVICE else None
+    step = API_STEP if r.type == SERVICE else None
+    if r.type == CLOUD_RUN_JOB and (r.inputs.get("labels") or {}).get(STEP_LABEL):
+        # One copy (and one prewarm) of every release: done by hand, one command each (`gcrane cp` of each tag in a
+        # loop) the way the API step is counted, not once per release.
+        step = str(r.inputs["labels"][STEP_LABEL])
+    return Activity(r.urn, _label(r), seconds, source, needs_all=deps, sequential_step=step)
+
+
+def _cloud_run_job_seconds(r, nominal: c.Nominal) -> tuple[float, str]:
+    """What Pulumi waits for on a Cloud Run job run on create (run_execution_token): its execution. The image copy
+    and the prewarm move the image's bytes at their nominal rates, after the task starts."""
+    step = (r.inputs.get("labels") or {}).get(STEP_LABEL)
+    rate = {"image-copy": c.NOMINAL_IMAGE_COPY_BYTES_PER_S, "image-prewarm": c.NOMINAL_IMAGE_PREWARM_BYTES_PER_S}.get(
+        step or ""
     )
+    if rate is None or not r.inputs.get("runExecutionToken"):
+        return nominal.seconds, nominal.source
+    size, start = c.NOMINAL_IMAGE_BYTES, c.NOMINAL_CLOUD_RUN_START_SECONDS
+    return (
+        start.seconds + size.seconds / rate.seconds,
+        f"{start.source} + {size.seconds / 1e9:.0f} GB ({size.source}) at {rate.seconds / 1e6:.0f} MB/s "
+        f"({rate.source})",
+    )
+
+
+def _release_copy(ref: Optional[str]) -> bool:
+    """A registry copy of a NeMo-RL release (`<repository>/nemo-rl:<release>`), the image a platform prewarms and its
+    Ray head runs; not an image of the experiment's own (jobImage)."""
+    if not ref:
+        return False
+    name, _, tag = ref.partition("@")[0].rpartition(":")
+    return name.endswith("/" + c.NEMO_RL_IMAGE_NAME) and tag in c.NEMO_RL_RELEASES
+
+
+def _image_step(d: _Demand, pods: list[dict], pools: list[str]) -> tuple[float, str, str, tuple[str, ...]]:
+    """(seconds, verb, source, what it waits for) of the NeMo-RL image reaching the nodes of `pools`: streamed from
+    Artifact Registry when those nodes stream (GKE image streaming on the pools, Autopilot, or an experiment on its
+    platform's nodes) and the image-streaming cache holds it (a prewarm job of this graph, or the platform's prewarm
+    of its release copies); otherwise pulled whole, the first pull of a streamed image included ("during the first
+    pull of an eligible image you might not notice the benefits", GKE image streaming page)."""
+    size, rate = c.NOMINAL_IMAGE_BYTES, c.NOMINAL_IMAGE_PULL_BYTES_PER_S
+    pull = (
+        size.seconds / rate.seconds,
+        "pulled",
+        f"{size.seconds / 1e9:.0f} GB ({size.source}) at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+        (),
+    )
+    ref = _nemo_rl_image_of(pods, d.job_images)
+    if ref is None or AR_HOST not in ref:
+        return pull
+    streams = (not d.has_cluster) or d.autopilot or any(p in d.streaming_pools for p in pools)
+    if not streams:
+        return pull
+    stream = c.NOMINAL_IMAGE_STREAM_SECONDS
+    if ref in d.prewarms:
+        return stream.seconds, "streamed", f"{stream.source}; the cache prewarmed by this graph", (d.prewarms[ref],)
+    if not d.has_cluster and _release_copy(ref):
+        return stream.seconds, "streamed", f"{stream.source}; the platform prewarmed its copy of the release", ()
+    seconds, _, source, _ = pull
+    return seconds, "streamed (first pull, cold cache)", f"{source}; not prewarmed: the first pull gains nothing", ()
 
 
 def _lustre_import_rate(records: Iterable[Any]) -> tuple[float, str]:
@@ -484,7 +611,7 @@ def _job_run_activity(r, demand: _Demand, warm: bool = False, import_rate: tuple
             staging.source,
             needs_all=(r.urn, "image on CPU nodes"),
         )
-    if any(_uses_nemo_rl_image(p) for p in _pod_specs(r)):
+    if any(_uses_nemo_rl_image(p, demand.job_images) for p in _pod_specs(r)):
         runtime = "image on CPU nodes"
     else:
         runtime = f"{r.urn}#runtime"
@@ -530,14 +657,9 @@ def _add_nodes_and_images(
 ) -> None:
     """GPU and CPU nodes, the NeMo-RL image on them, and the small image of a Job that runs in its own. `warm`: the
     GPU nodes are up and hold the image already (WARM_NODES_SOURCE). `on_platform`: an experiment stack, whose CPU
-    pods land on its platform's CPU nodes, which run the platform's Ray head (and its pre-pull) in the same image
-    (ON_PLATFORM_SOURCE), warm or cold."""
-    cpu_warm = warm or on_platform
-    image_pull = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
-    pull_source = (
-        f"{c.NOMINAL_IMAGE_BYTES.seconds / 1e9:.0f} GB ({c.NOMINAL_IMAGE_BYTES.source}) at "
-        f"{c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds / 1e6:.0f} MB/s ({c.NOMINAL_IMAGE_PULL_BYTES_PER_S.source})"
-    )
+    pods land on its platform's CPU nodes, which run the platform's Ray head (and its pre-pull) in the release's image
+    (ON_PLATFORM_SOURCE), warm or cold; an image of the experiment's own (jobImage) reaches them as any image does."""
+    cpu_warm = warm or (on_platform and _release_copy(_nemo_rl_image_of(d.cpu_pods, d.job_images)))
     # GPU nodes: a pool created with nodes already waited for them; otherwise the autoscaler (or Autopilot)
     # adds them once a GPU pod can be scheduled.
     pools_with_nodes = [u for u in d.gpu_pools if _pool_nodes(by_urn[u])]
@@ -558,12 +680,13 @@ def _add_nodes_and_images(
             needs_any=_any_of(d.gpu_pools, d.gpu_creators),
         )
     if "GPU nodes" in acts and d.gpu_image_users:
+        seconds, verb, source, after = _image_step(d, d.gpu_pods, d.gpu_pools)
         acts["image on GPU nodes"] = Activity(
             "image on GPU nodes",
-            "NeMo-RL image cached on the GPU nodes" if warm else "NeMo-RL image pulled on the GPU nodes",
-            0 if warm else image_pull,
-            WARM_IMAGE_SOURCE if warm else pull_source,
-            needs_all=("GPU nodes",),
+            "NeMo-RL image cached on the GPU nodes" if warm else f"NeMo-RL image {verb} on the GPU nodes",
+            0 if warm else seconds,
+            WARM_IMAGE_SOURCE if warm else source,
+            needs_all=("GPU nodes", *after),
             needs_any=_any_of(d.gpu_image_users),
         )
     # CPU nodes: the system pool's nodes exist with the pool; without a CPU pool (Autopilot) they are created
@@ -596,15 +719,16 @@ def _add_nodes_and_images(
             needs_any=cpu_nodes_from,
         )
     if d.cpu_image_users:
+        seconds, verb, source, after = _image_step(d, d.cpu_pods, d.cpu_pools)
         acts["image on CPU nodes"] = Activity(
             "image on CPU nodes",
-            "NeMo-RL image cached on the CPU node" if cpu_warm else "NeMo-RL image pulled on a CPU node",
-            0 if cpu_warm else image_pull,
+            "NeMo-RL image cached on the CPU node" if cpu_warm else f"NeMo-RL image {verb} on a CPU node",
+            0 if cpu_warm else seconds,
             # The platform's pre-pull DaemonSet (or its previous run's head) put it on the CPU pool.
             (ON_PLATFORM_SOURCE if on_platform else "warm platform: the platform's CPU pool holds the image")
             if cpu_warm
-            else pull_source,
-            needs_all=cpu_nodes_need,
+            else source,
+            needs_all=(*cpu_nodes_need, *(() if cpu_warm else after)),
             needs_any=cpu_nodes_from + _any_of(d.cpu_image_triggers),
         )
 
@@ -909,7 +1033,7 @@ def build(records: Iterable[Any], warm: bool = False) -> dict[str, Activity]:
     """Every activity of the run, keyed: the resources Pulumi waits for, then what Kubernetes does for them."""
     graph = _Graph(list(records))
     acts: dict[str, Activity] = {}
-    demand = _Demand()
+    demand = _Demand(job_images=_ray_images(graph.customs))
     import_rate = _lustre_import_rate(graph.customs)
     for r in graph.customs:
         acts[r.urn] = _resource_activity(r, graph.resource_deps(r), demand)

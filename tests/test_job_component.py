@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -174,7 +176,10 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     s = _settings(r)
     # An own cluster's head mounts no bucket: its export is a CPU Job after training.
     pods = RayPodsConfig.of(s)
-    assert spec["rayClusterSpec"] == raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
+    expected = raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
+    # The pods' image is the stack's registry copy, whose path names the project (_settings loads another one).
+    expected = json.loads(json.dumps(expected).replace("example-project", r.config["gcp:project"]))
+    assert spec["rayClusterSpec"] == expected
     validate_any(render.manifest_of(job))
     pvc = r.get("kubernetes:core/v1:PersistentVolumeClaim", "lustre-pvc")
     assert r.depends_on(job, pvc)

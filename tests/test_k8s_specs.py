@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from core import catalog
+from core.images import nemo_rl_image
 from core.naming import GVNIC_NETWORK, HF_SECRET, LUSTRE_PVC, RDMA_NETWORKS
 from core.settings import Settings, load_settings
 from tests.k8s_validation import KUBERAY_VERSIONS, SCHEMAS_ENV, validate_any, validate_core, validate_crd
@@ -360,7 +361,9 @@ def test_ray_version_equals_the_images_ray(release):
     rel = catalog.NEMO_RL_RELEASES[release]
     assert rc["spec"]["rayVersion"] == rel.ray_version
     images = {c["image"] for t in pods_of(rc).values() for c in t["spec"]["containers"]}
-    assert images == {f"{catalog.NEMO_RL_IMAGE_REPO}:{release}"}
+    # imagePath streaming (the default): the stack's Artifact Registry copy of the release's image, same tag.
+    assert images == {nemo_rl_image(release, s.image_repository)}
+    assert s.image_repository.startswith(f"{s.region}-docker.pkg.dev/")
 
 
 def test_worker_node_selector_follows_the_stacks_gpu_type_and_compute_class(variant):

@@ -63,8 +63,8 @@ class EntrypointArgs:
     there for the weights prefetch's marker; without the prefetch Job the download of the pinned snapshot runs there);
     `after`: commands run once training succeeded (the checkpoint export); `attempts`: a standing cluster's bounded
     attempts; `start_from`: jobStartFrom, a checkpoint to start the run from (warm_start_line); `own_configs`: where
-    the user's config files are mounted. The datasets are on Lustre before the RayJob exists (the data staging Job:
-    core/data.py)."""
+    the user's config files are mounted; `entry`: jobEntry, run instead of the release's GRPO entry script. The
+    datasets are on Lustre before the RayJob exists (the data staging Job: core/data.py)."""
 
     mount_path: str
     run_name: str
@@ -75,6 +75,7 @@ class EntrypointArgs:
     after: tuple[Sequence[str], ...] = ()
     attempts: Optional[Attempts] = None
     start_from: Optional[str] = None
+    entry: Optional[str] = None  # jobEntry: the image's own entry script instead of the release's GRPO entry
     # The user's config files come from the stack's own ConfigMap at paths.configs_dir (an experiment stack), not
     # from the job-scripts ConfigMap at paths.scripts_dir (a platform's own job).
     own_configs: bool = False
@@ -150,7 +151,7 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
         "uv",
         "run",
         "python",
-        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path),
+        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path, entry=a.entry),
     ]
     after = [list(c) for c in a.after]
     if a.attempts is not None:

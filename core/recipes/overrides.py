@@ -342,11 +342,18 @@ def render_overrides(
 
 
 def render_args(
-    recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+    recipe: Recipe,
+    release: NemoRlRelease,
+    *,
+    mount_path: str,
+    run_name: str,
+    model_path: Optional[str] = None,
+    entry: Optional[str] = None,
 ) -> list[str]:
-    """The training program's argv after `python`: entry script, --config, Hydra overrides."""
+    """The training program's argv after `python`: entry script (the release's GRPO entry, or `entry`, the jobEntry
+    script of the user's image, which takes the same arguments), --config, Hydra overrides."""
     return [
-        release.grpo_entry,
+        entry or release.grpo_entry,
         "--config",
         recipe.config_path,
         *render_overrides(recipe, release, mount_path=mount_path, run_name=run_name, model_path=model_path),

@@ -1221,6 +1221,35 @@ def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
     return recipe
 
 
+def selected_environments(config: dict, release: NemoRlRelease) -> tuple[list[tuple[str, str]], list[str]]:
+    """The environments NeMo-RL creates for this resolved config, each with the key that names it, and the names a
+    data.train list entry gives that it never creates (core.catalog, the release's environment facts).
+
+    Flat layout (v0.4.0 / v0.5.0): `data.env_name`, read by examples/run_grpo.py (v0.5.0 L74); v0.4.0's configs carry
+    none. Sectioned layout (v0.7.0): extract_necessary_env_names (nemo_rl/data/datasets/utils.py L196-217) adds the
+    `env_name` of data.train, data.validation and data.default where each is a section; a list entry is filled from
+    data.default (nemo_rl/data/utils.py L176-177) and bound to `envs[cfg["env_name"]]` (L189)."""
+    data: dict = config["data"] if isinstance(config.get("data"), dict) else {}
+    if release.flat_data:
+        name = data.get("env_name")
+        return ([(name, "data.env_name")] if isinstance(name, str) else []), []
+    selected: list[tuple[str, str]] = []
+    for part in ("train", "validation", "default"):
+        section = data.get(part)
+        if isinstance(section, dict) and isinstance(section.get("env_name"), str):
+            if section["env_name"] not in [n for n, _ in selected]:
+                selected.append((section["env_name"], f"data.{part}.env_name"))
+    default: dict = data["default"] if isinstance(data.get("default"), dict) else {}
+    created = {n for n, _ in selected}
+    unreachable: list[str] = []
+    train: list = data["train"] if isinstance(data.get("train"), list) else []
+    for entry in train:
+        name = (entry or {}).get("env_name", default.get("env_name")) if isinstance(entry, dict) else None
+        if isinstance(name, str) and name not in created and name not in unreachable:
+            unreachable.append(name)
+    return selected, unreachable
+
+
 def _shown(value: object) -> str:
     return "null" if value is None else repr(value) if isinstance(value, str) else str(value)
 

@@ -84,6 +84,9 @@ def contract(
             settings[k] = value
     # Derived from the platform's prefix, which the experiment does not share: pass the resolved name.
     settings["bucketName"] = s.bucket_name
+    if s.image_streaming:
+        # The repository the platform copies the NeMo-RL images into (its own, unless imageRepository names one).
+        settings["imageRepository"] = s.image_repository
     return {
         "schemaVersion": SCHEMA_VERSION,
         "platformStack": s.stack_name,

@@ -105,6 +105,7 @@ class JobArgs:
     # Standing-cluster mode: the entrypoint's bounded attempts (KubeRay retries no clusterSelector RayJob).
     attempts: Optional[recipes.Attempts] = None
     start_from: Optional[str] = None  # jobStartFrom: '<run name>/step_<N>' the run starts from
+    entry: Optional[str] = None  # jobEntry: the image's entry script, run instead of the release's GRPO entry
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -169,6 +170,7 @@ class JobArgs:
                 capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
             ),
             start_from=s.job.start_from,
+            entry=s.startup.job_entry,
         )
 
     @property
@@ -191,6 +193,7 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
             after=tuple(list(c) for c in a.after),
             attempts=a.attempts,
             start_from=a.start_from,
+            entry=a.entry,
             own_configs=a.own_cluster is not None and a.own_cluster.configs_map is not None,
         ),
     )
