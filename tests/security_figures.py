@@ -64,8 +64,15 @@ def _endpoint(p: RenderedPod) -> np.Endpoint:
     return np.pod(p.source, p.namespace, p.labels)
 
 
+def workload_namespace(result: engine.SynthResult) -> str:
+    """The stack's own namespace: a platform's `namespace`, an experiment stack's the one its platform made for it."""
+    if "namespace" in result.outputs:
+        return result.outputs["namespace"]
+    return result.config.get(f"{result.project}:namespace", "nemo-rl")
+
+
 def workload_pods(result: engine.SynthResult) -> list[RenderedPod]:
-    ns = result.config.get(f"{result.project}:namespace", "nemo-rl")
+    ns = workload_namespace(result)
     return [p for p in pods(result) if p.namespace == ns]
 
 
@@ -139,12 +146,12 @@ def platform_of(result: engine.SynthResult) -> str:
 
 
 def stack_write_principals(stack: str, results: Mapping[str, engine.SynthResult]) -> set[str]:
-    """The Workload Identity principals a stack's pods write to the bucket as. A platform grants them itself; an
-    experiment stack declares no Google Cloud resource, so its pods write as whichever of its platform's principals
-    their (namespace, service account) is."""
+    """The Workload Identity principals a stack's pods write to the bucket as: whichever granted principal their
+    (namespace, service account) is, over the grants of the stack and of its platform (an experiment stack grants
+    its own export identity; a grant of its platform's would count for it too)."""
     r = results[stack]
     platform = platform_of(r)
-    granted = write_principals(results[platform] if platform else r)
+    granted = write_principals(r) | (write_principals(results[platform]) if platform in results else set())
     by_identity = {tuple(_PRINCIPAL.search(m).groups()): m for m in granted}
     return {
         by_identity[(p.namespace, p.service_account)]

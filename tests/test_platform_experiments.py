@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
+import yaml
 
 from core import export
 from core.settings import platform
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.graph
 
 PLATFORM = "codelab"
 PLATFORM_REF = "organization/nemo-rl-gke/codelab"
-EXPERIMENTS = ("codelab-exp1", "codelab-exp2")  # the shipped examples (conftest EXPERIMENT_STACKS)
+EXPERIMENTS = ("codelab-exp1", "codelab-exp2", "codelab-exp3")  # the shipped examples (conftest EXPERIMENT_STACKS)
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 
 
@@ -39,25 +40,50 @@ def job_named(result: engine.SynthResult, role: str) -> engine.Registration:
     return found[0]
 
 
+# The only Google Cloud resources an experiment stack may declare: its export folder's managed folder, that folder's
+# grant and the bucket-level listing Cloud Storage FUSE needs, all for its own export identity.
+EXPERIMENT_GCP_TYPES = {
+    "gcp:storage/managedFolder:ManagedFolder",
+    "gcp:storage/managedFolderIamMember:ManagedFolderIamMember",
+    "gcp:storage/bucketIAMMember:BucketIAMMember",
+}
+
+
+def hosted(plat: engine.SynthResult, stack: str) -> dict:
+    return plat.outputs[platform.CONTRACT_OUTPUT][platform.EXPERIMENTS_KEY][stack]
+
+
 @pytest.mark.parametrize("stack", EXPERIMENTS)
-def test_an_experiment_stack_creates_no_cloud_resource_no_cluster_and_lives_in_the_platforms_namespace(synth, stack):
+def test_an_experiment_stack_declares_only_its_own_export_grants_and_lives_in_its_own_namespace(synth, stack):
     exp, plat = synth(stack), synth(PLATFORM)
     assert exp.error is None, exp.error
     assert exp.stack_references == [PLATFORM_REF]
-    assert [r.type for r in exp.resources if r.type.startswith("gcp:")] == []
+    entry = hosted(plat, stack)
+    gcp_resources = [r for r in exp.resources if r.type.startswith("gcp:")]
+    assert {r.type for r in gcp_resources} == EXPERIMENT_GCP_TYPES
+    assert len(gcp_resources) == len(EXPERIMENT_GCP_TYPES)
+    # Every grant is for its own export identity, in its own namespace, on its own folder.
+    for r in gcp_resources:
+        if "member" in r.inputs:
+            assert r.inputs["member"] == entry["exportPrincipal"], r.key
+            assert r.inputs["member"].endswith(f"/subject/ns/{entry['namespace']}/sa/{entry['exportServiceAccount']}")
+    (managed,) = exp.of_type("gcp:storage/managedFolder:ManagedFolder")
+    assert managed.get("name") == f"{entry['exportPrefix']}/"
     assert exp.of_type("kubernetes:ray.io/v1:RayCluster") == []
-    platform_ns = plat.outputs[platform.CONTRACT_OUTPUT]["settings"]["namespace"]
+    assert entry["namespace"] == f"nemo-rl-{stack}"
     for r in exp.kubernetes_objects():
-        assert r.get("metadata.namespace") == platform_ns, r.key
-    # Nothing cluster-scoped and nothing the platform owns by name: its own Secret, no Namespace or PriorityClass.
+        assert r.get("metadata.namespace") == entry["namespace"], r.key
+    # Nothing cluster-scoped and nothing the platform creates for it: Secrets, its scripts, Jobs and its RayJob.
     kinds = {r.type for r in exp.kubernetes_objects()}
-    assert kinds == {"kubernetes:core/v1:Secret", "kubernetes:batch/v1:Job", RAYJOB}
-    platform_names = {(r.type, r.get("metadata.name")) for r in plat.kubernetes_objects()}
+    assert kinds == {"kubernetes:core/v1:Secret", "kubernetes:core/v1:ConfigMap", "kubernetes:batch/v1:Job", RAYJOB}
+    platform_objects = {
+        (r.type, r.get("metadata.namespace"), r.get("metadata.name")) for r in plat.kubernetes_objects()
+    }
     for r in exp.kubernetes_objects():
-        assert (r.type, r.get("metadata.name")) not in platform_names, r.key
-    # The provider is the platform's cluster, from its secret kubeconfig output.
+        assert (r.type, r.get("metadata.namespace"), r.get("metadata.name")) not in platform_objects, r.key
+    # The provider is the platform's cluster, from its kubeconfig output, which holds no credential and is not secret.
     (provider,) = exp.of_type("pulumi:providers:kubernetes")
-    assert "kubeconfig" in provider.secret_paths
+    assert "kubeconfig" not in provider.secret_paths
     assert provider.get("kubeconfig") == plat.outputs["kubeconfig"]
 
 
@@ -127,9 +153,8 @@ def test_an_experiments_export_runs_on_the_cpu_pool_after_training_and_never_rer
     assert f"until [ -f {marker} ]" in wait_and_copy
     # Retries are the export's own; nothing in the Job touches the RayJob.
     assert job.get("spec.backoffLimit") >= 1
-    # Run as the platform's export identity, the one with write on the export prefix.
-    contract = synth(PLATFORM).outputs[platform.CONTRACT_OUTPUT]
-    assert pod["serviceAccountName"] == contract["exportServiceAccount"]
+    # Run as its own export identity, the one its own grant gives write on its own folder.
+    assert pod["serviceAccountName"] == hosted(synth(PLATFORM), stack)["exportServiceAccount"]
 
 
 def test_the_export_leaves_the_optimizer_out_by_default_where_the_checkpoint_has_it_apart(synth):
@@ -183,13 +208,18 @@ def test_a_referenced_stack_that_is_not_a_platform_is_refused_with_one_line():
     assert "platform contract version 0" in (r.error or "")
 
 
-def test_a_platform_stack_exports_what_experiments_read_and_keeps_the_kubeconfig_secret(synth, stack):
+def test_a_platform_stack_exports_what_experiments_read_without_a_secret(synth, stack):
+    """An experimenter reads the contract and the kubeconfig without the right to decrypt the platform's secrets:
+    neither is a secret output, and neither holds one (the kubeconfig authenticates through gke-gcloud-auth-plugin)."""
     r = synth(stack)
     if r.config.get("nemo-rl-gke:platformStack"):
         pytest.skip("an experiment stack")
     contract = r.outputs[platform.CONTRACT_OUTPUT]
     assert contract["schemaVersion"] == platform.SCHEMA_VERSION
-    assert "kubeconfig" in r.secret_outputs
+    assert not {"kubeconfig", platform.CONTRACT_OUTPUT} & set(r.secret_outputs)
+    kubeconfig = yaml.safe_load(r.outputs["kubeconfig"])
+    (user,) = kubeconfig["users"]
+    assert set(user["user"]) == {"exec"} and user["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
     assert not set(contract["settings"]) & platform.EXPERIMENT_KEYS
     # Names derived from the platform's prefix are resolved: the experiment's own prefix differs.
     assert contract["settings"]["bucketName"] == r.outputs["bucketUrl"].removeprefix("gs://")
@@ -302,19 +332,17 @@ def test_an_experiment_whose_platform_does_not_synthesize_says_so_in_one_line(mo
     assert "nemo-rl-gke:lustreTier" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_an_experiment_needing_egress_its_platforms_policies_do_not_allow_is_refused_naming_the_key(synth):
-    """Its pods live under the platform's NetworkPolicies (the same namespace): the codelab platform runs its own
-    W&B-less job, so its heads reach no W&B; a platform without a job of its own opens it for experiments."""
-    r = synth("codelab-exp2", {"jobOverrides": {"wandb_enabled": True}})
+def test_an_experiment_needing_egress_its_namespaces_policies_do_not_allow_is_refused_naming_the_key(synth):
+    """Its pods live under its namespace's NetworkPolicies, which its platform renders (workloads/experiment_tenancy.py)
+    and publishes in the contract: its GPU workers reach no Hub (they read the shared cache, read-only), so an
+    experiment without the prefetch is refused; W&B from its head is open to every experiment."""
+    r = synth("codelab-exp2", {"prefetchWeights": False})
     problems = [line for line in (r.error or "").splitlines() if line.startswith("  - ")]
-    assert len(problems) == 1 and problems[0].startswith("  - nemo-rl-gke:jobOverrides.wandb_enabled: platform ")
-    serving = synth(PLATFORM, {"jobEnabled": False}).outputs[platform.CONTRACT_OUTPUT]["egress"]
-    assert serving["headWandb"] and serving["prefetch"]
-    ok = engine.run(
-        "codelab-exp2",
-        {"jobOverrides": {"wandb_enabled": True}},
-        stack_references={PLATFORM_REF: engine.StackOutputs.of(synth(PLATFORM, {"jobEnabled": False}))},
-    )
+    assert len(problems) == 1 and problems[0].startswith("  - nemo-rl-gke:prefetchWeights: without the prefetch")
+    assert [x.type for x in r.resources if x.type != "pulumi:pulumi:StackReference"] == []
+    egress = synth(PLATFORM).outputs[platform.CONTRACT_OUTPUT]["egress"]
+    assert egress == {"prefetch": True, "prefetchPypi": True, "headWandb": True, "workersHub": False}
+    ok = synth("codelab-exp2", {"jobOverrides": {"wandb_enabled": True}})
     assert ok.error is None, ok.error
 
 

@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 
 import pod_programs
 from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
-from core.lustre_paths import hf_home
+from core.lustre_paths import hf_home, mount_root
 from core.recipes.model import Recipe, user_config_key
 from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
 from core.recipes.resolve import megatron_hf_overrides_hash, tp_accuracy_env
@@ -71,6 +71,9 @@ class EntrypointArgs:
     prefetch_marker: Optional[str] = None
     attempts: Optional[Attempts] = None
     start_from: Optional[str] = None
+    # Where Megatron conversions go (each run's own under `.runs/<run>`, complete ones shared at the top): None,
+    # HF_HOME/nemo_rl; an experiment's own directory when its pods mount the shared cache read-only.
+    megatron_dir: Optional[str] = None
 
 
 def attempts_log(mount_path: str, run_name: str) -> str:
@@ -130,14 +133,15 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
         steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, a.prefetch_marker))
     if recipe.train_backend == "megatron":
         # The run converts into a directory of its own (pod_programs/megatron_import_guard.py: concurrent jobs).
-        own = megatron_run_dir(mount_path, run_name)
+        shared = a.megatron_dir or megatron_shared_dir(mount_path)
+        own = megatron_run_dir(mount_path, run_name, shared)
         script.append(shlex.join(["export", f"{MEGATRON_DIR_ENV}={own}"]))
         steps.append(
             megatron_guard_command(
                 a.model_path or recipe.model_name,
                 paths.scripts_dir,
                 own=own,
-                shared=megatron_shared_dir(mount_path),
+                shared=shared,
                 hf_overrides_hash=megatron_hf_overrides_hash(recipe, release),
             )
         )
@@ -307,6 +311,7 @@ MEGATRON_GUARD_SCRIPT = pod_programs.MEGATRON_GUARD.name
 # NeMo-RL's first choice of the conversion directory (nemo_rl/models/policy/utils.py get_megatron_checkpoint_dir,
 # v0.4.0-v0.7.0); the driver hands its environment to the workers, where the conversion runs.
 MEGATRON_DIR_ENV = "NRL_MEGATRON_CHECKPOINT_DIR"
+MEGATRON_EXPERIMENT_DIR = "megatron"  # under an experiment's own directory (the mount root in its pods)
 
 
 def megatron_shared_dir(mount_path: str) -> str:
@@ -314,8 +319,13 @@ def megatron_shared_dir(mount_path: str) -> str:
     return f"{hf_home(mount_path)}/nemo_rl"
 
 
-def megatron_run_dir(mount_path: str, run_name: str) -> str:
-    return f"{megatron_shared_dir(mount_path)}/.runs/{run_name}"
+def megatron_run_dir(mount_path: str, run_name: str, shared: Optional[str] = None) -> str:
+    return f"{shared or megatron_shared_dir(mount_path)}/.runs/{run_name}"
+
+
+def experiment_megatron_dir(mount_path: str) -> str:
+    """An experiment's conversions, in its own directory: its Ray pods mount the shared cache read-only."""
+    return f"{mount_root(mount_path)}/{MEGATRON_EXPERIMENT_DIR}"
 
 
 def megatron_guard_command(

@@ -131,7 +131,12 @@ class StartupSettings(Section):
             "needs egress to pypi.org and files.pythonhosted.org) or nemo-rl (the NeMo-RL image, no PyPI access)."
         ),
         owner=BOTH,
-        day_two=DayTwo(SAFE_REPLACEMENT, touches=("Job prefetch", "FQDNNetworkPolicy *")),
+        day_two=DayTwo(
+            SAFE_REPLACEMENT,
+            where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
+            touches=("Job prefetch", "FQDNNetworkPolicy *"),
+            note="an experiment's prefetch runs the Python image: only it may write the shared cache",
+        ),
         bad=("x",),
         alternatives=({"prefetchImage": "nemo-rl"},),
     )

@@ -15,15 +15,16 @@ access. It lands on the CPU nodes the Ray head uses (pod_parts.cpu_node_selector
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from core import catalog, images, prefetch, recipes
 from core.naming import HF_SECRET, HF_TOKEN_KEY, LUSTRE_PVC
 from core.settings import Settings
+from core.settings import tenancy as tenancy_settings
 from workloads.manifests.pod_parts import (
     cpu_node_selector,
     hf_environment,
-    lustre_mount,
+    lustre_mounts,
     lustre_volume,
     scripts_mount,
     scripts_volume,
@@ -57,6 +58,9 @@ class WeightsPrefetchArgs:
     node_selector: dict  # the CPU pods' placement, like the Ray head's
     backoff_limit: int = 4
     secret_name: str = HF_SECRET  # the stack's token Secret (an experiment stack has its own)
+    # An experiment stack's prefetch: its own Lustre directory (markers, model links) and the shared cache, which it
+    # writes (core/settings/tenancy.py; the admission policy lets only the pinned prefetch image write it).
+    lustre_experiment: Optional[str] = None
 
     @classmethod
     def of(cls, s: Settings) -> "WeightsPrefetchArgs":
@@ -79,6 +83,7 @@ class WeightsPrefetchArgs:
             scripts_dir=recipes.SCRIPTS_DIR,
             node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
             secret_name=token_secret_name(s),
+            lustre_experiment=tenancy_settings.lustre_experiment(s),
         )
 
     @property
@@ -94,13 +99,13 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
         "image": a.image,
         "command": prefetch.download_argv(a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image),
         "env": [
-            *hf_environment(mount),
+            *hf_environment(mount, a.lustre_experiment),
             {"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE},
             {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
         ],
         "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "8", "memory": "16Gi"}},
         "volumeMounts": [
-            lustre_mount(mount),
+            *lustre_mounts(mount, a.lustre_experiment, cache_writable=True),
             scripts,
             {"name": TOKEN_VOLUME, "mountPath": TOKENS_DIR, "readOnly": True},
         ],

@@ -31,19 +31,21 @@ it as it is: any spec change replaces the cluster (workloads/ray_cluster.py), wh
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from core import node_fit
 from core.catalog import Accelerator, NemoRlRelease
 from core.naming import RAY_AUTH_SECRET
 from core.recipes import SCRIPTS_DIR
 from core.settings import Settings
+from core.settings import tenancy as tenancy_settings
 from core.settings import workload as workload_settings
 from core.settings.security import token_auth_enabled
 from workloads.manifests.compute_class import worker_scheduling
 from workloads.manifests.pod_parts import (
     cpu_node_selector,
     hf_environment,
-    lustre_mount,
+    lustre_mounts,
     lustre_volume,
     scripts_mount,
     scripts_volume,
@@ -100,6 +102,8 @@ class RayPodsConfig:
     # Least privilege: the workers load everything from the prefetched cache (no Hub, no token) when the stack
     # prefetches; whether a job runs does not change the cluster.
     workers_offline: bool = False
+    # An experiment stack's pods: its own Lustre directory and the shared cache read-only (core/settings/tenancy.py).
+    lustre_experiment: Optional[str] = None
 
     @property
     def ray_auth_secret(self) -> "str | None":
@@ -128,6 +132,7 @@ class RayPodsConfig:
             worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s),
             ray_token_auth=token_auth_enabled(s),
             workers_offline=s.startup.prefetch_weights,
+            lustre_experiment=tenancy_settings.lustre_experiment(s),
         )
 
 
@@ -170,9 +175,15 @@ def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
             # The workers' static LD_LIBRARY_PATH (one definition, workloads/manifests/rdma.py): NeMo-RL's driver runs
             # here and hands its environment to every actor, on the GPU workers too. Only the variable: the head has no
             # gIB mount and must not source the gIB script.
-            "env": [library_path_env(c.release)] + hf_environment(c.lustre_mount_path) + tokens.env,
+            "env": [library_path_env(c.release)]
+            + hf_environment(c.lustre_mount_path, c.lustre_experiment)
+            + tokens.env,
             # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
-            "volumeMounts": [lustre_mount(c.lustre_mount_path), scripts_mount(SCRIPTS_DIR), *tokens.volume_mounts],
+            "volumeMounts": [
+                *lustre_mounts(c.lustre_mount_path, c.lustre_experiment),
+                scripts_mount(SCRIPTS_DIR),
+                *tokens.volume_mounts,
+            ],
         }
     ]
     pod_spec["volumes"] = [lustre_volume(pvc_name), scripts_volume(), *tokens.volumes]
@@ -220,10 +231,10 @@ def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
         "args": [mixin.startup_prefix],
         "resources": gpu_worker_resources(acc, c.worker_ephemeral_gib),
-        "env": mixin.env + hf_environment(c.lustre_mount_path) + offline + tokens.env,
+        "env": mixin.env + hf_environment(c.lustre_mount_path, c.lustre_experiment) + offline + tokens.env,
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
-            lustre_mount(c.lustre_mount_path),
+            *lustre_mounts(c.lustre_mount_path, c.lustre_experiment),
             *mixin.volume_mounts,
             *tokens.volume_mounts,
         ],

@@ -57,6 +57,7 @@ from core.recipes import Recipe
 from core.settings import Settings
 from core.settings import job as job_settings
 from core.settings import startup as startup_settings
+from core.settings import tenancy as tenancy_settings
 from core.settings.security import token_auth_enabled
 from workloads.manifests.pod_parts import token_secret_name
 from workloads.manifests.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
@@ -102,6 +103,8 @@ class JobArgs:
     # Standing-cluster mode: the entrypoint's bounded attempts (KubeRay retries no clusterSelector RayJob).
     attempts: Optional[recipes.Attempts] = None
     start_from: Optional[str] = None  # jobStartFrom: '<run name>/step_<N>' the run starts from
+    # An experiment stack's: its Megatron conversions in its own Lustre directory (the shared cache is read-only).
+    megatron_dir: Optional[str] = None
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
@@ -160,6 +163,11 @@ class JobArgs:
                 capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
             ),
             start_from=s.job.start_from,
+            megatron_dir=(
+                recipes.experiment_megatron_dir(s.workload.lustre_mount_path)
+                if tenancy_settings.lustre_experiment(s) is not None
+                else None
+            ),
         )
 
     @property
@@ -183,6 +191,7 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
             prefetch_marker=a.prefetch_marker,
             attempts=a.attempts,
             start_from=a.start_from,
+            megatron_dir=a.megatron_dir,
         ),
     )
     # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
