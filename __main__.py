@@ -6,7 +6,6 @@ outputs of one to the other.
 """
 
 import pulumi
-import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from core import cost, recipes
@@ -133,13 +132,12 @@ async def experiment() -> None:
         pulumi.export("prefetchMarker", weights.marker)
         pulumi.export("modelPath", weights.model_path)
     if s.startup.export_checkpoints:
-        # Its own export identity and folder: the only Google Cloud resources an experiment stack declares.
-        gcp_provider = gcp.Provider("gcp", project=hosts["gcpProject"])
+        # Its own export identity and folder: the only Google Cloud resources an experiment stack declares. All are
+        # bucket-scoped (no project field): the default provider serves them, with or without a gcp:project.
         grants = ExperimentExport(
             "export-grants",
             ExperimentExportArgs(bucket=s.bucket_name, prefix=s.export_destination.prefix),
             entry["exportPrincipal"],
-            opts=pulumi.ResourceOptions(provider=gcp_provider),
         )
         exporter = CheckpointExport(
             "checkpoint-export",

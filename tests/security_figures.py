@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import yaml
 
@@ -235,11 +235,12 @@ def tokens_never_read(result: engine.SynthResult) -> int:
     return count
 
 
-def namespaces_with_psa(result: engine.SynthResult) -> tuple[int, int]:
-    """(namespaces whose labels enforce the strictest level all their pods meet and warn/audit restricted, all)."""
+def namespaces_with_psa(result: engine.SynthResult, tenants: Sequence[engine.SynthResult] = ()) -> tuple[int, int]:
+    """(namespaces whose labels enforce the strictest level all their pods meet and warn/audit restricted, all), the
+    pods of the experiment stacks a platform hosts (`tenants`) counted in the namespaces it made for them."""
     namespaces = [r.inputs for r in result.kubernetes_objects() if r.inputs.get("kind") == "Namespace"]
     by_ns: dict[str, list[dict]] = {}
-    for p in pods(result):
+    for p in [*pods(result), *(q for t in tenants for q in pods(t))]:
         by_ns.setdefault(p.namespace, []).append(p.spec)
     good = 0
     for ns in namespaces:
@@ -392,7 +393,10 @@ def figures(results: Mapping[str, engine.SynthResult], experiments: Mapping[str,
     shared = shared_principals(every_stack)
     groups = "; ".join(", ".join(g) for g in sharing_groups(every_stack))
     never = sum(per_stack(tokens_never_read).values())
-    psa = per_stack(namespaces_with_psa)
+    psa = {
+        s: namespaces_with_psa(r, [e for e in experiments.values() if platform_of(e) == s])
+        for s, r in sorted(results.items())
+    }
     psa_s = f"{sum(a for a, _ in psa.values())}/{sum(b for _, b in psa.values())}"
     caps = per_stack(capability_drops)
     caps_s = f"{sum(a for a, _ in caps.values())}/{sum(b for _, b in caps.values())}"
@@ -405,10 +409,8 @@ def figures(results: Mapping[str, engine.SynthResult], experiments: Mapping[str,
         "workload pods without an egress policy": egress_s,
         "who reaches 8265 besides the workload and the submitter": ", ".join(dash),
         "pod templates with bucket write": write_s,
-        "stacks sharing one Workload Identity principal": (
-            f"{shared}/{len(every_stack)}"
-            + (f" ({groups}: an experiment writes as its platform's export identity)" if groups else "")
-        ),
+        "stacks sharing one Workload Identity principal": f"{shared}/{len(every_stack)}"
+        + (f" ({groups})" if groups else ""),
         "pods holding a token they never read": str(never),
         "namespaces with Pod Security labels": psa_s,
         "containers of pods without the RDMA mounts that drop all capabilities": caps_s,

@@ -380,3 +380,97 @@ def test_an_experiment_stack_name_is_held_only_to_the_kubernetes_names_it_create
     too_long = synth("codelab-exp1", {"prefix": "team-a-lr-sweep-0042-run1-with-more"})
     problems = [line for line in (too_long.error or "").splitlines() if line.startswith("  - ")]
     assert len(problems) == 1 and problems[0].startswith("  - nemo-rl-gke:prefix: ")
+
+
+# --- an experiment's place on its platform ---------------------------------------------------------------------------
+def _problems(r: engine.SynthResult) -> list[str]:
+    return [line for line in (r.error or "").splitlines() if line.startswith("  - ")]
+
+
+def _registered(r: engine.SynthResult) -> list[str]:
+    return [x.type for x in r.resources if x.type != "pulumi:pulumi:StackReference"]
+
+
+def test_an_experiment_its_platform_does_not_host_is_refused_in_one_line_before_anything_is_registered(synth):
+    r = synth("codelab-exp1", {"experiment": "team-z"})
+    assert _problems(r) == [
+        "  - nemo-rl-gke:experiment: platform 'organization/nemo-rl-gke/codelab' hosts no experiment 'team-z' (its "
+        "experiments: codelab-exp1, codelab-exp2, codelab-exp3); add it to the platform's nemo-rl-gke:experiments and "
+        "run `pulumi up` there, or set experiment to one of them"
+    ]
+    assert _registered(r) == []
+    # By default the stack's own name: a platform that lists none refuses every experiment stack.
+    bare = engine.run(
+        "codelab-exp2", stack_references={PLATFORM_REF: engine.StackOutputs.of(synth(PLATFORM, {"experiments": {}}))}
+    )
+    (line,) = _problems(bare)
+    assert line.startswith("  - nemo-rl-gke:experiment: platform ") and "(default: the stack's name)" in line
+    assert _registered(bare) == []
+
+
+def test_an_experiment_named_explicitly_lives_in_that_experiments_namespace(synth):
+    r = synth("codelab-exp1", {"experiment": "codelab-exp3"})
+    assert r.error is None, r.error
+    assert {x.get("metadata.namespace") for x in r.kubernetes_objects()} == {"nemo-rl-codelab-exp3"}
+    assert r.outputs["experiment"] == "codelab-exp3"
+
+
+def test_an_experiment_with_its_platforms_names_or_run_name_is_refused_before_anything_is_registered(synth):
+    plat = synth(PLATFORM)
+    same_prefix = synth("codelab-exp1", {"prefix": "nemo-codelab"})
+    (line,) = _problems(same_prefix)
+    assert line.startswith("  - nemo-rl-gke:prefix: 'nemo-codelab' gives this experiment its platform's own names")
+    assert _registered(same_prefix) == []
+    same_run = synth("codelab-exp1", {"runName": plat.outputs["runName"]})
+    assert _problems(same_run) == [
+        f"  - nemo-rl-gke:runName: {plat.outputs['runName']!r} is its platform's run name; choose another"
+    ]
+    assert _registered(same_run) == []
+
+
+def test_an_experiment_exports_only_to_its_own_folder_and_prefetches_in_the_image_that_may_write_the_cache(synth):
+    elsewhere = synth("codelab-exp1", {"exportDestination": "exports"})
+    (line,) = _problems(elsewhere)
+    assert line.startswith("  - nemo-rl-gke:exportDestination: an experiment exports to its own folder gs://")
+    assert line.endswith(
+        "/experiments/codelab-exp1 (its platform creates it); remove exportDestination (now 'exports')"
+    )
+    assert _registered(elsewhere) == []
+    own = synth("codelab-exp1", {"exportDestination": "experiments/codelab-exp1"})
+    assert own.error is None, own.error
+    nemo_image = synth("codelab-exp1", {"prefetchImage": "nemo-rl"})
+    (line,) = _problems(nemo_image)
+    assert line.startswith("  - nemo-rl-gke:prefetchImage: an experiment's prefetch runs the pinned Python image")
+    assert _registered(nemo_image) == []
+
+
+def test_a_token_auth_experiment_on_a_platform_with_its_own_kuberay_brings_the_secret_its_rayjob_names(synth):
+    """With kubeRayOperator helm a v0.7.0 experiment turns Ray token auth on (rayTokenAuth auto): its RayJob's
+    authOptions name the Secret nemo-rl-ray-auth, which its own stack creates in its namespace from its own
+    rayAuthToken (a v0.4.0 platform has no token auth and creates none), and the operator watches its namespace."""
+    helm = synth(PLATFORM, {"kubeRayOperator": "helm"})
+    assert helm.error is None, helm.error
+    assert not [s for s in helm.of_type("kubernetes:core/v1:Secret") if s.get("metadata.name") == "nemo-rl-ray-auth"]
+    refs = {PLATFORM_REF: engine.StackOutputs.of(helm)}
+    r = engine.run("codelab-exp3", {"nemoRlRelease": "v0.7.0"}, stack_references=refs)
+    assert r.error is None, r.error
+    auth = rayjob(r).get("spec.rayClusterSpec.authOptions")
+    assert auth == {"mode": "token", "secretName": "nemo-rl-ray-auth"}
+    (secret,) = [s for s in r.of_type("kubernetes:core/v1:Secret") if s.get("metadata.name") == auth["secretName"]]
+    assert secret.get("metadata.namespace") == rayjob(r).get("metadata.namespace") == "nemo-rl-codelab-exp3"
+    assert "stringData" in secret.secret_paths or any(p.startswith("stringData") for p in secret.secret_paths)
+    missing = engine.run(
+        "codelab-exp3", {"nemoRlRelease": "v0.7.0"}, secrets={"rayAuthToken": None}, stack_references=refs
+    )
+    (line,) = _problems(missing)
+    assert line.startswith("  - nemo-rl-gke:rayAuthToken:")
+    # The operator manages the experiment namespaces too, with its Role in each.
+    (release,) = helm.of_type("kubernetes:helm.sh/v3:Release")
+    watched = release.get("values.watchNamespace")
+    assert watched == ["nemo-rl", "nemo-rl-codelab-exp1", "nemo-rl-codelab-exp2", "nemo-rl-codelab-exp3"]
+    roles = {
+        r.get("metadata.namespace")
+        for r in helm.of_type("kubernetes:rbac.authorization.k8s.io/v1:Role")
+        if r.get("metadata.name") == "kuberay-operator-workload"
+    }
+    assert roles == set(watched)

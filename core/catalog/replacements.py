@@ -403,13 +403,6 @@ DIFF_RULES_READ: dict[str, str] = {
     "pulumi:providers:kubernetes": K8S_PROVIDER + ":454-567 DiffConfig: clusterIdentifier replace-when-changed "
     "(REPLACE_ONLY); without it a changed active cluster of the kubeconfig replaces (:539-560, kubeconfig_cluster_"
     "changed below)",
-    # An experiment stack's own Google Cloud provider (its export grants, infra/experiment_export.py): `project` from
-    # its platform's contract. A changed provider config key replaces the provider, and with it every resource it
-    # manages, only where the provider's schema info sets ForcesProviderReplace (BRIDGE provider.go:842-853, DiffConfig
-    # :855-892); none was found for `project` in pulumi-gcp's provider info (not verified at its resources.go), and
-    # the experiment's resources are bucket-scoped: a changed project updates the provider only.
-    "pulumi:providers:gcp": "pulumi-terraform-bridge@v3.136.0 pkg/tfbridge/provider.go:796-892 DiffConfig: "
-    "replaces only a key with ForcesProviderReplace (:842-853)",
     "kubernetes:helm.sh/v3:Release": "pulumi-kubernetes@v4.32.0 provider/pkg/provider/helm_release.go:795-935 Diff: "
     ".name/.namespace replace (K8S_REPLACE_ONLY), create-first",
 }

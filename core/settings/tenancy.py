@@ -33,6 +33,7 @@ from core.settings.record import (
     REFUSED_BY_PROGRAM,
     STOPS_THE_JOB,
     Bad,
+    Condition,
     DayTwo,
     setting,
 )
@@ -44,6 +45,13 @@ _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 PRINCIPAL = re.compile(r"^(user|group):([^@\s:]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})$")
 _SECURITY_GROUP = re.compile(rf"^{catalog.GKE_SECURITY_GROUP_LOCAL_PART}@[a-z0-9.-]+\.[a-z]{{2,}}$")
 EXAMPLE_PRINCIPAL = "user:alice@example.com"
+
+
+# Naming, on an experiment stack, the experiment it already is by default (its stack's name): nothing moves.
+SAME_EXPERIMENT = Condition(
+    "where it names the experiment the stack already is",
+    lambda s, c: bool(s.stack.platform_stack) and c.get("experiment") == (s.tenancy.experiment or s.stack_name),
+)
 
 
 class TenancySettings(Section):
@@ -108,11 +116,11 @@ class TenancySettings(Section):
         owner=EXPERIMENT,
         day_two=DayTwo(
             REFUSED_BY_PROGRAM,
-            where={ON_EXPERIMENT: STOPS_THE_JOB},
+            where={SAME_EXPERIMENT: IN_PLACE, ON_EXPERIMENT: STOPS_THE_JOB},
             touches=("*",),
             note="another experiment's namespace: every object of the stack is created there anew",
         ),
-        bad=(Bad("Team_A", refusal="DNS label"),),
+        bad=("Team_A",),
         alternatives=({"experiment": "codelab-exp3"}, {"experiment": "codelab-exp1"}),
     )
     rbac_security_group: Optional[str] = setting(
