@@ -192,6 +192,7 @@ class StartupSettings(Section):
         owner=BOTH,
         day_two=DayTwo(
             SAFE_REPLACEMENT,
+            where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
             touches=("Folder *", "ManagedFolder*", "Job export"),
             note=(
                 "to a folder under the old one's parent (exports -> exports/other): a new managed folder and grant, "
