@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from core import cost, recipes
+from core import weights as weights_path
 from core.naming import EXPERIMENT_EXPORT_KSA, experiment_namespace, workload_principal
 from core.settings import (
     SettingsError,
@@ -31,15 +32,17 @@ from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.node_identity import NodeIdentity, NodeIdentityArgs
 from infra.observability import Observability, ObservabilityArgs
+from infra.price_catalog import PriceRequest, read_prices
 from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
+from infra.weights_staging import WeightsStagingAccess, WeightsStagingAccessArgs
 from workloads.checkpoint_export import CheckpointExport, export_job_args
 from workloads.experiment_admission import ExperimentAdmission, ExperimentAdmissionArgs
 from workloads.experiment_tenancy import ExperimentTenancy, ExperimentTenancyArgs, experiment_policies
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
-from workloads.job_scripts import JobScripts
+from workloads.job_scripts import JobConfigs, JobScripts
 from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
 from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 from workloads.manifests import pod_fit
@@ -47,6 +50,7 @@ from workloads.manifests.pod_parts import token_secret_name
 from workloads.nemo_rl_job import JobArgs, NemoRlJob
 from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.weights_prefetch import WeightsPrefetch, WeightsPrefetchArgs
+from workloads.weights_staging import WeightsStaging, WeightsStagingArgs
 from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs, ray_auth_secret, token_secret
 
 PLATFORM_REF = str(project_config().get("platformStack") or "")
@@ -103,12 +107,8 @@ async def experiment() -> None:
     if token_auth_enabled(s) and secrets.ray_auth_token is not None:
         # Its own Ray token, under the name its RayJob's authOptions give (load_settings refuses a missing token).
         needs.append(ray_auth_secret(ns, secrets.ray_auth_token, in_ns))
-    scripts = JobScripts(
-        "job-scripts",
-        ns,
-        provider,
-        user_files=recipes.user_config_files(s.recipe) if s.job.enabled and s.recipe is not None else None,
-    )
+    # The programs its pods run, in its own namespace (its config files, if any, go in JobConfigs below).
+    scripts = JobScripts("job-scripts", ns, provider)
     needs.append(scripts.config_map)
     weights = None
     if s.job.enabled and s.startup.prefetch_weights:
@@ -116,8 +116,13 @@ async def experiment() -> None:
         weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), ns, provider, needs=needs)
     if not s.job.enabled:
         return
+    if s.recipe.config_files:
+        # Its own config files, in a ConfigMap of its own that only its RayJob's head mounts.
+        configs = JobConfigs("job-configs", s.names.job_configs, ns, recipes.user_config_files(s.recipe), provider)
+        needs.append(configs.config_map)
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
-    costs = cost.estimate(s)
+    # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
+    costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())
     pulumi.export("costEstimate", costs.as_output())
     pulumi.export("rayJobName", job.name)
@@ -181,6 +186,20 @@ else:
         )
     # The bucket grant names the Workload Identity pool, which the cluster creates: it waits for the cluster.
     bucket = TrainingBucket("bucket", BucketArgs.of(s), apis.project_number, pool_owner=gke.cluster, opts=apis_ready)
+    # weightsPath bucket-import: the bucket's staging folder, the staging Job's write on it, the Lustre service agent's
+    # read and the import's identity (core/weights.py); like the export's grants, they wait for the cluster's pool.
+    staging_access = (
+        WeightsStagingAccess(
+            "weights-staging-access",
+            WeightsStagingAccessArgs.of(s),
+            bucket.bucket,
+            apis.project_number,
+            pool_owner=gke.cluster,
+            opts=apis_ready,
+        )
+        if weights_path.staged(s)
+        else None
+    )
 
     # Kubernetes half: every object takes the cluster's explicit provider.
     k8s_provider = gke.provider
@@ -259,7 +278,22 @@ else:
             gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
             cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
         )
-    # The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods).
+    # weightsPath bucket-import: the model into the bucket as soon as the cluster exists (no Lustre needed), then into
+    # Lustre with importData once the instance is there and the staging is done.
+    staging = None
+    if staging_access is not None:
+        staging = WeightsStaging(
+            "weights-staging",
+            WeightsStagingArgs.of(s),
+            namespace,
+            k8s_provider,
+            stage_principal=staging_access.stage_principal,
+            import_account_email=staging_access.import_account_email,
+            stage_needs=[workload.secret, job_scripts.config_map, *staging_access.stage_grants],
+            import_needs=[lustre.instance, *staging_access.import_grants],
+        )
+    # The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods);
+    # with the import, after it (the model is then checked, not downloaded).
     weights = None
     if s.job.enabled and s.startup.prefetch_weights:
         weights = WeightsPrefetch(
@@ -267,7 +301,8 @@ else:
             WeightsPrefetchArgs.of(s),
             namespace,
             k8s_provider,
-            needs=[volume.pvc, workload.secret, job_scripts.config_map],
+            needs=[volume.pvc, workload.secret, job_scripts.config_map]
+            + ([staging.import_job] if staging is not None else []),
         )
     # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
     pod_needs = [
@@ -374,7 +409,8 @@ else:
         pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
     if observability.dashboard_url is not None:
         pulumi.export("dashboardUrl", observability.dashboard_url)
-    costs = cost.estimate(s)
+    # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
+    costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())  # pulumi preview prints it
     pulumi.export("costEstimate", costs.as_output())
     # What experiment stacks read through their StackReference (core/settings/platform.py), both non-secret: the

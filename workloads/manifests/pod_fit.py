@@ -1,7 +1,8 @@
 """Does every pod the stack renders fit where it lands? Checked before anything is registered.
 
 `rendered_pods(settings)` builds the pod templates with the same pure builders the components apply (the Ray head
-and GPU workers, the job's submitter, the weights prefetch, the checkpoint export, the GPU placeholders, the CPU
+and GPU workers, the job's submitter, the weights prefetch (and with weightsPath bucket-import the staging and
+import), the checkpoint export, the GPU placeholders, the CPU
 image pre-pull), and `problems(settings)` sizes each one, all containers plus the sidecar GKE injects
 (core/node_fit.py `pod_request`), against the node or Autopilot class its node selector picks: on Standard a system
 node (its boot disk backs ephemeral storage) or a GPU node (local SSDs), on Autopilot the class's maxima. `__main__`
@@ -15,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from core import catalog, node_fit
+from core import catalog, node_fit, weights
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings, SettingsError
-from workloads.manifests import export_job, warmup
+from workloads.manifests import export_job, warmup, weights_staging
 from workloads.manifests.prefetch_job import WeightsPrefetchArgs, job_spec
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 from workloads.manifests.rayjob import JobArgs, submitter_template
@@ -62,6 +63,17 @@ def rendered_pods(s: Settings) -> list[RenderedPod]:
             pods.append(
                 RenderedPod(
                     "the weights prefetch pod", cpu_pod, {}, job_spec(WeightsPrefetchArgs.of(s))["template"]["spec"]
+                )
+            )
+        if weights.staged(s):
+            staging = weights_staging.WeightsStagingArgs.of(s)
+            template = weights_staging.stage_job_spec(staging)["template"]
+            pods.append(
+                RenderedPod("the weights staging pod", cpu_pod, template["metadata"]["annotations"], template["spec"])
+            )
+            pods.append(
+                RenderedPod(
+                    "the weights import pod", cpu_pod, {}, weights_staging.import_job_spec(staging)["template"]["spec"]
                 )
             )
         if s.startup.export_checkpoints:

@@ -4,7 +4,8 @@
 - `hf_environment()`: the Hugging Face cache on Lustre (HF_HOME), for every pod that reads or writes it;
 - `lustre_volume()` / `lustre_mounts()`: the Lustre PVC, mounted at the same path everywhere: the whole volume for
   a platform's own pods, an experiment's own directory and the shared cache (read-only) for an experiment's;
-- `scripts_volume()` / `scripts_mount()`: the job-scripts ConfigMap (pod_programs/, workloads/job_scripts.py).
+- `scripts_volume()` / `scripts_mount()`: the job-scripts ConfigMap (pod_programs/, workloads/job_scripts.py);
+- `configs_volume()` / `configs_mount()`: an experiment stack's own config files (workloads/job_scripts.py JobConfigs).
 
 Token files and security contexts, shared the same way, are in pod_security.py.
 """
@@ -90,6 +91,18 @@ def token_secret_name(s: "Settings") -> str:
 
 def scripts_volume() -> dict:
     return {"name": SCRIPTS_VOLUME, "configMap": {"name": JOB_SCRIPTS, "defaultMode": SCRIPTS_FILE_MODE}}
+
+
+CONFIGS_VOLUME = "job-configs"
+
+
+def configs_volume(config_map: str) -> dict:
+    """An experiment stack's own config files (jobConfigFiles): read-only for everyone, like the programs."""
+    return {"name": CONFIGS_VOLUME, "configMap": {"name": config_map, "defaultMode": SCRIPTS_FILE_MODE}}
+
+
+def configs_mount(configs_dir: str) -> dict:
+    return {"name": CONFIGS_VOLUME, "mountPath": configs_dir, "readOnly": True}
 
 
 def scripts_mount(scripts_dir: str) -> dict:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from core import catalog, images, prefetch, recipes
+from core import catalog, images, prefetch, recipes, weights
 from core.naming import HF_SECRET, HF_TOKEN_KEY, LUSTRE_PVC
 from core.settings import Settings
 from core.settings import tenancy as tenancy_settings
@@ -61,6 +61,8 @@ class WeightsPrefetchArgs:
     # An experiment stack's prefetch: its own Lustre directory (markers, model links) and the shared cache, which it
     # writes (core/settings/tenancy.py; the admission policy lets only the pinned prefetch image write it).
     lustre_experiment: Optional[str] = None
+    # weightsPath bucket-import: the model was imported into its path; the staging manifest's name (core/weights.py).
+    imported: Optional[str] = None
 
     @classmethod
     def of(cls, s: Settings) -> "WeightsPrefetchArgs":
@@ -84,7 +86,13 @@ class WeightsPrefetchArgs:
             node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
             secret_name=token_secret_name(s),
             lustre_experiment=tenancy_settings.lustre_experiment(s),
+            imported=weights.STAGED_MANIFEST if weights.staged(s) else None,
         )
+
+    @property
+    def download_bytes(self) -> int:
+        """What the Job itself downloads (the critical-path report times it): nothing of the model when imported."""
+        return 0 if self.imported else self.plan.download_bytes
 
     @property
     def timeout_seconds(self) -> int:
@@ -97,7 +105,9 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
     download: dict[str, Any] = {
         "name": CONTAINER,
         "image": a.image,
-        "command": prefetch.download_argv(a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image),
+        "command": prefetch.download_argv(
+            a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image, imported=a.imported
+        ),
         "env": [
             *hf_environment(mount, a.lustre_experiment),
             {"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE},
