@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from core import cost, recipes
 from core import weights as weights_path
-from core.naming import EXPERIMENT_EXPORT_KSA, experiment_namespace, workload_principal
+from core.naming import EXPERIMENT_DATA_KSA, EXPERIMENT_EXPORT_KSA, experiment_namespace, workload_principal
 from core.settings import (
     SettingsError,
     load_experiment_settings,
@@ -26,8 +26,10 @@ from core.settings.security import token_auth_enabled
 from core.settings.stack import platform_stack_problems
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
+from infra.data_access import DataReadGrant, DataReadGrantArgs
 from infra.experiment_export import ExperimentExport, ExperimentExportArgs
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
+from infra.image_copy import ImageCopy, ImageCopyArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.node_identity import NodeIdentity, NodeIdentityArgs
@@ -37,6 +39,7 @@ from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from infra.weights_staging import WeightsStagingAccess, WeightsStagingAccessArgs
 from workloads.checkpoint_export import CheckpointExport, export_job_args
+from workloads.data_staging import DataStaging, DataStagingArgs
 from workloads.experiment_admission import ExperimentAdmission, ExperimentAdmissionArgs
 from workloads.experiment_tenancy import ExperimentTenancy, ExperimentTenancyArgs, experiment_policies
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
@@ -120,6 +123,17 @@ async def experiment() -> None:
         # Its own config files, in a ConfigMap of its own that only its RayJob's head mounts.
         configs = JobConfigs("job-configs", s.names.job_configs, ns, recipes.user_config_files(s.recipe), provider)
         needs.append(configs.config_map)
+    # Its datasets, staged and checked on a CPU pod before the RayJob (and its GPUs) is created, in its own Lustre
+    # directory, as the service account its platform made for it. The read grant on its gs:// data, for that account's
+    # principal (the contract's), is the one Google Cloud resource it declares besides its export's; bucket-scoped,
+    # like the export's, so the default provider serves it.
+    grants: list[pulumi.Resource] = []
+    if (grant_args := DataReadGrantArgs.of(s)) is not None:
+        grants = list(DataReadGrant("data-access", grant_args, principal=entry["dataPrincipal"]).bindings)
+    staging = DataStaging(
+        "data-staging", DataStagingArgs.of(s), provider, needs=[tokens, scripts.config_map], grants=grants
+    )
+    needs.append(staging.job)
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
     # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
     costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
@@ -137,9 +151,10 @@ async def experiment() -> None:
         pulumi.export("prefetchMarker", weights.marker)
         pulumi.export("modelPath", weights.model_path)
     if s.startup.export_checkpoints:
-        # Its own export identity and folder: the only Google Cloud resources an experiment stack declares. All are
+        # Its own export identity and folder: with the data read grant above, the only Google Cloud resources an
+        # experiment stack declares. All are
         # bucket-scoped (no project field): the default provider serves them, with or without a gcp:project.
-        grants = ExperimentExport(
+        export_grants = ExperimentExport(
             "export-grants",
             ExperimentExportArgs(bucket=s.bucket_name, prefix=s.export_destination.prefix),
             entry["exportPrincipal"],
@@ -148,7 +163,7 @@ async def experiment() -> None:
             "checkpoint-export",
             export_job_args(s, entry["exportServiceAccount"]),
             provider,
-            needs=[*needs, grants.binding, grants.list_binding],
+            needs=[*needs, export_grants.binding, export_grants.list_binding],
         )
         pulumi.export("exportUrl", exporter.destination)
         pulumi.export("exportJobCommand", f"kubectl -n {ns} get job {s.names.export_job}")
@@ -174,7 +189,17 @@ else:
     networks = Networks("networks", NetworksArgs.of(s), opts=apis_ready)
     psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
     lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
-    identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
+    # The NeMo-RL images into the stack's Artifact Registry and its image-streaming cache, from the first minutes: the
+    # Cloud Run jobs need only the APIs, so they run while the cluster and Lustre are created.
+    image_copy = ImageCopy("image-copy", ImageCopyArgs.of(s), opts=apis_ready) if s.image_streaming else None
+    identity = NodeIdentity(
+        "identity",
+        NodeIdentityArgs.of(s),
+        opts=apis_ready,
+        image_repository_id=image_copy.repository_id if image_copy and image_copy.repository else None,
+    )
+    # The pods that name a copy wait for it (not for its prewarm: a pod may stream before the cache is warm).
+    image_ready: list[pulumi.Resource] = list(image_copy.copied) if image_copy is not None else []
     gke = GkeCluster(
         "gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account, identity.bindings
     )
@@ -213,13 +238,12 @@ else:
     # A team platform: every experiment it hosts gets its namespace, identities, Lustre claim, network policies and
     # its people's Role (workloads/experiment_tenancy.py); admission keeps their pods in their own Lustre
     # directories and off the node (workloads/experiment_admission.py). Their stacks need no cluster-wide right.
-    def export_principal(e: str) -> pulumi.Output[str]:
+    def experiment_principal(e: str, ksa: str) -> pulumi.Output[str]:
         ns = experiment_namespace(s.storage.namespace, e)
-        return apis.project_number.apply(
-            lambda number: workload_principal(number, s.workload_identity_pool, ns, EXPERIMENT_EXPORT_KSA)
-        )
+        return apis.project_number.apply(lambda number: workload_principal(number, s.workload_identity_pool, ns, ksa))
 
-    export_principals = {e: export_principal(e) for e in sorted(s.tenancy.experiments)}
+    export_principals = {e: experiment_principal(e, EXPERIMENT_EXPORT_KSA) for e in sorted(s.tenancy.experiments)}
+    data_principals = {e: experiment_principal(e, EXPERIMENT_DATA_KSA) for e in sorted(s.tenancy.experiments)}
     tenancies = [
         ExperimentTenancy(
             f"experiment-{e}",
@@ -228,6 +252,7 @@ else:
             lustre_ref,
             export_principals[e],
             k8s_provider,
+            data_principal=data_principals[e],
         )
         for e in sorted(s.tenancy.experiments)
     ]
@@ -277,12 +302,13 @@ else:
             k8s_provider,
             gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
             cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
+            image=image_ready,
         )
     # weightsPath bucket-import: the model into the bucket as soon as the cluster exists (no Lustre needed), then into
     # Lustre with importData once the instance is there and the staging is done.
-    staging = None
+    weights_staging = None
     if staging_access is not None:
-        staging = WeightsStaging(
+        weights_staging = WeightsStaging(
             "weights-staging",
             WeightsStagingArgs.of(s),
             namespace,
@@ -302,7 +328,27 @@ else:
             namespace,
             k8s_provider,
             needs=[volume.pvc, workload.secret, job_scripts.config_map]
-            + ([staging.import_job] if staging is not None else []),
+            + (image_ready if s.startup.prefetch_image == "nemo-rl" else [])
+            + ([weights_staging.import_job] if weights_staging is not None else []),
+        )
+    # The job's datasets, staged and checked on a CPU pod (core/data.py): the RayJob is created only once they are on
+    # Lustre, so a bad dataset fails here and never asks for a GPU. It runs in the job's image (with streaming, the
+    # stack's registry copy: it waits for the copy like the Ray pods).
+    staging = None
+    if s.job.enabled:
+        grants: list[pulumi.Resource] = []
+        if (grant_args := DataReadGrantArgs.of(s)) is not None:
+            grants = list(
+                DataReadGrant(
+                    "data-access", grant_args, apis.project_number, pool_owner=gke.cluster, opts=apis_ready
+                ).bindings
+            )
+        staging = DataStaging(
+            "data-staging",
+            DataStagingArgs.of(s),
+            k8s_provider,
+            needs=[volume.pvc, workload.secret, job_scripts.config_map, *image_ready],
+            grants=grants,
         )
     # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
     pod_needs = [
@@ -313,6 +359,7 @@ else:
         gpu_networking,
         compute_class,
     ]
+    pod_needs.extend(image_ready)
     if workload.ray_auth_secret is not None:
         pod_needs.append(workload.ray_auth_secret)
     if kuberay is not None:
@@ -330,8 +377,10 @@ else:
     if s.job.enabled:
         # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:
         # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
-        # entrypoint waits for the prefetch marker instead (JobArgs.before).
+        # entrypoint waits for the prefetch marker instead (JobArgs.before). Both modes wait for the data staging Job:
+        # its datasets are small next to the weights, and a bad one must fail before any GPU is asked for.
         job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
+        job_needs += [staging.job] if staging is not None else []
         job = NemoRlJob(
             "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
         )
@@ -426,6 +475,7 @@ else:
             egress=experiment_policies(s, s.storage.namespace).egress(),
             cluster_id=gke.cluster.id,
             export_principals=export_principals,
+            data_principals=data_principals,
         ),
     )
     pulumi.export("driverLogsQuery", observability.logs_query)

@@ -6,15 +6,17 @@ In the namespace `<platform namespace>-<experiment>` (core.naming.ExperimentName
   workloads/experiment_admission.py) and with Pod Security `privileged` enforced (the GPU workers mount the node's
   driver and gIB libraries; the admission policy narrows that to those two paths, read-only) and `restricted` warned
   and audited;
-- the Ray pods' service account (no Google grant) and the export's own, whose Workload Identity principal the
-  experiment stack grants write on its own export folder (infra/experiment_export.py);
+- the Ray pods' service account (no Google grant), the export's own, whose Workload Identity principal the
+  experiment stack grants write on its own export folder (infra/experiment_export.py), and the data staging Job's,
+  whose principal it grants read on its own gs:// training data (infra/data_access.py);
 - a PersistentVolume for the platform's Lustre instance with the platform PV's volumeHandle, and its claim: the CSI
   driver stages one filesystem once per node, and several PVs share that staging only with one volumeHandle
   (core/catalog/tenancy.py); the pods' `subPath` gives each experiment its own directories;
 - NetworkPolicies: default deny both ways, Ray's ports open only among the namespace's own Ray pods
   (workloads/manifests/network_policy.py selects pods of the policy's own namespace), DNS, and the egress an
   experiment needs (`experiment_policies`: its prefetch to Hugging Face and PyPI, its head to the Hub and W&B, its
-  export to Cloud Storage), which the platform's contract publishes so an experiment that needs more is refused;
+  export to Cloud Storage, its data staging Job to the Hub and, for gs:// data, the metadata server and Cloud
+  Storage), which the platform's contract publishes so an experiment that needs more is refused;
 - a Role for the experiment's principals with exactly what its `pulumi up` creates and reads, and their RoleBinding
   (workloads/manifests/tenancy.py);
 - a Kueue LocalQueue when the platform queues its RayJobs (`queue`, QUEUE_HOOK).
@@ -54,7 +56,9 @@ def experiment_policies(s: Settings, namespace: str) -> PolicyArgs:
     """What an experiment namespace's pods may reach: the Ray nodes among themselves, DNS, and what any experiment
     needs. Its GPU workers reach no Hub: they mount the shared cache read-only, so an experiment prefetches
     (core/settings/platform.py egress_problems refuses one that does not); its prefetch runs the pinned Python image
-    (the only one the admission policy lets write the cache), which installs its client from PyPI."""
+    (the only one the admission policy lets write the cache), which installs its client from PyPI. Its data staging
+    Job may read gs:// data (the platform cannot know which experiment will): the metadata server and Cloud Storage
+    are open to that Job's pods only, and only its own principal holds a read grant (infra/data_access.py)."""
     return PolicyArgs(
         namespace=namespace,
         dashboard_peers=dashboard_peers(s),
@@ -64,6 +68,8 @@ def experiment_policies(s: Settings, namespace: str) -> PolicyArgs:
         prefetch=True,
         prefetch_pypi=True,
         export_job=True,
+        staging=True,
+        staging_storage=True,
         fqdn=s.security.egress_fqdn_policies,
     )
 
@@ -76,6 +82,7 @@ class ExperimentTenancyArgs:
     psa_enforce: str
     ksa_name: str
     export_ksa: str
+    data_ksa: str
     pv_name: str
     capacity_gib: int
     role_name: str
@@ -92,6 +99,7 @@ class ExperimentTenancyArgs:
             psa_enforce=enforce_level(rdma_pod_mixin(s.gpu.accelerator, s.workload.release).volumes),
             ksa_name=s.storage.ksa_name,
             export_ksa=names.export_ksa,
+            data_ksa=names.data_ksa,
             pv_name=names.lustre_pv,
             capacity_gib=s.lustre.capacity_gib,
             role_name=names.role,
@@ -104,6 +112,7 @@ class ExperimentTenancy(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     service_account: k8s.core.v1.ServiceAccount
     export_service_account: k8s.core.v1.ServiceAccount
+    data_service_account: k8s.core.v1.ServiceAccount
     pv: k8s.core.v1.PersistentVolume
     pvc: k8s.core.v1.PersistentVolumeClaim
 
@@ -115,6 +124,7 @@ class ExperimentTenancy(pulumi.ComponentResource):
         export_principal: pulumi.Input[str],
         provider: k8s.Provider,
         opts: Optional[pulumi.ResourceOptions] = None,
+        data_principal: Optional[pulumi.Input[str]] = None,
     ):
         super().__init__("nemo-rl-gke:workloads:ExperimentTenancy", name, None, opts)
         a = args
@@ -133,6 +143,18 @@ class ExperimentTenancy(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=a.export_ksa, namespace=ns, annotations={PRINCIPAL_ANNOTATION: export_principal}
             ),
+            opts=child,
+        )
+        # No Pod mounts its token (the staging Job sets automountServiceAccountToken false): the GCS FUSE sidecar
+        # takes its Workload Identity token from the metadata server.
+        self.data_service_account = k8s.core.v1.ServiceAccount(
+            f"{e}-data-ksa",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=a.data_ksa,
+                namespace=ns,
+                annotations={PRINCIPAL_ANNOTATION: data_principal} if data_principal is not None else None,
+            ),
+            automount_service_account_token=False,
             opts=child,
         )
         claim = LustreClaim(pv_name=a.pv_name, namespace=a.namespace, capacity_gib=a.capacity_gib)

@@ -31,7 +31,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import weights
+from core import data, weights
 from core.naming import HF_SECRET, HF_TOKEN_KEY, RAY_AUTH_SECRET, RAY_AUTH_TOKEN_KEY, WANDB_NETRC_KEY
 from core.settings import Secrets, Settings
 from core.settings.job import needs_wandb_key
@@ -98,6 +98,8 @@ class WorkloadIdentityArgs:
         # Only the platform's own pods live here: every experiment has a namespace of its own, with its own policies
         # (workloads/experiment_tenancy.py).
         prefetching = s.job.enabled and s.startup.prefetch_weights
+        # Every job stages its datasets (core/data.py); gs:// data needs Cloud Storage and Workload Identity too.
+        gcs_data = s.job.enabled and bool(data.gcs_volumes(s.recipe.data))
         ns = s.storage.namespace
         return cls(
             namespace=ns,
@@ -111,10 +113,11 @@ class WorkloadIdentityArgs:
                 dashboard_peers=dashboard_peers(s),
                 head_wandb=needs_wandb_key(s),
                 head_hub=True,
-                workers_hub=not prefetching,
                 prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
                 export_job=exporting,
+                staging=s.job.enabled,
+                staging_storage=gcs_data,
                 weights_staging=weights.staged(s),
                 fqdn=s.security.egress_fqdn_policies,
             ),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import TypeAdapter, ValidationError
 
-from core import export
+from core import data, export
 from core.keys import key
 from core.lustre_paths import experiment_dir
 from core.naming import ExperimentNames
@@ -72,12 +72,14 @@ def contract(
     egress: Optional[dict[str, bool]] = None,
     cluster_id: Any = None,
     export_principals: Optional[dict[str, Any]] = None,
+    data_principals: Optional[dict[str, Any]] = None,
 ) -> dict[str, Any]:
     """What a platform stack gives its experiments (the `experimentPlatform` output): its value of every
     platform key, with the names derived from its prefix resolved (the bucket), the service account its own export
     runs as, the cluster's id (`clusterId`, an Output: `projects/<p>/locations/<l>/clusters/<name>`), and for each
     experiment it hosts the names it created for it (EXPERIMENTS_KEY), with the Workload Identity principal of its
-    export service account (`export_principals`, Outputs: the project number). `egress` is what the experiment
+    export service account (`export_principals`, Outputs: the project number) and of its data staging service account
+    (`data_principals`). `egress` is what the experiment
     namespaces' NetworkPolicies let pods reach. No secret, and neither is the kubeconfig output (it holds no
     credential): an experimenter reads both without the right to decrypt the platform's secrets (docs/security.md)."""
     settings: dict[str, Any] = {}
@@ -91,6 +93,9 @@ def contract(
             settings[k] = value
     # Derived from the platform's prefix, which the experiment does not share: pass the resolved name.
     settings["bucketName"] = s.bucket_name
+    if s.image_streaming:
+        # The repository the platform copies the NeMo-RL images into (its own, unless imageRepository names one).
+        settings["imageRepository"] = s.image_repository
     return {
         "schemaVersion": SCHEMA_VERSION,
         "platformStack": s.stack_name,
@@ -105,7 +110,7 @@ def contract(
         # The experiment's Kubernetes provider is identified by it (CLUSTER_ID_KEY).
         CLUSTER_ID_KEY: cluster_id,
         EXPERIMENTS_KEY: {
-            name: experiment_entry(s, name, (export_principals or {}).get(name))
+            name: experiment_entry(s, name, (export_principals or {}).get(name), (data_principals or {}).get(name))
             for name in sorted(s.tenancy.experiments)
         },
         # What an experiment's own names may not be (collision_problems).
@@ -121,7 +126,9 @@ def contract(
 EXPERIMENTS_KEY = "experiments"
 
 
-def experiment_entry(s: "Settings", name: str, export_principal: Any = None) -> dict[str, Any]:
+def experiment_entry(
+    s: "Settings", name: str, export_principal: Any = None, data_principal: Any = None
+) -> dict[str, Any]:
     """What the platform created for experiment `name` (workloads/experiment_tenancy.py), as its stack reads it."""
     names = ExperimentNames(s.names, s.storage.namespace, name)
     return {
@@ -130,6 +137,9 @@ def experiment_entry(s: "Settings", name: str, export_principal: Any = None) -> 
         "exportServiceAccount": names.export_ksa,
         "exportPrincipal": export_principal,
         "exportPrefix": export.experiment_prefix(name),
+        # The data staging Job's: the principal its stack grants read on its gs:// training data.
+        "dataServiceAccount": names.data_ksa,
+        "dataPrincipal": data_principal,
         "lustreDirectory": experiment_dir(name),
     }
 
@@ -203,8 +213,16 @@ def cluster_id_problems(ref: str, platform: Optional[dict[str, Any]]) -> list[st
 
 def admission_problems(s: "Settings") -> list[str]:
     """What its namespace's admission policy would refuse: only the pinned Python image may write the shared cache
-    (workloads/manifests/tenancy.py), so an experiment's prefetch runs in it."""
-    if s.job.enabled and s.startup.prefetch_weights and s.startup.prefetch_image != "python":
+    (workloads/manifests/tenancy.py), so an experiment prefetches (without the prefetch its head's entrypoint would
+    download the weights into the cache, which its Ray pods mount read-only), and its prefetch runs in that image."""
+    if not s.job.enabled:
+        return []
+    if not s.startup.prefetch_weights:
+        return [
+            f"{key('prefetchWeights')}: without the prefetch the Ray head downloads the weights into the shared "
+            "model cache, which an experiment's Ray pods mount read-only; keep prefetchWeights on"
+        ]
+    if s.startup.prefetch_image != "python":
         return [
             f"{key('prefetchImage')}: an experiment's prefetch runs the pinned Python image, the only one its "
             "platform lets write the shared model cache; set prefetchImage to python"
@@ -229,10 +247,24 @@ def egress_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
             f"{key('prefetchImage')}: platform {ref!r} lets the prefetch reach no PyPI (its prefetchImage is "
             "nemo-rl); set prefetchImage to nemo-rl here"
         )
-    if s.job.enabled and not prefetch and not egress.get("workersHub"):
+    if s.job.enabled and not egress.get("staging"):
         p.append(
-            f"{key('prefetchWeights')}: without the prefetch the GPU workers download from Hugging Face, which "
-            f"platform {ref!r} does not let them reach (they read the shared cache, read-only); keep prefetchWeights on"
+            f"{key('platformStack')}: platform {ref!r} lets no data staging Job reach Hugging Face (deployed by an "
+            "earlier release): run `pulumi up` on the platform stack first"
+        )
+    elif (
+        s.job.enabled
+        and s.recipe.data is not None
+        and data.gcs_volumes(s.recipe.data)
+        and not (
+            egress.get("stagingStorage")
+            # ... and the principal of the staging service account it made in the experiment's namespace
+            and ((platform.get(EXPERIMENTS_KEY) or {}).get(experiment_name(s)) or {}).get("dataPrincipal")
+        )
+    ):
+        p.append(
+            f"{key('jobData')}: platform {ref!r} lets no data staging Job reach Cloud Storage (deployed by an earlier "
+            "release); use Hub or Lustre data here, or run `pulumi up` on the platform with this commit"
         )
     if needs_wandb_key(s) and not egress.get("headWandb"):
         p.append(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Optional
 from core import catalog
 from core.gcp_rules import namespace_problems
 from core.keys import key
-from core.naming import experiment_namespace
+from core.naming import EXPERIMENT_DATA_KSA, experiment_namespace
 from core.settings.base import Section
 from core.settings.record import (
     EXPERIMENT,
@@ -200,3 +200,9 @@ def lustre_experiment(s: "UncheckedSettings") -> Optional[str]:
     """The experiment whose Lustre directory an experiment stack's pods mount; None on a platform (the whole
     volume)."""
     return experiment_name(s) if s.stack.platform_stack else None
+
+
+def data_ksa(s: "UncheckedSettings") -> str:
+    """The data staging Job's Kubernetes service account: the stack's own on a platform; on an experiment stack the
+    one its platform created in its namespace (workloads/experiment_tenancy.py: its people may create none)."""
+    return EXPERIMENT_DATA_KSA if s.stack.platform_stack else s.names.data_ksa

@@ -2,13 +2,13 @@
 
 `rendered_pods(settings)` builds the pod templates with the same pure builders the components apply (the Ray head
 and GPU workers, the job's submitter, the weights prefetch (and with weightsPath bucket-import the staging and
-import), the checkpoint export, the GPU placeholders, the CPU
-image pre-pull), and `problems(settings)` sizes each one, all containers plus the sidecar GKE injects
-(core/node_fit.py `pod_request`), against the node or Autopilot class its node selector picks: on Standard a system
-node (its boot disk backs ephemeral storage) or a GPU node (local SSDs), on Autopilot the class's maxima. `__main__`
-refuses the stack with one line per problem, naming the setting to change, like the settings' own rules; they run
-only on settings those rules accepted. A pod that cannot fit never schedules: on Standard it pends while the rest of
-the stack (the GPU nodes included) comes up and `pulumi up` reports success; on Autopilot it is refused.
+import), the data staging, the checkpoint export, the GPU placeholders, the CPU image pre-pull), and
+`problems(settings)` sizes each one, all containers plus the sidecar GKE injects (core/node_fit.py `pod_request`),
+against the node or Autopilot class its node selector picks: on Standard a system node (its boot disk backs
+ephemeral storage) or a GPU node (local SSDs), on Autopilot the class's maxima. `__main__` refuses the stack with
+one line per problem, naming the setting to change, like the settings' own rules; they run only on settings those
+rules accepted. A pod that cannot fit never schedules: on Standard it pends while the rest of the stack (the GPU
+nodes included) comes up and `pulumi up` reports success; on Autopilot it is refused.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Optional
 from core import catalog, node_fit, weights
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings, SettingsError
-from workloads.manifests import export_job, warmup, weights_staging
+from workloads.manifests import export_job, staging_job, warmup, weights_staging
 from workloads.manifests.prefetch_job import WeightsPrefetchArgs, job_spec
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 from workloads.manifests.rayjob import JobArgs, submitter_template
@@ -65,6 +65,12 @@ def rendered_pods(s: Settings) -> list[RenderedPod]:
                     "the weights prefetch pod", cpu_pod, {}, job_spec(WeightsPrefetchArgs.of(s))["template"]["spec"]
                 )
             )
+        staging = staging_job.job_spec(staging_job.DataStagingArgs.of(s))["template"]
+        pods.append(
+            RenderedPod(
+                "the data staging pod", cpu_pod, (staging.get("metadata") or {}).get("annotations", {}), staging["spec"]
+            )
+        )
         if weights.staged(s):
             staging = weights_staging.WeightsStagingArgs.of(s)
             template = weights_staging.stage_job_spec(staging)["template"]

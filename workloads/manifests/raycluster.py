@@ -10,18 +10,17 @@ workloads/job_scripts.py) read-only at `recipes.SCRIPTS_DIR`. Only fields accept
 are rendered (the RayOperator add-on does not publish its KubeRay version: docs/research/harden.md §1); tests validate
 against both CRDs.
 
-Hardening (workloads/manifests/pod_security.py): every template carries our workload labels (the NetworkPolicies select
-them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened security contexts (every
-capability dropped on the head; the GPU workers, whose RDMA use is unproven without them, keep the default set
-minus NET_RAW), no service-account token, and each token only where it is read, as a read-only file: the
-Hugging Face token on the head (its driver and the data preparation call the Hub) and on the workers only when
-the stack does not prefetch (they then download the model; with the prefetch they load everything from Lustre and
-run with HF_HUB_OFFLINE=1), the W&B netrc on the head only (`NETRC`; NeMo-RL's driver calls `wandb.init` there),
-an optional item of the tokens Secret that holds it only while the job logs to W&B (workloads/workload_identity.py),
-the Ray auth token on every Ray container when token authentication is on. No pod of the cluster writes to the
-bucket: the checkpoint export is a CPU Job of its own (workloads/manifests/export_job.py). The head runs as root:
-NeMo-RL's image and every file the GPU workers write on Lustre belong to root, and a non-root head could not write
-beside them. The images are pinned (core/images.py).
+Hardening (workloads/manifests/pod_security.py): every template carries our workload labels (the NetworkPolicies
+select them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened security contexts (every
+capability dropped on the head; the GPU workers, whose RDMA use is unproven without them, keep the default set minus
+NET_RAW), no service-account token, and each token only where it is read, as a read-only file: the Hugging Face
+token on the head (without the prefetch Job its entrypoint downloads the pinned snapshot there) and never on the
+workers (they load everything from Lustre and run with HF_HUB_OFFLINE=1), the W&B netrc on the head only (`NETRC`;
+NeMo-RL's driver calls `wandb.init` there), an optional item of the tokens Secret that holds it only while the job
+logs to W&B (workloads/workload_identity.py), the Ray auth token on every Ray container when token authentication is
+on. No pod of the cluster writes to the bucket: the checkpoint export is a CPU Job of its own
+(workloads/manifests/export_job.py). The head runs as root: NeMo-RL's image and every file the GPU workers write on
+Lustre belong to root, and a non-root head could not write beside them. The images are pinned (core/images.py).
 
 Day two: the standing cluster's spec is what the cluster is (image, release, capacity, sizes, tokens it may read),
 never what the next job does. Turning the job or the export on or off, another recipe or export destination, leave
@@ -35,6 +34,7 @@ from typing import Optional
 
 from core import node_fit
 from core.catalog import Accelerator, NemoRlRelease
+from core.gate import NODE_NAME_ENV
 from core.naming import RAY_AUTH_SECRET
 from core.recipes import IMAGE_PATHS, SCRIPTS_DIR
 from core.settings import Settings
@@ -54,6 +54,12 @@ from workloads.manifests.pod_parts import (
 )
 from workloads.manifests.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.manifests.rdma import library_path_env, rdma_pod_mixin
+
+
+def node_name_env() -> dict:
+    """The pod's node name through the downward API (`spec.nodeName`)."""
+    return {"name": NODE_NAME_ENV, "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+
 
 API_VERSION = "ray.io/v1"
 KIND = "RayCluster"
@@ -101,9 +107,9 @@ class RayPodsConfig:
     head_ephemeral_gib: int
     worker_ephemeral_gib: int
     ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
-    # Least privilege: the workers load everything from the prefetched cache (no Hub, no token) when the stack
-    # prefetches; whether a job runs does not change the cluster.
-    workers_offline: bool = False
+    # Least privilege: the workers load everything from Lustre (no Hub, no token): the pinned snapshot the prefetch Job
+    # or, without it, the entrypoint downloaded on the head (workloads/manifests/rayjob.py), and the staged datasets.
+    workers_offline: bool = True
     # An experiment stack's pods: its own Lustre directory and the shared cache read-only (core/settings/tenancy.py).
     lustre_experiment: Optional[str] = None
     # An experiment stack's own config files (jobConfigFiles): the ConfigMap its RayJob's head mounts at
@@ -136,7 +142,6 @@ class RayPodsConfig:
             head_ephemeral_gib=workload_settings.head_ephemeral_gib(s),
             worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s),
             ray_token_auth=token_auth_enabled(s),
-            workers_offline=s.startup.prefetch_weights,
             lustre_experiment=tenancy_settings.lustre_experiment(s),
             configs_map=own_configs_map(s),
         )
@@ -233,9 +238,8 @@ def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     class_selector, class_tolerations = worker_scheduling(c.compute_class, spot=c.spot_capacity)
     node_selector.update(class_selector)
     replicas = c.worker_replicas
-    # With the prefetch the GPU workers load the model and tokenizer from the pinned snapshot on Lustre and never
-    # call the Hub (HF_HUB_OFFLINE=1, no token); without it they download the model themselves. No W&B file:
-    # only the driver on the head logs to W&B.
+    # The GPU workers load the model and tokenizer from the pinned snapshot on Lustre and never call the Hub
+    # (HF_HUB_OFFLINE=1, no token). No W&B file: only the driver on the head logs to W&B.
     tokens = token_files(secret_name, hugging_face=not c.workers_offline, ray_auth_secret=c.ray_auth_secret)
     offline = [{"name": "HF_HUB_OFFLINE", "value": "1"}] if c.workers_offline else []
     container = {
@@ -250,7 +254,12 @@ def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
         "args": [mixin.startup_prefix],
         "resources": gpu_worker_resources(acc, c.worker_ephemeral_gib),
-        "env": mixin.env + hf_environment(c.lustre_mount_path, c.lustre_experiment) + offline + tokens.env,
+        # The node's name: the readiness gate binds a node's recorded pass to it (with the boot ID it reads itself).
+        "env": mixin.env
+        + hf_environment(c.lustre_mount_path, c.lustre_experiment)
+        + offline
+        + [node_name_env()]
+        + tokens.env,
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
             *lustre_mounts(c.lustre_mount_path, c.lustre_experiment),
