@@ -105,6 +105,11 @@ class JobSettings(Section):
                 "workerReplicas": 4,
                 "jobOverrides": {"num_nodes": 4, "wandb_enabled": False},
             },
+            "codelab-exp3": {
+                "jobRecipe": "qwen2.5-72b-deepscaler",
+                "workerReplicas": 4,
+                "jobOverrides": {"num_nodes": 4, "wandb_enabled": False, "max_num_steps": 40},
+            },
         },
     )
     overrides: dict[str, Any] = setting(
@@ -142,6 +147,7 @@ class JobSettings(Section):
         stack_alternatives={
             "codelab-exp1": {"jobOverrides": {"num_nodes": 4, "max_num_steps": 5}},
             "codelab-exp2": {"jobOverrides": {"wandb_enabled": False, "max_num_steps": 5}},
+            "codelab-exp3": {"jobOverrides": {"wandb_enabled": False, "max_num_steps": 5}},
         },
     )
     config_files: dict[str, str] = setting(

@@ -57,6 +57,7 @@ from core.recipes import Recipe
 from core.settings import Settings
 from core.settings import job as job_settings
 from core.settings import startup as startup_settings
+from core.settings import tenancy as tenancy_settings
 from core.settings.security import token_auth_enabled
 from workloads.manifests.pod_parts import token_secret_name
 from workloads.manifests.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
@@ -105,6 +106,8 @@ class JobArgs:
     # Standing-cluster mode: the entrypoint's bounded attempts (KubeRay retries no clusterSelector RayJob).
     attempts: Optional[recipes.Attempts] = None
     start_from: Optional[str] = None  # jobStartFrom: '<run name>/step_<N>' the run starts from
+    # An experiment stack's: its Megatron conversions in its own Lustre directory (the shared cache is read-only).
+    megatron_dir: Optional[str] = None
     entry: Optional[str] = None  # jobEntry: the image's entry script, run instead of the release's GRPO entry
 
     @classmethod
@@ -170,6 +173,11 @@ class JobArgs:
                 capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
             ),
             start_from=s.job.start_from,
+            megatron_dir=(
+                recipes.experiment_megatron_dir(s.workload.lustre_mount_path)
+                if tenancy_settings.lustre_experiment(s) is not None
+                else None
+            ),
             entry=s.startup.job_entry,
         )
 
@@ -193,6 +201,7 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
             after=tuple(list(c) for c in a.after),
             attempts=a.attempts,
             start_from=a.start_from,
+            megatron_dir=a.megatron_dir,
             entry=a.entry,
             own_configs=a.own_cluster is not None and a.own_cluster.configs_map is not None,
         ),
