@@ -1,6 +1,6 @@
 # Two commands on a fresh machine:  make synth STACK=dev   and   make test
 # Both create .venv on first use (PyPI only): `make synth` from requirements.txt (what `pulumi up` installs), `make
-# test` adds requirements-test.txt (the tests' packages, ruff and mypy).
+# test` adds requirements-test.txt (the tests' packages, ruff and mypy), .venv-policy and .venv-datasets.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
