@@ -170,12 +170,14 @@ class JobSettings(Section):
             },
         ),
     )
-    mode: Literal["standing-cluster", "own-cluster"] = setting(
-        "standing-cluster",
+    mode: Optional[Literal["standing-cluster", "own-cluster"]] = setting(
+        None,
         key="jobMode",
         description=(
             "Where the RayJob runs: the platform's standing RayCluster, or a cluster of its own that comes and goes "
-            "with it. An experiment stack (platformStack) always runs own-cluster."
+            "with it (its GPU nodes go when it ends). Default: own-cluster where the platform queues its jobs "
+            "(queue kueue: Kueue manages no RayJob on an existing cluster), else standing-cluster. An experiment "
+            "stack (platformStack) always runs own-cluster."
         ),
         owner=BOTH,
         day_two=DayTwo(
@@ -372,12 +374,23 @@ def _workers_key(s: "UncheckedSettings") -> str:
     return key("gpuNodes" if s.workload.worker_replicas is None and not s.autopilot else "workerReplicas")
 
 
+def default_mode(queue: str) -> Literal["standing-cluster", "own-cluster"]:
+    """jobMode when unset: own-cluster where Kueue queues the jobs (a RayJob with clusterSelector is not managed by
+    Kueue from v0.15.0: docs/research/kueue.md), so the platform's own job is admitted like an experiment's and its
+    GPUs go when it ends; standing-cluster otherwise (the tutorials' shape)."""
+    return "own-cluster" if queue == "kueue" else "standing-cluster"
+
+
 def standing_workers(s: "UncheckedSettings") -> int:
-    """GPU workers of the standing RayCluster. Without a job of the stack's own (jobEnabled false: a platform for
-    experiment stacks, or a platform whose run is over), none unless workerReplicas asks for them: experiments bring
-    their own clusters, so no GPU node is billed while none runs. The Ray autoscaler is not used to get there
-    (README "GPUs only while they train"; docs/research/platform.md §2-3: NeMo-RL checks cluster_resources() totals
-    before creating a placement group, request_resources is one cluster-wide request each call overrides)."""
+    """GPU workers of the standing RayCluster. With the stack's own job on a cluster of its own (own-cluster), none:
+    the standing cluster stays for interactive work on its head, and the job brings its workers (workerReplicas is
+    the job's). Without a job of the stack's own (jobEnabled false: a platform for experiment stacks, or a platform
+    whose run is over), none unless workerReplicas asks for them: experiments bring their own clusters, so no GPU
+    node is billed while none runs. The Ray autoscaler is not used to get there (README "GPUs only while they
+    train"; docs/research/platform.md §2-3: NeMo-RL checks cluster_resources() totals before creating a placement
+    group, request_resources is one cluster-wide request each call overrides)."""
+    if s.job.enabled and s.job.mode == "own-cluster":
+        return 0
     if not s.job.enabled and s.workload.worker_replicas is None:
         return 0
     return s.worker_replicas
