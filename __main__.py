@@ -35,6 +35,7 @@ from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNam
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
 from workloads.job_scripts import JobScripts
 from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
+from workloads.kueue import KueueQueue, KueueQueueArgs
 from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 from workloads.manifests import pod_fit
 from workloads.manifests.pod_parts import token_secret_name
@@ -98,6 +99,10 @@ async def experiment() -> None:
         return
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=[tokens])
     pulumi.export("platformStack", PLATFORM_REF)
+    if job.queueing is not None:
+        # Queued in the platform's LocalQueue of its namespace (the platform declares it; its queue and quota are
+        # the platform's `queue` output).
+        pulumi.export("queue", {"localQueue": job.queueing.queue, "priorityClass": job.queueing.priority_class})
     costs = cost.estimate(s)
     pulumi.log.info(costs.format())
     pulumi.export("costEstimate", costs.as_output())
@@ -125,6 +130,8 @@ else:
         settings = load_settings()
         # Every pod the stack renders, sidecars included, against the node or Autopilot class it lands on.
         pod_fit.check(settings)
+        # The CPU pool's size: what the platform and every job its GPUs can run at once need, node by node.
+        cpu_plan = pod_fit.cpu_pool_plan(settings)
     except SettingsError as err:
         # RunError ends the program with the message only: one line per problem, no traceback, nothing registered.
         raise pulumi.RunError(str(err)) from None
@@ -140,7 +147,12 @@ else:
     lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
     identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
     gke = GkeCluster(
-        "gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account, identity.bindings
+        "gke",
+        ClusterArgs.of(s, cpu_pool_max_nodes=cpu_plan.max_nodes if cpu_plan is not None else 1),
+        networks.primary,
+        networks.primary_subnet,
+        identity.account,
+        identity.bindings,
     )
     if not s.autopilot:
         # One GPU pool per capacity model, each at zero nodes; Autopilot creates nodes from the ComputeClass. The
@@ -199,7 +211,7 @@ else:
             namespace,
             k8s_provider,
             gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
-            cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
+            cpu_capacity=[gke.cpu_pool] if gke.cpu_pool is not None else [],
         )
     # The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods).
     weights = None
@@ -225,40 +237,87 @@ else:
     if kuberay is not None:
         pod_needs.append(kuberay.release)
     own_cluster = s.job.enabled and s.job.mode == "own-cluster"
-    # Replaced with the Lustre claim: the pods hold the claim's pvc-protection, and depends_on does not cascade.
-    ray = (
-        None
-        if own_cluster
-        else RayCluster(
-            "ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs, replaced_with=[volume.pvc]
-        )
-    )
-    job = None
-    if s.job.enabled:
+    ns = s.storage.namespace
+
+    def ray_objects(needs: list) -> None:
+        """The standing RayCluster, the RayJob and the export Job, and their outputs."""
+        # The standing RayCluster stays for interactive work (its GPU workers at zero while the stack's job runs on a
+        # cluster of its own: core/settings/job.py standing_workers). Replaced with the Lustre claim: the pods hold
+        # the claim's pvc-protection, and depends_on does not cascade.
+        ray = RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=needs, replaced_with=[volume.pvc])
+        pulumi.export("rayClusterName", ray.name)
+        pulumi.export("rayClusterDashboardCommand", ray.dashboard_command)
+        if not own_cluster:
+            pulumi.export("rayDashboardCommand", ray.dashboard_command)
+        if not s.job.enabled:
+            return
         # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:
         # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
         # entrypoint waits for the prefetch marker instead (JobArgs.before).
-        job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
+        job_needs = needs + ([weights.job] if weights is not None and not own_cluster else [])
         job = NemoRlJob(
-            "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
-        )
-
-    if job is not None and s.startup.export_checkpoints and workload.export_service_account is not None:
-        # Both modes: the copy runs on the CPU pool after training, as the export's identity (its grant first; the
-        # GCS FUSE sidecar mounts the bucket with it). No Ray pod mounts the bucket, so the export's settings never
-        # reach the RayCluster.
-        grants = [r for r in (bucket.binding, bucket.list_binding) if r is not None]
-        CheckpointExport(
-            "checkpoint-export",
-            export_job_args(s, s.names.export_ksa),
+            "grpo",
+            JobArgs.of(s),
+            namespace,
             k8s_provider,
-            needs=[*pod_needs, workload.export_service_account, *grants],
+            ray_cluster=None if own_cluster else ray.cluster,
+            needs=job_needs,
         )
+        if s.startup.export_checkpoints and workload.export_service_account is not None:
+            # Both modes: the copy runs on the CPU pool after training, as the export's identity (its grant first;
+            # the GCS FUSE sidecar mounts the bucket with it). No Ray pod mounts the bucket, so the export's settings
+            # never reach the RayCluster.
+            grants = [r for r in (bucket.binding, bucket.list_binding) if r is not None]
+            CheckpointExport(
+                "checkpoint-export",
+                export_job_args(s, s.names.export_ksa),
+                k8s_provider,
+                needs=[*needs, workload.export_service_account, *grants],
+            )
+        pulumi.export("rayJobName", job.name)
+        pulumi.export("runName", job.run_name)
+        pulumi.export("checkpointDir", job.checkpoint_dir)
+        pulumi.export("jobStatusCommand", job.status_command)
+        if job.attempts_command is not None:
+            # Standing cluster: each attempt of the entrypoint's loop, one JSON line (pod_programs/attempts.py).
+            pulumi.export("attemptsCommand", job.attempts_command)
+        # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
+        pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
+        if job.gate_summary_command is not None:
+            # The readiness gate's last summary (JSON on Lustre); its one-line verdicts are in the job's logs too.
+            pulumi.export("gateSummaryCommand", job.gate_summary_command)
+        if own_cluster:
+            pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
+        pulumi.export(
+            "jobsCliCommand",
+            "python -m cli.ray_jobs list --address http://127.0.0.1:8265  # after the dashboard command above",
+        )
+        if s.startup.export_checkpoints:
+            pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
+
+    if s.queue.queue == "kueue":
+        # The queue: first the read of Kueue's manager; once its release passed the check (one line naming `queue`
+        # otherwise, before anything queued is registered), Kueue's objects, then the queued Ray objects, which wait
+        # for them (their LocalQueue and Kueue's webhooks must be there, or they would start unqueued).
+        queue_args = KueueQueueArgs.of(s)
+        queue = KueueQueue("queue", queue_args, k8s_provider)
+
+        async def after_the_queue_check() -> None:
+            await queue.checked(namespace_ready=[workload.namespace])
+            # The queue and its quota as computed at `up`; what waits and what runs: python -m cli.team.
+            pulumi.export("queue", {**queue_args.describe(), "kueueVersion": queue.version})
+            ray_objects(pod_needs + queue.ready)
+
+        pulumi.run(after_the_queue_check)
+    else:
+        ray_objects(pod_needs)
 
     observability = Observability(
         "observability",
         ObservabilityArgs.of(
-            s, ray_cluster_name=s.names.ray_cluster if ray else s.names.ray_job, cluster_owned_by_job=ray is None
+            s,
+            ray_cluster_name=s.names.ray_job if own_cluster else s.names.ray_cluster,
+            cluster_owned_by_job=own_cluster,
         ),
         gke.cluster,
         lustre.instance,
@@ -286,34 +345,9 @@ else:
     pulumi.export("bucketUrl", bucket.url)
     pulumi.export("gpuCapacity", {"computeClass": compute_class.name, "chain": list(s.capacity.models)})
     pulumi.export("lustreMountPath", s.workload.lustre_mount_path)
-    ns = s.storage.namespace
-    if ray is not None:
-        pulumi.export("rayClusterName", ray.name)
-        pulumi.export("rayDashboardCommand", ray.dashboard_command)
-    if job is not None:
-        pulumi.export("rayJobName", job.name)
-        pulumi.export("runName", job.run_name)
-        pulumi.export("checkpointDir", job.checkpoint_dir)
-        pulumi.export("jobStatusCommand", job.status_command)
-        if job.attempts_command is not None:
-            # Standing cluster: each attempt of the entrypoint's loop, one JSON line (pod_programs/attempts.py).
-            pulumi.export("attemptsCommand", job.attempts_command)
-        # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
-        pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
-        if job.gate_summary_command is not None:
-            # The readiness gate's last summary (JSON on Lustre); its one-line verdicts are in the job's logs too.
-            pulumi.export("gateSummaryCommand", job.gate_summary_command)
-        if ray is None:
-            pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
-        pulumi.export(
-            "jobsCliCommand",
-            "python -m cli.ray_jobs list --address http://127.0.0.1:8265  # after the dashboard command above",
-        )
     if weights is not None:
         pulumi.export("prefetchMarker", weights.marker)
         pulumi.export("modelPath", weights.model_path)
-    if job is not None and s.startup.export_checkpoints:
-        pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
     if observability.dashboard_url is not None:
         pulumi.export("dashboardUrl", observability.dashboard_url)
     costs = cost.estimate(s)

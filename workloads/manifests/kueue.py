@@ -37,16 +37,17 @@ import copy
 from dataclasses import dataclass
 from typing import Optional
 
-from core import catalog
+from core import catalog, naming
+from core.settings import Settings
 
 API_VERSION = catalog.KUEUE_API_VERSION
 
 
-def _quantity_cpu(cpu: float) -> str:
+def quantity_cpu(cpu: float) -> str:
     return f"{round(cpu * 1000)}m" if cpu != int(cpu) else str(int(cpu))
 
 
-def _quantity_gib(gib: float) -> str:
+def quantity_gib(gib: float) -> str:
     return f"{round(gib * 1024)}Mi" if gib != int(gib) else f"{int(gib)}Gi"
 
 
@@ -67,7 +68,7 @@ class FlavorPlan:
 class QueuePlan:
     cluster_queue: str
     local_queue: str
-    namespaces: tuple[str, ...]  # where experiments run: a LocalQueue each, the only namespaces the queue serves
+    namespaces: tuple[str, ...]  # where jobs are submitted: a LocalQueue each (more come with local_queue())
     flavors: tuple[FlavorPlan, ...]  # in order of preference
     priority_classes: tuple[tuple[str, int], ...] = ()  # (name, value)
     # A pending Workload that does not fit may evict running ones of lower priority (Kueue ClusterQueue
@@ -141,19 +142,23 @@ COVERED_RESOURCES = (catalog.GPU_RESOURCE, "cpu", "memory")
 
 
 def _flavor_quotas(f: FlavorPlan) -> dict:
-    amounts = {catalog.GPU_RESOURCE: str(f.gpus), "cpu": _quantity_cpu(f.cpu), "memory": _quantity_gib(f.memory_gib)}
+    amounts = {catalog.GPU_RESOURCE: str(f.gpus), "cpu": quantity_cpu(f.cpu), "memory": quantity_gib(f.memory_gib)}
     # Each flavor lists every covered resource, in the group's order (ClusterQueue CRD, resourceGroups.flavors).
     return {"name": f.name, "resources": [{"name": r, "nominalQuota": amounts[r]} for r in COVERED_RESOURCES]}
 
 
+def queue_namespace_labels() -> dict[str, str]:
+    """The label a namespace carries for its LocalQueue to submit to the platform's ClusterQueue (its
+    namespaceSelector): the platform's namespace, and each experiment namespace where it is created."""
+    k, v = catalog.KUEUE_QUEUE_NAMESPACE_LABEL
+    return {k: v}
+
+
 def cluster_queue(p: QueuePlan) -> dict:
     spec: dict = {
-        # Only the namespaces experiments run in may submit to it.
-        "namespaceSelector": {
-            "matchExpressions": [
-                {"key": catalog.KUEUE_NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(p.namespaces)}
-            ]
-        },
+        # Only namespaces the platform labelled may submit to it (a selector: a new experiment namespace changes
+        # nothing here).
+        "namespaceSelector": {"matchLabels": queue_namespace_labels()},
         "queueingStrategy": p.queueing_strategy,
         "preemption": {"withinClusterQueue": p.preemption_within},
         "resourceGroups": [
@@ -234,10 +239,12 @@ def queue_objects(p: QueuePlan) -> list[dict]:
 
 
 # --- the manager's configuration -------------------------------------------------------------------------------
-def manager_config(namespaces: tuple[str, ...]) -> dict:
-    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2), the chart's default with what we change: only queued
-    jobs are managed, only the Ray integrations are on, the job webhooks serve only the experiments' namespaces,
-    ephemeral storage is not quota (core/catalog/kueue.py)."""
+def manager_config() -> dict:
+    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) the cluster admin installs with Kueue: the release's
+    default (config/components/manager/controller_manager_config.yaml @v0.19.2) with what the platform needs: only
+    queued jobs are managed (manageJobsWithoutQueueName false, as by default), only the Ray integrations are on (the
+    submitter Job is a PodSet of its RayJob's Workload, so batch/job and pod stay off), ephemeral storage is not quota
+    (core/catalog/kueue.py). Rendered into deploy/kueue/ by `make generated` (synth/kueue_config.py)."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -245,14 +252,33 @@ def manager_config(namespaces: tuple[str, ...]) -> dict:
         "metrics": {"bindAddress": ":8443"},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-        "manageJobsWithoutQueueName": False,
-        "managedJobsNamespaceSelector": {
-            "matchExpressions": [
-                {"key": catalog.KUEUE_NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(namespaces)}
-            ]
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "Cohort.kueue.x-k8s.io": 1,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
         },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "manageJobsWithoutQueueName": False,
         "integrations": {"frameworks": list(catalog.KUEUE_INTEGRATIONS)},
         "resources": {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)},
+    }
+
+
+def manager_config_map() -> dict:
+    """The manager's ConfigMap as the release's manifests name it, holding manager_config()."""
+    import yaml
+
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": catalog.KUEUE_MANAGER_CONFIGMAP, "namespace": catalog.KUEUE_NAMESPACE},
+        "data": {catalog.KUEUE_MANAGER_CONFIG_KEY: yaml.safe_dump(manager_config(), sort_keys=False)},
     }
 
 
@@ -266,6 +292,20 @@ class Queueing:
 
     def labels(self) -> dict[str, str]:
         return {catalog.KUEUE_QUEUE_NAME_LABEL: self.queue, catalog.KUEUE_PRIORITY_CLASS_LABEL: self.priority_class}
+
+
+def queueing_of(s: Settings) -> Optional[Queueing]:
+    """What a stack's queued Ray objects carry: its platform's LocalQueue (same name in every namespace) and the
+    stack's own jobPriority; None without the queue. An experiment stack has its platform's `queue`."""
+    if s.queue.queue != "kueue":
+        return None
+    return Queueing(queue=naming.KUEUE_LOCAL_QUEUE, priority_class=naming.kueue_priority_class(s.queue.priority))
+
+
+# A queued object's queue cannot change while it runs (Kueue jobframework/validation.go:180-187 @v0.19.2), nor can its
+# priority class be added to a running one (:219-232): a change of the queue label replaces the object (and the
+# priority label comes with it); a new priority on a queued object is an update.
+QUEUE_LABEL_PATH = f'metadata.labels["{catalog.KUEUE_QUEUE_NAME_LABEL}"]'
 
 
 def queued(obj: dict, q: Queueing) -> dict:
