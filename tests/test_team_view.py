@@ -1,0 +1,124 @@
+"""`python -m cli.team` on recorded cluster objects (tests/reference/team_view/, their shapes and sources in
+SOURCES.md there): every job's Workload state, its position from Kueue's visibility API, its attempts, the GPUs it
+holds and its GPU-hours so far; the RayJobs recorded validate against both KubeRay CRDs."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from cli import team
+from tests.k8s_validation import validate_any
+
+pytestmark = pytest.mark.unit
+
+REF = Path(__file__).parent / "reference" / "team_view"
+NOW = datetime(2026, 12, 15, 12, 0, 0, tzinfo=timezone.utc)
+
+
+def recorded(name: str) -> dict:
+    return json.loads((REF / name).read_text())
+
+
+def fake_kubectl(pending_readable: bool = True):
+    calls = []
+
+    def run(args: list[str]) -> str:
+        calls.append(args)
+        if args[:2] == ["get", "workload.kueue.x-k8s.io"]:
+            return (REF / "workloads.json").read_text()
+        if args[:2] == ["get", "rayjob.ray.io"]:
+            return (REF / "rayjobs.json").read_text()
+        if args[:2] == ["get", "--raw"] and args[2] == team.PENDING_PATH.format("nemo-rl"):
+            if not pending_readable:
+                raise team.Refused('kubectl get --raw: Error from server (Forbidden): ... "pendingworkloads"')
+            return (REF / "pendingworkloads.json").read_text()
+        raise AssertionError(f"unexpected kubectl {args}")
+
+    return run, calls
+
+
+def by_job(found):
+    return {r.job: r for r in found}
+
+
+def test_the_recorded_rayjobs_are_valid_rayjobs_of_both_kuberay_crds():
+    for job in recorded("rayjobs.json")["items"]:
+        validate_any(job)
+
+
+def test_each_job_shows_its_state_position_attempts_gpus_and_gpu_hours():
+    found = by_job(
+        team.rows(
+            recorded("workloads.json"), recorded("rayjobs.json"), recorded("pendingworkloads.json"), NOW, "nemo-rl"
+        )
+    )
+    platform = found["RayJob nemo-codelab-grpo"]
+    assert (platform.state, platform.gpus_held, platform.gpus_asked) == ("finished (Succeeded)", 0, 64)
+    assert platform.gpu_hours == pytest.approx(5 * 64)  # admitted 02:00, finished 07:00, 8 nodes x 8 GPUs
+    assert platform.attempts == 1 and platform.stack == "codelab"
+    exp1, exp2, exp3 = (found[f"RayJob nemo-codelab-exp{i}-grpo"] for i in (1, 2, 3))
+    assert (exp1.state, exp1.gpus_held, exp1.attempts, exp1.position) == ("admitted", 32, 1, None)
+    assert exp1.gpu_hours == pytest.approx((4 * 3600 + 59 * 60 + 30) / 3600 * 32)  # since 07:00:30
+    assert (exp2.gpus_held, exp2.attempts) == (16, 2)  # one failed attempt (KubeRay's status.failed) and this one
+    assert exp3.state.startswith("pending: couldn't assign flavors to pod set gpu-workers: insufficient unused quota")
+    assert (exp3.position, exp3.gpus_held, exp3.gpus_asked, exp3.gpu_hours, exp3.attempts) == (1, 0, 32, 0, 0)
+    standing = found["RayCluster nemo-codelab-ray"]
+    assert (standing.state, standing.gpus_held, standing.attempts) == ("admitted", 0, None)
+    # Admitted first, the waiting job by position, the finished last.
+    order = [
+        r.job
+        for r in team.rows(
+            recorded("workloads.json"), recorded("rayjobs.json"), recorded("pendingworkloads.json"), NOW, "nemo-rl"
+        )
+    ]
+    assert order[-2:] == ["RayJob nemo-codelab-exp3-grpo", "RayJob nemo-codelab-grpo"]
+
+
+def test_the_cli_prints_the_table_and_what_the_queue_holds(capsys):
+    run, calls = fake_kubectl()
+    assert team.main([], run=run, now=NOW) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "JOB",
+        "STACK",
+        "STATE",
+        "POSITION",
+        "PRIORITY",
+        "ATTEMPTS",
+        "EVICTIONS",
+        "GPUS",
+        "HELD/ASKED",
+        "GPU-HOURS",
+    ]
+    (exp3,) = [line for line in lines if "nemo-codelab-exp3-grpo" in line]
+    assert "pending: couldn't assign flavors" in exp3 and " 0/32 " in exp3
+    assert lines[-1] == "48 GPUs held, 1 job(s) waiting, 559.6 GPU-hours so far"
+    assert ["get", "--raw", "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/nemo-rl/pendingworkloads"] in calls
+
+
+def test_without_the_right_to_the_visibility_api_positions_are_unknown_and_it_says_so(capsys):
+    run, _ = fake_kubectl(pending_readable=False)
+    assert team.main([], run=run, now=NOW) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("; queue positions unreadable (visibility API)")
+
+
+def test_json_lines_carry_every_column(capsys):
+    run, _ = fake_kubectl()
+    assert team.main(["--json"], run=run, now=NOW) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    (exp3,) = [r for r in rows if r["job"] == "RayJob nemo-codelab-exp3-grpo"]
+    assert exp3["position"] == 1 and exp3["gpus_asked"] == 32
+
+
+def test_a_refused_read_is_one_line_and_exit_one(capsys):
+    def refuses(args):
+        raise team.Refused("kubectl get workload.kueue.x-k8s.io: error: the server doesn't have a resource type")
+
+    assert team.main([], run=refuses, now=NOW) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: kubectl get workload.kueue.x-k8s.io")
