@@ -1,0 +1,214 @@
+"""The GPU queue as the stacks render it (queue: kueue, the codelab platform and its three experiments): every RayJob
+and the standing RayCluster carry a LocalQueue and a priority class the platform declares and pass Kueue's webhook
+rules (tests/kueue_rules.py, from Kueue's source); the Kueue objects validate against Kueue's CRD schemas and wait for
+the check of the installed release; a release other than v0.19.x, or no Kueue at all, stops the preview before
+anything queued is registered; the three experiments ask for more GPUs than the quota and Kueue's admission (its
+flavor assignment and quota, tests/kueue_rules.py Queue) runs them in turn."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from core import catalog
+from synth import engine
+from tests import kueue_rules as kr
+from tests.kueue_validation import validate_kueue
+
+pytestmark = pytest.mark.graph
+
+RAYJOB = "kubernetes:ray.io/v1:RayJob"
+RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
+KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
+EXPERIMENTS = ("codelab-exp1", "codelab-exp2", "codelab-exp3")
+
+
+def manifest(reg) -> dict:
+    obj = {k: reg.inputs[k] for k in ("apiVersion", "kind", "metadata") if k in reg.inputs}
+    obj.update({k: v for k, v in reg.inputs.items() if k not in obj})
+    obj.setdefault("apiVersion", reg.type.split(":")[1])
+    obj.setdefault("kind", reg.type.rsplit(":", 1)[1])
+    return obj
+
+
+def kueue_objects(r) -> list[dict]:
+    return [manifest(x) for x in r.resources if x.type.startswith(KUEUE)]
+
+
+def of_kind(r, kind: str) -> list[dict]:
+    return [o for o in kueue_objects(r) if o["kind"] == kind]
+
+
+def queue_of(platform) -> kr.Queue:
+    (cq,) = of_kind(platform, "ClusterQueue")
+    flavors = {o["metadata"]["name"]: o for o in of_kind(platform, "ResourceFlavor")}
+    return kr.Queue(cq, flavors, catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)
+
+
+def the_rayjob(r) -> dict:
+    (job,) = r.of_type(RAYJOB)
+    return manifest(job)
+
+
+def gpus(pod_sets) -> float:
+    return sum(ps.requests().get(catalog.GPU_RESOURCE, 0) * ps.count for ps in pod_sets)
+
+
+def test_every_ray_object_of_codelab_and_its_experiments_waits_in_a_queue_the_platform_declares(synth):
+    platform = synth("codelab")
+    assert platform.error is None, platform.error
+    local_queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in of_kind(platform, "LocalQueue")}
+    priorities = {o["metadata"]["name"] for o in of_kind(platform, "WorkloadPriorityClass")}
+    (cq,) = of_kind(platform, "ClusterQueue")
+    assert {lq["spec"]["clusterQueue"] for lq in of_kind(platform, "LocalQueue")} == {cq["metadata"]["name"]}
+    objs = [manifest(x) for x in platform.of_type(RAYJOB) + platform.of_type(RAYCLUSTER)]
+    for stack in EXPERIMENTS:
+        r = synth(stack)
+        assert r.error is None, r.error
+        objs.append(the_rayjob(r))
+    assert len(objs) == 5  # the standing RayCluster, the platform's RayJob, three experiments' RayJobs
+    for obj in objs:
+        labels = obj["metadata"]["labels"]
+        what = f"{obj['kind']} {obj['metadata']['name']}"
+        assert (obj["metadata"]["namespace"], labels[catalog.KUEUE_QUEUE_NAME_LABEL]) in local_queues, what
+        assert labels[catalog.KUEUE_PRIORITY_CLASS_LABEL] in priorities, what
+        verdict = (kr.rayjob_webhook if obj["kind"] == "RayJob" else kr.raycluster_webhook)(obj)
+        assert verdict.managed and verdict.problems == (), (what, verdict)
+        assert "suspend" not in obj["spec"], f"{what}: spec.suspend is Kueue's to set"
+    # The namespaces the LocalQueues live in may submit to the ClusterQueue.
+    (ns,) = [x for x in platform.of_type("kubernetes:core/v1:Namespace") if x.name == "namespace"]
+    selector = cq["spec"]["namespaceSelector"]["matchLabels"]
+    assert selector.items() <= ns.inputs["metadata"]["labels"].items()
+
+
+def test_every_kueue_object_the_platform_declares_validates_against_kueues_crds(synth):
+    objs = kueue_objects(synth("codelab"))
+    assert {o["kind"] for o in objs} == {"ResourceFlavor", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}
+    for obj in objs:
+        validate_kueue(obj)
+
+
+def test_the_three_experiments_ask_for_more_gpus_than_the_quota_and_the_queue_runs_them_in_turn(synth):
+    """codelab: 8 B200 nodes, 64 GPUs of quota. Its own job (8 nodes) is admitted first; the experiments (4, 2 and 4
+    nodes: 80 GPUs together, more than the quota) wait holding nothing. When it ends, exp1 and exp2 are admitted and
+    exp3 waits for 32 GPUs while 16 are free. The CPU flavor never holds a job back."""
+    platform = synth("codelab")
+    own = kr.rayjob_pod_sets(the_rayjob(platform))
+    exps = [kr.rayjob_pod_sets(the_rayjob(synth(s))) for s in EXPERIMENTS]
+    standing = kr.raycluster_pod_sets(manifest(platform.get(RAYCLUSTER, "raycluster")))
+    quota = platform.outputs["queue"]["gpuQuota"]
+    assert quota == 64 == queue_of(platform).free[platform.outputs["queue"]["clusterQueue"] + "-gpu"]["nvidia.com/gpu"]
+    assert [gpus(j) for j in exps] == [32, 16, 32] and sum(gpus(j) for j in exps) > quota
+    q = queue_of(platform)
+    assert q.assign(standing) is not None  # its head only: no GPU worker while the platform's job runs its own
+    assert gpus(standing) == 0
+    assert q.assign(own) is not None
+    assert [q.assign(j) for j in exps] == [None, None, None]  # all three wait, holding nothing
+    after = queue_of(platform)  # the platform's job ended: its whole Workload is released
+    assert after.assign(standing) is not None
+    first, second, third = (after.assign(j) for j in exps)
+    assert first is not None and second is not None and third is None
+    assert after.free["nemo-rl-gpu"][catalog.GPU_RESOURCE] == 16  # exp3 needs 32
+    cpu_left = after.free["nemo-rl-cpu"]["cpu"]
+    assert cpu_left >= sum(ps.requests()["cpu"] for ps in exps[2] if ps.name != "gpu-workers")  # not the CPU
+
+
+def test_the_queue_output_describes_the_quota_the_cluster_queue_holds(synth):
+    platform = synth("codelab")
+    out = platform.outputs["queue"]
+    (cq,) = of_kind(platform, "ClusterQueue")
+    (group,) = cq["spec"]["resourceGroups"]
+    rendered = {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in group["flavors"]}
+    assert {name: {k: str(v) for k, v in q.items()} for name, q in out["quota"].items()} == rendered
+    assert out["kueueVersion"] == "v0.19.2"  # what the check read (the engine's cluster: Kueue's release manifests)
+    assert out["priorities"] == {o["metadata"]["name"]: o["value"] for o in of_kind(platform, "WorkloadPriorityClass")}
+
+
+def test_kueues_objects_and_every_queued_object_wait_for_the_read_of_kueues_manager(synth):
+    r = synth("codelab")
+    (read,) = [x for x in r.reads if x[1] == "kueue-system/kueue-controller-manager"]
+    assert read[0] == "kubernetes:apps/v1:Deployment"
+    urns = r.by_urn()
+    queued = [x for x in r.resources if x.type.startswith(KUEUE)] + r.of_type(RAYJOB) + r.of_type(RAYCLUSTER)
+    for x in queued:
+        deps = set(x.dependencies)
+        # The read is not a registration; its URN is a dependency of every Kueue object, and the Ray objects
+        # depend on the Kueue objects.
+        if x.type.startswith(KUEUE):
+            assert any(d.endswith("::kueue-manager") for d in deps), x.key
+        else:
+            assert any(urns[d].type.startswith(KUEUE) for d in deps if d in urns), x.key
+
+
+def _cluster_with(image: str) -> dict:
+    objs = copy.deepcopy(engine.DEFAULT_CLUSTER_OBJECTS)
+    objs[engine.KUEUE_MANAGER_READ]["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    return objs
+
+
+@pytest.mark.parametrize("image", ["registry.k8s.io/kueue/kueue:v0.18.6", "registry.k8s.io/kueue/kueue:v0.20.0"])
+def test_another_kueue_release_stops_the_preview_in_one_line_naming_queue_before_anything_queued(image):
+    r = engine.run("codelab", cluster_objects=_cluster_with(image))
+    assert r.error is not None
+    (line,) = r.error.strip().splitlines()
+    version = image.rsplit(":", 1)[1]
+    assert line.startswith("nemo-rl-gke:queue: kueue needs Kueue v0.19.x") and f"runs Kueue {version}" in line
+    assert not [x for x in r.resources if x.type.startswith(KUEUE)]
+    assert r.of_type(RAYJOB) == [] and r.of_type(RAYCLUSTER) == []
+
+
+def test_a_patch_release_of_the_supported_minor_and_a_mirrored_image_pass_the_check():
+    for image in ("my-registry.example/kueue/kueue:v0.19.0", "registry.k8s.io/kueue/kueue:v0.19.3@sha256:" + "0" * 64):
+        r = engine.run("codelab", cluster_objects=_cluster_with(image))
+        assert r.error is None, (image, r.error)
+        assert r.outputs["queue"]["kueueVersion"] == image.split(":")[1].split("@")[0]
+
+
+def test_a_manager_image_by_digest_alone_is_judged_by_the_charts_version_label():
+    objs = _cluster_with("registry.k8s.io/kueue/kueue@sha256:" + "1" * 64)
+    assert "refused" and engine.run("codelab", cluster_objects=objs).error.startswith("nemo-rl-gke:queue:")
+    objs[engine.KUEUE_MANAGER_READ]["metadata"]["labels"]["app.kubernetes.io/version"] = "v0.19.2"
+    assert engine.run("codelab", cluster_objects=objs).error is None
+
+
+def test_a_cluster_without_kueue_fails_the_read_and_registers_nothing_queued():
+    r = engine.run("codelab", cluster_objects={})
+    assert r.error is not None and "kueue-system/kueue-controller-manager" in r.error
+    assert not [x for x in r.resources if x.type.startswith(KUEUE)]
+    assert r.of_type(RAYJOB) == [] and r.of_type(RAYCLUSTER) == []
+
+
+def test_without_the_queue_nothing_is_read_and_no_ray_object_carries_a_queue_label(synth):
+    r = synth("codelab", {"queue": "none"})
+    assert r.error is None, r.error
+    assert r.reads == [] and not [x for x in r.resources if x.type.startswith(KUEUE)]
+    for x in r.of_type(RAYJOB) + r.of_type(RAYCLUSTER):
+        assert catalog.KUEUE_QUEUE_NAME_LABEL not in x.inputs["metadata"].get("labels", {})
+    assert "queue" not in r.outputs
+
+
+def test_with_the_queue_the_platforms_own_job_runs_its_own_cluster_and_the_standing_one_keeps_no_gpu_worker(synth):
+    r = synth("codelab")
+    job = the_rayjob(r)
+    assert "rayClusterSpec" in job["spec"] and "clusterSelector" not in job["spec"]
+    assert job["spec"]["shutdownAfterJobFinishes"] is True  # its GPU nodes go when it ends
+    (group,) = r.get(RAYCLUSTER, "raycluster").inputs["spec"]["workerGroupSpecs"]
+    assert group["replicas"] == 0
+    # An explicit standing-cluster job stays possible: it is not queued, and preview says why.
+    standing = synth("codelab", {"jobMode": "standing-cluster"})
+    assert "clusterSelector" in the_rayjob(standing)["spec"]
+    assert catalog.KUEUE_QUEUE_NAME_LABEL not in the_rayjob(standing)["metadata"]["labels"]
+    assert any(w.startswith("nemo-rl-gke:jobMode: a standing-cluster RayJob is not queued") for w in standing.warnings)
+
+
+def test_a_new_queue_label_replaces_a_ray_object_and_a_new_priority_updates_it(synth):
+    """Kueue refuses a changed queue name on a running job (validation.go:180-187 @v0.19.2) but lets a priority label
+    change (it refuses only adding one to a running job or removing one, :219-232)."""
+    r = synth("codelab")
+    label = f'metadata.labels["{catalog.KUEUE_QUEUE_NAME_LABEL}"]'
+    for x in r.of_type(RAYJOB) + r.of_type(RAYCLUSTER):
+        assert label in x.replace_on_changes, x.key
+        assert not any("priority-class" in p for p in x.replace_on_changes), x.key
+    high = synth("codelab", {"jobPriority": "high"})
+    assert the_rayjob(high)["metadata"]["labels"][catalog.KUEUE_PRIORITY_CLASS_LABEL] == "nemo-rl-high"
