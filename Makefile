@@ -38,11 +38,11 @@ synth-all: $(VENV)/.installed
 # run's output follows the other's.
 PYTEST_WORKERS ?= 2
 test: lint $(POLICY_VENV)/.installed
-	@mkdir -p build
-	@POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q -m ray --durations=10 > build/test-ray.log 2>&1 & ray=$$!; \
+	@log=$$(mktemp -t nemo-rl-gke-ray.XXXXXX); \
+	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q -m ray --durations=10 > $$log 2>&1 & ray=$$!; \
 	POLICY_VENV=$(POLICY_VENV) nice -n 5 $(PY) -m pytest -q -m "not ray" -n $(PYTEST_WORKERS) --dist loadgroup \
 		--durations=25; rest=$$?; \
-	wait $$ray; ray_rc=$$?; echo "--- the Ray tier (build/test-ray.log)"; cat build/test-ray.log; \
+	wait $$ray; ray_rc=$$?; echo "--- the Ray tier"; cat $$log; rm -f $$log; \
 	[ $$rest -eq 0 ] && [ $$ray_rc -eq 0 ]
 
 # The fast loop while editing (tests/tiers.py): at most a second per test, about a minute in all.

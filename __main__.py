@@ -27,6 +27,7 @@ from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.node_identity import NodeIdentity, NodeIdentityArgs
 from infra.observability import Observability, ObservabilityArgs
+from infra.price_catalog import PriceRequest, read_prices
 from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from workloads.checkpoint_export import CheckpointExport, export_job_args
@@ -103,7 +104,8 @@ async def experiment() -> None:
         # Queued in the platform's LocalQueue of its namespace (the platform declares it; its queue and quota are
         # the platform's `queue` output).
         pulumi.export("queue", {"localQueue": job.queueing.queue, "priorityClass": job.queueing.priority_class})
-    costs = cost.estimate(s)
+    # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
+    costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())
     pulumi.export("costEstimate", costs.as_output())
     pulumi.export("rayJobName", job.name)
@@ -350,7 +352,8 @@ else:
         pulumi.export("modelPath", weights.model_path)
     if observability.dashboard_url is not None:
         pulumi.export("dashboardUrl", observability.dashboard_url)
-    costs = cost.estimate(s)
+    # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
+    costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())  # pulumi preview prints it
     pulumi.export("costEstimate", costs.as_output())
     # What experiment stacks read through their StackReference (core/settings/platform.py); the kubeconfig

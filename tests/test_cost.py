@@ -68,13 +68,31 @@ def test_an_experiment_gives_its_runs_gpu_hours_and_cost_when_the_step_time_is_k
     c = synth("codelab-exp1", {"stepSeconds": 90, "prices": {"gpuNodeSpot": 50.0}}).outputs["costEstimate"]
     # By hand: 20 steps x 90 s = 0.5 h; 4 nodes x 8 GPUs x 0.5 h = 16 GPU-hours; 4 x $50 x 0.5 h = $100 on spot.
     assert c["run"]["hours"] == 0.5 and c["run"]["gpuHours"] == 16
-    assert c["run"]["usdByCapacityModel"] == {"spot": 100.0, "flex-start": None, "list-price": None}
+    # The run is its GPU nodes and its Ray head: without the head's prices the run's total is unknown, the known
+    # part is the GPU nodes', and the head's lines are named.
+    assert c["run"]["usdByCapacityModel"] == {"spot": None, "flex-start": None, "list-price": None}
+    head = ["Ray head (8 vCPU) on the CPU pool (n2)", "Ray head (32 GiB) on the CPU pool (n2)"]
+    assert c["run"]["byCapacityModel"]["spot"] == {"knownUsd": 100.0, "unknown": head}
+    priced = synth(
+        "codelab-exp1",
+        {"stepSeconds": 90, "prices": {"gpuNodeSpot": 50.0, "headVcpuHour": 0.05, "headMemoryGibHour": 0.005}},
+    ).outputs["costEstimate"]
+    # By hand: ($200 + 8 x $0.05 + 32 x $0.005 = $200.56 an hour) x 0.5 h = $100.28.
+    assert priced["run"]["usdByCapacityModel"]["spot"] == 100.28
     # The platform's fee, CPU pool and Lustre are the platform's lines, not the experiment's.
     assert [line["item"] for line in c["lines"]] == [
         "GPU nodes (4 x a4-highgpu-8g) on spot",
         "GPU nodes (4 x a4-highgpu-8g) on flex-start",
         "GPU nodes (4 x a4-highgpu-8g) at the list price (reference)",
+        *head,
     ]
+
+
+def test_the_offline_synth_reads_no_price_catalog_and_says_so(synth):
+    # The offline engine never touches the network: the program's read returns at once under the mock monitor.
+    for stack in ("dev", "codelab-exp1"):
+        notes = synth(stack).outputs["costEstimate"]["notes"]
+        assert "prices: the offline synth reads no Cloud Billing Catalog (pulumi preview does)" in notes, stack
 
 
 AUTOPILOT_PRICES = {"autopilotGpuPodHour": 100.0, "autopilotGpuPodSpot": 30.0, "autopilotGpuPodFlexStart": 55.0}

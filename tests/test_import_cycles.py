@@ -123,17 +123,17 @@ def test_no_module_of_the_program_imports_itself_around_a_loop():
 
 
 def test_the_check_sees_each_kind_of_cycle(tmp_path):
-    pkg = tmp_path / "core"
+    pkg = tmp_path / "toy"
     (pkg / "settings").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     # A package's __init__ and a submodule that imports its sibling through the package.
-    (pkg / "settings" / "__init__.py").write_text("from core.settings import job\n")
-    (pkg / "settings" / "job.py").write_text("from core.settings import base\n")
+    (pkg / "settings" / "__init__.py").write_text("from toy.settings import job\n")
+    (pkg / "settings" / "job.py").write_text("from toy.settings import base\n")
     (pkg / "settings" / "base.py").write_text("")
     # A function-level import that breaks the cycle at import time only; a relative one.
-    (pkg / "a.py").write_text("def f():\n    from core import b\n")
+    (pkg / "a.py").write_text("def f():\n    from toy import b\n")
     (pkg / "b.py").write_text("from . import a\n")
     # Not a cycle: an import only the type checker runs.
-    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core import d\n")
-    (pkg / "d.py").write_text("import core.c\n")
-    assert cycles(tmp_path, ("core",)) == [["core.a", "core.b"], ["core.settings", "core.settings.job"]]
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from toy import d\n")
+    (pkg / "d.py").write_text("import toy.c\n")
+    assert cycles(tmp_path, ("toy",)) == [["toy.a", "toy.b"], ["toy.settings", "toy.settings.job"]]

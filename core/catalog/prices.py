@@ -1,7 +1,9 @@
-"""Prices the cost estimate may use without the user: only figures read on a Google page, each with the page and the
-date it was read (docs/research/platform.md §5). Every other price (GPU nodes per capacity model, CPU nodes,
-Autopilot Pods, Managed Lustre) had no authoritative source at that date: the estimate prints such a line as unknown
-and names the `prices.<key>` setting that supplies it, never a guessed number.
+"""Prices the cost estimate may use without the user or the network: only figures read on a Google page, each with
+the page and the date it was read (docs/research/platform.md §5). Every other price (GPU nodes per capacity model, CPU
+nodes, Autopilot Pods, Managed Lustre, the Ray heads) had no authoritative page at that date: at preview and up the
+program reads them from Google's Cloud Billing Catalog API (core/catalog/billing.py, infra/price_catalog.py); where
+that read fails or lacks a SKU the estimate prints the line as unknown and names the `prices.<key>` setting that
+supplies it, never a guessed number.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ USER_PRICE_KEYS = {
     "autopilotGpuPodSpot": "one Autopilot GPU Spot Pod filling a node, per hour (60-91 % below the regular price)",
     "autopilotGpuPodFlexStart": "one Autopilot GPU Pod filling a node, per hour, with flex-start",
     "lustreGibMonth": "one GiB of Managed Lustre at the stack's tier, per month",
+    "headVcpuHour": "one vCPU of a Ray head per hour: of the CPU pool's machine series (Standard) or an Autopilot Pod",
+    "headMemoryGibHour": "one GiB of a Ray head's memory per hour, the same way",
     "storageGibMonth": "one GiB of Cloud Storage Standard in the stack's region, per month (default: the catalog's)",
 }
 PRICE_PAGES = {
@@ -74,5 +78,7 @@ PRICE_PAGES = {
     "autopilotGpuPodSpot": "https://cloud.google.com/kubernetes-engine/pricing",
     "autopilotGpuPodFlexStart": "https://cloud.google.com/kubernetes-engine/pricing",
     "lustreGibMonth": "https://cloud.google.com/managed-lustre/pricing",
+    "headVcpuHour": "https://cloud.google.com/compute/vm-instance-pricing",
+    "headMemoryGibHour": "https://cloud.google.com/compute/vm-instance-pricing",
     "storageGibMonth": "https://cloud.google.com/storage/pricing",
 }

@@ -1,5 +1,5 @@
-"""What a stack costs: user-supplied prices for what the catalog has no sourced price for, and a step time for an
-experiment's run estimate (core/cost.py computes the estimate)."""
+"""What a stack costs: user-supplied prices (they win over the Cloud Billing Catalog's and the dated catalog's), and a
+step time for a run's estimate (core/cost.py computes the estimate)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ class CostSettings(Section):
         default_factory=dict,
         key="prices",
         description=(
-            "USD prices the catalog has no sourced figure for (JSON object), e.g. {gpuNodeSpot: 50.0, lustreGibMonth: "
-            "0.2}; keys: " + ", ".join(catalog.USER_PRICE_KEYS) + ". The cost estimate marks them user-supplied and "
-            "prints every price it lacks as unknown."
+            "USD prices (JSON object), e.g. {gpuNodeSpot: 50.0, lustreGibMonth: 0.2}; keys: "
+            + ", ".join(catalog.USER_PRICE_KEYS)
+            + ". They win over the prices read from Google's Cloud Billing Catalog at preview and over the dated "
+            "catalog; the cost estimate marks them user-supplied and prints every price it still lacks as unknown."
         ),
         owner=BOTH,
         day_two=DayTwo(IN_PLACE, touches=(), note="the cost estimate only"),
