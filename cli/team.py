@@ -1,7 +1,7 @@
 """The team's view of the platform's GPU queue, from the cluster: every job's Kueue Workload, its state, its position
 in the queue, its attempts, the GPUs it holds and its GPU-hours so far.
 
-    python -m cli.team [--cluster-queue nemo-rl] [--json]
+    python -m cli.team [--cluster-queue nemo-rl] [--json] [--usd-per-gpu-hour X | --cost-estimate FILE]
 
 It reads, with your kubectl context (the `getCredentialsCommand` output sets it up):
 - `kubectl get workload.kueue.x-k8s.io -A -o json`: one Workload per queued RayJob or RayCluster (Kueue's own
@@ -16,7 +16,9 @@ It reads, with your kubectl context (the `getCredentialsCommand` output sets it 
 
 The stack output `queue` says what the queue and its quota were at `pulumi up`; this says what they are now. Exit
 codes: 0 done; 1 kubectl refused a read (one line on stderr, never a traceback). Which field of which object each
-column comes from: tests/reference/team_view/SOURCES.md.
+column comes from: tests/reference/team_view/SOURCES.md. With a price (`--usd-per-gpu-hour`, or `--cost-estimate` and
+`--capacity`: the platform's `costEstimate` output and one of its capacity models) the GPU-hours get their cost
+(core/cost.py gpu_usage).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ import re
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional
+
+from core import cost
 
 DEFAULT_CLUSTER_QUEUE = "nemo-rl"  # core/naming.py KUEUE_CLUSTER_QUEUE (the CLI imports nothing of the program)
 GPU = "nvidia.com/gpu"
@@ -85,6 +89,7 @@ class Row:
     gpus_asked: float
     gpus_held: float
     gpu_hours: float
+    usd: Optional[float] = None  # the GPU-hours at a price per GPU-hour (--usd-per-gpu-hour / --cost-estimate)
 
     def cells(self) -> list[str]:
         pos = "" if self.position is None else str(self.position)
@@ -98,7 +103,7 @@ class Row:
             str(self.evictions),
             f"{self.gpus_held:g}/{self.gpus_asked:g}",
             f"{self.gpu_hours:.1f}",
-        ]
+        ] + ([] if self.usd is None else [f"{self.usd:,.0f}"])
 
 
 HEADERS = ["JOB", "STACK", "STATE", "POSITION", "PRIORITY", "ATTEMPTS", "EVICTIONS", "GPUS HELD/ASKED", "GPU-HOURS"]
@@ -151,18 +156,21 @@ def _gpus_admitted(wl: dict) -> float:
     return sum(quantity((a.get("resourceUsage") or {}).get(GPU, 0)) for a in admission.get("podSetAssignments") or [])
 
 
-def _seconds_admitted(wl: dict, now: datetime) -> float:
-    """Time spent admitted: the past Admit-Evict cycles Kueue accumulated, plus the current one until it finished
-    or now."""
-    past = float((wl.get("status") or {}).get("accumulatedPastExecutionTimeSeconds") or 0)
+def admitted_intervals(wl: dict, gpus: float) -> list[cost.Admitted]:
+    """The Workload's admitted time as intervals holding `gpus` GPUs: the past Admit-Evict cycles Kueue accumulated
+    (a duration only: placed at its creation) and the current admission, until it finished (open while it runs)."""
+    out = []
+    meta = wl.get("metadata") or {}
+    past = int((wl.get("status") or {}).get("accumulatedPastExecutionTimeSeconds") or 0)
+    if past > 0:
+        start = timestamp(meta["creationTimestamp"])
+        out.append(cost.Admitted(int(gpus), start, start + timedelta(seconds=past)))
     admitted = _condition(wl, "Admitted")
-    if admitted is None or admitted.get("status") != "True":
-        return past
-    end = now
-    finished = _condition(wl, "Finished")
-    if finished is not None and finished.get("status") == "True":
-        end = timestamp(finished["lastTransitionTime"])
-    return past + max(0.0, (end - timestamp(admitted["lastTransitionTime"])).total_seconds())
+    if admitted is not None and admitted.get("status") == "True":
+        finished = _condition(wl, "Finished")
+        end = timestamp(finished["lastTransitionTime"]) if finished and finished.get("status") == "True" else None
+        out.append(cost.Admitted(int(gpus), timestamp(admitted["lastTransitionTime"]), end))
+    return out
 
 
 def _owner(wl: dict) -> tuple[str, str]:
@@ -172,7 +180,14 @@ def _owner(wl: dict) -> tuple[str, str]:
     return "Workload", wl["metadata"]["name"]
 
 
-def rows(wls: dict, rayjobs: dict, pending: Optional[dict], now: datetime, cluster_queue: str) -> list[Row]:
+def rows(
+    wls: dict,
+    rayjobs: dict,
+    pending: Optional[dict],
+    now: datetime,
+    cluster_queue: str,
+    usd_per_gpu_hour: Optional[float] = None,
+) -> list[Row]:
     """One row per Workload of `cluster_queue`'s LocalQueues (the admitted ones by their admission, the pending ones
     by the visibility API's list), in queue order: admitted first, then pending by position."""
     jobs = {(j["metadata"]["namespace"], j["metadata"]["name"]): j for j in rayjobs.get("items") or []}
@@ -199,7 +214,7 @@ def rows(wls: dict, rayjobs: dict, pending: Optional[dict], now: datetime, clust
         )
         asked = _gpus_asked(wl)
         held = _gpus_admitted(wl) if _true(wl, "Admitted") and not _true(wl, "Finished") else 0.0
-        hours = _seconds_admitted(wl, now) / 3600 * (_gpus_admitted(wl) or asked)
+        usage = cost.gpu_usage(admitted_intervals(wl, _gpus_admitted(wl) or asked), now, usd_per_gpu_hour)
         p = positions.get(key)
         out.append(
             Row(
@@ -213,7 +228,8 @@ def rows(wls: dict, rayjobs: dict, pending: Optional[dict], now: datetime, clust
                 evictions=evictions,
                 gpus_asked=asked,
                 gpus_held=held,
-                gpu_hours=hours,
+                gpu_hours=usage.gpu_hours,
+                usd=usage.usd,
             )
         )
     pending_state = "pending"
@@ -230,8 +246,9 @@ def rows(wls: dict, rayjobs: dict, pending: Optional[dict], now: datetime, clust
 
 
 def table(found: list[Row]) -> str:
-    lines = [HEADERS] + [r.cells() for r in found]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADERS))]
+    headers = HEADERS + (["USD"] if found and found[0].usd is not None else [])
+    lines = [headers] + [r.cells() for r in found]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)
 
 
@@ -239,7 +256,8 @@ def summary(found: list[Row]) -> str:
     held = sum(r.gpus_held for r in found)
     waiting = [r for r in found if r.position is not None]
     hours = sum(r.gpu_hours for r in found)
-    return f"{held:g} GPUs held, {len(waiting)} job(s) waiting, {hours:.1f} GPU-hours so far"
+    usd = "" if not found or found[0].usd is None else f" (${sum(r.usd or 0 for r in found):,.0f})"
+    return f"{held:g} GPUs held, {len(waiting)} job(s) waiting, {hours:.1f} GPU-hours so far{usd}"
 
 
 def collect(run: Kubectl, cluster_queue: str) -> tuple[dict, dict, Optional[dict]]:
@@ -256,15 +274,39 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m cli.team", description=__doc__.split("\n\n")[0])
     p.add_argument("--cluster-queue", default=DEFAULT_CLUSTER_QUEUE, help="the platform's ClusterQueue")
     p.add_argument("--json", action="store_true", help="one JSON object per job instead of the table")
+    price = p.add_mutually_exclusive_group()
+    price.add_argument("--usd-per-gpu-hour", type=float, help="price the GPU-hours at this rate")
+    price.add_argument(
+        "--cost-estimate",
+        metavar="FILE",
+        help="price them from the platform's costEstimate output (pulumi stack output costEstimate --json > FILE)",
+    )
+    p.add_argument("--capacity", default="spot", help="with --cost-estimate: the capacity model whose price to use")
     return p
+
+
+def _price(args: argparse.Namespace) -> Optional[float]:
+    if args.usd_per_gpu_hour is not None:
+        return float(args.usd_per_gpu_hour)
+    if args.cost_estimate:
+        with open(args.cost_estimate, encoding="utf-8") as f:
+            found = cost.usd_per_gpu_hour(json.load(f), args.capacity)
+        if found is None:
+            raise Refused(f"{args.cost_estimate}: no {args.capacity} price per GPU node in the cost estimate")
+        return found
+    return None
 
 
 def main(argv: Optional[list[str]] = None, run: Kubectl = kubectl, now: Optional[datetime] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        price = _price(args)
         wls, rayjobs, pending = collect(run, args.cluster_queue)
-        found = rows(wls, rayjobs, pending, now or datetime.now(timezone.utc), args.cluster_queue)
+        found = rows(wls, rayjobs, pending, now or datetime.now(timezone.utc), args.cluster_queue, price)
     except Refused as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except (ValueError, KeyError) as e:

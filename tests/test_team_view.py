@@ -13,8 +13,6 @@ import pytest
 from cli import team
 from tests.k8s_validation import validate_any
 
-pytestmark = pytest.mark.unit
-
 REF = Path(__file__).parent / "reference" / "team_view"
 NOW = datetime(2026, 12, 15, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -45,11 +43,13 @@ def by_job(found):
     return {r.job: r for r in found}
 
 
+@pytest.mark.unit
 def test_the_recorded_rayjobs_are_valid_rayjobs_of_both_kuberay_crds():
     for job in recorded("rayjobs.json")["items"]:
         validate_any(job)
 
 
+@pytest.mark.unit
 def test_each_job_shows_its_state_position_attempts_gpus_and_gpu_hours():
     found = by_job(
         team.rows(
@@ -78,6 +78,7 @@ def test_each_job_shows_its_state_position_attempts_gpus_and_gpu_hours():
     assert order[-2:] == ["RayJob nemo-codelab-exp3-grpo", "RayJob nemo-codelab-grpo"]
 
 
+@pytest.mark.unit
 def test_the_cli_prints_the_table_and_what_the_queue_holds(capsys):
     run, calls = fake_kubectl()
     assert team.main([], run=run, now=NOW) == 0
@@ -101,12 +102,14 @@ def test_the_cli_prints_the_table_and_what_the_queue_holds(capsys):
     assert ["get", "--raw", "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/nemo-rl/pendingworkloads"] in calls
 
 
+@pytest.mark.unit
 def test_without_the_right_to_the_visibility_api_positions_are_unknown_and_it_says_so(capsys):
     run, _ = fake_kubectl(pending_readable=False)
     assert team.main([], run=run, now=NOW) == 0
     assert capsys.readouterr().out.splitlines()[-1].endswith("; queue positions unreadable (visibility API)")
 
 
+@pytest.mark.unit
 def test_json_lines_carry_every_column(capsys):
     run, _ = fake_kubectl()
     assert team.main(["--json"], run=run, now=NOW) == 0
@@ -115,6 +118,7 @@ def test_json_lines_carry_every_column(capsys):
     assert exp3["position"] == 1 and exp3["gpus_asked"] == 32
 
 
+@pytest.mark.unit
 def test_a_refused_read_is_one_line_and_exit_one(capsys):
     def refuses(args):
         raise team.Refused("kubectl get workload.kueue.x-k8s.io: error: the server doesn't have a resource type")
@@ -122,3 +126,28 @@ def test_a_refused_read_is_one_line_and_exit_one(capsys):
     assert team.main([], run=refuses, now=NOW) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: kubectl get workload.kueue.x-k8s.io")
+
+
+@pytest.mark.unit
+def test_a_price_per_gpu_hour_gives_each_job_and_the_queue_their_cost(capsys):
+    run, _ = fake_kubectl()
+    assert team.main(["--usd-per-gpu-hour", "10"], run=run, now=NOW) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[-1] == "USD"
+    (platform,) = [line for line in lines if "RayJob nemo-codelab-grpo " in line]
+    assert platform.split()[-1] == "3,200"  # 320 GPU-hours
+    assert lines[-1] == "48 GPUs held, 1 job(s) waiting, 559.6 GPU-hours so far ($5,596)"
+
+
+@pytest.mark.graph
+def test_the_platforms_cost_estimate_prices_the_gpu_hours(synth, tmp_path, capsys):
+    """The costEstimate output's spot GPU node price (here a user price: the dated catalog has none for B200) over
+    GPUs per node; a model without a price is one line and exit 1."""
+    estimate = synth("codelab", {"prices": {"gpuNodeSpot": 40.0}}).outputs["costEstimate"]
+    (tmp_path / "cost.json").write_text(json.dumps(estimate))
+    run, _ = fake_kubectl()
+    assert team.main(["--cost-estimate", str(tmp_path / "cost.json"), "--capacity", "spot"], run=run, now=NOW) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith(f"(${559.6 * 40.0 / 8:,.0f})")
+    assert team.main(["--cost-estimate", str(tmp_path / "cost.json"), "--capacity", "flex-start"], run=run) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no flex-start price per GPU node" in err
