@@ -183,11 +183,19 @@ class JobSettings(Section):
         day_two=DayTwo(
             STOPS_THE_JOB,
             where={ON_EXPERIMENT: IN_PLACE},
-            touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
+            touches=(
+                "RayJob rayjob",
+                "RayCluster raycluster",
+                "Dashboard dashboard",
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
+            ),
             note="an experiment runs its own cluster anyway",
         ),
         bad=("x",),
         alternatives=({"jobMode": "own-cluster"},),
+        # codelab queues its job, so its default is own-cluster already.
+        stack_alternatives={"codelab": {"jobMode": "standing-cluster"}},
     )
     # Both are int32 in the RayJob CRD (core.catalog.K8S_INT32_MAX).
     backoff_limit: int = setting(

@@ -37,6 +37,8 @@ class QueueSettings(Section):
         day_two=DayTwo(
             STOPS_THE_JOB,
             touches=(
+                "Namespace namespace",
+                "NodePool cpu",
                 "ResourceFlavor kueue-*",
                 "ClusterQueue kueue-*",
                 "LocalQueue kueue-*",

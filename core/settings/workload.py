@@ -116,13 +116,16 @@ class WorkloadSettings(Section):
     head_cpu: int = setting(
         8,
         key="headCpu",
-        description="CPU request of the Ray head (CPU node).",
+        description=(
+            "CPU request of every Ray head (the standing cluster's and each job's own, on the CPU pool): with the "
+            "queue, what its quota counts, and what the CPU pool is sized for."
+        ),
         ge=1,
         owner=BOTH,
         rule="core.node_fit",
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("RayCluster raycluster", "RayJob rayjob"),
+            touches=("RayCluster raycluster", "RayJob rayjob", "NodePool cpu", "ClusterQueue kueue-*"),
             note="the RayCluster is replaced (KubeRay never recreates running pods), and the RayJob with it",
         ),
         bad=(0, 10000),
@@ -131,11 +134,13 @@ class WorkloadSettings(Section):
     head_memory_gib: int = setting(
         32,
         key="headMemoryGib",
-        description="Memory of the Ray head in GiB.",
+        description="Memory of every Ray head in GiB (as headCpu: the queue's CPU quota and the CPU pool follow it).",
         ge=1,
         owner=BOTH,
         rule="core.node_fit",
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster", "RayJob rayjob")),
+        day_two=DayTwo(
+            STOPS_THE_JOB, touches=("RayCluster raycluster", "RayJob rayjob", "NodePool cpu", "ClusterQueue kueue-*")
+        ),
         bad=(0, 100000),
         alternatives=({"headMemoryGib": 48},),
     )
