@@ -11,8 +11,10 @@ It reads, with your kubectl context (the `getCredentialsCommand` output sets it 
 - `kubectl get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/<cq>/pendingworkloads`: the pending
   Workloads in the order Kueue will consider them (Kueue's visibility API, VisibilityOnDemand, beta and on by
   default from v0.9; site/content/en/docs/tasks/manage/monitor_pending_workloads/pending_workloads_on_demand.md
-  @v0.19.2). Reading it needs the cluster-wide `kueue-batch-admin-role` or a ClusterRole that grants `get` on
-  `clusterqueues/pendingworkloads`; without it the positions stay empty and the summary says so.
+  @v0.19.2). Reading it needs Kueue's ClusterRole `kueue-pending-workloads-cq-viewer-role` (aggregated into
+  `kueue-batch-admin-role`; config/components/rbac/pending_workloads_cq_viewer_role.yaml @v0.19.2); without it the
+  positions stay empty and the summary says so. Listing Workloads and RayJobs in every namespace needs a cluster-wide
+  read of them too (`kueue-batch-admin-role` has the Workloads).
 
 The stack output `queue` says what the queue and its quota were at `pulumi up`; this says what they are now. Exit
 codes: 0 done; 1 kubectl refused a read (one line on stderr, never a traceback). Which field of which object each
@@ -81,7 +83,8 @@ class Row:
     namespace: str
     job: str  # "RayJob <name>" or "RayCluster <name>"
     stack: str  # the Pulumi stack that declared it ("" when not annotated)
-    state: str
+    state: str  # admitted, pending, finished, evicted, quota reserved, deactivated
+    why: str  # Kueue's reason or message for it ("" when admitted)
     position: Optional[int]  # 1-based in the ClusterQueue; None when not pending (or not readable)
     priority: Optional[int]
     attempts: Optional[int]  # KubeRay's finished attempts plus the running one; None for a RayCluster
@@ -93,20 +96,25 @@ class Row:
 
     def cells(self) -> list[str]:
         pos = "" if self.position is None else str(self.position)
-        return [
-            f"{self.namespace}/{self.job}",
-            self.stack,
-            self.state,
-            pos,
-            "" if self.priority is None else str(self.priority),
-            "" if self.attempts is None else str(self.attempts),
-            str(self.evictions),
-            f"{self.gpus_held:g}/{self.gpus_asked:g}",
-            f"{self.gpu_hours:.1f}",
-        ] + ([] if self.usd is None else [f"{self.usd:,.0f}"])
+        return (
+            [
+                f"{self.namespace}/{self.job}",
+                self.stack,
+                self.state,
+                pos,
+                "" if self.priority is None else str(self.priority),
+                "" if self.attempts is None else str(self.attempts),
+                str(self.evictions),
+                f"{self.gpus_held:g}/{self.gpus_asked:g}",
+                f"{self.gpu_hours:.1f}",
+            ]
+            + ([] if self.usd is None else [f"{self.usd:,.0f}"])
+            + [self.why]
+        )
 
 
 HEADERS = ["JOB", "STACK", "STATE", "POSITION", "PRIORITY", "ATTEMPTS", "EVICTIONS", "GPUS HELD/ASKED", "GPU-HOURS"]
+WHY = "WHY"
 
 
 def _condition(wl: dict, kind: str) -> Optional[dict]:
@@ -118,23 +126,20 @@ def _true(wl: dict, kind: str) -> bool:
     return c is not None and c.get("status") == "True"
 
 
-def state_of(wl: dict) -> str:
-    """Finished, admitted, or why it waits, from the Workload's conditions (their reasons are Kueue's)."""
+def state_of(wl: dict) -> tuple[str, str]:
+    """(state, why) from the Workload's conditions: finished, admitted, or pending with Kueue's own reason."""
     if _true(wl, "Finished"):
-        reason = (_condition(wl, "Finished") or {}).get("reason", "")
-        return f"finished ({reason})" if reason else "finished"
+        return "finished", (_condition(wl, "Finished") or {}).get("reason", "")
     if (wl.get("spec") or {}).get("active") is False:
-        return "deactivated"
+        return "deactivated", "spec.active is false"
     if _true(wl, "Admitted"):
-        return "admitted"
+        return "admitted", ""
     if _true(wl, "QuotaReserved"):
-        return "quota reserved, admission checks pending"
+        return "quota reserved", "admission checks pending"
     if _true(wl, "Evicted"):
-        return f"evicted ({(_condition(wl, 'Evicted') or {}).get('reason', '')}), waiting again"
-    reserved = _condition(wl, "QuotaReserved")
-    if reserved is not None and reserved.get("message"):
-        return f"pending: {reserved['message']}"
-    return "pending"
+        return "evicted", (_condition(wl, "Evicted") or {}).get("reason", "")
+    reserved = _condition(wl, "QuotaReserved") or {}
+    return "pending", reserved.get("message", "")
 
 
 def _gpus_asked(wl: dict) -> float:
@@ -213,6 +218,7 @@ def rows(
             for e in ((wl.get("status") or {}).get("schedulingStats") or {}).get("evictions") or []
         )
         asked = _gpus_asked(wl)
+        state, why = state_of(wl)
         held = _gpus_admitted(wl) if _true(wl, "Admitted") and not _true(wl, "Finished") else 0.0
         usage = cost.gpu_usage(admitted_intervals(wl, _gpus_admitted(wl) or asked), now, usd_per_gpu_hour)
         p = positions.get(key)
@@ -221,7 +227,8 @@ def rows(
                 namespace=meta["namespace"],
                 job=f"{kind} {name}",
                 stack=annotations.get(STACK_ANNOTATION, ""),
-                state=state_of(wl),
+                state=state,
+                why=why,
                 position=None if p is None else int(p["positionInClusterQueue"]) + 1,
                 priority=(wl.get("spec") or {}).get("priority", p.get("priority") if p else None),
                 attempts=attempts,
@@ -232,12 +239,11 @@ def rows(
                 usd=usage.usd,
             )
         )
-    pending_state = "pending"
     return sorted(
         out,
         key=lambda r: (
-            r.state.startswith("finished"),
-            r.state.startswith(pending_state) or r.state.startswith("evicted"),
+            r.state == "finished",
+            r.state in ("pending", "evicted"),
             r.position if r.position is not None else 0,
             r.namespace,
             r.job,
@@ -246,7 +252,7 @@ def rows(
 
 
 def table(found: list[Row]) -> str:
-    headers = HEADERS + (["USD"] if found and found[0].usd is not None else [])
+    headers = HEADERS + (["USD"] if found and found[0].usd is not None else []) + [WHY]
     lines = [headers] + [r.cells() for r in found]
     widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)

@@ -212,3 +212,17 @@ def test_a_new_queue_label_replaces_a_ray_object_and_a_new_priority_updates_it(s
         assert not any("priority-class" in p for p in x.replace_on_changes), x.key
     high = synth("codelab", {"jobPriority": "high"})
     assert the_rayjob(high)["metadata"]["labels"][catalog.KUEUE_PRIORITY_CLASS_LABEL] == "nemo-rl-high"
+
+
+def test_the_offline_queue_report_shows_the_quota_and_three_experiments_that_exceed_it():
+    from synth import queue_report
+
+    text = queue_report.report("codelab")
+    lines = text.splitlines()
+    assert lines[0].startswith("queue nemo-rl (BestEffortFIFO") and "quota 64 GPUs" in lines[0]
+    for n, gpus in ((1, 32), (2, 16), (3, 32)):
+        (line,) = [x for x in lines if f"RayJob nemo-codelab-exp{n}-grpo" in x]
+        assert f" {gpus} GPUs " in line and "nemo-rl-normal in nemo-rl" in line
+    assert "the experiments alone: 80 GPUs" in lines
+    assert lines[-1].startswith("together 144 GPUs of 64: more than the quota")
+    assert queue_report.report("dev").startswith("dev: no queue")

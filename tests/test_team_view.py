@@ -57,14 +57,19 @@ def test_each_job_shows_its_state_position_attempts_gpus_and_gpu_hours():
         )
     )
     platform = found["RayJob nemo-codelab-grpo"]
-    assert (platform.state, platform.gpus_held, platform.gpus_asked) == ("finished (Succeeded)", 0, 64)
+    assert (platform.state, platform.why, platform.gpus_held, platform.gpus_asked) == ("finished", "Succeeded", 0, 64)
     assert platform.gpu_hours == pytest.approx(5 * 64)  # admitted 02:00, finished 07:00, 8 nodes x 8 GPUs
     assert platform.attempts == 1 and platform.stack == "codelab"
     exp1, exp2, exp3 = (found[f"RayJob nemo-codelab-exp{i}-grpo"] for i in (1, 2, 3))
     assert (exp1.state, exp1.gpus_held, exp1.attempts, exp1.position) == ("admitted", 32, 1, None)
     assert exp1.gpu_hours == pytest.approx((4 * 3600 + 59 * 60 + 30) / 3600 * 32)  # since 07:00:30
     assert (exp2.gpus_held, exp2.attempts) == (16, 2)  # one failed attempt (KubeRay's status.failed) and this one
-    assert exp3.state.startswith("pending: couldn't assign flavors to pod set gpu-workers: insufficient unused quota")
+    assert exp3.state == "pending"
+    # Kueue's own words (flavorassigner.go:240-243, :1368 @v0.19.2).
+    assert exp3.why == (
+        "couldn't assign flavors to pod set gpu-workers: insufficient unused quota for nvidia.com/gpu in flavor "
+        "nemo-rl-gpu, 16 more needed"
+    )
     assert (exp3.position, exp3.gpus_held, exp3.gpus_asked, exp3.gpu_hours, exp3.attempts) == (1, 0, 32, 0, 0)
     standing = found["RayCluster nemo-codelab-ray"]
     assert (standing.state, standing.gpus_held, standing.attempts) == ("admitted", 0, None)
@@ -95,9 +100,10 @@ def test_the_cli_prints_the_table_and_what_the_queue_holds(capsys):
         "GPUS",
         "HELD/ASKED",
         "GPU-HOURS",
+        "WHY",
     ]
     (exp3,) = [line for line in lines if "nemo-codelab-exp3-grpo" in line]
-    assert "pending: couldn't assign flavors" in exp3 and " 0/32 " in exp3
+    assert " pending " in exp3 and " 0/32 " in exp3 and exp3.endswith("16 more needed")
     assert lines[-1] == "48 GPUs held, 1 job(s) waiting, 559.6 GPU-hours so far"
     assert ["get", "--raw", "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/nemo-rl/pendingworkloads"] in calls
 
@@ -133,9 +139,9 @@ def test_a_price_per_gpu_hour_gives_each_job_and_the_queue_their_cost(capsys):
     run, _ = fake_kubectl()
     assert team.main(["--usd-per-gpu-hour", "10"], run=run, now=NOW) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[-1] == "USD"
+    assert lines[0].split()[-2:] == ["USD", "WHY"]
     (platform,) = [line for line in lines if "RayJob nemo-codelab-grpo " in line]
-    assert platform.split()[-1] == "3,200"  # 320 GPU-hours
+    assert platform.split()[-2:] == ["3,200", "Succeeded"]  # 320 GPU-hours
     assert lines[-1] == "48 GPUs held, 1 job(s) waiting, 559.6 GPU-hours so far ($5,596)"
 
 

@@ -94,6 +94,11 @@ class JobSettings(Section):
                 "nemoRlRelease": "v0.5.0",
                 "jobOverrides": {"wandb_enabled": False},
             },
+            "codelab-exp3": {
+                "jobRecipe": "gemma3-27b-gsm8k",
+                "nemoRlRelease": "v0.5.0",
+                "jobOverrides": {"wandb_enabled": False},
+            },
             "codelab-exp2": {
                 "jobRecipe": "qwen2.5-72b-deepscaler",
                 "workerReplicas": 4,
@@ -135,6 +140,7 @@ class JobSettings(Section):
         alternatives=({"jobOverrides": {"max_num_steps": 5}},),
         stack_alternatives={
             "codelab-exp1": {"jobOverrides": {"num_nodes": 4, "max_num_steps": 5}},
+            "codelab-exp3": {"jobOverrides": {"num_nodes": 4, "max_num_steps": 5, "grpo.seed": 7}},
             "codelab-exp2": {"jobOverrides": {"wandb_enabled": False, "max_num_steps": 5}},
         },
     )

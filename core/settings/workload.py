@@ -87,6 +87,10 @@ class WorkloadSettings(Section):
             "codelab": {"workerReplicas": 8, "gpuNodes": 16},
             "dev": {"workerReplicas": 2, "gpuNodes": 4},
             "codelab-exp1": {"workerReplicas": 2, "jobOverrides": {"num_nodes": 2, "max_num_steps": 20}},
+            "codelab-exp3": {
+                "workerReplicas": 2,
+                "jobOverrides": {"num_nodes": 2, "max_num_steps": 20, "grpo.seed": 7},
+            },
         },
     )
     lustre_mount_path: str = setting(

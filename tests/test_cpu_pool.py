@@ -1,0 +1,163 @@
+"""CPU room that adds up: the Ray heads, submitters and CPU Jobs of the codelab platform and of four experiments, as
+the stacks render them, placed node by node on the platform's autoscaling CPU pool (its registered machine type and
+maximum, GKE's allocatable formula, GKE's pods and the pool's DaemonSets): nothing is left Pending for CPU. And the
+pool-level check refuses, in one line naming its key, what a pool cannot hold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core import catalog, node_fit
+from synth import engine
+from workloads.manifests import pod_fit
+
+ROOT = Path(__file__).resolve().parents[1]
+POOL = "gcp:container/nodePool:NodePool"
+EXPERIMENTS = ("codelab-exp1", "codelab-exp2", "codelab-exp3")
+
+
+def cpu_pods(r, cpu_pool: str) -> dict[str, node_fit.Resources]:
+    """Every pod template a stack renders that selects the CPU pool, by what it is, with its requests as the
+    scheduler counts them (containers, init containers at their peak, the Cloud Storage FUSE sidecar GKE injects)."""
+    out = {}
+
+    def add(what: str, template: dict):
+        spec = template.get("spec") or {}
+        if (spec.get("nodeSelector") or {}).get("cloud.google.com/gke-nodepool") != cpu_pool:
+            return
+        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        out[f"{r.stack} {what}"] = node_fit.pod_request(spec, annotations).total
+
+    for reg in r.kubernetes_objects():
+        kind = reg.type.rsplit(":", 1)[-1]
+        spec = reg.inputs.get("spec") or {}
+        if kind == "RayCluster":
+            add(f"RayCluster {reg.name} head", spec["headGroupSpec"]["template"])
+        elif kind == "RayJob":
+            if "rayClusterSpec" in spec:
+                add("RayJob head", spec["rayClusterSpec"]["headGroupSpec"]["template"])
+            add("RayJob submitter", spec["submitterPodTemplate"])
+        elif kind == "Job":
+            add(f"Job {reg.name}", spec["template"])
+    return out
+
+
+def daemonsets(r, cpu_pool: str) -> list[node_fit.Resources]:
+    out = []
+    for reg in r.of_type("kubernetes:apps/v1:DaemonSet"):
+        template = reg.inputs["spec"]["template"]
+        if (template["spec"].get("nodeSelector") or {}).get("cloud.google.com/gke-nodepool") == cpu_pool:
+            out.append(node_fit.pod_request(template["spec"]).total)
+    return out
+
+
+@pytest.fixture(scope="module")
+def team():
+    """codelab, its three experiments and a fourth (codelab-exp1's settings under another stack name)."""
+    platform = engine.run("codelab")
+    assert platform.error is None, platform.error
+    exps = [engine.run(s) for s in EXPERIMENTS]
+    exps.append(engine.run("codelab-exp4", stack_file=ROOT / "Pulumi.codelab-exp1.yaml"))
+    for e in exps:
+        assert e.error is None, (e.stack, e.error)
+    return platform, exps
+
+
+@pytest.mark.graph
+def test_the_platform_and_four_experiments_find_room_on_the_cpu_pool_node_by_node(team):
+    platform, exps = team
+    (pool,) = [p for p in platform.of_type(POOL) if p.name == "cpu"]
+    machine = pool.inputs["nodeConfig"]["machineType"]
+    max_nodes = pool.inputs["autoscaling"]["maxNodeCount"]
+    assert pool.inputs["autoscaling"]["minNodeCount"] == 0
+    # One node's room: GKE's allocatable formula for the machine, less GKE's pods and every DaemonSet on the pool.
+    room = node_fit.node_room(machine, catalog.SYSTEM_BOOT_DISK_GB, tuple(daemonsets(platform, "cpu")))
+    assert room is not None
+    pods = cpu_pods(platform, "cpu")
+    for e in exps:
+        pods.update(cpu_pods(e, "cpu"))
+    # The standing head, the platform's job (head, submitter, prefetch, export) and each experiment's four.
+    assert len(pods) == 1 + 4 + 4 * len(exps), sorted(pods)
+    placed = node_fit.place(pods, room, max_nodes)
+    assert placed.unplaced == (), placed
+    # Node by node, what is placed stays within the room (CPU, memory, ephemeral storage).
+    for used in placed.used(pods):
+        assert used.cpu <= room.cpu and used.memory_gib <= room.memory_gib and used.ephemeral_gib <= room.ephemeral_gib
+    # Their sum is more than one system node holds: on the old single n2-standard-16 the heads alone did not fit.
+    total_cpu = sum(p.cpu for p in pods.values())
+    assert total_cpu > room.cpu and len(placed.nodes) > 1
+    # Nothing of ours is left on the system pool: no pod template of any stack selects it.
+    for r in (platform, *exps):
+        for reg in r.kubernetes_objects():
+            assert '"cloud.google.com/gke-nodepool": "system"' not in json.dumps(reg.inputs), (r.stack, reg.name)
+
+
+@pytest.mark.graph
+def test_the_pool_is_sized_for_every_job_the_gpus_can_run_at_once(team):
+    """gpuNodes jobs can run at once (each holds at least one whole GPU node): the pool's maximum holds their CPU
+    pods at the platform's shapes, with the standing head, and the queue's CPU quota is what Kueue counts of them."""
+    platform, _ = team
+    (pool,) = [p for p in platform.of_type(POOL) if p.name == "cpu"]
+    plan = pod_fit.cpu_pool_plan(_settings(platform))
+    assert plan is not None and plan.max_jobs == 8
+    at_once = plan.pods_at_once()
+    assert len(at_once) == 1 + 8 * 4  # the standing head; 8 jobs' head, submitter, prefetch and export
+    assert node_fit.place(at_once, plan.room, pool.inputs["autoscaling"]["maxNodeCount"]).unplaced == ()
+    quota = platform.outputs["queue"]["quota"]["nemo-rl-cpu"]
+    heads_and_submitters = [r for n, r in at_once.items() if n.endswith(("head", "submitter"))]
+    assert node_fit.quantity(quota["cpu"]) == pytest.approx(sum(r.cpu for r in heads_and_submitters), abs=1e-3)
+
+
+def _settings(r):
+    from tests.test_pod_fit import settings_of
+
+    return settings_of(r)
+
+
+@pytest.mark.unit
+def test_a_pool_that_cannot_hold_its_pods_is_refused_in_one_line_naming_the_machine_type():
+    room = node_fit.Resources(14.38, 55.4, 96)
+    head = node_fit.Resources(8, 32, 32)
+    plan = pod_fit.CpuPoolPlan(
+        machine_type="n2-standard-16",
+        room=room,
+        daemonsets=(),
+        max_jobs=2,
+        job_pods=(("head", head),),
+        platform_pods=(("standing head", head),),
+        max_nodes=2,
+        queued=node_fit.Resources(24, 96),
+    )
+    pods = {"a head": head, "b head": head, "c head": head}
+    (line,) = pod_fit.cpu_pool_problems(plan, pods)
+    assert line.startswith(
+        "nemo-rl-gke:systemMachineType: 1 CPU pod(s) find no room on the CPU pool's 2 n2-standard-16"
+    )
+    assert pod_fit.cpu_pool_problems(plan, {"a head": head, "b head": head}) == []
+
+
+@pytest.mark.unit
+def test_first_fit_places_by_cpu_memory_and_ephemeral_storage():
+    room = node_fit.Resources(10, 40, 50)
+    pods = {
+        "big": node_fit.Resources(8, 10, 10),
+        "disk": node_fit.Resources(1, 1, 45),
+        "small": node_fit.Resources(1, 1, 1),
+    }
+    placed = node_fit.place(pods, room, max_nodes=2)
+    # "disk" fits big's node by CPU and memory, not by ephemeral storage: a node of its own.
+    assert placed.nodes == (("big", "small"), ("disk",)) and placed.unplaced == ()
+    assert node_fit.place(pods, room, max_nodes=1).unplaced == ("disk",)
+
+
+@pytest.mark.graph
+def test_autopilot_has_no_cpu_pool_every_pod_gets_its_own_capacity():
+    """GKE: "In Autopilot mode, GKE always creates and manages nodes and node pools for you based on your workloads"
+    (kubernetes-engine/docs/concepts/node-auto-provisioning; the Autopilot overview: it "provisions compute resources
+    based on your Kubernetes manifests")."""
+    r = engine.run("autopilot")
+    assert r.error is None and r.of_type(POOL) == []
+    assert pod_fit.cpu_pool_plan(_settings(r)) is None
