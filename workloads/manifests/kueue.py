@@ -12,9 +12,12 @@ The queue:
   not see node shape (kueue#4329), so it equals nodes only because every worker pod requests a whole node's GPUs
   (workloads/manifests/raycluster.py gpu_worker_resources) and the flavor's CPU and memory are `gpuNodes` worker
   pods' requests: Kueue never admits more worker pods than there are nodes.
-- CPU quota: the pool the heads use (Standard: the system pool's allocatable less GKE's own pods, times its nodes).
-  On Autopilot there is no pool: every pod gets its own capacity, so the CPU quota is what the GPU quota can admit
-  (at most one job per GPU node, each with one head and one submitter) and never the limit.
+- CPU quota: what the CPU pool gives the queued pods (heads, submitters) of every job the GPUs can run at once
+  (workloads/manifests/pod_fit.py cpu_pool_plan). On Autopilot there is no pool: every pod gets its own capacity, so
+  the CPU quota is what the GPU quota can admit (at most one job per GPU node, each with one head and one submitter)
+  and never the limit.
+- The ClusterQueue serves the namespaces labelled `queue_namespace_labels()` (a selector, so a new experiment
+  namespace changes nothing here); each such namespace has a LocalQueue of the same name.
 - One flavor, not one per capacity model: GKE's ComputeClass already walks the capacity chain (spot, flex-start,
   reservation) for the same pods, and Kueue cannot see which model has capacity; a flavor per model only pays off
   with Kueue's concurrent admission (alpha from v0.18, off by default: pkg/features/kube_features.go), which runs a
@@ -23,12 +26,15 @@ The queue:
   ProvisioningRequest admission check (`queued_provisioning_flavor`); it is not in the default plan.
 
 Being queued: a RayJob that creates its cluster (own-cluster mode) and the standing RayCluster carry the queue and
-priority labels (`queued`); Kueue's defaulting webhook sets `spec.suspend: true` when such an object is created and
-clears it when the whole Workload (head, workers, submitter) is admitted (jobframework ApplyDefaultForSuspend,
-rayjob_webhook.go:85; RunWithPodSetsInfo). The program never renders `spec.suspend`, so Pulumi and Kueue never set
-the same field. A RayJob with `clusterSelector` (standing-cluster mode) is not managed by Kueue from v0.15.0
-(rayjob_controller.go Skip; its webhook lets it through unvalidated): its GPUs are the standing RayCluster's, which
-holds quota while it exists (Kueue's RayCluster integration), so `queued` refuses to label one.
+priority labels (`queueing_of(settings)`, `queued`), and a change of the queue label replaces the object
+(QUEUE_LABEL_PATH). Kueue's defaulting webhook sets `spec.suspend: true` when such an object is created and clears it
+when the whole Workload (head, workers, submitter) is admitted (jobframework ApplyDefaultForSuspend,
+rayjob_webhook.go:85; RunWithPodSetsInfo). The program never renders `spec.suspend`; should an update unsuspend a
+job Kueue has not admitted, Kueue's job reconciler suspends it again ("Running job is not admitted by a cluster
+queue, suspending": jobframework/reconciler.go:661-662 @v0.19.2). A RayJob with `clusterSelector` (standing-cluster
+mode) is not managed by Kueue from v0.15.0 (rayjob_controller.go Skip; its webhook lets it through unvalidated): its
+GPUs are the standing RayCluster's, which holds quota while it exists (Kueue's RayCluster integration), so `queued`
+refuses to label one.
 """
 
 from __future__ import annotations
