@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from core import cost, recipes
+from core import weights as weights_path
 from core.settings import (
     SettingsError,
     load_experiment_settings,
@@ -30,11 +31,12 @@ from infra.observability import Observability, ObservabilityArgs
 from infra.price_catalog import PriceRequest, read_prices
 from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
+from infra.weights_staging import WeightsStagingAccess, WeightsStagingAccessArgs
 from workloads.checkpoint_export import CheckpointExport, export_job_args
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
-from workloads.job_scripts import JobScripts
+from workloads.job_scripts import JobConfigs, JobScripts
 from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
 from workloads.kueue import KueueQueue, KueueQueueArgs
 from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
@@ -43,6 +45,7 @@ from workloads.manifests.pod_parts import token_secret_name
 from workloads.nemo_rl_job import JobArgs, NemoRlJob
 from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.weights_prefetch import WeightsPrefetch, WeightsPrefetchArgs
+from workloads.weights_staging import WeightsStaging, WeightsStagingArgs
 from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs, token_secret
 
 PLATFORM_REF = str(project_config().get("platformStack") or "")
@@ -98,7 +101,12 @@ async def experiment() -> None:
         weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), ns, provider, needs=[tokens])
     if not s.job.enabled:
         return
-    job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=[tokens])
+    needs: list[pulumi.Resource] = [tokens]
+    if s.recipe.config_files:
+        # Its own config files, in a ConfigMap of its own that only its RayJob's head mounts.
+        configs = JobConfigs("job-configs", s.names.job_configs, ns, recipes.user_config_files(s.recipe), provider)
+        needs.append(configs.config_map)
+    job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
     pulumi.export("platformStack", PLATFORM_REF)
     if job.queueing is not None:
         # Queued in the platform's LocalQueue of its namespace (the platform declares it; its queue and quota are
@@ -164,6 +172,20 @@ else:
         )
     # The bucket grant names the Workload Identity pool, which the cluster creates: it waits for the cluster.
     bucket = TrainingBucket("bucket", BucketArgs.of(s), apis.project_number, pool_owner=gke.cluster, opts=apis_ready)
+    # weightsPath bucket-import: the bucket's staging folder, the staging Job's write on it, the Lustre service agent's
+    # read and the import's identity (core/weights.py); like the export's grants, they wait for the cluster's pool.
+    staging_access = (
+        WeightsStagingAccess(
+            "weights-staging-access",
+            WeightsStagingAccessArgs.of(s),
+            bucket.bucket,
+            apis.project_number,
+            pool_owner=gke.cluster,
+            opts=apis_ready,
+        )
+        if weights_path.staged(s)
+        else None
+    )
 
     # Kubernetes half: every object takes the cluster's explicit provider.
     k8s_provider = gke.provider
@@ -215,7 +237,22 @@ else:
             gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
             cpu_capacity=[gke.cpu_pool] if gke.cpu_pool is not None else [],
         )
-    # The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods).
+    # weightsPath bucket-import: the model into the bucket as soon as the cluster exists (no Lustre needed), then into
+    # Lustre with importData once the instance is there and the staging is done.
+    staging = None
+    if staging_access is not None:
+        staging = WeightsStaging(
+            "weights-staging",
+            WeightsStagingArgs.of(s),
+            namespace,
+            k8s_provider,
+            stage_principal=staging_access.stage_principal,
+            import_account_email=staging_access.import_account_email,
+            stage_needs=[workload.secret, job_scripts.config_map, *staging_access.stage_grants],
+            import_needs=[lustre.instance, *staging_access.import_grants],
+        )
+    # The recipe's weights into the HF cache on Lustre, as soon as the volume exists (in parallel with the Ray pods);
+    # with the import, after it (the model is then checked, not downloaded).
     weights = None
     if s.job.enabled and s.startup.prefetch_weights:
         weights = WeightsPrefetch(
@@ -223,7 +260,8 @@ else:
             WeightsPrefetchArgs.of(s),
             namespace,
             k8s_provider,
-            needs=[volume.pvc, workload.secret, job_scripts.config_map],
+            needs=[volume.pvc, workload.secret, job_scripts.config_map]
+            + ([staging.import_job] if staging is not None else []),
         )
     # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
     pod_needs = [

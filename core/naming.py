@@ -200,6 +200,12 @@ class Names:
         return f"{self.prefix}-tokens"
 
     @property
+    def job_configs(self) -> str:
+        # An experiment stack's own config files (jobConfigFiles), in a ConfigMap of its own that only its RayJob's
+        # head mounts (workloads/job_scripts.py JobConfigs).
+        return f"{self.prefix}-job-configs"
+
+    @property
     def export_job(self) -> str:
         # The checkpoint export Job on the CPU pool (workloads/checkpoint_export.py).
         return f"{self.prefix}-export"
@@ -211,6 +217,27 @@ class Names:
         # project (the principal is ns/<namespace>/sa/<name> in the project's one pool).
         return f"{self.prefix}-export"
 
+    # weightsPath bucket-import (core/weights.py): the Job staging the weights into the bucket and the one importing
+    # them into Lustre, each with a Kubernetes service account of its own (distinct per stack, like the export's).
+    @property
+    def weights_stage(self) -> str:
+        return f"{self.prefix}-weights-stage"
+
+    @property
+    def weights_import(self) -> str:
+        return f"{self.prefix}-weights-import"
+
+    @property
+    def weights_import_account(self) -> str:
+        # The Google service account the import's KSA acts as (6..30 characters: the weightsPath rule checks it).
+        return f"{self.prefix}-wimport"
+
+    @property
+    def weights_import_role(self) -> str:
+        # Custom role ids: letters, digits, '_' and '.', at most 64 ("Cannot contain - characters": the provider's
+        # role_id, resource_google_project_iam_custom_role.go:51-57); a creation timestamp is appended (infra).
+        return self.prefix.replace("-", "_") + "_weightsImport"
+
     def all_kubernetes_names(self) -> dict[str, tuple[str, int]]:
         """name -> (what it names, max length), for validation."""
         return {
@@ -221,6 +248,9 @@ class Names:
             self.ray_cluster: ("RayCluster", 53),
             self.lustre_pv: ("Lustre PersistentVolume", 253),
             self.export_ksa: ("export service account", 63),
+            self.job_configs: ("config files ConfigMap", 253),
+            self.weights_stage: ("weights staging Job and service account", 63),
+            self.weights_import: ("weights import Job and service account", 63),
         }
 
     def all_gcp_names(self) -> dict[str, tuple[str, int]]:

@@ -70,12 +70,13 @@ class PrefetchPlan:
     download_bytes: int
 
 
-def plan(*, model_name: str, revision: str, dataset: str, mount_path: str) -> PrefetchPlan:
+def plan(*, model_name: str, revision: str, dataset: Optional[str], mount_path: str) -> PrefetchPlan:
+    """`dataset`: the recipe's (None: a config run as written keeps its own data, which the prefetch does not read)."""
     problem = revision_problem(revision)
     if problem:
         raise ValueError(problem)
     items = (f"model:{model_name}@{revision}",) + tuple(
-        f"dataset:{d}@{catalog.DATASET_REVISION}" for d in catalog.RECIPE_DATASETS.get(dataset, ())
+        f"dataset:{d}@{catalog.DATASET_REVISION}" for d in (catalog.RECIPE_DATASETS.get(dataset, ()) if dataset else ())
     )
     digest = hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()[:16]
     m = mount_root(mount_path)
@@ -91,9 +92,12 @@ def plan(*, model_name: str, revision: str, dataset: str, mount_path: str) -> Pr
     )
 
 
-def download_argv(p: PrefetchPlan, scripts_dir: str, *, in_nemo_rl_image: bool = True) -> list[str]:
+def download_argv(
+    p: PrefetchPlan, scripts_dir: str, *, in_nemo_rl_image: bool = True, imported: Optional[str] = None
+) -> list[str]:
     """The download command: through `uv run` in the NeMo-RL image (its environment has huggingface_hub),
-    with the image's own `python` in the small Python image (the packages come from install_argv)."""
+    with the image's own `python` in the small Python image (the packages come from install_argv). `imported`: the
+    staging manifest's name when the model was imported into its path instead (core/weights.py)."""
     python = ["uv", "run", "python"] if in_nemo_rl_image else ["python"]
     return [
         *python,
@@ -109,6 +113,7 @@ def download_argv(p: PrefetchPlan, scripts_dir: str, *, in_nemo_rl_image: bool =
         str(TIMEOUT_MARGIN_SECONDS),
         "--job-deadline",
         str(job_timeout_seconds(p.download_bytes)),
+        *(["--imported", imported] if imported else []),
         *p.items,
     ]
 

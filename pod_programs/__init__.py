@@ -46,6 +46,12 @@ ATTEMPTS = Shipped("attempts.py", (NEMO_RL_IMAGE,), "bounded attempts of a stand
 MEGATRON_GUARD = Shipped(
     "megatron_import_guard.py", (NEMO_RL_IMAGE,), "removes an interrupted HF -> Megatron conversion"
 )
+STAGE_WEIGHTS = Shipped(
+    "stage_weights.py", (PREFETCH_IMAGE,), "weightsPath bucket-import: the model's files into the bucket (a CPU Job)"
+)
+LUSTRE_IMPORT = Shipped(
+    "lustre_import.py", (PREFETCH_IMAGE,), "weightsPath bucket-import: Managed Lustre importData, waited on (a CPU Job)"
+)
 USER_CONFIGS = Shipped(
     "install_configs.py", (NEMO_RL_IMAGE,), "installs the user's own config files (jobConfigFiles) before training"
 )
@@ -60,4 +66,6 @@ SHIPPED: tuple[Shipped, ...] = (
     MEGATRON_GUARD,
     ATTEMPTS,
     USER_CONFIGS,
+    STAGE_WEIGHTS,
+    LUSTRE_IMPORT,
 )

@@ -38,7 +38,12 @@ $HF_HOME.
   restarted pod loses at most the files that were in flight.
 - `--links <dir>`: for each model, `<dir>/<repo id>@<revision>` becomes a relative symlink to the snapshot
   directory. A tag resolves to a commit only at download time; the link gives the job a path known at render
-  time (NeMo-RL accepts a local path as policy.model_name).
+  time (NeMo-RL accepts a local path as policy.model_name). Where that path is a directory already (a model Managed
+  Lustre imported there, weightsPath bucket-import, of the same commit), the directory stays and is the path.
+- `--imported <manifest>` (weightsPath bucket-import, with `--links`): models are not downloaded; each must be in
+  `<links>/<repo id>@<revision>` already as plain files, imported from the bucket, with the staging's manifest (that
+  file name, written by stage_weights.py) listing the item and every file at its size. The marker records that
+  directory; datasets are downloaded as always.
 """
 
 import argparse
@@ -131,6 +136,8 @@ def read_token(token_file):
 def link_model(links_dir, item, snapshot_path):
     """<links>/<org>/<name>@<revision> -> snapshot directory (relative, so it survives another mount path)."""
     link = os.path.join(links_dir, f"{item['repo_id']}@{item['revision']}")
+    if os.path.isdir(link) and not os.path.islink(link):
+        return link  # imported there as plain files (--imported): the same commit, kept as the model's path
     os.makedirs(os.path.dirname(link), exist_ok=True)
     target = os.path.relpath(snapshot_path, os.path.dirname(link))
     tmp = f"{link}.tmp-{os.getpid()}"
@@ -164,6 +171,33 @@ def planned_files(api, item, token):
     return sizes
 
 
+def imported_entry(links_dir, item, manifest_name):
+    """The marker entry of a model imported into <links>/<repo id>@<revision> (--imported), checked against the
+    staging's manifest: the item, and every file it lists there at its size."""
+    path = os.path.join(links_dir, f"{item['repo_id']}@{item['revision']}")
+    where = f"{item['repo_id']}@{item['revision']}"
+    try:
+        with open(os.path.join(path, manifest_name), encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError):
+        fail(f"{where} was not imported: no readable {manifest_name} in {path}; see the weights import Job")
+    listed = manifest.get("item") or {}
+    if (listed.get("repo_id"), listed.get("revision")) != (item["repo_id"], item["revision"]):
+        fail(f"{path}/{manifest_name} lists {listed.get('repo_id')}@{listed.get('revision')}, not {where}")
+    files = manifest.get("files") or {}
+    wrong = []
+    for name, size in sorted(files.items()):
+        try:
+            if os.path.getsize(os.path.join(path, name)) != size:
+                wrong.append(name)
+        except OSError:
+            wrong.append(name)
+    if not files or wrong:
+        fail(f"{where} is incomplete in {path}: {len(wrong)} of {len(files)} files missing or short ({wrong[:3]})")
+    print(f"prefetch: model {where} imported: {len(files)} files, {sum(files.values()) / 1e9:.2f} GB", flush=True)
+    return dict(item, commit=item["revision"], path=path, files=len(files), bytes=sum(files.values()), imported=True)
+
+
 def _deadline_passed(signum, frame):
     fail(
         "the download did not finish within its deadline (sized from the repositories' file lists at the "
@@ -181,11 +215,23 @@ def download(args):
         print(f"prefetch: complete already ({args.marker}); nothing to do", flush=True)
         return 0
 
+    done_imported = {}
+    if args.imported:
+        if not args.links:
+            fail("--imported needs --links (the directory the models were imported into)")
+        for item in items:
+            if item["kind"] == "model":
+                done_imported[id(item)] = imported_entry(args.links, item, args.imported)
+    fetch = [item for item in items if id(item) not in done_imported]
+    if not fetch:
+        _write_marker(args.marker, [done_imported[id(i)] for i in items])
+        return 0
+
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # one line per item instead of tqdm noise
     from huggingface_hub import HfApi, snapshot_download  # imported only when there is work
 
     api = HfApi()
-    plans = [planned_files(api, item, token) for item in items]
+    plans = [planned_files(api, item, token) for item in fetch]
     total = sum(sum(p.values()) for p in plans)
     deadline = int(total / args.rate + args.margin)
     print(
@@ -201,8 +247,8 @@ def download(args):
     signal.signal(signal.SIGALRM, _deadline_passed)
     signal.alarm(max(deadline, 1))
 
-    done = []
-    for item, planned in zip(items, plans, strict=True):
+    fetched = {}
+    for item, planned in zip(fetch, plans, strict=True):
         started = time.monotonic()
         # Exact names as patterns (fnmatch, escaped): nothing but the planned files.
         allow = [glob.escape(n) for n in planned] if item["kind"] == "model" else None
@@ -223,7 +269,7 @@ def download(args):
         entry = dict(item, commit=commit, path=path, files=files, bytes=size)
         if item["kind"] == "model" and args.links:
             entry["link"] = link_model(args.links, item, path)
-        done.append(entry)
+        fetched[id(item)] = entry
         print(
             f"prefetch: {item['kind']} {item['repo_id']}@{item['revision']} -> {commit}: {files} files, "
             f"{size / 1e9:.2f} GB in {time.monotonic() - started:.0f} s",
@@ -231,8 +277,13 @@ def download(args):
         )
 
     signal.alarm(0)
+    _write_marker(args.marker, [done_imported.get(id(i)) or fetched[id(i)] for i in items])
+    return 0
+
+
+def _write_marker(path, done):
     write_atomically(
-        args.marker,
+        path,
         json.dumps(
             {
                 "version": MARKER_VERSION,
@@ -244,8 +295,7 @@ def download(args):
         )
         + "\n",
     )
-    print(f"prefetch: wrote {args.marker}", flush=True)
-    return 0
+    print(f"prefetch: wrote {path}", flush=True)
 
 
 def wait(args):
@@ -273,6 +323,7 @@ def main(argv):
     d = sub.add_parser("download")
     d.add_argument("--marker", required=True)
     d.add_argument("--links", default=None)
+    d.add_argument("--imported", default=None, help="models were imported into --links: the staging manifest's name")
     d.add_argument("--token-file", default=None)
     d.add_argument("--workers", type=int, default=8)
     d.add_argument("--rate", type=float, default=50e6, help="slowest tolerated download rate, bytes/s")

@@ -42,6 +42,7 @@ from core import images, prefetch, recipes
 from pod_programs import attempts
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
+LUSTRE_TYPE = "gcp:lustre/instance:Instance"
 SERVICE = "gcp:projects/service:Service"
 API_STEP = "enable the Google APIs"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -352,11 +353,27 @@ def _resource_activity(r, deps: tuple[str, ...], demand: _Demand) -> Activity:
     )
 
 
-def _job_run_activity(r, demand: _Demand, warm: bool = False) -> Activity:
-    """An awaited Job's run: its download at the nominal Hub rate, once its image is on a CPU node (the NeMo-RL
-    image, shared with the pre-pull and the Ray head, or its own small image and packages). `warm`: the weights are
-    in the platform's HF cache on Lustre already (a previous run prefetched the same pinned snapshot: the prefetch
-    finds its marker and ends at once)."""
+def _lustre_import_rate(records: Iterable[Any]) -> tuple[float, str]:
+    """What an import into the stack's Lustre instance reaches: its throughput (capacity x tier, core/catalog/lustre.py)
+    capped at importData's ceiling, with the figures it comes from."""
+    for r in records:
+        if r.type == LUSTRE_TYPE:
+            gib, tier = int(r.inputs.get("capacityGib") or 0), int(r.inputs.get("perUnitStorageThroughput") or 0)
+            rate = c.lustre_import_bytes_per_s(gib, tier)
+            return rate, (
+                f"{gib:,} GiB x {tier} MB/s per TiB = {gib / 1024 * tier / 1e3:.1f} GB/s, at most importData's "
+                f"{c.LUSTRE_IMPORT_MAX_BYTES_PER_S / 1e9:.0f} GB/s (Managed Lustre 'Transfer data to and from Cloud "
+                "Storage', Performance)"
+            )
+    return 0.0, "no Lustre instance in this graph"
+
+
+def _job_run_activity(r, demand: _Demand, warm: bool = False, import_rate: tuple[float, str] = (0.0, "")) -> Activity:
+    """An awaited Job's run: its download at the nominal Hub rate (or its import at the instance's rate), once its
+    image is on a CPU node (the NeMo-RL image, shared with the pre-pull and the Ray head, or its own small image and
+    packages). `warm`: the weights are in the platform's HF cache on Lustre already (a previous run prefetched the same
+    pinned snapshot: the prefetch finds its marker and ends at once)."""
+    annotations = _annotations(r)
     real = _download_bytes(r)
     size = 0 if warm else real
     rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
@@ -365,8 +382,20 @@ def _job_run_activity(r, demand: _Demand, warm: bool = False) -> Activity:
     else:
         runtime = f"{r.urn}#runtime"
         demand.small_image_jobs.append(r.urn)
-    if real:
-        demand.prefetch_runs.append(f"{r.urn}#ran")
+    if real or c.PREFETCH_MARKER_ANNOTATION in annotations or c.IMPORT_BYTES_ANNOTATION in annotations:
+        demand.prefetch_runs.append(f"{r.urn}#ran")  # the weights are on Lustre once it ran
+    if c.IMPORT_BYTES_ANNOTATION in annotations:
+        imported = int(annotations[c.IMPORT_BYTES_ANNOTATION])
+        per_s, figures = import_rate
+        overhead = c.NOMINAL_LUSTRE_IMPORT_OVERHEAD_SECONDS
+        return Activity(
+            f"{r.urn}#ran",
+            f"{_label(r)} runs: {imported / 1e9:.0f} GB imported into Lustre",
+            overhead.seconds + (imported / per_s if per_s else 0.0),
+            f"{imported / 1e9:.0f} GB at {per_s / 1e9:.1f} GB/s ({figures}) + {overhead.seconds:.0f} s "
+            f"({overhead.source})",
+            needs_all=(r.urn, runtime),
+        )
     return Activity(
         f"{r.urn}#ran",
         f"{_label(r)} runs: {size / 1e9:.0f} GB from the Hub" if size or not real else f"{_label(r)} finds its marker",
@@ -436,11 +465,13 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
             needs_any=_any_of(d.cpu_image_users + d.small_image_jobs),
         )
         cpu_nodes_from, cpu_nodes_need = (), ("CPU nodes",)
-    runtime = c.NOMINAL_PREFETCH_RUNTIME_SECONDS
     for urn in d.small_image_jobs:
+        # Packages installed by an init container (the prefetch's, the staging's), or the bare small image.
+        installs = any(p.get("initContainers") for p in _pod_specs(by_urn[urn]))
+        runtime = c.NOMINAL_PREFETCH_RUNTIME_SECONDS if installs else c.NOMINAL_SMALL_IMAGE_START_SECONDS
         acts[f"{urn}#runtime"] = Activity(
             f"{urn}#runtime",
-            f"{_label(by_urn[urn])}: its image and packages on a CPU node",
+            f"{_label(by_urn[urn])}: its image{' and packages' if installs else ''} on a CPU node",
             runtime.seconds,
             runtime.source,
             needs_all=(urn, *cpu_nodes_need),
@@ -528,10 +559,11 @@ def build(records: Iterable[Any], warm: bool = False) -> dict[str, Activity]:
     graph = _Graph(list(records))
     acts: dict[str, Activity] = {}
     demand = _Demand()
+    import_rate = _lustre_import_rate(graph.customs)
     for r in graph.customs:
         acts[r.urn] = _resource_activity(r, graph.resource_deps(r), demand)
         if _awaited_job(r):
-            acts[f"{r.urn}#ran"] = _job_run_activity(r, demand, warm)
+            acts[f"{r.urn}#ran"] = _job_run_activity(r, demand, warm, import_rate)
         demand.note_pods(r)
     _add_nodes_and_images(acts, demand, graph.by_urn, warm)
     _add_ray(acts, demand)
@@ -540,6 +572,12 @@ def build(records: Iterable[Any], warm: bool = False) -> dict[str, Activity]:
 
 
 # --- scheduling ------------------------------------------------------------------------------------------------
+class DependencyCycle(ValueError):
+    def __init__(self, key: str, label: str):
+        super().__init__(f"dependency cycle through {label}")
+        self.key = key
+
+
 def schedule(acts: dict[str, Activity]) -> Estimate:
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
@@ -550,16 +588,28 @@ def schedule(acts: dict[str, Activity]) -> Estimate:
         if k in finish:
             return finish[k]
         if k in visiting:
-            raise ValueError(f"dependency cycle through {acts[k].label}")
+            raise DependencyCycle(k, acts[k].label)
         visiting.add(k)
-        a = acts[k]
-        candidates = [(visit(d), d) for d in a.needs_all if d in acts]
-        for group in a.needs_any:
-            present = [d for d in group if d in acts]
-            if present:
-                candidates.append(min((visit(d), d) for d in present))
-        t, why = max(candidates) if candidates else (0.0, None)
-        visiting.discard(k)
+        try:
+            a = acts[k]
+            candidates = [(visit(d), d) for d in a.needs_all if d in acts]
+            for group in a.needs_any:
+                options = []
+                for d in group:
+                    if d not in acts:
+                        continue
+                    try:
+                        options.append((visit(d), d))
+                    except DependencyCycle as cycle:
+                        # `d` waits for `k` itself (a CPU node made for the first CPU pod, and a later Job that runs
+                        # after an earlier one's run on it): it cannot be what starts `k`.
+                        if cycle.key != k:
+                            raise
+                if options:
+                    candidates.append(min(options))
+            t, why = max(candidates) if candidates else (0.0, None)
+        finally:
+            visiting.discard(k)
         start[k], binding[k] = t, why
         finish[k] = t + a.seconds
         return finish[k]

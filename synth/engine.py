@@ -51,6 +51,8 @@ PLACEHOLDER_PROJECT_NUMBER = "000000000000"
 PLACEHOLDER_ENDPOINT = "192.0.2.10"
 PLACEHOLDER_LUSTRE_IP = "192.0.2.20"
 PLACEHOLDER_CA = base64.b64encode(b"example-cluster-ca").decode()
+# A time.Static's creation time (the import's custom role id carries it: infra/weights_staging.py): 2026-01-01T00:00Z.
+PLACEHOLDER_UNIX = 1767225600
 
 
 HELM_RELEASE_PREFIX = "kubernetes:helm.sh/"
@@ -191,6 +193,8 @@ class SynthResult:
     secret_outputs: list[str] = field(default_factory=list)
     invokes: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The program's `pulumi.log.info` messages (preview prints them as information).
+    infos: list[str] = field(default_factory=list)
     error: Optional[str] = None
     # Stacks the program read through a pulumi.StackReference (fully qualified names).
     stack_references: list[str] = field(default_factory=list)
@@ -336,6 +340,14 @@ def _computed(typ: str, name: str, inputs: dict, project: str) -> tuple[str, dic
         return rid, {"peering": "servicenetworking-googleapis-com"}
     if typ == "gcp:monitoring/dashboard:Dashboard":
         return f"projects/{PLACEHOLDER_PROJECT_NUMBER}/dashboards/example-{name}", {}
+    if typ == "time:index/static:Static":
+        return "2026-01-01T00:00:00Z", {"unix": PLACEHOLDER_UNIX, "rfc3339": "2026-01-01T00:00:00Z"}
+    if typ == "gcp:projects/iAMCustomRole:IAMCustomRole":
+        rid = f"projects/{inputs.get('project') or project}/roles/{inputs.get('roleId')}"
+        return rid, {"name": rid, "deleted": False}
+    if typ == "gcp:projects/serviceIdentity:ServiceIdentity":
+        # generateServiceIdentity may return no email (resource_project_service_identity.go:127-128): none here.
+        return f"projects/{inputs.get('project') or project}/services/{inputs.get('service')}", {}
     if typ.startswith("kubernetes:"):
         return (
             f"{(inputs.get('metadata') or {}).get('namespace', '')}/{(inputs.get('metadata') or {}).get('name', name)}",
@@ -416,6 +428,18 @@ class _WarningCollector(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.result.warnings.append(record.getMessage())
+
+
+class _InfoCollector(logging.Handler):
+    """Keeps the program's `pulumi.log.info` messages (the CLI prints them as information during preview)."""
+
+    def __init__(self, result: SynthResult):
+        super().__init__(logging.INFO)
+        self.result = result
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno == logging.INFO:
+            self.result.infos.append(record.getMessage())
 
 
 class _RecordingMonitor(pm.MockMonitor):
@@ -640,7 +664,9 @@ def run(
         monitor = _RecordingMonitor(mocks, result)
         logger = logging.getLogger(f"synth.{id(result)}")
         logger.propagate = False
+        logger.setLevel(logging.INFO)
         logger.addHandler(_WarningCollector(result))
+        logger.addHandler(_InfoCollector(result))
         ps.configure(
             pm.MockSettings(
                 monitor=monitor,

@@ -65,7 +65,7 @@ def script_calls(entrypoint: str) -> list[list[str]]:
     sh, dash_c, script = shlex.split(entrypoint)
     assert (sh, dash_c) == ("sh", "-c"), entrypoint
     with tempfile.TemporaryDirectory(prefix="sh-calls-") as bin_dir:
-        for name in ("uv", "mkdir"):
+        for name in ("uv", "mkdir", "touch"):
             tool = Path(bin_dir, name)
             tool.write_text(_RECORDER.format(name=name))
             tool.chmod(0o755)

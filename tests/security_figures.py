@@ -122,14 +122,17 @@ def write_principals(result: engine.SynthResult) -> set[str]:
     return {m for _, role, m in _grants(result) if role in WRITE_ROLES}
 
 
+OWN_PREFIX = "each under its own prefix only"
+
+
 def bucket_write(result: engine.SynthResult) -> tuple[int, int, str]:
     """(pod templates with bucket write, pods, scope): scope 'whole bucket' if any write grant is bucket-level,
-    else 'export prefix only' (managed folders named after the export prefix)."""
+    else OWN_PREFIX (managed folders named after each writer's prefix: the export's, the weights staging's)."""
     principals = {tuple(_PRINCIPAL.search(m).groups()) for m in write_principals(result)}
     writers = [p for p in pods(result) if (p.namespace, p.service_account) in principals]
     scopes = {t for t, role, _ in _grants(result) if role in WRITE_ROLES}
     bucket_level = any("bucketIAM" in t for t in scopes)
-    return len(writers), sum(p.replicas for p in writers), "whole bucket" if bucket_level else "export prefix only"
+    return len(writers), sum(p.replicas for p in writers), "whole bucket" if bucket_level else OWN_PREFIX
 
 
 def platform_of(result: engine.SynthResult) -> str:
@@ -380,7 +383,8 @@ def figures(results: Mapping[str, engine.SynthResult], experiments: Mapping[str,
     egress_s = ", ".join(f"{s} {a}/{b}" for s, (a, b) in egress.items())
     dash = sorted(set().union(*per_stack(dashboard_reach).values()))
     writes = per_stack(bucket_write)
-    write_s = ", ".join(sorted({f"{t} ({p} pod), {scope}" for t, p, scope in writes.values()}))
+    scopes = sorted({scope for _, _, scope in writes.values()})
+    write_s = ", ".join(f"{s} {t} ({p} pods)" for s, (t, p, _) in writes.items()) + "; " + ", ".join(scopes)
     every_stack = {**results, **experiments}
     shared = shared_principals(every_stack)
     groups = "; ".join(", ".join(g) for g in sharing_groups(every_stack))

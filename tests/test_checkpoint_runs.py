@@ -77,6 +77,7 @@ NEW_RUN = {
         "backend": {
             "config_path": "examples/configs/grpo_math_70B_megatron.yaml",
             "dtensor_tensor_parallel_size": None,
+            "num_nodes": 3,  # its TP 4 x PP 4 needs 16 training GPUs beside the generation node
         },
         "colocated": {"colocated_generation": True, "generation_nodes": None, "generation_gpus_per_node": None},
         "generation nodes": {"num_nodes": 3, "generation_nodes": 2},

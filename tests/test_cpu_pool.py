@@ -79,8 +79,9 @@ def test_the_platform_and_four_experiments_find_room_on_the_cpu_pool_node_by_nod
     pods = cpu_pods(platform, "cpu")
     for e in exps:
         pods.update(cpu_pods(e, "cpu"))
-    # The standing head, the platform's job (head, submitter, prefetch, export) and each experiment's four.
-    assert len(pods) == 1 + 4 + 4 * len(exps), sorted(pods)
+    # The standing head, the platform's job (head, submitter, prefetch, export, and with weightsPath bucket-import
+    # the weights staging and import Jobs) and each experiment's four.
+    assert len(pods) == 1 + 4 + 2 + 4 * len(exps), sorted(pods)
     placed = node_fit.place(pods, room, max_nodes)
     assert placed.unplaced == (), placed
     # Node by node, what is placed stays within the room (CPU, memory, ephemeral storage).
@@ -104,7 +105,8 @@ def test_the_pool_is_sized_for_every_job_the_gpus_can_run_at_once(team):
     plan = pod_fit.cpu_pool_plan(_settings(platform))
     assert plan is not None and plan.max_jobs == 8
     at_once = plan.pods_at_once()
-    assert len(at_once) == 1 + 8 * 4  # the standing head; 8 jobs' head, submitter, prefetch and export
+    # The standing head, the platform's weights staging and import Jobs; 8 jobs' head, submitter, prefetch and export.
+    assert len(at_once) == 1 + 2 + 8 * 4
     assert node_fit.place(at_once, plan.room, pool.inputs["autoscaling"]["maxNodeCount"]).unplaced == ()
     quota = platform.outputs["queue"]["quota"]["nemo-rl-cpu"]
     heads_and_submitters = [r for n, r in at_once.items() if n.endswith(("head", "submitter"))]

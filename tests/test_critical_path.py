@@ -112,7 +112,10 @@ def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_pre
                 [PVC],
                 job(
                     {c.DOWNLOAD_BYTES_ANNOTATION: str(c.MODELS[QWEN].weight_bytes)},
-                    pod(SMALL) if small_prefetch_image else None,
+                    # As the prefetch renders it in its small image: an init container installs its packages.
+                    {**pod(SMALL), "initContainers": [{"name": "install", "image": SMALL}]}
+                    if small_prefetch_image
+                    else None,
                 ),
                 provider=K8S,
             )
@@ -257,6 +260,22 @@ def test_a_dependency_cycle_is_reported():
     acts = {"a": cp.Activity("a", "a", 1, "x", needs_all=("b",)), "b": cp.Activity("b", "b", 1, "x", needs_all=("a",))}
     with pytest.raises(ValueError, match="cycle"):
         cp.schedule(acts)
+
+
+@pytest.mark.unit
+def test_a_node_made_for_the_first_pod_is_not_waited_for_by_a_pod_that_comes_after_it():
+    # Autopilot makes a CPU node for the first CPU pod; the weights import Job is created only after the staging Job
+    # ran on that node, so it is among the pods asking for a node but cannot be the one that brings it.
+    A = cp.Activity
+    acts = {
+        "stage": A("stage", "Job stage", 2, "x"),
+        "cpu": A("cpu", "CPU node", 120, "x", needs_any=(("import", "stage"),)),
+        "stage#ran": A("stage#ran", "stage runs", 290, "x", needs_all=("stage", "cpu")),
+        "import": A("import", "Job import", 2, "x", needs_all=("stage#ran",)),
+        "import#ran": A("import#ran", "import runs", 76, "x", needs_all=("import", "cpu")),
+    }
+    est = cp.schedule(acts)
+    assert est.start["cpu"] == 2 and est.finish["import#ran"] == 2 + 120 + 290 + 2 + 76
 
 
 @pytest.mark.graph

@@ -42,7 +42,8 @@ ACCEPTED = [(name, tag) for name in sorted(recipes.RECIPES) for tag in sorted(NE
 # dataset, the other generation placement, the optional fields, and each catalog config of the release.
 VARIANTS = [
     (QWEN, "v0.4.0", {"dataset": "gsm8k"}),
-    (QWEN, "v0.4.0", {"colocated_generation": False, "generation_nodes": 2}),
+    # 4 of its 8 nodes generate: TP 4 x PP 4 trains on the other 32 GPUs with a data-parallel size 2 (batch 256)
+    (QWEN, "v0.4.0", {"colocated_generation": False, "generation_nodes": 4}),
     (
         QWEN,
         "v0.5.0",
@@ -84,6 +85,8 @@ VARIANTS = [
         "v0.5.0",
         {
             "config_path": "examples/configs/grpo_math_70B_megatron.yaml",
+            # its TP 4 x PP 4 needs 16 training GPUs: 2 training nodes beside the generation node
+            "num_nodes": 3,
             "train_backend": "megatron",
             "dtensor_tensor_parallel_size": None,
             "converter_type": "Gemma3ForCausalLM",

@@ -23,7 +23,17 @@ from tests import security_figures as f
 
 ORACLE = Path(__file__).parent / "oracles" / "nodelocaldns"
 SHIPPED = engine.platform_stacks()
-RESOLVERS = ("ray-head", "ray-worker", "ray-job-submitter", "weights-prefetch", "checkpoint-export")
+RESOLVERS = (
+    "ray-head",
+    "ray-worker",
+    "ray-job-submitter",
+    "weights-prefetch",
+    "weights-stage",
+    "weights-import",
+    "checkpoint-export",
+)
+# The Jobs that call Google APIs as their own identity fetch its token from the metadata server.
+METADATA_CLIENTS = ("checkpoint-export", "weights-stage", "weights-import")
 
 
 def _upstream() -> tuple[dict, str, list[tuple[int, str]], list[int]]:
@@ -74,8 +84,9 @@ def test_every_resolving_pod_reaches_the_node_cache_by_its_address_and_by_its_po
 @pytest.mark.graph
 def test_admitting_the_cache_opens_nothing_else(rendered):
     """Over probes around the cache (its other ports, its neighbours in kube-system and on the link-local range, a pod
-    wearing its label elsewhere), a workload pod reaches exactly the resolvers on 53 and, for the export Job alone,
-    the metadata server's token port: what the policies allowed before the cache was admitted, plus the cache."""
+    wearing its label elsewhere), a workload pod reaches exactly the resolvers on 53 and, for the Jobs calling Google
+    APIs as their own identity, the metadata server's token port: what the policies allowed before the cache was
+    admitted, plus the cache."""
     kube_dns = np.pod("kube-dns-1", "kube-system", {"k8s-app": "kube-dns"})
     cache_pod = np.pod("node-local-dns-x7k2", "kube-system", LABELS)
     resolvers = {
@@ -107,6 +118,6 @@ def test_admitting_the_cache_opens_nothing_else(rendered):
             expected = set()
             if role in RESOLVERS:
                 expected = {(name, port, proto) for name in resolvers for port, proto in DNS_PORTS}
-            if role == "checkpoint-export":
+            if role in METADATA_CLIENTS:
                 expected |= {("cloud-dns", 80, "TCP"), ("cloud-dns", 8080, "TCP")}  # the metadata server
             assert reached == expected, (stack, p.source, sorted(reached ^ expected))

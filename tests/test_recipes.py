@@ -138,13 +138,15 @@ CONTRADICTIONS = [
         "vLLM tensor parallelism not dividing the GPUs",
         {"jobOverrides": {"vllm_tensor_parallel_size": 3}},
         {},
-        "nemo-rl-gke:jobOverrides.vllm_tensor_parallel_size: vLLM tensor parallelism 3 does not divide the 8 GPUs",
+        "nemo-rl-gke:jobOverrides.vllm_tensor_parallel_size: vLLM TP 3 x PP 1 = 3 does not divide the 8 generation "
+        "GPUs",
     ),
     (
         "DTensor tensor parallelism not dividing the training GPUs",
         {"jobOverrides": {"dtensor_tensor_parallel_size": 16}},
         {},
-        "nemo-rl-gke:jobOverrides.dtensor_tensor_parallel_size: DTensor tensor parallelism 16 does not divide the 8",
+        "nemo-rl-gke:jobOverrides.dtensor_tensor_parallel_size: the 8 training GPUs are not a multiple of TP 16 x PP 1 "
+        "x CP 1 = 16",
     ),
     (
         "Megatron converter on the DTensor backend",
@@ -187,8 +189,8 @@ CONTRADICTIONS = [
         "unknown recipe",
         {"jobRecipe": "gemma3-27b-gsm8"},
         {},
-        "nemo-rl-gke:jobRecipe: unknown recipe 'gemma3-27b-gsm8'; valid: gemma3-27b-gsm8k, qwen2.5-72b-deepscaler; "
-        "did you mean 'gemma3-27b-gsm8k'?",
+        "nemo-rl-gke:jobRecipe: unknown recipe 'gemma3-27b-gsm8'; valid: gemma3-27b-gsm8k, qwen2.5-72b-deepscaler, "
+        "none (a config as written); did you mean 'gemma3-27b-gsm8k'?",
     ),
     ("run name with a slash", {"runName": "a/b"}, {}, "nemo-rl-gke:runName: 'a/b' is not usable as a directory"),
     ("run name climbing up", {"runName": "..x"}, {}, "nemo-rl-gke:runName: '..x' is not usable"),
@@ -211,8 +213,8 @@ def test_contradictory_job_settings_are_rejected_naming_the_config_key(config, k
 
 def test_resolve_recipe_raises_the_same_problems_check_job_reports():
     with pytest.raises(recipes.RecipeError) as e:
-        recipes.resolve_recipe(job(jobRecipe=GEMMA, jobOverrides={"vllm_tensor_parallel_size": 3}), V040)
-    assert [p.split(":")[1] for p in e.value.problems] == ["jobOverrides.vllm_tensor_parallel_size", "jobRecipe"]
+        recipes.resolve_recipe(job(jobRecipe=GEMMA, jobOverrides={"converter_type": "Qwen2ForCausalLM"}), V040)
+    assert [p.split(":")[1] for p in e.value.problems] == ["jobOverrides.converter_type", "jobRecipe"]
 
 
 def test_disabled_job_is_not_checked_against_cluster_or_release():
@@ -590,10 +592,14 @@ def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
         recipes.MEGATRON_GUARD_SCRIPT,
         recipes.ATTEMPTS_SCRIPT,
         recipes.USER_CONFIGS_SCRIPT,
+        "stage_weights.py",
+        "lustre_import.py",
     }
     assert files == scripts.job_scripts()
     for name, text in files.items():
-        assert "/lustre" not in text and "huggingface_cache" not in text and recipes.SCRIPTS_DIR not in text, name
+        # The mount path as a path (neither a module such as pod_programs/lustre_import.py nor a URL's host is one).
+        assert not re.search(r"(?<![\w./])/lustre\b", text), name
+        assert "huggingface_cache" not in text and recipes.SCRIPTS_DIR not in text, name
         if name.endswith(".py"):
             compile(text, name, "exec")
     text = files[recipes.GSM8K_SCRIPT]

@@ -90,7 +90,7 @@ def test_every_replace_only_path_is_an_input_of_the_pinned_sdk(type_token, rule)
 
 @pytest.mark.parametrize("type_token,rule", ALL_RULES, ids=lambda x: getattr(x, "path", x))
 def test_every_rule_cites_a_provider_file_and_line(type_token, rule):
-    assert re.search(r"@(93c65b2d|v4\.32\.0|133194fa) \S+\.go:\d+", rule.source), rule
+    assert re.search(r"@(93c65b2d|v4\.32\.0|16bc819e) \S+\.go:\d+", rule.source), rule
 
 
 def _optional(cls: type, param: str) -> bool:

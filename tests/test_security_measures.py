@@ -38,6 +38,14 @@ def experiments(synth):
     return {s: synth(s) for s in engine.experiment_stacks()}
 
 
+# weightsPath bucket-import (the codelab): the weights staging and import Jobs, each with Google credentials.
+STAGING_ROLES = ("weights-stage", "weights-import")
+
+
+def _stages(result) -> bool:
+    return result.config.get("nemo-rl-gke:weightsPath") == "bucket-import"
+
+
 def _pod(result, role: str) -> np.Endpoint:
     (p,) = [p for p in f.workload_pods(result) if p.labels.get(f.ROLE) == role][:1] or [None]
     assert p is not None, role
@@ -136,8 +144,9 @@ def test_with_its_own_kuberay_the_dashboard_admits_the_operator_pods_and_not_the
 def test_every_workload_pod_has_an_egress_policy(shipped):
     for stack, r in shipped.items():
         missing, total = f.pods_without_egress_policy(r)
-        # The export Job is one of them (the checkpoint export runs as a CPU Job in every stack).
-        assert missing == 0 and total == (6 if stack == "autopilot" else 7), stack
+        # The export Job is one of them (the checkpoint export runs as a CPU Job in every stack), and the staging and
+        # import Jobs where the weights are staged.
+        assert missing == 0 and total == (6 if stack == "autopilot" else 7) + 2 * _stages(r), stack
 
 
 @pytest.mark.graph
@@ -147,15 +156,15 @@ def test_only_the_operators_path_reaches_the_dashboard_besides_the_workload_and_
 
 
 @pytest.mark.graph
-def test_one_pod_template_may_write_to_the_bucket_and_only_under_the_export_prefix(shipped):
+def test_the_pods_that_write_to_the_bucket_write_only_under_their_own_prefix(shipped):
     for stack, r in shipped.items():
-        assert f.bucket_write(r) == (1, 1, "export prefix only"), stack
-        (writer,) = [
-            p
-            for p in pods(r)
-            if p.service_account == r.get("kubernetes:core/v1:ServiceAccount", "export-ksa").inputs["metadata"]["name"]
-        ]
-        assert writer.labels[f.ROLE] == "checkpoint-export"  # never a Ray pod
+        writers = 1 + _stages(r)  # the export Job, and the weights staging Job where the weights are staged
+        assert f.bucket_write(r) == (writers, writers, f.OWN_PREFIX), stack
+        accounts = {"export-ksa": "checkpoint-export", "stage-ksa": "weights-stage"}
+        for ksa, role in list(accounts.items())[:writers]:
+            name = r.get("kubernetes:core/v1:ServiceAccount", ksa).inputs["metadata"]["name"]
+            (writer,) = [p for p in pods(r) if p.service_account == name]
+            assert writer.labels[f.ROLE] == role  # never a Ray pod
 
 
 @pytest.mark.graph
@@ -213,6 +222,9 @@ def test_each_pod_is_at_the_strictest_pod_security_level_it_can_be(shipped):
         "ray-job-submitter": "restricted",
         "weights-prefetch": "baseline",
         "checkpoint-export": "baseline",  # reads what root wrote on Lustre, like the head
+        # Writes through its GCS FUSE mount as the export does (as root: the mount's owner).
+        "weights-stage": "baseline",
+        "weights-import": "restricted",  # writes nothing, mounts nothing but the scripts
         "gpu-warmup": "restricted",
         "image-prepull": "restricted",
     }
@@ -282,7 +294,7 @@ def test_only_the_export_job_carries_the_gcs_fuse_sidecar_and_the_guide_says_so(
     # The export moved from the head to a CPU Job: the webhook injects its sidecar where the annotation is.
     for stack, r in {**shipped, **experiments}.items():
         carriers = {p.labels.get(f.ROLE) for p in pods(r) if p.annotations.get("gke-gcsfuse/volumes") == "true"}
-        assert carriers == {"checkpoint-export"}, stack
+        assert carriers == {"checkpoint-export"} | ({"weights-stage"} if _stages(r) else set()), stack
         (job,) = [p for p in pods(r) if p.labels.get(f.ROLE) == "checkpoint-export"]
         (sidecar,) = [c for c in job.containers if c["name"] == "gke-gcsfuse-sidecar"]
         assert pss.violations({"containers": [sidecar], "securityContext": {}}, "restricted") == [], stack
@@ -308,6 +320,7 @@ def test_the_pods_that_resolve_names_reach_kube_dns_and_cloud_dns_and_the_others
                 "ray-job-submitter",
                 "weights-prefetch",
                 "checkpoint-export",
+                *STAGING_ROLES,
             )
             for dns in DNS:
                 assert pol.allowed(src, dns, 53, "UDP") is resolves, (stack, p.source)
@@ -348,15 +361,28 @@ def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped)
         assert pol.allowed(head, ext("api.wandb.ai"), 443) is wandb, stack
         for anything in ("example.com", "attacker.invalid"):
             assert not any(pol.allowed(x, ext(anything), 443) for x in (prefetch, head, worker))
+        lustre_api = ext(catalog.LUSTRE_API_HOSTS[0])
+        assert not any(pol.allowed(x, lustre_api, 443) for x in (prefetch, head, worker)), stack
+        if _stages(r):
+            # The staging Job: the Hub, PyPI for its install, Cloud Storage for its sidecar; the import Job: the
+            # Managed Lustre API and nothing else.
+            stage, imp = _pod(r, "weights-stage"), _pod(r, "weights-import")
+            for host in (*HF_DOWNLOAD, *catalog.PYPI_HOSTS, "storage.googleapis.com"):
+                assert pol.allowed(stage, ext(host), 443) and not pol.allowed(imp, ext(host), 443), (stack, host)
+            assert pol.allowed(imp, lustre_api, 443) and not pol.allowed(stage, lustre_api, 443), stack
+            assert not pol.allowed(imp, ext("example.com"), 443) and not pol.allowed(stage, ext("example.com"), 443)
 
 
 @pytest.mark.graph
-def test_only_the_export_job_reaches_the_metadata_server(shipped, synth):
+def test_only_the_jobs_with_google_credentials_reach_the_metadata_server(shipped, synth):
+    # The export Job, and the weights staging and import Jobs where the weights are staged.
     metadata = np.Endpoint("metadata", ip="169.254.169.254")
     for stack, r in shipped.items():
         pol = f.policies(r)
-        for role in ("checkpoint-export", "ray-head", "ray-worker", "weights-prefetch", "ray-job-submitter"):
-            assert pol.allowed(_pod(r, role), metadata, 80) is (role == "checkpoint-export"), (stack, role)
+        staging = STAGING_ROLES if _stages(r) else ()
+        for role in ("checkpoint-export", "ray-head", "ray-worker", "weights-prefetch", "ray-job-submitter", *staging):
+            credentialed = role == "checkpoint-export" or role in staging
+            assert pol.allowed(_pod(r, role), metadata, 80) is credentialed, (stack, role)
     plain = synth("dev", {"exportCheckpoints": False})
     assert not [p for p in f.workload_pods(plain) if p.labels.get(f.ROLE) == "checkpoint-export"]
     assert not f.policies(plain).allowed(_pod(plain, "ray-head"), metadata, 80)

@@ -54,3 +54,36 @@ class JobScripts(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider),
         )
         self.register_outputs({"name": self.config_map.metadata.name, "files": sorted(files)})
+
+
+class JobConfigs(pulumi.ComponentResource):
+    """An experiment stack's own config files (jobConfigFiles) as a ConfigMap of its own, in its namespace, that only
+    its RayJob's head mounts (at recipes.IMAGE_PATHS.configs_dir, workloads/manifests/raycluster.py): the files of one
+    experiment reach no other job, and the platform's job-scripts ConfigMap stays the platform's. Keys are the files'
+    content-addressed names (core.recipes.user_config_files), which the settings hold to the API's ConfigMap key
+    rules (core.catalog.K8S_CONFIGMAP_KEY_MAX / K8S_CONFIGMAP_KEY_RE)."""
+
+    config_map: k8s.core.v1.ConfigMap
+
+    def __init__(
+        self,
+        name: str,
+        config_map_name: str,
+        namespace: pulumi.Input[str],
+        files: dict[str, str],
+        provider: k8s.Provider,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ):
+        super().__init__("nemo-rl-gke:workloads:JobConfigs", name, None, opts)
+        self.config_map = k8s.core.v1.ConfigMap(
+            "job-configs",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=config_map_name,
+                namespace=namespace,
+                labels={"app.kubernetes.io/part-of": "nemo-rl-gke"},
+                annotations={"nemo-rl-gke/mount-path": recipes.IMAGE_PATHS.configs_dir},
+            ),
+            data=dict(files),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        self.register_outputs({"name": self.config_map.metadata.name, "files": sorted(files)})

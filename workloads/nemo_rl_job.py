@@ -65,6 +65,8 @@ class NemoRlJob(pulumi.ComponentResource):
         )
         for warning in a.warnings:
             pulumi.log.warn(warning, resource=self)
+        for note in a.notes:
+            pulumi.log.info(note, resource=self)
         if ray_cluster is not None:
             # The cluster name flows from the RayCluster resource: the job waits for it.
             spec = ray_cluster.metadata.apply(lambda md: rayjob_spec(a, ray_cluster_name=md["name"]))

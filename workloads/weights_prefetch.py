@@ -46,8 +46,8 @@ class WeightsPrefetch(pulumi.ComponentResource):
                 "labels": {"app.kubernetes.io/part-of": "nemo-rl-gke", "nemo-rl-gke/role": "weights-prefetch"},
                 "annotations": {
                     "pulumi.com/replaceUnready": "true",
-                    catalog.DOWNLOAD_BYTES_ANNOTATION: str(a.plan.download_bytes),
-                    "nemo-rl-gke/marker": a.plan.marker,
+                    catalog.DOWNLOAD_BYTES_ANNOTATION: str(a.download_bytes),
+                    catalog.PREFETCH_MARKER_ANNOTATION: a.plan.marker,
                 },
             },
             spec=job_spec(a),

@@ -31,6 +31,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from core import weights
 from core.naming import HF_SECRET, HF_TOKEN_KEY, RAY_AUTH_SECRET, RAY_AUTH_TOKEN_KEY, WANDB_NETRC_KEY
 from core.settings import Secrets, Settings
 from core.settings.job import needs_wandb_key
@@ -107,6 +108,7 @@ class WorkloadIdentityArgs:
                 prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
                 export_job=exporting,
+                weights_staging=weights.staged(s),
                 fqdn=s.security.egress_fqdn_policies,
             ),
         )

@@ -84,3 +84,49 @@ LUSTRE_NO_SQUASH_RULE = "gke_nodes"
 # Squashed root becomes nobody / nogroup (65534 on Ubuntu, the NeMo-RL image's base: cuda-dl-base ...-ubuntu24.04 in
 # the same Dockerfile); 0, the API's default, would squash nothing.
 LUSTRE_SQUASH_ID = 65534
+
+# --- Importing from Cloud Storage (weightsPath: bucket-import) -------------------------------------------------
+# projects.locations.instances.importData (https://cloud.google.com/managed-lustre/docs/reference/rest/v1/
+# projects.locations.instances/importData, read 2026-12): `POST https://lustre.googleapis.com/v1/{name}:importData`
+# with `{requestId, gcsPath: {uri}, lustrePath: {path}}`, answered with a long-running operation, polled at `GET
+# /v1/{name=projects/*/locations/*/operations/*}` (googleapis/googleapis google/cloud/lustre/v1/lustre_v1.yaml at
+# 6c345acd, http rules). From the request's proto (google/cloud/lustre/v1/transfer.proto at 6c345acd): a gcsPath with
+# a path inside the bucket "must end with a forward slash"; lustrePath "Must start with `/`. Default is `/`. If you're
+# importing data into Managed Lustre, any path other than the default must already exist on the file system";
+# requestId is a UUID4; the operation's metadata carries TransferCounters (objects/bytes found, copied, skipped,
+# failed) and ErrorSummary entries (errorCode, errorCount, up to 5 errorLogEntries with uri and errorDetails).
+# No Terraform or Pulumi resource calls it (terraform-provider-google-beta@93c65b2d google-beta/services/lustre/ holds
+# only the instance resource and its data source; pulumi-gcp 10.2.0 lustre/ only instance.py and get_instance.py).
+LUSTRE_API = "https://lustre.googleapis.com/v1"
+LUSTRE_API_HOSTS = ("lustre.googleapis.com",)
+# Managed Lustre "Transfer data to and from Cloud Storage" (https://cloud.google.com/managed-lustre/docs/transfer-data,
+# ja copy read 2026-12), "Performance": transfers reach "up to 100 GBps for files larger than 32 MB", limited by the
+# instance's maximum throughput (capacity x tier); transfers are incremental (only files missing at the destination or
+# changed are copied); Cloud Storage gives a default egress of up to 200 Gbps per project and region (25 GB/s: it does
+# not bind below that).
+LUSTRE_IMPORT_MAX_BYTES_PER_S = 100e9
+LUSTRE_IMPORT_LARGE_FILE_BYTES = 32e6
+GCS_DEFAULT_EGRESS_BYTES_PER_S = 200e9 / 8
+# Permissions (same page, "Required permissions"): the caller needs lustre.instances.importData ("both are granted by
+# roles/lustre.admin; you can also create a custom role"); polling the operation needs lustre.operations.get (IAM
+# "Google Cloud Managed Lustre roles and permissions", https://cloud.google.com/iam/docs/roles-permissions/lustre:
+# importData is in roles/lustre.admin only, which also creates and deletes instances, so the import runs under a
+# custom role holding exactly these two). The Managed Lustre service agent reads the bucket: roles/storage.objectViewer
+# on the bucket "to transfer from Cloud Storage only" (roles/storage.objectUser for both directions). The agent is
+# service-<project number>@gcp-sa-lustre.iam.gserviceaccount.com, "Primary service agent for lustre.googleapis.com",
+# with no role granted by default (IAM "Service agents", https://cloud.google.com/iam/docs/service-agents); it may
+# have to be created first (`gcloud beta services identity create --service=lustre.googleapis.com`).
+LUSTRE_IMPORT_PERMISSIONS = ("lustre.instances.importData", "lustre.operations.get")
+LUSTRE_AGENT_BUCKET_ROLE = "roles/storage.objectViewer"
+LUSTRE_SERVICE = "lustre.googleapis.com"
+
+
+def lustre_service_agent(project_number: str) -> str:
+    return f"service-{project_number}@gcp-sa-lustre.iam.gserviceaccount.com"
+
+
+def lustre_import_bytes_per_s(capacity_gib: int, tier: int) -> float:
+    """What an import can reach on an instance: its throughput (capacity x tier), at most importData's ceiling."""
+    t = LUSTRE_TIERS.get(tier)
+    per_tib = t.throughput_mbps_per_tib if t is not None else LUSTRE_DYNAMIC_TIER[0]
+    return min(capacity_gib / 1024 * per_tib * 1e6, LUSTRE_IMPORT_MAX_BYTES_PER_S)

@@ -19,6 +19,8 @@ Sources (each rule names its file and lines):
   delete-first; replacements the engine adds, from `replaceOnChanges`, `replaceWith` or a replaced provider, are
   create-first unless the resource sets `deleteBeforeReplace`; the create then fails with AlreadyExists,
   `provider/pkg/await/await.go:276-290`).
+- TIME: hashicorp/terraform-provider-time at 16bc819e (bridged by pulumiverse-time 0.1.1), plan modifiers in
+  `internal/provider/resource_time_{sleep,static}.go`.
 - ENGINE: pulumi/pulumi v3.259.0 `pkg/resource/deploy/step_generator.go`: :2044-2047 (`deleteBeforeReplace`
   overrides the provider, true or false), :1955-1962 (a resource protected before and after is never replaced), :3220
   `calculateDependentReplacements` (a delete-first replacement replaces dependents whose replace-only inputs come
@@ -43,7 +45,8 @@ from typing import Any, Literal, Optional
 TPGB = "terraform-provider-google-beta@93c65b2d google-beta/services/"
 K8S_DIFF = "pulumi-kubernetes@v4.32.0 provider/pkg/provider/diff.go"
 K8S_PROVIDER = "pulumi-kubernetes@v4.32.0 provider/pkg/provider/provider.go"
-TIME_SLEEP = "terraform-provider-time@133194fa internal/provider/resource_time_sleep.go"
+TIME_SLEEP = "terraform-provider-time@16bc819e internal/provider/resource_time_sleep.go"
+TIME_STATIC = "terraform-provider-time@16bc819e internal/provider/resource_time_static.go"
 
 # What a matching change does:
 # - "replace": the field is ForceNew (or inside a ForceNew leaf block such as reservation_affinity);
@@ -79,6 +82,8 @@ _NC = TPGB + "container/node_config.go"
 _NP = TPGB + "container/resource_container_node_pool.go"
 _CL = TPGB + "container/resource_container_cluster.go"
 _LU = TPGB + "lustre/resource_lustre_instance.go"
+_CR = TPGB + "resourcemanager/resource_google_project_iam_custom_role.go"
+_SI = TPGB + "resourcemanager/resource_project_service_identity.go"
 
 REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
     "gcp:container/nodePool:NodePool": (
@@ -260,6 +265,26 @@ REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
         _r("role", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
         _r("member", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
     ),
+    # weightsPath bucket-import (infra/weights_staging.py): the import's custom role, the Lustre service agent, the
+    # role id's creation time, the import account's Workload Identity binding.
+    "gcp:projects/iAMCustomRole:IAMCustomRole": (
+        _r("roleId", _CR + ":51-57"),
+        _r("project", _CR + ":70-76"),
+    ),
+    "gcp:projects/serviceIdentity:ServiceIdentity": (
+        _r("service", _SI + ":50-54"),
+        _r("project", _SI + ":55-60"),
+    ),
+    "time:index/static:Static": (
+        _r("triggers", TIME_STATIC + ":124-131"),
+        _r("rfc3339", TIME_STATIC + ":141-150"),
+    ),
+    "gcp:serviceaccount/iAMMember:IAMMember": (
+        _r("serviceAccountId", TPGB + "resourcemanager/iam_service_account.go:36-43"),
+        _r("role", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("member", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+        _r("condition", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
+    ),
 }
 
 # Kubernetes: pulumi-kubernetes's own ForceNew properties. Every kind: metadata.name / metadata.namespace
@@ -398,6 +423,16 @@ DIFF_RULES_READ: dict[str, str] = {
     + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
     "time:index/sleep:Sleep": TIME_SLEEP + ":68-108: plan modifiers: triggers RequiresReplace -> REPLACE_ONLY; id "
     "UseStateForUnknown",
+    "time:index/static:Static": TIME_STATIC + ":59-104 ModifyPlan (sets the computed parts only on a create with "
+    "rfc3339 given; the program gives none); plan modifiers: triggers and rfc3339 RequiresReplace -> REPLACE_ONLY, id "
+    "UseStateForUnknown (:165-171)",
+    "gcp:projects/iAMCustomRole:IAMCustomRole": _CR + ":45-48: DefaultProviderProject, DefaultProviderDeletionPolicy("
+    "DELETE) (tpgresource/utils.go:946-1013); its create undeletes a soft-deleted role of the same id and fails on a "
+    "live one (:136-149), its delete is IAM's soft delete (:294-314); stage's DiffSuppress :77-84 (the program sets "
+    "none)",
+    "gcp:projects/serviceIdentity:ServiceIdentity": _SI + ":45-47: DefaultProviderProject; no Update (every input "
+    "ForceNew), no read (:144-147) and no delete endpoint (:149-152: removed from the state only)",
+    "gcp:serviceaccount/iAMMember:IAMMember": TPGB + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
     "pulumi:providers:kubernetes": K8S_PROVIDER + ":454-567 DiffConfig: clusterIdentifier replace-when-changed "
     "(REPLACE_ONLY); without it a changed active cluster of the kubeconfig replaces (:539-560, kubeconfig_cluster_"
     "changed below)",

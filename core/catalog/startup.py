@@ -146,6 +146,13 @@ NOMINAL_HF_DOWNLOAD_BYTES_PER_S = Nominal(500e6, NOMINAL_ESTIMATE + " (Hub to on
 NOMINAL_PREFETCH_RUNTIME_SECONDS = Nominal(
     30, NOMINAL_ESTIMATE + " (python slim image ~45 MB + pip install of ~15 MB of wheels)"
 )
+# weightsPath bucket-import: the import Job's own start (the slim image, no packages) and what a Managed Lustre import
+# operation adds to its bytes at the instance's rate (queueing, listing the source, the operation's polling); no
+# published latency was found (the transfer page gives only the throughput ceiling, core/catalog/lustre.py).
+NOMINAL_SMALL_IMAGE_START_SECONDS = Nominal(15, NOMINAL_ESTIMATE + " (python slim image ~45 MB, no packages)")
+NOMINAL_LUSTRE_IMPORT_OVERHEAD_SECONDS = Nominal(
+    60, NOMINAL_ESTIMATE + " (a Managed Lustre import operation: start, listing, completion)"
+)
 NOMINAL_RAY_START_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (container start + `ray start`)")
 NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submitter pod + `ray job submit`)")
 # The RayJob's deadline (spec.activeDeadlineSeconds, core.recipes.job_deadline_seconds): KubeRay counts it from the
@@ -169,6 +176,10 @@ NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, t
 NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")
 # The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
 DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"
+# The weights import Job carries the bytes it brings into Lustre (timed at the instance's import rate), and the prefetch
+# Job its marker (a Job the weights are ready after, whatever it downloads itself).
+IMPORT_BYTES_ANNOTATION = "nemo-rl-gke/import-bytes"
+PREFETCH_MARKER_ANNOTATION = "nemo-rl-gke/marker"
 
 # How long a standing-cluster attempt waits for its GPUs to come back after a node was lost (pod_programs/attempts.py):
 # two of the cluster autoscaler's `max-node-provision-time` (default 15m: kubernetes/autoscaler

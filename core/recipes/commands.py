@@ -28,6 +28,9 @@ class ImagePaths:
 
     workdir: str = NEMO_RL_WORKDIR
     scripts_dir: str = "/etc/nemo-rl-gke"
+    # An experiment stack's own config files (jobConfigFiles): a ConfigMap of its own, mounted beside the programs
+    # (not inside their read-only mount) on its RayJob's head only.
+    configs_dir: str = "/etc/nemo-rl-gke-configs"
 
 
 IMAGE_PATHS = ImagePaths()
@@ -59,7 +62,7 @@ class EntrypointArgs:
     mode waits there for the weights prefetch's marker); `after`: commands run once training succeeded (the
     checkpoint export); `prefetch_marker`: the prefetch's marker, which pins the GSM8K preparation to the commit it
     downloaded; `attempts`: a standing cluster's bounded attempts; `start_from`: jobStartFrom, a checkpoint to start
-    the run from (warm_start_line)."""
+    the run from (warm_start_line); `own_configs`: where the user's config files are mounted."""
 
     mount_path: str
     run_name: str
@@ -71,6 +74,9 @@ class EntrypointArgs:
     prefetch_marker: Optional[str] = None
     attempts: Optional[Attempts] = None
     start_from: Optional[str] = None
+    # The user's config files come from the stack's own ConfigMap at paths.configs_dir (an experiment stack), not
+    # from the job-scripts ConfigMap at paths.scripts_dir (a platform's own job).
+    own_configs: bool = False
 
 
 def attempts_log(mount_path: str, run_name: str) -> str:
@@ -125,7 +131,7 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
         steps.append(gate_command(list(a.gate), paths.scripts_dir))
     steps.extend(list(cmd) for cmd in a.before)
     if recipe.config_files:
-        steps.append(install_configs_command(recipe, paths))
+        steps.append(install_configs_command(recipe, paths, source_dir=paths.configs_dir if a.own_configs else None))
     if recipe.dataset == "gsm8k":
         steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, a.prefetch_marker))
     if recipe.train_backend == "megatron":
@@ -268,8 +274,9 @@ def user_config_files(recipe: Recipe) -> dict[str, str]:
     return {user_config_key(p, t): t for p, t in sorted(recipe.config_files.items())}
 
 
-def install_configs_command(recipe: Recipe, paths: "ImagePaths") -> list[str]:
-    """argv that installs the user's files at their paths under the image's NeMo-RL directory, before training."""
+def install_configs_command(recipe: Recipe, paths: "ImagePaths", source_dir: Optional[str] = None) -> list[str]:
+    """argv that installs the user's files at their paths under the image's NeMo-RL directory, before training;
+    `source_dir`: where their ConfigMap is mounted (default: the job-scripts ConfigMap's directory)."""
     pairs = [f"{user_config_key(p, t)}={p}" for p, t in sorted(recipe.config_files.items())]
     return [
         "uv",
@@ -277,7 +284,7 @@ def install_configs_command(recipe: Recipe, paths: "ImagePaths") -> list[str]:
         "python",
         f"{paths.scripts_dir}/{USER_CONFIGS_SCRIPT}",
         "--from",
-        paths.scripts_dir,
+        source_dir or paths.scripts_dir,
         "--to",
         paths.workdir,
         "--timeout",

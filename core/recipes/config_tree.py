@@ -157,7 +157,14 @@ def _merge_with_override(base: dict, over: dict) -> dict:
     return _merge(base, over)
 
 
-def _inherit(tag: str, rel: str, base_dir: str, files: Mapping[str, str], seen: tuple[str, ...]) -> dict:
+def _inherit(
+    tag: str,
+    rel: str,
+    base_dir: str,
+    files: Mapping[str, str],
+    seen: tuple[str, ...],
+    trace: Optional[list[tuple[str, dict]]] = None,
+) -> dict:
     rel = posixpath.normpath(rel)
     if rel in seen:
         raise ConfigFileError(f"{rel}: inherits from itself through defaults: ({' -> '.join(seen + (rel,))})")
@@ -170,6 +177,8 @@ def _inherit(tag: str, rel: str, base_dir: str, files: Mapping[str, str], seen: 
         text = path.read_text(encoding="utf-8")
     config = parse_yaml(text, rel)
     if "defaults" not in config:
+        if trace is not None:
+            trace.append((rel, config))
         return config
     defaults = config.pop("defaults")
     parents = [defaults] if isinstance(defaults, str) else [str(d) for d in (defaults or [])]
@@ -179,9 +188,27 @@ def _inherit(tag: str, rel: str, base_dir: str, files: Mapping[str, str], seen: 
     for parent in parents:
         ppath = _install_relative(parent) if parent.startswith("/") else posixpath.join(base_dir, parent)
         pdir = posixpath.dirname(posixpath.normpath(ppath)) if release.loader_parent_dirs else base_dir
-        loaded = _inherit(tag, ppath, pdir, files, seen + (rel,))
+        loaded = _inherit(tag, ppath, pdir, files, seen + (rel,), trace)
         merged = merge(merged, loaded)
+    if trace is not None:
+        trace.append((rel, config))
     return merge(merged, config)
+
+
+def setter(tag: str, config_path: str, files: Optional[Mapping[str, str]], key: str) -> Optional[str]:
+    """The file of the config's defaults: chain whose value of `key` the loaded config holds: the last one in merge
+    order (parents first, each file after its parents, as _inherit merges them) that sets the key or a section
+    above it to a value that is not a section. None when no file sets it."""
+    trace: list[tuple[str, dict]] = []
+    rel = posixpath.normpath(config_path)
+    _inherit(tag, rel, posixpath.dirname(rel), dict(files or {}), (), trace)
+    parts = key.split(".")
+    for path, config in reversed(trace):
+        for n in range(len(parts), 0, -1):
+            present, value = lookup(config, ".".join(parts[:n]))
+            if present and (n == len(parts) or not isinstance(value, dict)):
+                return path
+    return None
 
 
 def _install_relative(path: str) -> str:

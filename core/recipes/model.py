@@ -61,8 +61,11 @@ class Recipe(BaseModel):
             "v0.5.0). NeMo-RL reads it at no release; PR #2640 removed it from v0.7.0's configs."
         ),
     )
-    dataset: Literal["DeepScaler", "gsm8k"] = Field(
-        description=("DeepScaler (NeMo-RL built-in) or gsm8k (prepared as JSONL on Lustre, read by ResponseDataset).")
+    dataset: Optional[Literal["DeepScaler", "gsm8k"]] = Field(
+        description=(
+            "DeepScaler (NeMo-RL built-in) or gsm8k (prepared as JSONL on Lustre, read by ResponseDataset); null "
+            "(jobRecipe none): the config's own data section, as written."
+        )
     )
     num_nodes: int = Field(ge=1, description="cluster.num_nodes: GPU nodes the run uses.")
     gpus_per_node: int = Field(ge=1, description="cluster.gpus_per_node.")
@@ -99,12 +102,13 @@ class Recipe(BaseModel):
             "through its defaults: chain)."
         ),
     )
-    step_budget_seconds: int = Field(
+    step_budget_seconds: Optional[int] = Field(
+        None,
         ge=1,
         description=(
             "Upper bound of one GRPO step (rollouts, training, checkpoint) for the RayJob's deadline: "
             "activeDeadlineSeconds = startup allowance + max_num_steps x step_budget_seconds (jobDeadlineSeconds "
-            "overrides the result)."
+            "overrides the result). Null (jobRecipe none unless set): no deadline from the recipe."
         ),
     )
     save_period: int = Field(ge=1, description="checkpointing.save_period: steps between checkpoints.")
@@ -233,6 +237,77 @@ _GEMMA3_27B = Recipe(
 )
 
 RECIPES: dict[str, Recipe] = {r.name: r for r in (_QWEN_72B, _GEMMA3_27B)}
+
+# jobRecipe none: the chosen config (jobOverrides.config_path: a shipped config, or the user's own through
+# jobConfigFiles) runs as written. The Recipe is then a view of the resolved config (core.recipes.as_written), and the
+# program renders only the keys the infrastructure decides (AS_WRITTEN_KEYS).
+AS_WRITTEN = "none"
+# Recipe fields a jobOverrides entry may still set with jobRecipe none: none of them renders a key of the config but
+# the pinned model (model_name, model_revision: policy.model_name and the tokenizer, the snapshot the prefetch pins),
+# and the others are the program's own: checkpoint sizing, the RayJob deadline, the accepted TP accuracy issue.
+AS_WRITTEN_FIELDS = (
+    "config_path",
+    "model_name",
+    "model_revision",
+    "model_params",
+    "step_budget_seconds",
+    "ignore_tp_accuracy_check",
+)
+# The config key each other recipe field renders (or stands for): with jobRecipe none the config's own key is set
+# instead, dotted (jobOverrides["cluster.num_nodes"]).
+RECIPE_FIELD_KEYS: dict[str, str] = {
+    "train_backend": "policy.megatron_cfg.enabled",
+    "converter_type": "policy.megatron_cfg.converter_type",
+    "dataset": "data",
+    "num_nodes": "cluster.num_nodes",
+    "gpus_per_node": "cluster.gpus_per_node",
+    "max_num_steps": "grpo.max_num_steps",
+    "num_prompts_per_step": "grpo.num_prompts_per_step",
+    "num_generations_per_prompt": "grpo.num_generations_per_prompt",
+    "train_global_batch_size": "policy.train_global_batch_size",
+    "colocated_generation": "policy.generation.colocated.enabled",
+    "generation_nodes": "policy.generation.colocated.resources.num_nodes",
+    "generation_gpus_per_node": "policy.generation.colocated.resources.gpus_per_node",
+    "vllm_tensor_parallel_size": "policy.generation.vllm_cfg.tensor_parallel_size",
+    "vllm_gpu_memory_utilization": "policy.generation.vllm_cfg.gpu_memory_utilization",
+    "dtensor_tensor_parallel_size": "policy.dtensor_cfg.tensor_parallel_size",
+    "val_period": "grpo.val_period",
+    "save_period": "checkpointing.save_period",
+    "keep_top_k": "checkpointing.keep_top_k",
+    "metric_name": "checkpointing.metric_name",
+    "higher_is_better": "checkpointing.higher_is_better",
+    "wandb_enabled": "logger.wandb_enabled",
+    "wandb_name": "logger.wandb.name",
+    "wandb_project": "logger.wandb.project",
+    "wandb_entity": "logger.wandb.entity",
+    "tensorboard_enabled": "logger.tensorboard_enabled",
+    "save_optimizer": "checkpointing.save_optimizer",
+    "precision": "policy.precision",
+}
+_ONE_WANDB_RUN = "the program (one W&B run per run, resumed by every attempt)"
+# The keys the program renders with jobRecipe none, and what decides each (docs/operations.md "A config as written"
+# lists them; tests/test_as_written.py keeps the two in step): where the run keeps its checkpoints and logs on Lustre,
+# the pinned snapshot the model and its tokenizer load from, one W&B run across attempts where the config logs to W&B.
+# The staged data paths join them where jobData names the data.
+AS_WRITTEN_KEYS: dict[str, str] = {
+    "policy.model_name": "jobOverrides.model_name (the pinned snapshot; default: the config's own policy.model_name)",
+    "policy.tokenizer.name": "jobOverrides.model_name (the tokenizer follows the pinned snapshot)",
+    "checkpointing.checkpoint_dir": "runName",
+    "logger.log_dir": "runName",
+    "logger.wandb.id": _ONE_WANDB_RUN,
+    "logger.wandb.resume": _ONE_WANDB_RUN,
+}
+
+
+def as_written(r: Recipe) -> bool:
+    """The recipe is jobRecipe none: its config runs as written."""
+    return r.name == AS_WRITTEN
+
+
+def rendered_key_owners(r: Recipe) -> dict[str, str]:
+    """Config key -> the setting that decides it, for every key the program may render for this recipe."""
+    return AS_WRITTEN_KEYS if as_written(r) else SETTING_OF_KEY
+
 
 # Recipe fields a jobOverrides entry may set (the name selects the recipe: jobRecipe; config_overrides holds the
 # dotted keys).

@@ -38,7 +38,7 @@ from typing import Any, Optional
 import core.recipes.config_tree as config_tree
 from core.catalog import NemoRlRelease
 from core.lustre_paths import mount_root
-from core.recipes.model import Recipe, higher_is_better, run_name_problem
+from core.recipes.model import AS_WRITTEN_KEYS, Recipe, as_written, higher_is_better, run_name_problem
 
 GSM8K_DIR = "datasets/gsm8k"  # under the Lustre mount
 CHECKPOINTS_DIR = "checkpoints"  # under the Lustre mount
@@ -69,6 +69,8 @@ def hydra_overrides(
     problem = run_name_problem(run_name)
     if problem:
         raise ValueError(problem)
+    if as_written(recipe):
+        return as_written_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path)
     o: dict[str, Any] = {
         "policy.model_name": model_path or recipe.model_name,
         # The tokenizer and chat template come from the same snapshot (core.catalog.NEMO_RL_HUB_KEYS): the Gemma 3
@@ -142,6 +144,38 @@ def hydra_overrides(
     if tree is not None:
         o.update(config_pins(recipe, release, tree))
     return dict(sorted(o.items()))
+
+
+def as_written_overrides(
+    recipe: Recipe, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+) -> dict[str, Any]:
+    """jobRecipe none: only the keys the infrastructure decides (model.AS_WRITTEN_KEYS), everything else stays the
+    config's: the pinned snapshot for the model and its tokenizer (core.catalog.NEMO_RL_HUB_KEYS; the config's
+    tokenizer is its model, which core.recipes.as_written checks), the run's checkpoint and log directories on
+    Lustre, and one W&B run per run where the config logs to W&B (wandb_run_id). `data_overrides` is where staged
+    data joins them."""
+    o: dict[str, Any] = {
+        "policy.model_name": model_path or recipe.model_name,
+        "policy.tokenizer.name": model_path or recipe.model_name,
+        "checkpointing.checkpoint_dir": checkpoint_dir(mount_path, run_name),
+        "logger.log_dir": f"{mount_root(mount_path)}/{LOGS_DIR}/{run_name}",
+    }
+    if recipe.wandb_enabled:
+        o["logger.wandb.id"] = wandb_run_id(run_name)
+        o["logger.wandb.resume"] = "allow"
+    o.update(data_overrides(recipe, mount_path))
+    assert set(o) - set(AS_WRITTEN_KEYS) <= _DATA_KEYS_RENDERED, o  # every key it renders is listed
+    return dict(sorted(o.items()))
+
+
+# The data keys a config run as written may get from the program: none until the data is staged by the program
+# (jobData), whose paths then replace the config's dataset route.
+_DATA_KEYS_RENDERED: frozenset[str] = frozenset()
+
+
+def data_overrides(recipe: Recipe, mount_path: str) -> dict[str, Any]:
+    """The staged data's keys for a config run as written (empty: the config's own data section, as written)."""
+    return {}
 
 
 def wandb_run_id(run_name: str) -> str:

@@ -19,17 +19,24 @@ from typing import Optional
 
 from pydantic import ValidationError
 
+import core.recipes.as_written as config_as_written
 import core.recipes.config_tree as config_tree
+import core.recipes.fit as config_fit
 from core import catalog, prefetch, shell
 from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core.keys import key as _key
 from core.recipes.model import (
+    AS_WRITTEN,
+    AS_WRITTEN_FIELDS,
+    AS_WRITTEN_KEYS,
     DEFAULT_RECIPE,
     OVERRIDABLE,
+    RECIPE_FIELD_KEYS,
     RECIPES,
-    SETTING_OF_KEY,
     JobSpec,
     Recipe,
+    as_written,
+    rendered_key_owners,
     run_name_problem,
     user_config_key,
 )
@@ -68,13 +75,14 @@ def _suggest(word: str, known) -> str:
 def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> tuple[Optional[Recipe], list[str]]:
     name = recipe_name(job)
     base = RECIPES.get(name)
-    if base is None:
+    if base is None and name != AS_WRITTEN:
+        known = [*sorted(RECIPES), AS_WRITTEN]
         return None, [
-            f"{_key('jobRecipe')}: unknown recipe {name!r}; valid: {', '.join(sorted(RECIPES))}"
-            f"{_suggest(name, RECIPES)}"
+            f"{_key('jobRecipe')}: unknown recipe {name!r}; valid: {', '.join(known)} (a config as written)"
+            f"{_suggest(name, known)}"
         ]
     problems = []
-    values = base.model_dump()
+    values = base.model_dump() if base is not None else {}
     config_keys: dict = {}
     for field, value in sorted(job.overrides.items()):
         unsafe = _unsafe_problem(field, value)
@@ -95,12 +103,27 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
             )
         elif unsafe:
             problems.append(unsafe)
+        elif base is None and field not in AS_WRITTEN_FIELDS:
+            target = RECIPE_FIELD_KEYS[field]
+            instead = (
+                "the data comes from the config's data section (dotted data.* keys change it)"
+                if target == "data"
+                else f'set the config\'s own key instead: jobOverrides["{target}"]'
+            )
+            problems.append(
+                f"{_key(f'jobOverrides.{field}')}: jobRecipe none runs the config as written, whose {target} is the "
+                f"config's; {instead}"
+            )
         else:
             values[field] = value
     values["config_overrides"] = config_keys
     files, file_problems = read_config_files(job)
     values["config_files"] = files
     problems.extend(file_problems)
+    if base is None:
+        if problems:
+            return None, problems
+        return _as_written_recipe(job, release, values)
     if "model_name" in job.overrides and "model_revision" not in job.overrides:
         # The base recipe's pin belongs to its own model: another model takes the catalog's pin or none.
         values["model_revision"] = prefetch.default_revision(values["model_name"])
@@ -129,6 +152,55 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
             field = str(err["loc"][0]) if err["loc"] else "name"
             out.append(f"{_origin(job, field)}: {field}: {err['msg']} (got {err.get('input')!r})")
         return None, out
+
+
+def _as_written_recipe(
+    job: JobSpec, release: Optional[NemoRlRelease], values: dict
+) -> tuple[Optional[Recipe], list[str]]:
+    """jobRecipe none: the Recipe read from the chosen config, resolved with the user's dotted keys
+    (core.recipes.as_written), under the few fields the user may set (AS_WRITTEN_FIELDS)."""
+    config_path = values.get("config_path")
+    if not isinstance(config_path, str) or not config_path:
+        return None, [
+            f"{_key('jobRecipe')}: none runs a NeMo-RL config as written; name it with "
+            f"{_key('jobOverrides.config_path')} (a config the release ships, e.g. examples/configs/grpo_math_8B.yaml, "
+            f"or a file of yours from {_key('jobConfigFiles')})"
+        ]
+    if release is None:  # the settings always pass the stack's release; tools get the newest that has the config
+        tags = [t for t in sorted(NEMO_RL_RELEASES, reverse=True) if config_tree.shipped(t, config_path)]
+        release = NEMO_RL_RELEASES[tags[0] if tags else max(NEMO_RL_RELEASES)]
+    files = values["config_files"]
+    where = _key("jobOverrides.config_path")
+    problem = _config_path_problem(config_path, files, release, where, AS_WRITTEN)
+    if problem:
+        return None, [problem]
+    try:
+        tree = config_tree.load(release.tag, config_path, files)
+    except config_tree.ConfigFileError as e:
+        return None, [f"{where}: {config_path} does not load on NeMo-RL {release.tag}: {e}"]
+    kind = runnable_problem(tree)
+    if kind:
+        return None, [f"{where}: {config_path} (NeMo-RL {release.tag}) {kind}"]
+    config = config_as_written.resolved_config(tree, values["config_overrides"])
+    fields = {**config_as_written.recipe_values(config), **values}
+    if "model_revision" not in job.overrides:
+        fields["model_revision"] = prefetch.default_revision(fields["model_name"])
+    return config_as_written.build(fields, config, config_path, release, where)
+
+
+def _config_path_problem(
+    config_path: str, files: dict, release: NemoRlRelease, where: str, recipe: str
+) -> Optional[str]:
+    """The config must be one the release ships or one of the user's files."""
+    in_tree = config_path.startswith(config_tree.CONFIGS_DIR + "/")
+    if config_path in files or (in_tree and config_tree.shipped(release.tag, config_path)):
+        return None
+    near = difflib.get_close_matches(config_path, config_tree.shipped_configs(release.tag), n=1)
+    return (
+        f"{where}: config {config_path!r} of recipe {recipe!r} is not shipped by NeMo-RL {release.tag} "
+        f"({_key('nemoRlRelease')}); releases with it: {', '.join(_releases_with(config_path)) or 'none'}"
+        + (f"; did you mean {near[0]!r}?" if near else "")
+    )
 
 
 def read_config_files(job: JobSpec) -> tuple[dict[str, str], list[str]]:
@@ -255,8 +327,10 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
                 f"dtensor_tensor_parallel_size applies to the DTensor backend, not {r.train_backend}",
             )
         )
-    train_gpus = r.num_nodes * r.gpus_per_node
-    if r.colocated_generation:
+    # The layout's own rules (training and vLLM parallel sizes against their world sizes, the batch shape) read the
+    # resolved config, whatever set each key (core.recipes.fit, from _release_problems). Here: the recipe fields the
+    # program renders into the cluster split; a config run as written keeps its own split, which fit.layout checks.
+    if not as_written(r) and r.colocated_generation:
         for f in ("generation_nodes", "generation_gpus_per_node"):
             if getattr(r, f) is not None:
                 p.append(
@@ -265,7 +339,7 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
                         f"{f} only applies to non-colocated generation (colocated_generation is true)",
                     )
                 )
-    else:
+    elif not as_written(r):
         if r.generation_nodes is None:
             p.append(
                 (
@@ -281,9 +355,6 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
                     "no node for training; lower generation_nodes or raise num_nodes",
                 )
             )
-            train_gpus = 0
-        else:
-            train_gpus = (r.num_nodes - r.generation_nodes) * r.gpus_per_node
         if r.generation_gpus_per_node is not None and r.generation_gpus_per_node != r.gpus_per_node:
             p.append(
                 (
@@ -292,23 +363,7 @@ def _consistency(r: Recipe) -> list[tuple[tuple[str, ...], str]]:
                     f"{r.gpus_per_node}; dedicated generation nodes use all their GPUs",
                 )
             )
-    tp = r.vllm_tensor_parallel_size
-    if tp is not None and r.gpus_per_node % tp:
-        p.append(
-            (
-                ("vllm_tensor_parallel_size", "gpus_per_node"),
-                f"vLLM tensor parallelism {tp} does not divide the {r.gpus_per_node} GPUs of a node",
-            )
-        )
-    dtp = r.dtensor_tensor_parallel_size
-    if dtp is not None and train_gpus and train_gpus % dtp:
-        p.append(
-            (
-                ("dtensor_tensor_parallel_size", "num_nodes", "generation_nodes"),
-                f"DTensor tensor parallelism {dtp} does not divide the {train_gpus} training GPUs",
-            )
-        )
-    if not r.save_optimizer:
+    if not r.save_optimizer and not as_written(r):  # as written: refused naming the key that sets it
         p.append(
             (
                 ("save_optimizer",),
@@ -409,16 +464,9 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
     """The recipe against the release's own config tree (nemo-rl-reference/<tag>): the config exists and is a GRPO
     math config the entry script runs, its backend is the recipe's, and every dotted override fits it."""
     p = []
-    in_tree = r.config_path.startswith(config_tree.CONFIGS_DIR + "/")
-    own = r.config_path in r.config_files
-    if not own and (not in_tree or not config_tree.shipped(release.tag, r.config_path)):
-        near = difflib.get_close_matches(r.config_path, config_tree.shipped_configs(release.tag), n=1)
-        p.append(
-            f"{_origin(job, 'config_path')}: config {r.config_path!r} of recipe {r.name!r} is not shipped by "
-            f"NeMo-RL {release.tag} ({_key('nemoRlRelease')}); releases with it: "
-            f"{', '.join(_releases_with(r.config_path)) or 'none'}" + (f"; did you mean {near[0]!r}?" if near else "")
-        )
-        return p
+    problem = _config_path_problem(r.config_path, r.config_files, release, _origin(job, "config_path"), r.name)
+    if problem:
+        return [problem]
     try:
         tree = recipe_tree(r, release)
     except config_tree.ConfigFileError as e:
@@ -436,8 +484,16 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
     p.extend(_rendered_key_problems(r, job, release, tree))
     p.extend(_unpinned_artefact_problems(r, job, release, tree))
     p.extend(_tp_accuracy_problems(r, job, release, tree))
+    config = checked_config(r, release, tree)
+    if config is not None:
+        where = config_fit.Provenance(job, r, release)
+        if as_written(r):
+            users = config_as_written.resolved_config(tree, r.config_overrides)
+            p.extend(config_as_written.problems(r, users, release, where))
+        p.extend(config_fit.config_problems(config, release, where))
+    owners = rendered_key_owners(r)
     for key, value in sorted(r.config_overrides.items()):
-        owner = SETTING_OF_KEY.get(key.lstrip("+~"))
+        owner = owners.get(key.lstrip("+~"))
         if owner and owner.startswith("the program"):
             p.append(f"{_key(f'jobOverrides.{key}')}: is set by {owner}; remove it")
             continue
@@ -469,7 +525,7 @@ def _rendered_key_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree
     (k, problem), more = bad[0], len(bad) - 1
     return [
         f"{_origin(job, 'config_path')}: {r.config_path} (NeMo-RL {release.tag}) cannot take {k}, which "
-        f"{SETTING_OF_KEY.get(k, 'the recipe')} renders ({problem})"
+        f"{rendered_key_owners(r).get(k, 'the recipe')} renders ({problem})"
         + (f", nor {more} more such key(s)" if more else "")
     ]
 
@@ -841,7 +897,10 @@ def default_run_name(job: JobSpec, stack_name: str, release: NemoRlRelease) -> s
     if job.run_name is not None:
         return job.run_name
     recipe, _ = _apply_overrides(job, release)
-    base = f"{recipe_name(job)}-{stack_name}"
+    # A config run as written is named after its file (grpo_math_8B-dev-1a2b3c4d).
+    config_path = job.overrides.get("config_path")
+    stem = posixpath.splitext(posixpath.basename(config_path))[0] if isinstance(config_path, str) else ""
+    base = f"{stem if recipe_name(job) == AS_WRITTEN and stem else recipe_name(job)}-{stack_name}"
     slug = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", base)).lstrip("._-")
     try:
         start_from = getattr(job, "start_from", None)
@@ -889,18 +948,58 @@ def job_warnings(job: JobSpec, release: NemoRlRelease) -> list[str]:
         recipe = resolve_recipe(job, release)
     except RecipeError:
         return []  # reported as problems by check_job()
+    out = _unpinned_data_warnings(recipe, job, release) if as_written(recipe) else []
     steps = megatron_save_without_validation(recipe, release)
     if not steps:
-        return []
+        return out
     val_period = effective_val_period(recipe, release)
     shown = ", ".join(str(s) for s in steps[:6]) + (", ..." if len(steps) > 6 else "")
-    return [
-        f"{_origin(job, 'save_period', 'val_period', 'max_num_steps')}: the Megatron run saves checkpoints "
+    origin = (
+        config_fit.Provenance(job, recipe, release).first(
+            "checkpointing.save_period", "grpo.val_period", "grpo.max_num_steps"
+        )
+        if as_written(recipe)
+        else _origin(job, "save_period", "val_period", "max_num_steps")
+    )
+    return out + [
+        f"{origin}: the Megatron run saves checkpoints "
         f"at steps without validation ({shown}; save_period {recipe.save_period}, val_period "
         f"{val_period}, max_num_steps {recipe.max_num_steps}); such runs can run out of GPU memory "
         f"after the save (NVIDIA-NeMo/RL #1137, reported before v0.4.0, open; #834, a segfault, fixed in "
         f"v0.4.0); make save_period and max_num_steps multiples of val_period"
     ]
+
+
+def _unpinned_data_warnings(recipe: Recipe, job: JobSpec, release: NemoRlRelease) -> list[str]:
+    """A config run as written keeps its own data section: a dataset NeMo-RL loads by name from the Hub (a built-in
+    such as OpenMathInstruct-2, or a Hub id as a ResponseDataset path) loads at the Hub's newest revision, since no
+    release passes a revision to its loaders (`git grep revision <tag> -- nemo_rl/data` at v0.4.0 and v0.5.0 finds
+    none; v0.7.0's one hit is a cache scan in datasets/utils.py). Said in preview, not refused: it is the config's
+    choice."""
+    config = checked_config(recipe, release, recipe_tree(recipe, release))
+    if config is None:
+        return []
+    where = config_fit.Provenance(job, recipe, release)
+    entries = (
+        [("data", config.get("data") or {})]
+        if release.flat_data
+        else [(f"data.{s}", (config.get("data") or {}).get(s)) for s in ("train", "validation")]
+    )
+    out = []
+    for prefix, entry in entries:
+        if not isinstance(entry, dict):
+            continue  # none, or a list of datasets (v0.7.0), left to the config
+        name = entry.get("dataset_name") or ((config.get("data") or {}).get("default") or {}).get("dataset_name")
+        path = entry.get("train_data_path" if release.flat_data else "data_path")
+        local = isinstance(path, str) and path.startswith("/")
+        if name and (name != "ResponseDataset" or not local):
+            shown = f"{name} from {path}" if path else name
+            out.append(
+                f"{where(prefix + '.dataset_name')}: the config's data ({prefix}: {shown}) is loaded by NeMo-RL from "
+                "the Hugging Face Hub at its newest revision, not a pinned one (no release passes a dataset revision "
+                "to its loaders); a run that must be repeatable trains on staged files (a path on Lustre)"
+            )
+    return out
 
 
 def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Optional[Recipe], list[str]]:
@@ -920,31 +1019,67 @@ def resolve(job: JobSpec, release: NemoRlRelease, stack_name: str) -> tuple[Opti
     return recipe, problems
 
 
-def fit_problems(recipe: Recipe, job: JobSpec, *, worker_replicas: int, gpus_per_node: int) -> list[str]:
-    """What the recipe asks of the cluster that the cluster does not have."""
+def fit_problems(
+    recipe: Recipe,
+    job: JobSpec,
+    *,
+    worker_replicas: int,
+    gpus_per_node: int,
+    max_nodes: Optional[int] = None,
+    gpu_memory_gib: Optional[int] = None,
+    release: Optional[NemoRlRelease] = None,
+) -> list[str]:
+    """What the recipe asks of the cluster that the cluster does not have. `max_nodes`: the GPU nodes the platform's
+    pools scale to (Standard; None on Autopilot); `gpu_memory_gib` with the `release`: the GPU memory lower bound on
+    the resolved config (core.recipes.fit.memory_problems)."""
     problems = []
-    if recipe.num_nodes > worker_replicas:
+    where = config_fit.Provenance(job, recipe, release) if release is not None else None
+
+    def origin(field: str) -> str:
+        # A config run as written: the setting its cluster.* key came from (the config, a file, a dotted key).
+        if as_written(recipe) and where is not None:
+            return where(f"cluster.{field}")
+        return _origin(job, field)
+
+    if as_written(recipe) and max_nodes is not None and recipe.num_nodes > max_nodes:
         problems.append(
-            f"{_origin(job, 'num_nodes')}: {recipe.num_nodes} nodes (recipe {recipe.name!r}) but only "
+            f"{origin('num_nodes')}: the config needs cluster.num_nodes {recipe.num_nodes} GPU nodes but the "
+            f"platform's GPU pools scale to at most {max_nodes} ({_key('gpuNodes')})"
+        )
+    elif recipe.num_nodes > worker_replicas:
+        problems.append(
+            f"{origin('num_nodes')}: {recipe.num_nodes} nodes (recipe {recipe.name!r}) but only "
             f"{worker_replicas} GPU workers ({_key('workerReplicas')})"
         )
     if recipe.gpus_per_node != gpus_per_node:
+        fix = f'; set jobOverrides["cluster.gpus_per_node"] to {gpus_per_node}' if as_written(recipe) else ""
         problems.append(
-            f"{_origin(job, 'gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
-            f"has {gpus_per_node} ({_key('gpuType')})"
+            f"{origin('gpus_per_node')}: {recipe.gpus_per_node} GPUs per node but the GPU type "
+            f"has {gpus_per_node} ({_key('gpuType')}){fix}"
         )
+    if gpu_memory_gib is not None and release is not None and not problems:
+        params = recipe.model_params or catalog.MODEL_PARAMS.get(recipe.model_name)
+        try:
+            config = checked_config(recipe, release, recipe_tree(recipe, release))
+        except config_tree.ConfigFileError:
+            config = None  # reported by the recipe's own rules
+        if config is not None and where is not None:
+            problems.extend(config_fit.memory_problems(config, params, gpu_memory_gib, where, recipe.model_name))
     return problems
 
 
-def job_deadline_seconds(recipe: Recipe) -> int:
-    """The RayJob's activeDeadlineSeconds the recipe asks for: startup allowance + max_num_steps x step budget."""
+def job_deadline_seconds(recipe: Recipe) -> Optional[int]:
+    """The RayJob's activeDeadlineSeconds the recipe asks for: startup allowance + max_num_steps x step budget; None
+    without a step budget (jobRecipe none unless jobOverrides.step_budget_seconds sets one)."""
+    if recipe.step_budget_seconds is None:
+        return None
     return int(catalog.NOMINAL_JOB_STARTUP_SECONDS.seconds) + recipe.max_num_steps * recipe.step_budget_seconds
 
 
 def deadline_problems(recipe: Recipe, job: JobSpec) -> list[str]:
     """The recipe's deadline must fit KubeRay's int32 activeDeadlineSeconds (catalog K8S_INT32_MAX)."""
     seconds = job_deadline_seconds(recipe)
-    if seconds <= catalog.K8S_INT32_MAX:
+    if seconds is None or seconds <= catalog.K8S_INT32_MAX:
         return []
     return [
         f"{_origin(job, 'max_num_steps', 'step_budget_seconds')}: the RayJob deadline of {seconds} s "
@@ -978,3 +1113,44 @@ def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
     if problems:
         raise RecipeError(problems)
     return recipe
+
+
+def _shown(value: object) -> str:
+    return "null" if value is None else repr(value) if isinstance(value, str) else str(value)
+
+
+def override_report(
+    recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+) -> list[str]:
+    """What `pulumi preview` says the job sets over its config (NemoRlJob logs it): with a recipe, every key the
+    recipe sets to another value than the config's (`key config -> recipe`), then the keys the program sets for the
+    infrastructure; with jobRecipe none, only the latter, and that everything else is the config's."""
+    try:
+        tree = recipe_tree(recipe, release)
+    except config_tree.ConfigFileError:
+        return []
+    rendered = hydra_overrides(
+        recipe, mount_path=mount_path, run_name=run_name, model_path=model_path, release=release, tree=tree
+    )
+    program_keys = {k: v for k, v in rendered.items() if k in AS_WRITTEN_KEYS}
+    where = f"{recipe.config_path} (NeMo-RL {release.tag})"
+    program = "; ".join(f"{k}={_shown(v)}" for k, v in program_keys.items())
+    mine = f"; jobOverrides sets {', '.join(sorted(recipe.config_overrides))}" if recipe.config_overrides else ""
+    if as_written(recipe):
+        return [
+            f"{_key('jobRecipe')}: none runs {where} as written: the program sets only {program}; every other key is "
+            f"the config's{mine}"
+        ]
+    changed = []
+    for k, v in rendered.items():
+        if k in program_keys or (k == "policy.megatron_cfg.converter_type" and not tree.lookup(k)[0]):
+            continue
+        present, before = tree.lookup(k, resolved=True)
+        if not present or before != v:
+            changed.append(f"{k} {_shown(before) if present else '(absent)'} -> {_shown(v)}")
+    lines = [
+        f"{_key('jobRecipe')}: recipe {recipe.name!r} sets over {where}: {', '.join(changed) or 'nothing'}"
+        + " (jobRecipe none runs the config as written)",
+        f"{_key('jobRecipe')}: the program sets {program}{mine}",
+    ]
+    return lines

@@ -177,6 +177,10 @@ class UncheckedSettings(BaseModel):
         w = self.workload.worker_replicas
         if w is not None:
             return w
+        if self.recipe is not None and recipes.as_written(self.recipe):
+            # A config run as written sizes its workers from its own cluster.num_nodes (the job rules refuse one
+            # that needs more nodes than the GPU pools have).
+            return self.recipe.num_nodes
         return 2 if self.autopilot else self.gpu.nodes
 
     @property

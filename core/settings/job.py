@@ -21,13 +21,14 @@ from core.settings.record import (
     INT32_ABOVE,
     LOGS_TO_WANDB,
     ON_EXPERIMENT,
-    PLATFORM,
     SAFE_REPLACEMENT,
     STOPS_THE_JOB,
+    Bad,
     DayTwo,
     setting,
 )
 from core.settings.workload import workers_valid
+from core.weights import STAGING_TOUCHES
 
 if TYPE_CHECKING:
     from core.settings import Settings, UncheckedSettings
@@ -55,6 +56,7 @@ class JobSettings(Section):
                 "ServiceAccount export-ksa",
                 "NetworkPolicy *",
                 "FQDNNetworkPolicy *",
+                *STAGING_TOUCHES,
             ),
             note=(
                 "the RayJob goes (that is the setting); the standing cluster keeps its head and scales its GPU "
@@ -67,7 +69,11 @@ class JobSettings(Section):
     recipe: Optional[str] = setting(
         None,
         key="jobRecipe",
-        description="Built-in recipe name.",
+        description=(
+            "Built-in recipe name, or none: the config jobOverrides.config_path names (shipped, or yours from "
+            "jobConfigFiles) runs as written, the program setting only the run's checkpoint and log paths, the "
+            "pinned model snapshot and one W&B run across attempts; default: gemma3-27b-gsm8k."
+        ),
         owner=BOTH,
         rule="core.recipes.resolve",
         day_two=DayTwo(
@@ -83,7 +89,7 @@ class JobSettings(Section):
             ),
             note="a new run",
         ),
-        bad=("x",),
+        bad=("x", Bad("none", refusal="none runs a NeMo-RL config as written; name it with")),
         alternatives=({"jobRecipe": "qwen2.5-72b-deepscaler"}, {"jobRecipe": "gemma3-27b-gsm8k"}),
         stack_alternatives={
             "dev": {"jobRecipe": "qwen2.5-72b-deepscaler", "gpuNodes": 8},
@@ -149,16 +155,18 @@ class JobSettings(Section):
         key="jobConfigFiles",
         description=(
             "Your own NeMo-RL config files: install path under /opt/nemo-rl (examples/configs/...yaml, next to "
-            "the shipped config it inherits from with defaults:) -> file in this Pulumi project. Shipped to the "
-            "head with the job scripts, installed before training, validated like the release's own; name one "
-            "with jobOverrides.config_path (JSON object)."
+            "the shipped config it inherits from with defaults:) -> file in this Pulumi project. Each stack ships "
+            "its own: a platform's job in the job-scripts ConfigMap, an experiment's in a ConfigMap of its own that "
+            "only its RayJob mounts; installed before training (an edited file replaces the copy an earlier job "
+            "installed), validated like the release's own; name one with jobOverrides.config_path (JSON object). "
+            "A stack without a job of its own (jobEnabled false) refuses them."
         ),
-        owner=PLATFORM,
+        owner=BOTH,
         rule="core.recipes.resolve",
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("ConfigMap job-scripts", "RayJob rayjob"),
-            note="the job scripts ConfigMap and a new RayJob",
+            touches=("ConfigMap job-scripts", "ConfigMap job-configs", "RayJob rayjob"),
+            note="the files' ConfigMap and a new RayJob",
         ),
         bad=(
             '{"configs/mine.yaml": "mine.yaml"}',
@@ -301,7 +309,7 @@ class JobSettings(Section):
 def check(s: "UncheckedSettings") -> list[str]:
     """Where the RayJob runs and, for the resolved recipe, its cluster fit (the recipe's own problems come from
     core.recipes.resolve)."""
-    p = _mode_problems(s) + _start_from_problems(s)
+    p = _mode_problems(s) + _start_from_problems(s) + _config_files_problems(s)
     acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)  # an unknown type is reported by the gpu rules
     # A refused worker or node count is reported by its own rule, not measured against the recipe.
     if s.recipe is None or not s.job.enabled:
@@ -310,7 +318,26 @@ def check(s: "UncheckedSettings") -> list[str]:
         p.extend(recipes.deadline_problems(s.recipe, s.job))
     if acc is None or not workers_valid(s):
         return p
-    return p + recipes.fit_problems(s.recipe, s.job, worker_replicas=s.worker_replicas, gpus_per_node=acc.gpus_per_node)
+    return p + recipes.fit_problems(
+        s.recipe,
+        s.job,
+        worker_replicas=s.worker_replicas,
+        gpus_per_node=acc.gpus_per_node,
+        max_nodes=None if s.autopilot else s.gpu.nodes,
+        gpu_memory_gib=acc.gpu_memory_gib,
+        release=s.workload.release,
+    )
+
+
+def _config_files_problems(s: "UncheckedSettings") -> list[str]:
+    """Config files on a stack that runs no job of its own would reach no job: each stack ships its own files (an
+    experiment's own ConfigMap), so a platform's are not handed to its experiments."""
+    if s.job.enabled or not s.job.config_files:
+        return []
+    return [
+        f"{key('jobConfigFiles')}: this stack runs no job of its own ({key('jobEnabled')} is false), so no job would "
+        "install these files; set them on the experiment stack whose job names them, or remove them"
+    ]
 
 
 # NeMo-RL names a checkpoint `step_{total_steps + 1}` (nemo_rl/algorithms/grpo.py: init_tmp_checkpoint(total_steps + 1,
@@ -337,10 +364,19 @@ def _start_from_problems(s: "UncheckedSettings") -> list[str]:
         # train nothing, exit 0, and the export would take the start point as this run's result.
         return [
             f"{key('jobStartFrom')}: {v!r} starts at step {step}, but the run stops at max_num_steps "
-            f"{s.recipe.max_num_steps}, so it would train nothing; raise {key('jobOverrides')}.max_num_steps above "
+            f"{s.recipe.max_num_steps}, so it would train nothing; raise {key('jobOverrides')}{_steps_key(s)} above "
             f"{step}"
         ]
     return []
+
+
+def _steps_key(s: "UncheckedSettings") -> str:
+    """How a stack raises its run's steps: the recipe field, or the config's own key for a config run as written."""
+    return '["grpo.max_num_steps"]' if s.recipe is not None and recipes.as_written(s.recipe) else ".max_num_steps"
+
+
+def _nodes_key(s: "UncheckedSettings") -> str:
+    return '["cluster.num_nodes"]' if s.recipe is not None and recipes.as_written(s.recipe) else ".num_nodes"
 
 
 def deadline_seconds(s: "Settings") -> Optional[int]:
@@ -428,7 +464,7 @@ def idle_gpu_warnings(s: "UncheckedSettings") -> list[str]:
     return [
         f"{_workers_key(s)}: {n} GPU workers but the job uses cluster.num_nodes={s.recipe.num_nodes}: {idle} "
         f"node(s) sit idle and billed; set {_workers_key(s)} to {s.recipe.num_nodes}, or raise "
-        f"{key('jobOverrides')}.num_nodes to use them"
+        f"{key('jobOverrides')}{_nodes_key(s)} to use them"
     ]
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from core import catalog, export
 from core.keys import key
+from core.naming import is_gcp_name
 from core.settings.base import Section
 from core.settings.record import (
     BOTH,
@@ -31,6 +32,7 @@ from core.settings.record import (
     DayTwo,
     setting,
 )
+from core.weights import STAGING_TOUCHES
 
 if TYPE_CHECKING:
     from core.settings import UncheckedSettings
@@ -113,7 +115,7 @@ class StartupSettings(Section):
         day_two=DayTwo(
             STOPS_THE_JOB,
             where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
-            touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob"),
+            touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob", *STAGING_TOUCHES),
             note=(
                 "off on an experiment: its GPU workers would download from Hugging Face, which its platform (the "
                 "shipped codelab) does not let them reach"
@@ -134,6 +136,29 @@ class StartupSettings(Section):
         day_two=DayTwo(SAFE_REPLACEMENT, touches=("Job prefetch", "FQDNNetworkPolicy *")),
         bad=("x",),
         alternatives=({"prefetchImage": "nemo-rl"},),
+    )
+    weights_path: Literal["lustre-download", "bucket-import"] = setting(
+        "lustre-download",
+        key="weightsPath",
+        description=(
+            "How the job's weights reach Lustre: lustre-download (the prefetch Job downloads them into the HF cache "
+            "on Lustre once the volume exists) or bucket-import (a CPU Job stages them in the bucket as soon as the "
+            "cluster exists, while Lustre is created, and Managed Lustre's importData brings them in; the deployer "
+            "creates a custom IAM role for it). Only with prefetchWeights; experiment stacks always download: their "
+            "platform's Lustre exists."
+        ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            SAFE_REPLACEMENT,
+            where={ON_EXPERIMENT: IN_PLACE},
+            touches=("Job prefetch", *STAGING_TOUCHES),
+            note=(
+                "the staging and import Jobs, their identities and grants, and the prefetch Job's arguments; the "
+                "RayJob and its model path stay (the staged copy is deleted with its folder when turned off)"
+            ),
+        ),
+        bad=("x",),
+        alternatives=({"weightsPath": "bucket-import"}, {"weightsPath": "lustre-download"}),
     )
     export_checkpoints: bool = setting(
         True,
@@ -219,6 +244,7 @@ def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     st = s.startup
     p.extend(_streaming_problems(s))
+    p.extend(_weights_path_problems(s))
     if st.export_checkpoints:
         _, problem = export.parse_destination(st.export_destination, s.bucket_name)
         if problem:
@@ -244,6 +270,24 @@ def export_warnings(s: "UncheckedSettings") -> list[str]:
         "optimizer state in the weights' iter_* shards: the export copies it all the same (a weights-only export "
         "needs a Megatron-to-HF conversion, which this stack does not run); set exportOptimizer to true to say so"
     ]
+
+
+def _weights_path_problems(s: "UncheckedSettings") -> list[str]:
+    """bucket-import runs as a Google service account of the stack's own (core.naming Names.weights_import_account: an
+    id of 6 to 30 characters, like the nodes' account). It stages what the prefetch downloads: with prefetchWeights
+    false, or without a job, nothing is staged (core/weights.py staged()), so turning the prefetch off never needs a
+    second key changed."""
+    st = s.startup
+    if st.weights_path != "bucket-import" or s.stack.platform_stack:
+        return []  # an experiment stack reads its platform's value and downloads onto the existing Lustre
+    account = s.names.weights_import_account
+    if s.stack.prefix is None or is_gcp_name(s.stack.prefix, 30):  # a refused prefix is reported once, by its rule
+        if not is_gcp_name(account, 30):
+            return [
+                f"{key('weightsPath')}: bucket-import's service account id {account!r} is longer than 30 characters; "
+                f"choose a prefix of at most 22 (now {s.prefix!r}) or set weightsPath to lustre-download"
+            ]
+    return []
 
 
 def _streaming_problems(s: "UncheckedSettings") -> list[str]:

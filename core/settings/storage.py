@@ -37,7 +37,15 @@ class StorageSettings(Section):
         day_two=DayTwo(
             REFUSED_BY_API,
             where={ON_EXPERIMENT: SAFE_REPLACEMENT},
-            touches=("Bucket bucket", "BucketIAMMember *", "Folder *", "ManagedFolder*", "Job export"),
+            touches=(
+                "Bucket bucket",
+                "BucketIAMMember *",
+                "Folder *",
+                "ManagedFolder*",
+                "Job export",
+                "Job stage",  # weightsPath bucket-import: the staging writes into the bucket, the import reads it
+                "Job import",
+            ),
             note=(
                 "the bucket is replaced delete-first and its delete refused while it holds exports (it is never "
                 "force-deleted); an experiment only points its export Job at the other bucket"

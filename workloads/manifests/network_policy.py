@@ -19,11 +19,14 @@ GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security doc
   own: their pods resolve through this one (`export-dns` for the export Job).
 - `export-metadata-server`: only the checkpoint export Job (`export_job`, a CPU pod of its own in either job mode)
   gets Google credentials: its GCS FUSE sidecar takes its Workload Identity token from the node's metadata server.
-  No Ray pod does: the head mounts no bucket.
+  No Ray pod does: the head mounts no bucket. With weightsPath bucket-import the staging and import Jobs get the
+  same (`weights-metadata-server`, and `weights-dns`): the staging's sidecar writes the bucket, the import calls
+  Lustre's API.
 - Outside hosts by name (`fqdn_policies()`, GKE FQDNNetworkPolicy): the prefetch reaches Hugging Face and, for
   its install step, PyPI; the head reaches Hugging Face (its driver and the data preparation still call the
   Hub), and W&B (with the Cloud Storage URLs it hands out) when the recipe logs there; the GPU workers reach the Hub
-  only when nothing was prefetched. Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
+  only when nothing was prefetched; the weights staging Job reaches Hugging Face, PyPI and Cloud Storage, the
+  weights import Job the Managed Lustre API. Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
   addresses instead (`<role>-public-https`).
 
 Image pulls are the kubelet's and the Lustre mount is the node's: neither is pod traffic. `kubectl
@@ -59,6 +62,8 @@ from workloads.manifests.pod_security import (
     ROLE_LABEL,
     ROLE_PREFETCH,
     ROLE_SUBMITTER,
+    ROLE_WEIGHTS_IMPORT,
+    ROLE_WEIGHTS_STAGE,
     ROLE_WORKER,
     SUBMITTER_LABELS,
     WORKLOAD_LABELS,
@@ -93,10 +98,22 @@ WORKERS = {"matchLabels": dict(RAY_WORKER_LABELS)}
 SUBMITTER = {"matchLabels": dict(SUBMITTER_LABELS)}
 PREFETCH = {"matchLabels": {ROLE_LABEL: ROLE_PREFETCH}}
 EXPORT = {"matchLabels": {ROLE_LABEL: ROLE_EXPORT}}
+# weightsPath bucket-import: the staging Job (Hugging Face, PyPI for its install, Cloud Storage for its GCS FUSE
+# sidecar) and the import Job (the Managed Lustre API), both with Google credentials from the metadata server.
+WEIGHTS_STAGE = {"matchLabels": {ROLE_LABEL: ROLE_WEIGHTS_STAGE}}
+WEIGHTS_IMPORT = {"matchLabels": {ROLE_LABEL: ROLE_WEIGHTS_IMPORT}}
+WEIGHTS_JOBS = _roles(ROLE_WEIGHTS_STAGE, ROLE_WEIGHTS_IMPORT)
 # Pods that resolve names: the Ray pods (the workers join GCS by the head Service's name), the submitter and the
 # prefetch.
 NAME_RESOLVERS = _roles(ROLE_HEAD, ROLE_WORKER, ROLE_SUBMITTER, ROLE_PREFETCH)
-SELECTORS = {ROLE_HEAD: HEAD, ROLE_WORKER: WORKERS, ROLE_PREFETCH: PREFETCH, ROLE_EXPORT: EXPORT}
+SELECTORS = {
+    ROLE_HEAD: HEAD,
+    ROLE_WORKER: WORKERS,
+    ROLE_PREFETCH: PREFETCH,
+    ROLE_EXPORT: EXPORT,
+    ROLE_WEIGHTS_STAGE: WEIGHTS_STAGE,
+    ROLE_WEIGHTS_IMPORT: WEIGHTS_IMPORT,
+}
 
 
 def dashboard_peer(spec: str, operator_namespace: str = catalog.KUBERAY_OPERATOR_NAMESPACE) -> dict:
@@ -137,6 +154,7 @@ class PolicyArgs:
     prefetch: bool = False  # the prefetch Job exists
     prefetch_pypi: bool = False  # ... and installs its client from PyPI
     export_job: bool = False  # the export Jobs, this stack's and its experiment stacks' (CPU pool, GCS FUSE)
+    weights_staging: bool = False  # weightsPath bucket-import: the staging and import Jobs
     fqdn: bool = True  # outside hosts by name (GKE FQDNNetworkPolicy)
     labels: dict = field(default_factory=lambda: dict(PART_OF))
 
@@ -170,6 +188,13 @@ class PolicyArgs:
             out[ROLE_PREFETCH] = pf
         if self.export_job:
             out[ROLE_EXPORT] = {"storage": catalog.GOOGLE_STORAGE_HOSTS}
+        if self.weights_staging:
+            out[ROLE_WEIGHTS_STAGE] = {
+                **{f"hf-{g}": h for g, h in hub.items()},
+                "pypi": catalog.PYPI_HOSTS,
+                "storage": catalog.GOOGLE_STORAGE_HOSTS,
+            }
+            out[ROLE_WEIGHTS_IMPORT] = {"lustre": catalog.LUSTRE_API_HOSTS}
         return out
 
 
@@ -256,6 +281,9 @@ def network_policies(args: PolicyArgs) -> list[dict]:
     if a.export_job:
         out.append(_policy("export-dns", a, EXPORT, egress=_dns_rule()))
         out.append(_policy("export-metadata-server", a, EXPORT, egress=metadata_server))
+    if a.weights_staging:
+        out.append(_policy("weights-dns", a, WEIGHTS_JOBS, egress=_dns_rule()))
+        out.append(_policy("weights-metadata-server", a, WEIGHTS_JOBS, egress=metadata_server))
     if not a.fqdn:
         public = {"ipBlock": {"cidr": "0.0.0.0/0", "except": list(catalog.NON_PUBLIC_RANGES)}}
         for role in a.outside_hosts():

@@ -1,7 +1,8 @@
 """Does every pod the stack renders fit where it lands? Checked before anything is registered.
 
 `rendered_pods(settings)` builds the pod templates with the same pure builders the components apply (the Ray head
-and GPU workers, the job's submitter, the weights prefetch, the checkpoint export, the GPU placeholders, the CPU
+and GPU workers, the job's submitter, the weights prefetch (and with weightsPath bucket-import the staging and
+import), the checkpoint export, the GPU placeholders, the CPU
 image pre-pull), and `problems(settings)` sizes each one, all containers plus the sidecar GKE injects
 (core/node_fit.py `pod_request`), against the node or Autopilot class its node selector picks: on Standard a system
 node (its boot disk backs ephemeral storage) or a GPU node (local SSDs), on Autopilot the class's maxima. `__main__`
@@ -16,11 +17,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
-from core import catalog, node_fit
+from core import catalog, node_fit, weights
 from core.keys import key as _key
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings, SettingsError
-from workloads.manifests import export_job, warmup
+from workloads.manifests import export_job, warmup, weights_staging
 from workloads.manifests.prefetch_job import WeightsPrefetchArgs, job_spec
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 from workloads.manifests.rayjob import SUBMITTER_CONTAINER, SUBMITTER_RESOURCES, JobArgs, submitter_template
@@ -64,6 +65,17 @@ def rendered_pods(s: Settings) -> list[RenderedPod]:
             pods.append(
                 RenderedPod(
                     "the weights prefetch pod", cpu_pod, {}, job_spec(WeightsPrefetchArgs.of(s))["template"]["spec"]
+                )
+            )
+        if weights.staged(s):
+            staging = weights_staging.WeightsStagingArgs.of(s)
+            template = weights_staging.stage_job_spec(staging)["template"]
+            pods.append(
+                RenderedPod("the weights staging pod", cpu_pod, template["metadata"]["annotations"], template["spec"])
+            )
+            pods.append(
+                RenderedPod(
+                    "the weights import pod", cpu_pod, {}, weights_staging.import_job_spec(staging)["template"]["spec"]
                 )
             )
         if s.startup.export_checkpoints:
@@ -171,7 +183,8 @@ def job_cpu_pods(s: Settings) -> dict[str, node_fit.Resources]:
 
 
 def platform_cpu_pods(s: Settings) -> dict[str, node_fit.Resources]:
-    """The platform's own CPU pods: the standing RayCluster's head, and its job's (named `platform job <pod>`)."""
+    """The platform's own CPU pods: the standing RayCluster's head, and its job's (named `platform job <pod>`), its
+    weights staging and import Jobs included."""
     spec = raycluster_spec(RayPodsConfig.of(s), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
     out = {"standing head": _total(spec["headGroupSpec"]["template"]["spec"])}
     if s.job.enabled:
@@ -179,6 +192,12 @@ def platform_cpu_pods(s: Settings) -> dict[str, node_fit.Resources]:
         if s.job.mode != "own-cluster":
             pods.pop("head")  # the job runs on the standing head
         out.update({f"platform job {k}": v for k, v in pods.items()})
+    if weights.staged(s):
+        # weightsPath bucket-import (a platform's own job only): its staging and import Jobs run on the CPU pool too.
+        staging = weights_staging.WeightsStagingArgs.of(s)
+        template = weights_staging.stage_job_spec(staging)["template"]
+        out["platform job weights staging"] = _total(template["spec"], template["metadata"].get("annotations"))
+        out["platform job weights import"] = _total(weights_staging.import_job_spec(staging)["template"]["spec"])
     return out
 
 

@@ -3,7 +3,8 @@
 - `cpu_node_selector()`: where CPU pods land: the Ray head, the weights prefetch and the image pre-pull;
 - `hf_environment()`: the Hugging Face cache on Lustre (HF_HOME), for every pod that reads or writes it;
 - `lustre_volume()` / `lustre_mount()`: the Lustre PVC, mounted at the same path everywhere;
-- `scripts_volume()` / `scripts_mount()`: the job-scripts ConfigMap (pod_programs/, workloads/job_scripts.py).
+- `scripts_volume()` / `scripts_mount()`: the job-scripts ConfigMap (pod_programs/, workloads/job_scripts.py);
+- `configs_volume()` / `configs_mount()`: an experiment stack's own config files (workloads/job_scripts.py JobConfigs).
 
 Token files and security contexts, shared the same way, are in pod_security.py.
 """
@@ -63,6 +64,18 @@ def token_secret_name(s: "Settings") -> str:
 
 def scripts_volume() -> dict:
     return {"name": SCRIPTS_VOLUME, "configMap": {"name": JOB_SCRIPTS, "defaultMode": SCRIPTS_FILE_MODE}}
+
+
+CONFIGS_VOLUME = "job-configs"
+
+
+def configs_volume(config_map: str) -> dict:
+    """An experiment stack's own config files (jobConfigFiles): read-only for everyone, like the programs."""
+    return {"name": CONFIGS_VOLUME, "configMap": {"name": config_map, "defaultMode": SCRIPTS_FILE_MODE}}
+
+
+def configs_mount(configs_dir: str) -> dict:
+    return {"name": CONFIGS_VOLUME, "mountPath": configs_dir, "readOnly": True}
 
 
 def scripts_mount(scripts_dir: str) -> dict:

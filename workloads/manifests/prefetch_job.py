@@ -15,9 +15,9 @@ access. It lands on the CPU nodes the Ray head uses (pod_parts.cpu_node_selector
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
-from core import catalog, images, prefetch, recipes
+from core import catalog, images, prefetch, recipes, weights
 from core.naming import HF_SECRET, HF_TOKEN_KEY, LUSTRE_PVC
 from core.settings import Settings
 from workloads.manifests.pod_parts import (
@@ -57,6 +57,8 @@ class WeightsPrefetchArgs:
     node_selector: dict  # the CPU pods' placement, like the Ray head's
     backoff_limit: int = 4
     secret_name: str = HF_SECRET  # the stack's token Secret (an experiment stack has its own)
+    # weightsPath bucket-import: the model was imported into its path; the staging manifest's name (core/weights.py).
+    imported: Optional[str] = None
 
     @classmethod
     def of(cls, s: Settings) -> "WeightsPrefetchArgs":
@@ -79,7 +81,13 @@ class WeightsPrefetchArgs:
             scripts_dir=recipes.SCRIPTS_DIR,
             node_selector=cpu_node_selector(autopilot=s.autopilot, cpu_pool=s.names.cpu_pool),
             secret_name=token_secret_name(s),
+            imported=weights.STAGED_MANIFEST if weights.staged(s) else None,
         )
+
+    @property
+    def download_bytes(self) -> int:
+        """What the Job itself downloads (the critical-path report times it): nothing of the model when imported."""
+        return 0 if self.imported else self.plan.download_bytes
 
     @property
     def timeout_seconds(self) -> int:
@@ -92,7 +100,9 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
     download: dict[str, Any] = {
         "name": CONTAINER,
         "image": a.image,
-        "command": prefetch.download_argv(a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image),
+        "command": prefetch.download_argv(
+            a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image, imported=a.imported
+        ),
         "env": [
             *hf_environment(mount),
             {"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE},

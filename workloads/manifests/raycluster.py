@@ -35,12 +35,14 @@ from dataclasses import dataclass
 from core import node_fit
 from core.catalog import Accelerator, NemoRlRelease
 from core.naming import RAY_AUTH_SECRET
-from core.recipes import SCRIPTS_DIR
+from core.recipes import IMAGE_PATHS, SCRIPTS_DIR
 from core.settings import Settings
 from core.settings import workload as workload_settings
 from core.settings.security import token_auth_enabled
 from workloads.manifests.compute_class import worker_scheduling
 from workloads.manifests.pod_parts import (
+    configs_mount,
+    configs_volume,
     cpu_node_selector,
     hf_environment,
     lustre_mount,
@@ -100,6 +102,9 @@ class RayPodsConfig:
     # Least privilege: the workers load everything from the prefetched cache (no Hub, no token) when the stack
     # prefetches; whether a job runs does not change the cluster.
     workers_offline: bool = False
+    # An experiment stack's own config files (jobConfigFiles): the ConfigMap its RayJob's head mounts at
+    # IMAGE_PATHS.configs_dir; None for every other cluster (a platform's files travel in the job-scripts ConfigMap).
+    configs_map: "str | None" = None
 
     @property
     def ray_auth_secret(self) -> "str | None":
@@ -128,7 +133,15 @@ class RayPodsConfig:
             worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s),
             ray_token_auth=token_auth_enabled(s),
             workers_offline=s.startup.prefetch_weights,
+            configs_map=own_configs_map(s),
         )
+
+
+def own_configs_map(s: Settings) -> "str | None":
+    """The ConfigMap of an experiment stack's own config files, when it has some (workloads/job_scripts.py)."""
+    if s.stack.platform_stack and s.job.enabled and s.recipe.config_files:
+        return s.names.job_configs
+    return None
 
 
 _SHM_VOLUME = "dshm"
@@ -172,10 +185,20 @@ def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
             # gIB mount and must not source the gIB script.
             "env": [library_path_env(c.release)] + hf_environment(c.lustre_mount_path) + tokens.env,
             # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
-            "volumeMounts": [lustre_mount(c.lustre_mount_path), scripts_mount(SCRIPTS_DIR), *tokens.volume_mounts],
+            "volumeMounts": [
+                lustre_mount(c.lustre_mount_path),
+                scripts_mount(SCRIPTS_DIR),
+                *([configs_mount(IMAGE_PATHS.configs_dir)] if c.configs_map else []),
+                *tokens.volume_mounts,
+            ],
         }
     ]
-    pod_spec["volumes"] = [lustre_volume(pvc_name), scripts_volume(), *tokens.volumes]
+    pod_spec["volumes"] = [
+        lustre_volume(pvc_name),
+        scripts_volume(),
+        *([configs_volume(c.configs_map)] if c.configs_map else []),
+        *tokens.volumes,
+    ]
     template = {"metadata": {"labels": dict(RAY_HEAD_LABELS)}, "spec": harden_pod_spec(pod_spec)}
     return {
         # Required by KubeRay <= 1.3, harmless later. num-gpus 0: the driver schedules nothing GPU-bound on

@@ -89,6 +89,9 @@ class JobArgs:
     ray_token_auth: bool = False
     # Runnable but risky job settings (core.settings.job.warnings), shown by `pulumi preview`.
     warnings: tuple[str, ...] = ()
+    # What the job sets over its config: the recipe's keys and the program's own (core.recipes.override_report),
+    # shown by `pulumi preview` as information.
+    notes: tuple[str, ...] = ()
     # Weights prefetch (core.prefetch): the job trains from the pinned snapshot's path; in own-cluster mode the
     # entrypoint first waits for the prefetch Job's marker (a graph edge would hold the RayJob, and with it the
     # GPU nodes it asks for, until the download ends).
@@ -152,6 +155,15 @@ class JobArgs:
             gate_rerun=s.gate.rerun if s.gate.enabled else None,
             ray_token_auth=token_auth_enabled(s),
             warnings=tuple(job_settings.warnings(s) + startup_settings.export_warnings(s) + queue_settings.warnings(s)),
+            notes=tuple(
+                recipes.override_report(
+                    r,
+                    s.workload.release,
+                    mount_path=s.workload.lustre_mount_path,
+                    run_name=s.run_name,
+                    model_path=model_path,
+                )
+            ),
             model_path=model_path,
             prefetch_marker=marker,
             before=before,
@@ -194,6 +206,7 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
             prefetch_marker=a.prefetch_marker,
             attempts=a.attempts,
             start_from=a.start_from,
+            own_configs=a.own_cluster is not None and a.own_cluster.configs_map is not None,
         ),
     )
     # Carries the gateRerun token too (recipes.GATE_RERUN_ENV): a new value replaces the RayJob.
