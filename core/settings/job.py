@@ -57,6 +57,8 @@ class JobSettings(Section):
                 "NetworkPolicy *",
                 "FQDNNetworkPolicy *",
                 *STAGING_TOUCHES,
+                "NodePool cpu",  # the CPU pool's maximum counts the platform's job
+                "Dashboard dashboard",  # its Ray charts follow the job's own cluster, or the standing one
             ),
             note=(
                 "the RayJob goes (that is the setting); the standing cluster keeps its head and scales its GPU "
@@ -86,6 +88,7 @@ class JobSettings(Section):
                 "DaemonSet cpu-prepull",
                 "FQDNNetworkPolicy *",
                 "Secret tokens",
+                "NodePool cpu",  # the CPU pool's maximum counts the job's CPU pods, which follow the recipe
             ),
             note="a new run",
         ),
@@ -226,7 +229,14 @@ class JobSettings(Section):
         owner=BOTH,
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
+            # With jobMode own-cluster (its alternative), jobMode's: the CPU pool's maximum and the queue's CPU quota.
+            touches=(
+                "RayJob rayjob",
+                "RayCluster raycluster",
+                "Dashboard dashboard",
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
+            ),
             note="a new RayJob (with jobMode own-cluster, where KubeRay retries)",
         ),
         bad=(-1, INT32_ABOVE),
@@ -242,7 +252,17 @@ class JobSettings(Section):
         ge=0,
         le=catalog.K8S_INT32_MAX,
         owner=BOTH,
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard")),
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            # With jobMode own-cluster (its alternative), jobMode's: the CPU pool's maximum and the queue's CPU quota.
+            touches=(
+                "RayJob rayjob",
+                "RayCluster raycluster",
+                "Dashboard dashboard",
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
+            ),
+        ),
         bad=(-1, 5, INT32_ABOVE),
         alternatives=({"jobMode": "own-cluster", "jobTtlSeconds": 60},),
     )

@@ -151,7 +151,7 @@ class StartupSettings(Section):
         day_two=DayTwo(
             SAFE_REPLACEMENT,
             where={ON_EXPERIMENT: IN_PLACE},
-            touches=("Job prefetch", *STAGING_TOUCHES),
+            touches=("Job prefetch", *STAGING_TOUCHES, "NodePool cpu"),  # the CPU pool counts the staging Jobs
             note=(
                 "the staging and import Jobs, their identities and grants, and the prefetch Job's arguments; the "
                 "RayJob and its model path stay (the staged copy is deleted with its folder when turned off)"

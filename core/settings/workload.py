@@ -78,7 +78,17 @@ class WorkloadSettings(Section):
         day_two=DayTwo(
             IN_PLACE,
             where={ON_AUTOPILOT: STOPS_THE_JOB, ON_EXPERIMENT: STOPS_THE_JOB},
-            touches=("Job placeholders", "RayCluster raycluster", "RayJob rayjob", "NodePool gpu-*", "Job export"),
+            touches=(
+                "Job placeholders",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+                "NodePool gpu-*",
+                "Job export",
+                # The CPU pool's maximum and the queue's quota follow the jobs' workers (and gpuNodes where an
+                # alternative changes both).
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
+            ),
             note="Standard: the worker group's replicas change in place (idle GPU nodes bill)",
         ),
         bad=(-1, 3, INT32_ABOVE),
