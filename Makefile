@@ -8,7 +8,7 @@ STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
 
-.PHONY: synth test test-unit lint synth-all generated project-file policy-facts settings-doc day-two-table sizing-report checkov policy-check cli-check preview up destroy clean
+.PHONY: synth test test-unit lint synth-all generated project-file policy-facts settings-doc day-two-table sizing-report ttfs-report checkov policy-check cli-check preview up destroy clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,10 @@ checkov: $(VENV)/.installed $(CHECKOV_VENV)/.installed
 
 sizing-report: $(VENV)/.installed
 	$(PY) -m synth.sizing_report
+
+# The time-to-first-step block of docs/performance.md: estimates beside their bounds, and the nominal table.
+ttfs-report: $(VENV)/.installed
+	$(PY) -m synth.ttfs_report --write
 
 # Every generated file, in the order they read each other (docs/settings.md reads Pulumi.yaml): from the settings'
 # records Pulumi.yaml, docs/settings.md and the day-two table of docs/operations.md; from the catalog the policy

@@ -514,8 +514,10 @@ def lustre_checks(
     expected_gbps: float,
     how: str,
     cross_node: bool,
+    throughput_skipped: str = "",
 ) -> list[Check]:
-    """`mounts`: host -> mount_of() of the Lustre path on that host."""
+    """`mounts`: host -> mount_of() of the Lustre path on that host. `throughput_skipped`: why the write and read
+    sweeps did not run (every node passed them recently), said in their skipped checks."""
     wrong = {h: m for h, m in sorted(mounts.items()) if m[1] != expected_fstype}
     if wrong:
         measured = "; ".join(f"{h}: {fstype} at {point}" for h, (point, fstype, _src) in wrong.items())
@@ -555,6 +557,9 @@ def lustre_checks(
             "O_DIRECT read of files " + ("another node wrote" if cross_node else "this node wrote (single node)"),
         ),
     ):
+        if throughput_skipped:
+            checks.append(Check(name, SKIP, "not measured", f">= {_gbps(expected_gbps)}", throughput_skipped))
+            continue
         errors = [p["error"] for p in parts if p.get("error")]
         if errors or not parts:
             checks.append(Check(name, FAIL, "; ".join(errors) or "nothing", f">= {_gbps(expected_gbps)}", what))
@@ -591,3 +596,243 @@ def write_json_atomically(path: str, data: dict) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+# --- a node's recent pass: the sweeps once per node, not once per submission ---------------------------
+# After a full gate that passed, each node gets a record (one JSON file per node, `<records dir>/<node>.json`). A later
+# gate skips the Lustre and NCCL sweeps when EVERY node it runs on has a valid record in a directory it trusts, and
+# always runs the GPU health check and the Lustre mount probe; any node without one makes it run the full gate on all
+# of its nodes (the collectives are one sweep over every rank: the new node is measured with the others, as training
+# will use it). A record is valid only while what the pass proved still holds:
+# - the same node and the same boot: the node name (the pod's `spec.nodeName`, through the downward API) and the
+#   kernel's boot ID (/proc/sys/kernel/random/boot_id: "randomly generated early at boot and is unique for every
+#   running kernel instance", sd_id128_get_boot(3), https://manpages.org/sd_id128_get_machine/3), which a container
+#   reads from the host's kernel; a recreated VM of the same name has another;
+# - the same NVIDIA driver (NVML's nvmlSystemGetDriverVersion) and the same gIB plugin files (a digest of the gIB
+#   directory the pods mount; the installer DaemonSet copies a new plugin onto the host without a reboot);
+# - within the window, never from the future, never older than the last gateRerun (`not_before`);
+# - terms at least as strict as this gate's: same backend and network plugin, no fewer GPUs or NICs, thresholds no
+#   lower, the same Lustre filesystem, a multi-node pass when this gate spans nodes.
+# Who may write a directory decides who is trusted (the records carry no signature): the program writes only its own
+# directory and reads the others it is given read-only (core/gate.py says which).
+RECORD_VERSION = 1
+NODE_NAME_ENV = "NEMO_RL_GKE_NODE_NAME"  # the pod's spec.nodeName (downward API), on the GPU workers
+BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
+# A record stamped later than this after the reader's clock is refused (GCE VMs keep their clocks from the metadata
+# server's NTP; a record from the future is a forged or a broken one and would otherwise never expire).
+CLOCK_SKEW_SECONDS = 300
+_NODE_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # a Kubernetes node name (DNS-1123 subdomain)
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """What a pass is bound to: the node, its boot, its driver and its gIB plugin."""
+
+    node: str
+    boot_id: str
+    driver: Optional[str]  # None on a CPU run (no NVML)
+    gib: Optional[str]  # digest of the gIB directory; None where there is none
+
+    @classmethod
+    def of(cls, probe: dict) -> Optional["NodeIdentity"]:
+        """From a node probe (readiness_gate.probe_gpus); None when the node cannot be named (no record is read or
+        written for it, so it gets the full gate)."""
+        node, boot = probe.get("node_name") or "", probe.get("boot_id") or ""
+        if not _NODE_NAME.fullmatch(node) or not boot:
+            return None
+        return cls(node, boot, probe.get("driver_version"), probe.get("gib_digest"))
+
+
+@dataclass(frozen=True)
+class PassTerms:
+    """What a full pass proves, and what a gate asks of a recorded one: the record's terms must be as strict."""
+
+    backend: str
+    expect_net: str
+    gpus_per_node: int
+    nics_per_node: int
+    inter_node: bool  # the pass ran on two nodes or more (one node exercises no RDMA)
+    min_allreduce_large_busbw: float
+    min_allgather_avg_busbw: float
+    lustre_gbps_per_node: float  # the Lustre figure the pass required, per node
+    lustre_source: str  # the Lustre mount's source (which filesystem)
+
+    def weaker_than(self, need: "PassTerms") -> Optional[str]:
+        """Why a pass on these terms does not prove what `need` asks, or None."""
+        if self.backend != need.backend:
+            return f"a {self.backend} pass, this gate runs {need.backend}"
+        if self.expect_net.lower() != need.expect_net.lower():
+            return f"passed over {self.expect_net}, this gate expects {need.expect_net}"
+        if self.lustre_source != need.lustre_source:
+            return f"passed on Lustre {self.lustre_source!r}, this gate mounts {need.lustre_source!r}"
+        if need.inter_node and not self.inter_node:
+            return "a single-node pass (no RDMA exercised), this gate spans nodes"
+        for what, have, want in (
+            ("GPUs per node", self.gpus_per_node, need.gpus_per_node),
+            ("NICs per node", self.nics_per_node, need.nics_per_node),
+            ("all-reduce GB/s", self.min_allreduce_large_busbw, need.min_allreduce_large_busbw),
+            ("all-gather GB/s", self.min_allgather_avg_busbw, need.min_allgather_avg_busbw),
+            ("Lustre GB/s per node", self.lustre_gbps_per_node, need.lustre_gbps_per_node),
+        ):
+            if have < want * (1 - 1e-9):
+                return f"passed at {what} >= {have:g}, this gate asks >= {want:g}"
+        return None
+
+
+def node_record(identity: NodeIdentity, terms: PassTerms, *, passed_at: float, run_id: str, summary: str) -> dict:
+    return {
+        "version": RECORD_VERSION,
+        **asdict(identity),
+        "passed_at": passed_at,
+        "terms": asdict(terms),
+        "run_id": run_id,
+        "summary": summary,
+    }
+
+
+def _ago(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
+
+
+def record_problem(
+    record: object,
+    identity: NodeIdentity,
+    need: PassTerms,
+    *,
+    now: float,
+    window_s: float,
+    not_before: float,
+    not_before_why: str = "the last gateRerun",
+) -> Optional[str]:
+    """Why `record` does not let `identity` skip the sweeps, or None when it does. `not_before`: passes before it
+    are discarded (`not_before_why` says what set it)."""
+    if not isinstance(record, dict) or record.get("version") != RECORD_VERSION:
+        return "not a node record of this gate"
+    try:
+        terms = PassTerms(**record["terms"])
+        passed_at = float(record["passed_at"])
+        fields = {k: record[k] for k in ("node", "boot_id", "driver", "gib")}
+    except (KeyError, TypeError, ValueError):
+        return "not a node record of this gate"
+    if fields["node"] != identity.node:
+        return f"recorded for node {fields['node']!r}"
+    if fields["boot_id"] != identity.boot_id:
+        return f"another boot (recorded {str(fields['boot_id'])[:8]}, now {identity.boot_id[:8]})"
+    if fields["driver"] != identity.driver:
+        return f"another driver (recorded {fields['driver']}, now {identity.driver})"
+    if fields["gib"] != identity.gib:
+        return f"another gIB plugin (recorded {str(fields['gib'])[:19]}, now {str(identity.gib)[:19]})"
+    if passed_at > now + CLOCK_SKEW_SECONDS:
+        return f"stamped {_ago(passed_at - now)} in the future"
+    if passed_at < not_before:
+        return f"passed before {not_before_why}"
+    if window_s <= 0:
+        return "this gate reuses no pass (window 0)"
+    if now - passed_at > window_s:
+        return f"passed {_ago(now - passed_at)} ago, more than the {_ago(window_s)} window"
+    return terms.weaker_than(need)
+
+
+@dataclass(frozen=True)
+class NodeReuse:
+    """A node's verdict: the record it may rely on (where it came from), or why it has none."""
+
+    identity: NodeIdentity
+    record: Optional[dict] = None
+    source: str = ""
+    reason: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.record is not None
+
+    def describe(self) -> str:
+        if self.record is None:
+            return f"{self.identity.node}: {self.reason}"
+        return f"{self.identity.node}: passed {self.record['run_id']} ({self.source})"
+
+
+def choose_record(
+    identity: NodeIdentity,
+    candidates: list[tuple[str, object]],
+    need: PassTerms,
+    *,
+    now: float,
+    window_s: float,
+    not_before: float,
+    not_before_why: str = "the last gateRerun",
+) -> NodeReuse:
+    """The newest valid record among `candidates` ((trusted directory, parsed record or None), in order of trust);
+    without one, the first candidate's problem (the own directory's) says why."""
+    best: Optional[NodeReuse] = None
+    reasons = []
+    for source, record in candidates:
+        if record is None:
+            continue
+        problem = record_problem(
+            record,
+            identity,
+            need,
+            now=now,
+            window_s=window_s,
+            not_before=not_before,
+            not_before_why=not_before_why,
+        )
+        if problem is None:
+            assert isinstance(record, dict)
+            if best is None or float(record["passed_at"]) > float(best.record["passed_at"]):  # type: ignore[index]
+                best = NodeReuse(identity, record, source)
+        else:
+            reasons.append(problem)
+    if best is not None:
+        return best
+    return NodeReuse(identity, reason=reasons[0] if reasons else "no pass recorded")
+
+
+def rerun_floor(marker: object, token: Optional[str], now: float) -> tuple[float, Optional[dict]]:
+    """(the time before which no recorded pass counts, the marker to write or None).
+
+    A new gateRerun value discards every pass recorded before it: the first gate that sees the value runs in full
+    and stores its digest with that time; later gates under the same value keep the floor; an unset value keeps the
+    last floor."""
+    import hashlib
+
+    old = marker if isinstance(marker, dict) else {}
+    try:
+        floor = float(old.get("not_before", 0.0))
+    except (TypeError, ValueError):
+        floor = 0.0
+    if not token:
+        return floor, None
+    digest = "sha256:" + hashlib.sha256(token.encode()).hexdigest()
+    if old.get("token") == digest:
+        return floor, None
+    return now, {"token": digest, "not_before": now}
+
+
+RETRY_WHY = "this run's unfinished attempt"
+
+
+def retry_floor(previous_summary: object, done_at: Optional[float]) -> Optional[float]:
+    """A gate of a run whose earlier gate ran and whose training did not reach its end after it (no trained marker
+    written since that gate started: `done_at` is the marker's time, None without one) is a retry after a failure or
+    a stop: a lost node, a NCCL error, a stopped job. It distrusts every pass that earlier attempt relied on or wrote:
+    the time after which passes count again, or None (not a retry)."""
+    if not isinstance(previous_summary, dict):
+        return None
+    try:
+        started = float(previous_summary["started_at"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if done_at is not None and done_at >= started:
+        return None
+    return started + 1e-3
+
+
+def read_json(path: str) -> Optional[object]:
+    """A JSON file, or None when it is missing or unreadable (a broken record is no record)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None

@@ -26,6 +26,16 @@ What it does, on exactly the nodes and NCCL environment training uses:
 Then prints one line per check, writes `<summary-dir>/summary.json` (and `attempts/<id>.json`) and exits
 1 when a check failed in `enforce` mode, which fails the RayJob; `advisory` mode logs and exits 0.
 
+Once per node, not once per submission (`--node-records-dir`, `--node-pass-window-seconds`): after a full gate that
+passed, each node gets a record (its name, boot ID, driver and gIB digest, the terms it passed on). A later gate whose
+every node has a valid record within the window, in its own directory or one it trusts
+(`--trusted-node-records-dir`, read only), runs steps 1, 2 and the Lustre mount probe and skips the Lustre and NCCL
+sweeps; any node without one makes it run everything on every node, and a new `--rerun-token` discards every pass
+recorded before it (gate_checks.py: what makes a record valid). A gate of a run whose earlier gate ran and whose
+training did not end (`--run-done-marker` missing: a retry after a lost node, a NCCL error or a stop) discards every
+pass that earlier attempt relied on or wrote, so a retry always runs in full. A fast pass writes no record: a record
+always dates from the sweeps it stands for.
+
 `--backend gloo` runs the same program on CPU nodes (bundles of CPUs; GPU health and the NCCL log checks are
 skipped and say so); the project's tests use it on a local Ray cluster.
 """
@@ -45,6 +55,7 @@ from typing import Any
 import gate_checks as gc  # shipped next to this file; only the driver (on the head) imports it
 
 EXIT_USAGE = 2
+RERUN_MARKER = ".gate-rerun.json"  # in the node-records directory: the last gateRerun value seen and its time
 
 
 # --- runs on the GPU nodes (Ray pickles these by value: no reference to gate_checks) -----------------------
@@ -60,14 +71,51 @@ def node_facts() -> dict:
     }
 
 
-def probe_gpus(backend: str) -> dict:
-    """NVML facts of every GPU of this node, plus how many GPUs Ray allocated to this task."""
+def tree_digest(root: str):
+    """`sha256:<hex>` of every file under `root` (relative paths, symlink targets, contents), or None without it:
+    what identifies the gIB plugin installed on the node."""
+    import hashlib
+    import os
+
+    if not os.path.isdir(root):
+        return None
+    h = hashlib.sha256()
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(d, name)
+            h.update(os.path.relpath(path, root).encode() + b"\0")
+            if os.path.islink(path):
+                h.update(b"-> " + os.readlink(path).encode() + b"\0")
+                continue
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
+def probe_gpus(backend: str, node_name_env: str = "", boot_id_path: str = "", gib_dir: str = "") -> dict:
+    """NVML facts of every GPU of this node, plus how many GPUs Ray allocated to this task, and what names the node
+    and its boot (its name from the pod's environment, the kernel's boot ID, a digest of the gIB plugin)."""
     import os
 
     import ray
 
     facts = node_facts()
     facts["ray_gpu_ids"] = [str(g) for g in ray.get_gpu_ids()]
+    if node_name_env:
+        facts["node_name"] = os.environ.get(node_name_env, "")
+    if boot_id_path:
+        try:
+            with open(boot_id_path, encoding="ascii") as f:
+                facts["boot_id"] = f.read().strip()
+        except OSError:
+            facts["boot_id"] = ""
+    if gib_dir:
+        try:
+            facts["gib_digest"] = tree_digest(gib_dir)
+        except OSError as e:
+            facts["gib_digest"] = f"unreadable: {e}"
     if backend != "nccl":
         return facts
     facts["cuda_visible_count"] = len(facts["ray_gpu_ids"])
@@ -350,6 +398,30 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="seconds to wait for the GPU nodes (scale-up from zero and image pull included)",
     )
     p.add_argument("--step-timeout", type=float, default=900, help="seconds per measuring step")
+    p.add_argument(
+        "--node-records-dir",
+        default="",
+        help="this gate's node records (read, and written after a full pass); empty: the full gate, no records",
+    )
+    p.add_argument(
+        "--trusted-node-records-dir",
+        action="append",
+        default=[],
+        help="another directory of node records this gate trusts (read only; repeatable)",
+    )
+    p.add_argument(
+        "--node-pass-window-seconds",
+        type=float,
+        default=0,
+        help="how long a node's full pass lets a later gate skip the Lustre and NCCL sweeps on it; 0: never",
+    )
+    p.add_argument("--rerun-token", default="", help="gateRerun: a new value discards every pass recorded before it")
+    p.add_argument(
+        "--run-done-marker",
+        default="",
+        help="the run's trained marker: without it, a gate after this run's earlier gate is a retry and runs in full",
+    )
+    p.add_argument("--gib-dir", default="/usr/local/gib", help="the gIB plugin directory on the GPU nodes")
     a = p.parse_args(argv)
     if a.nodes < 1 or a.gpus_per_node < 1:
         p.error("--nodes and --gpus-per-node must be >= 1")
@@ -380,6 +452,11 @@ class Gate:
         self.checks: list[gc.Check] = []
         self.report: dict = {}
         self.run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
+        self.started = time.time()
+        self.sweeps_skipped = ""  # why the Lustre and NCCL sweeps did not run (decide_sweeps), or ""
+        self.identities: list = []
+        self.reuse: list = []
+        self.need = None
 
     # Ray plumbing ------------------------------------------------------------------------------------
     def bundle_resources(self) -> dict:
@@ -449,7 +526,13 @@ class Gate:
     def gpus(self) -> list[dict]:
         a = self.a
         probes = self.gather(
-            "gpu.probe", [self.in_bundle(probe_gpus, i, whole=True).remote(a.backend) for i in range(a.nodes)]
+            "gpu.probe",
+            [
+                self.in_bundle(probe_gpus, i, whole=True).remote(
+                    a.backend, gc.NODE_NAME_ENV, gc.BOOT_ID_PATH, a.gib_dir
+                )
+                for i in range(a.nodes)
+            ],
         )
         if probes is None:
             return []
@@ -474,6 +557,99 @@ class Gate:
         self.report["gpus"] = {p["host"]: p.get("devices", []) for p in probes}
         return probes
 
+    # node records ------------------------------------------------------------------------------------------
+    def terms(self, mounts: dict) -> "gc.PassTerms":
+        """What this gate asks of a node's recorded pass (and what its own pass proves)."""
+        a = self.a
+        expected, _ = gc.lustre_expected(a.lustre_fraction, a.lustre_aggregate_gbps, a.nodes, a.primary_nic_gbps)
+        return gc.PassTerms(
+            backend=a.backend,
+            expect_net=a.expect_net,
+            gpus_per_node=a.gpus_per_node,
+            nics_per_node=a.nics_per_node,
+            inter_node=a.nodes > 1,
+            min_allreduce_large_busbw=a.min_allreduce_large_busbw,
+            min_allgather_avg_busbw=a.min_allgather_avg_busbw,
+            lustre_gbps_per_node=expected / a.nodes,
+            lustre_source="|".join(sorted({m[2] for m in mounts.values()})),
+        )
+
+    def decide_sweeps(self, probes: list[dict], mounts: dict) -> str:
+        """Why the Lustre and NCCL sweeps may be skipped (every node has a valid recent pass), or "" to run them.
+        Records how each node was judged in the summary."""
+        a = self.a
+        self.need = self.terms(mounts)
+        self.identities = [gc.NodeIdentity.of(p) for p in probes]
+        if not a.node_records_dir:
+            return ""
+        floor, marker = gc.rerun_floor(
+            gc.read_json(os.path.join(a.node_records_dir, RERUN_MARKER)), a.rerun_token, self.started
+        )
+        if marker is not None:
+            try:
+                gc.write_json_atomically(os.path.join(a.node_records_dir, RERUN_MARKER), marker)
+            except OSError as e:  # the floor holds for this gate; the next one sees the token as new again
+                print(f"{gc.PREFIX} node records: cannot keep the gateRerun marker: {e}", flush=True)
+        why = "the last gateRerun"
+        try:
+            done_at = os.stat(a.run_done_marker).st_mtime if a.run_done_marker else None
+        except OSError:
+            done_at = None
+        retry = gc.retry_floor(gc.read_json(os.path.join(a.summary_dir, "summary.json")), done_at)
+        if retry is not None and retry > floor:
+            floor, why = retry, gc.RETRY_WHY
+        dirs = [a.node_records_dir, *a.trusted_node_records_dir]
+        verdicts = []
+        for probe, ident in zip(probes, self.identities, strict=True):
+            if ident is None:
+                verdicts.append(f"{probe.get('host', '?')}: no node name or boot ID (the full gate)")
+                continue
+            candidates = [(d, gc.read_json(os.path.join(d, f"{ident.node}.json"))) for d in dirs]
+            v = gc.choose_record(
+                ident,
+                candidates,
+                self.need,
+                now=self.started,
+                window_s=a.node_pass_window_seconds,
+                not_before=floor,
+                not_before_why=why,
+            )
+            verdicts.append(v.describe())
+            self.reuse.append(v)
+        valid = len(self.reuse) == a.nodes and all(v.valid for v in self.reuse)
+        window = f"{a.node_pass_window_seconds / 3600:g} h"
+        self.report["reuse"] = {
+            "sweeps": "skipped" if valid else "run",
+            "window_seconds": a.node_pass_window_seconds,
+            "not_before": floor,
+            "nodes": verdicts,
+        }
+        if valid:
+            why = f"every node passed them within {window} on this boot, driver and gIB: " + "; ".join(verdicts)
+            print(f"{gc.PREFIX} sweeps skipped: {why}", flush=True)
+            return why
+        print(f"{gc.PREFIX} full gate: not every node has a recent pass ({'; '.join(verdicts)})", flush=True)
+        return ""
+
+    def write_records(self, summary: str) -> None:
+        """After a full gate that passed: one record per named node, in this gate's own directory only."""
+        a = self.a
+        if not a.node_records_dir or self.sweeps_skipped or any(c.failed for c in self.checks):
+            return
+        written, errors = [], []
+        for ident in self.identities:
+            if ident is None:
+                continue
+            record = gc.node_record(ident, self.need, passed_at=self.started, run_id=self.run_id, summary=summary)
+            try:
+                gc.write_json_atomically(os.path.join(a.node_records_dir, f"{ident.node}.json"), record)
+                written.append(ident.node)
+            except OSError as e:
+                errors.append(f"{ident.node}: {e}")
+        self.report["node_records"] = {"written": written, "errors": errors}
+        if errors:  # not a failed check: the next submission runs the full gate on those nodes
+            print(f"{gc.PREFIX} node records: not written ({'; '.join(errors)})", flush=True)
+
     def lustre(self, probes: list[dict]) -> None:
         a = self.a
         node_ids = [p["node_id"] for p in probes]
@@ -483,6 +659,26 @@ class Gate:
             return
         try:
             mounts = {f"node{i} {f['host']}": gc.mount_of(a.lustre_path, f["mountinfo"]) for i, f in enumerate(facts)}
+            self.sweeps_skipped = self.decide_sweeps(probes, mounts)
+            if self.sweeps_skipped:
+                expected, how = gc.lustre_expected(
+                    a.lustre_fraction, a.lustre_aggregate_gbps, a.nodes, a.primary_nic_gbps
+                )
+                self.checks.extend(
+                    gc.lustre_checks(
+                        mounts=mounts,
+                        expected_fstype=a.lustre_fstype,
+                        probe_errors=[f["error"] for f in facts if "error" in f],
+                        write_parts=[],
+                        read_parts=[],
+                        expected_gbps=expected,
+                        how=how,
+                        cross_node=a.nodes > 1,
+                        throughput_skipped=self.sweeps_skipped,
+                    )
+                )
+                self.report["lustre"] = {"mounts": mounts, "expected_gbps": expected}
+                return
             start_at = time.time() + a.lustre_sync_seconds
             io = dict(
                 threads=a.lustre_threads,
@@ -622,7 +818,11 @@ class Gate:
                     self.lustre(probes)
                     steps["lustre"] = round(time.time() - t, 1)
                     t = time.time()
-                    self.collectives()
+                    if self.sweeps_skipped:
+                        why = self.sweeps_skipped
+                        self.checks.append(gc.Check("nccl.sweep", gc.SKIP, "not measured", "a recent pass", why))
+                    else:
+                        self.collectives()
                     steps["collectives"] = round(time.time() - t, 1)
         except Exception as e:  # a bug or an unexpected Ray failure still yields a summary and an exit code
             traceback.print_exc()
@@ -639,17 +839,21 @@ class Gate:
             "nodes": a.nodes,
             "gpus_per_node": a.gpus_per_node,
             "gpu_type": a.gpu_type,
+            "started_at": self.started,
             "seconds": round(time.time() - t0, 1),
             "single_node_note": (
                 "single node: NCCL used NVLink only; the RDMA path was not exercised" if a.nodes == 1 else ""
             ),
             **self.report,
         }
+        attempt = os.path.join(a.summary_dir, "attempts", f"{self.run_id}.json")
+        self.write_records(attempt)
+        meta.update({k: self.report[k] for k in ("node_records",) if k in self.report})
         result = gc.summary(self.checks, meta)
         for c in self.checks:
             print(c.line(), flush=True)
         try:
-            gc.write_json_atomically(os.path.join(a.summary_dir, "attempts", f"{self.run_id}.json"), result)
+            gc.write_json_atomically(attempt, result)
             gc.write_json_atomically(os.path.join(a.summary_dir, "summary.json"), result)
         except OSError as e:
             print(f"{gc.PREFIX} FAIL summary: cannot write to {a.summary_dir}: {e}", flush=True)

@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         warm = critical_path.estimate(result.resources, warm=True)
         report = (
             f"cold platform (GPU nodes and image each time); dominant term: {estimate.dominant}\n{report}\n"
-            f"warm platform (GPU nodes up, image cached); dominant term: {warm.dominant}\n{warm.format(args.stack)}"
+            f"warm platform (GPU nodes up, image cached, a recent gate pass on each node); dominant term: "
+            f"{warm.dominant}\n{warm.format(args.stack)}"
         )
     if report:
         (out / "critical-path.md").write_text(

@@ -20,14 +20,18 @@ allow:
   (its run, whether the RayJob waits for it in the graph or the entrypoint waits for its marker), otherwise
   downloaded by the job itself after it started (the model of the RayJob's `spec.metadata.model`);
 - the job's entrypoint (`spec.entrypoint`, core/recipes/commands.py `job_script`) runs its steps one after the other
-  before NeMo-RL starts, each an activity after the previous one: the readiness gate, the wait for the prefetch
-  marker (own-cluster mode: it ends when the prefetch Job's run does), the GSM8K preparation, the check for an
-  interrupted Megatron weight conversion; the first step comes after the last of them.
+  before NeMo-RL starts, each an activity after the previous one: the readiness gate (on warm nodes that passed it
+  within its window, only its GPU part, when the rendered gate reuses passes), the wait for the prefetch marker
+  (own-cluster mode: it ends when the prefetch Job's run does), the GSM8K preparation, the check for an interrupted
+  Megatron weight conversion;
+- then NeMo-RL loads the weights from Lustre (RunFacts: every GPU node reads them once, at min(the instance's
+  throughput, nodes x the primary NIC)), and the first step follows.
 
 The one-step-at-a-time estimate is the sum of every activity's duration: the same steps run one after the
-other, as the seeds' procedure does; what the seeds do in one command (enabling every API) counts once. Both stop where
-NeMo-RL takes over (weights present, workers and driver up); model loading and the first rollout are the same whatever
-the graph.
+other, as the seeds' procedure does; what the seeds do in one command (enabling every API) counts once. The bound
+(`bound`) is what no procedure can avoid, from the same table (core.catalog NOMINAL_TABLE): for a fresh stack the
+longer of the Lustre chain and the GPU chain plus the submission and the model load, for an experiment the steps
+warm or cold nodes cannot skip. Not counted anywhere: a first run's HF->Megatron conversion and the first rollout.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ class Estimate:
     start: dict[str, float]
     finish: dict[str, float]
     path: list[str] = field(default_factory=list)
+    bound: Optional["Bound"] = None
 
     @property
     def first_step_seconds(self) -> float:
@@ -94,6 +99,10 @@ class Estimate:
     def ratio(self) -> float:
         return self.first_step_seconds / self.sequential_seconds
 
+    @property
+    def bound_ratio(self) -> Optional[float]:
+        return self.first_step_seconds / self.bound.seconds if self.bound and self.bound.seconds else None
+
     def format(self, stack: str) -> str:
         lines = [f"Critical path to the first training step (stack {stack}; nominal durations, see sources)", ""]
         width = max(len(self.activities[k].label) for k in self.path)
@@ -110,9 +119,18 @@ class Estimate:
             f"one step at a time (this graph's steps one after the other, the seeds' way of working): "
             f"{_minutes(self.sequential_seconds)}",
             f"ratio: {self.ratio:.3f} (the graph needs {self.ratio:.1%} of the sequential time)",
-            "Figures marked 'nominal estimate' have no published source; the estimate stops where NeMo-RL "
-            "starts loading the model.",
         ]
+        if self.bound is not None and self.bound_ratio is not None:
+            lines += ["", *self.bound.format()]
+            lines.append(
+                f"first step {_minutes(self.first_step_seconds)} against its bound {_minutes(self.bound.seconds)}: "
+                f"{self.bound_ratio:.2f}x (goal {GOALS[self.bound.kind]:g}x)"
+            )
+        lines.append(
+            "Figures marked 'nominal estimate' have no published source (core/catalog/startup.py NOMINAL_TABLE). "
+            "The estimate ends at the first step, the model load included; not counted: a first run's HF->Megatron "
+            "weight conversion (once per model, kept on Lustre; no published duration) and the first rollout."
+        )
         return "\n".join(lines) + "\n"
 
 
@@ -227,9 +245,25 @@ def _script_commands(script: str) -> list[list[str]]:
     return out
 
 
-def entrypoint_steps(rayjob) -> list[EntrypointStep]:
+GATE_FAST_LABEL = "readiness gate on nodes with a recent pass (GPU health, Lustre mount)"
+GSM8K_WARM_LABEL = "GSM8K already prepared on Lustre (its marker)"
+
+
+def _option(argv: list[str], flag: str) -> Optional[str]:
+    return argv[argv.index(flag) + 1] if flag in argv and argv.index(flag) + 1 < len(argv) else None
+
+
+def gate_reuses_passes(argv: list[str]) -> bool:
+    """The rendered gate skips its sweeps on nodes with a recent pass (core/gate.py: a records directory and a window
+    above zero)."""
+    window = _option(argv, "--node-pass-window-seconds")
+    return bool(_option(argv, "--node-records-dir")) and window is not None and float(window) > 0
+
+
+def entrypoint_steps(rayjob, warm: bool = False) -> list[EntrypointStep]:
     """The steps of the RayJob's `sh -c` script before the training command, in order; empty when the entrypoint
-    is not such a script."""
+    is not such a script. `warm`: its nodes passed the full gate within the window, so a gate that reuses passes
+    runs only its GPU part."""
     words = shlex.split(str((rayjob.inputs.get("spec") or {}).get("entrypoint", "")))
     if len(words) != 3 or words[:2] != ["sh", "-c"]:
         return []
@@ -249,10 +283,26 @@ def entrypoint_steps(rayjob) -> list[EntrypointStep]:
                     waits_for_weights=True,
                 )
             )
+        elif program == recipes.GATE_SCRIPT and warm and gate_reuses_passes(argv):
+            steps.append(EntrypointStep(f"entrypoint {i}", GATE_FAST_LABEL, c.NOMINAL_GATE_FAST_SECONDS))
+        elif program == recipes.GSM8K_SCRIPT and warm:
+            # A previous run prepared it: pod_programs/prepare_gsm8k.py finds its marker and ends at once.
+            steps.append(EntrypointStep(f"entrypoint {i}", GSM8K_WARM_LABEL, c.NOMINAL_SCRIPT_SECONDS))
         elif program in _ENTRYPOINT_STEPS:
             label, nominal = _ENTRYPOINT_STEPS[program]
             steps.append(EntrypointStep(f"entrypoint {i}", label, nominal))
     return steps
+
+
+def gate_argv(rayjob) -> Optional[list[str]]:
+    """The readiness gate's command line in the RayJob's entrypoint, or None without a gate."""
+    words = shlex.split(str((rayjob.inputs.get("spec") or {}).get("entrypoint", "")))
+    if len(words) != 3 or words[:2] != ["sh", "-c"]:
+        return None
+    for argv in _script_commands(words[2]):
+        if argv[:3] == ["uv", "run", "python"] and len(argv) > 3 and argv[3].endswith("/" + recipes.GATE_SCRIPT):
+            return argv
+    return None
 
 
 # --- building the activities ---------------------------------------------------------------------------------
@@ -512,9 +562,236 @@ def _add_ray(acts: dict[str, Activity], d: _Demand) -> None:
         )
 
 
-def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph) -> None:
+# --- what the graph says about the run: the model, the nodes, Lustre ---------------------------------------------
+LUSTRE = "gcp:lustre/instance:Instance"
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """The sizes the model load and the bound depend on, read from the rendered objects: the weights' bytes (the
+    catalog's model the job trains), the GPU nodes, the Lustre instance's throughput and the nodes' primary NIC (the
+    gate's own options where it runs, else the instance and the machine type)."""
+
+    model: Optional[str]
+    weight_bytes: float
+    nodes: int
+    lustre_bytes_per_s: Optional[float]
+    nic_bytes_per_s: Optional[float]
+    gate: Optional[list[str]]
+
+    @property
+    def load_bytes_per_s(self) -> Optional[float]:
+        if not (self.lustre_bytes_per_s and self.nic_bytes_per_s and self.nodes):
+            return None
+        return min(self.lustre_bytes_per_s, self.nodes * self.nic_bytes_per_s)
+
+    def model_load(self) -> tuple[float, str]:
+        """(seconds, source) of the model load from Lustre (core.catalog NOMINAL_MODEL_READS_PER_NODE)."""
+        rate, reads = self.load_bytes_per_s, c.NOMINAL_MODEL_READS_PER_NODE
+        if not rate or not self.weight_bytes:
+            return 0.0, "not counted: the graph names no catalog model or no Lustre throughput"
+        total = reads.seconds * self.nodes * self.weight_bytes
+        which = "the Lustre instance" if rate == self.lustre_bytes_per_s else f"{self.nodes} x the primary NIC"
+        return total / rate, (
+            f"{self.nodes} nodes x {self.weight_bytes / 1e9:.0f} GB at {rate / 1e9:.2f} GB/s ({which}); each node "
+            "reading the weights once is a nominal estimate"
+        )
+
+
+def _model_of(job) -> Optional[str]:
+    """The catalog model the job trains: spec.metadata.model (own cluster), else policy.model_name, which with the
+    prefetch is the pinned snapshot `<lustre>/models/<model>@<revision>`."""
+    model = ((job.inputs.get("spec") or {}).get("metadata") or {}).get("model") or _model_in(job)
+    if model in c.MODELS:
+        return model
+    m = re.search(r"/models/(.+)@[^/]+$", model or "")
+    return m.group(1) if m and m.group(1) in c.MODELS else None
+
+
+def _worker_replicas(records: list[Any]) -> int:
+    n = 0
+    for r in records:
+        spec = r.inputs.get("spec") or {}
+        if r.type == "kubernetes:ray.io/v1:RayJob":
+            spec = spec.get("rayClusterSpec") or {}
+        elif r.type != "kubernetes:ray.io/v1:RayCluster":
+            continue
+        n = max(n, sum(int(g.get("replicas") or 0) for g in spec.get("workerGroupSpecs") or []))
+    return n
+
+
+def _worker_machine_nic(records: list[Any]) -> Optional[float]:
+    for r in records:
+        for pod in _pod_specs(r):
+            if _requests_gpu(pod):
+                acc = c.ACCELERATORS.get((pod.get("nodeSelector") or {}).get("cloud.google.com/gke-accelerator", ""))
+                if acc is not None:
+                    return c.PRIMARY_NIC_GBITPS[acc.machine_type] / 8 * 1e9
+    return None
+
+
+def run_facts(records: list[Any]) -> Optional[RunFacts]:
+    jobs = [r for r in records if r.custom and r.type == "kubernetes:ray.io/v1:RayJob"]
+    if not jobs:
+        return None
+    job = jobs[0]
+    model = _model_of(job)
+    gate = gate_argv(job)
+    nodes = int(_option(gate, "--nodes") or 0) if gate else 0
+    lustre_bps = float(_option(gate, "--lustre-aggregate-gbps") or 0) * 1e9 if gate else 0.0
+    nic_bps = float(_option(gate, "--primary-nic-gbps") or 0) * 1e9 if gate else 0.0
+    if not lustre_bps:
+        for r in records:
+            if (
+                r.custom
+                and r.type == LUSTRE
+                and r.inputs.get("capacityGib")
+                and r.inputs.get("perUnitStorageThroughput")
+            ):
+                # capacity (GiB) x tier (MB/s per TiB): core/catalog/lustre.py, Managed Lustre "Performance tiers".
+                lustre_bps = float(r.inputs["capacityGib"]) / 1024 * float(r.inputs["perUnitStorageThroughput"]) * 1e6
+    return RunFacts(
+        model=model,
+        weight_bytes=float(c.MODELS[model].weight_bytes) if model else 0.0,
+        nodes=nodes or _worker_replicas(records),
+        lustre_bytes_per_s=lustre_bps or None,
+        nic_bytes_per_s=nic_bps or _worker_machine_nic(records),
+        gate=gate,
+    )
+
+
+MODEL_LOAD = "model load"
+JOB_DOWNLOAD = "weights downloaded by the job"
+
+
+# --- the bound: what no procedure can avoid, from the same table ---------------------------------------------------
+FRESH, WARM, COLD = "a fresh stack", "an experiment, warm", "an experiment, cold"
+# The goals for the ratio of the estimate to its bound (the project's targets for time to the first step).
+GOALS = {FRESH: 1.1, WARM: 1.5, COLD: 1.2}
+
+
+@dataclass(frozen=True)
+class Term:
+    label: str
+    seconds: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The longest of the chains that can run side by side, then the terms that follow one another."""
+
+    kind: str
+    chains: tuple[tuple[str, tuple[Term, ...]], ...]
+    then: tuple[Term, ...]
+
+    @staticmethod
+    def _sum(terms: tuple[Term, ...]) -> float:
+        return sum(t.seconds for t in terms)
+
+    @property
+    def seconds(self) -> float:
+        return max((self._sum(t) for _, t in self.chains), default=0.0) + self._sum(self.then)
+
+    @property
+    def terms(self) -> list[Term]:
+        return [t for _, terms in self.chains for t in terms] + list(self.then)
+
+    def format(self) -> list[str]:
+        def row(terms: tuple[Term, ...]) -> str:
+            return " + ".join(f"{t.label} {_mmss(t.seconds)}" for t in terms)
+
+        lines = [f"bound for {self.kind}: {_minutes(self.seconds)}"]
+        if len(self.chains) > 1:
+            lines.append("  the longer of, side by side:")
+        for name, terms in self.chains:
+            lines.append(f"    {name} ({_mmss(self._sum(terms))}): {row(terms)}")
+        if self.then:
+            lines.append(f"  then ({_mmss(self._sum(self.then))}): {row(self.then)}")
+        return lines
+
+
+def _n(key: str) -> c.Nominal:
+    return c.NOMINAL_TABLE[key]
+
+
+def _t(label: str, n: c.Nominal) -> Term:
+    return Term(label, n.seconds, n.source)
+
+
+def _resource(type_: str) -> c.Nominal:
+    return c.NOMINAL_RESOURCE_SECONDS.get(type_, c.NOMINAL_DEFAULT_RESOURCE)
+
+
+def bound(records: list[Any], warm: bool = False) -> Optional[Bound]:
+    """The bound of the graph's kind, from the table (core.catalog NOMINAL_TABLE) and the run's sizes (RunFacts):
+    - a fresh stack (the graph creates the cluster): the longer of the Lustre chain (the APIs enabled, private
+      services access, Lustre created, the weights brought in at Lustre's speed, the gate's Lustre part) and the GPU
+      chain (the APIs, the cluster, the GPU pool, a node boot, the image streamed, the Ray pods started, the gate's
+      GPU and NCCL parts), plus the submission and the model load;
+    - an experiment (on its platform's cluster) on warm nodes: the RayJob, Ray pods on nodes that hold the image, the
+      driver, the GPU health check, the model load; cold: the RayJob, a node boot, the image streamed, the Ray pods,
+      the driver, the gate's GPU and NCCL parts, the model load.
+    Gate terms count only when the graph runs the gate. None without a RayJob."""
+    records = [r for r in records if r.custom]
+    facts = run_facts(records)
+    if facts is None:
+        return None
+    gate = facts.gate is not None
+    load_s, load_src = facts.model_load()
+    load = Term("model load", load_s, load_src)
+    submit = _t("driver", c.NOMINAL_JOB_SUBMIT_SECONDS)
+    ray = _t("Ray pods", c.NOMINAL_RAY_START_SECONDS)
+    stream = _t("image streamed", c.NOMINAL_IMAGE_STREAM_SECONDS)
+    boot = _t("GPU node boot", c.NOMINAL_GPU_NODE_SECONDS)
+    gpu_gate = (
+        (Term("gate GPU+NCCL", c.NOMINAL_GATE_GPU_SECONDS.seconds + c.NOMINAL_GATE_NCCL_SECONDS.seconds, "gate parts"),)
+        if gate
+        else ()
+    )
+    rayjob = _t("RayJob", c.NOMINAL_DEFAULT_RESOURCE)
+    if not any(r.type == "gcp:container/cluster:Cluster" for r in records):
+        if warm:
+            health = (_t("GPU health check", c.NOMINAL_GATE_FAST_SECONDS),) if gate else ()
+            return Bound(WARM, (("nodes up, image cached", (rayjob, ray, submit, *health)),), (load,))
+        return Bound(COLD, (("nodes from zero", (rayjob, boot, stream, ray, submit, *gpu_gate)),), (load,))
+    wait = c.NOMINAL_API_PROPAGATION_SECONDS
+    apis = Term(
+        "APIs",
+        _resource(SERVICE).seconds + wait.seconds,
+        f"one Service ({_resource(SERVICE).source}) + the wait after enabling ({wait.source})",
+    )
+    lustre_bps = facts.lustre_bytes_per_s
+    weights = Term(
+        "weights in at Lustre speed",
+        facts.weight_bytes / lustre_bps if lustre_bps else 0.0,
+        f"{facts.weight_bytes / 1e9:.0f} GB at the instance's {lustre_bps / 1e9:.2f} GB/s (Managed Lustre tiers)"
+        if lustre_bps
+        else "not counted: no Lustre throughput in the graph",
+    )
+    lustre_gate = (_t("gate Lustre", c.NOMINAL_GATE_LUSTRE_SECONDS),) if gate else ()
+    lustre_chain = (
+        apis,
+        _t("PSA", _resource("gcp:servicenetworking/connection:Connection")),
+        _t("Lustre", _resource(LUSTRE)),
+        weights,
+        *lustre_gate,
+    )
+    gpu_chain = (
+        apis,
+        _t("cluster", _resource("gcp:container/cluster:Cluster")),
+        _t("GPU pool", _resource("gcp:container/nodePool:NodePool")),
+        boot,
+        stream,
+        ray,
+        *gpu_gate,
+    )
+    return Bound(FRESH, (("Lustre chain", lustre_chain), ("GPU chain", gpu_chain)), (submit, load))
+
+
+def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph, facts: Optional[RunFacts], warm: bool) -> None:
     """The job starts when the RayJob exists and Ray is up, runs its entrypoint's steps in order, and reaches its
-    first step once the weights are on Lustre (the prefetch's run, or its own download)."""
+    first step once the weights are on Lustre (the prefetch's run, or its own download) and NeMo-RL has loaded them."""
     if not (d.rayjobs and "Ray workers" in acts and "Ray head" in acts):
         return
     job = d.rayjobs[0]
@@ -527,30 +804,31 @@ def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph) -> None:
         needs_all=(graph.done_key(job.urn), "Ray head", "Ray workers"),
     )
     last = "job started"
-    for step in entrypoint_steps(job):
+    for step in entrypoint_steps(job, warm):
         waits = tuple(sorted(d.prefetch_runs)) if step.waits_for_weights else ()
         acts[step.key] = Activity(
             step.key, step.label, step.nominal.seconds, step.nominal.source, needs_all=(last, *waits)
         )
         last = step.key
-    if d.prefetch_runs:
-        acts[FIRST_STEP] = Activity(
-            FIRST_STEP,
-            "weights on Lustre and job running: first step",
-            0,
-            "end of the estimate",
-            needs_all=(last, *sorted(d.prefetch_runs)),
+    weights: tuple[str, ...] = tuple(sorted(d.prefetch_runs))
+    if not d.prefetch_runs:
+        model = _model_of(job)
+        size = c.MODELS[model].weight_bytes if model else 0
+        rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+        acts[JOB_DOWNLOAD] = Activity(
+            JOB_DOWNLOAD,
+            f"the job downloads {size / 1e9:.0f} GB of weights",
+            size / rate.seconds,
+            f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+            needs_all=(last,),
         )
-        return
-    model = ((job.inputs.get("spec") or {}).get("metadata") or {}).get("model") or _model_in(job)
-    size = c.MODELS[model].weight_bytes if model in c.MODELS else 0
-    rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+        weights = (JOB_DOWNLOAD,)
+    seconds, source = facts.model_load() if facts else (0.0, "not counted: no RayJob facts")
+    acts[MODEL_LOAD] = Activity(
+        MODEL_LOAD, "NeMo-RL loads the weights from Lustre", seconds, source, needs_all=(last, *weights)
+    )
     acts[FIRST_STEP] = Activity(
-        FIRST_STEP,
-        f"the job downloads {size / 1e9:.0f} GB of weights, then the first step",
-        size / rate.seconds,
-        f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
-        needs_all=(last,),
+        FIRST_STEP, "weights loaded and job running: first step", 0, "end of the estimate", needs_all=(MODEL_LOAD,)
     )
 
 
@@ -567,7 +845,7 @@ def build(records: Iterable[Any], warm: bool = False) -> dict[str, Activity]:
         demand.note_pods(r)
     _add_nodes_and_images(acts, demand, graph.by_urn, warm)
     _add_ray(acts, demand)
-    _add_job(acts, demand, graph)
+    _add_job(acts, demand, graph, run_facts(graph.customs), warm)
     return acts
 
 
@@ -627,6 +905,10 @@ def schedule(acts: dict[str, Activity]) -> Estimate:
 
 
 def estimate(records: Iterable[Any], warm: bool = False) -> Estimate:
-    """`warm`: an experiment on a warm platform (GPU nodes up, image cached); default: cold (nodes and image each
-    time, as for a platform's first run)."""
-    return schedule(build(list(records), warm))
+    """`warm`: an experiment on a warm platform (GPU nodes up, image cached, weights on Lustre, every node passed the
+    full gate within its window); default: cold (nodes and image each time, as for a platform's first run). The
+    estimate carries the bound of its kind (`bound`)."""
+    records = list(records)
+    est = schedule(build(records, warm))
+    est.bound = bound(records, warm)
+    return est

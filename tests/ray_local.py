@@ -109,6 +109,7 @@ class LocalCluster:
     procs: list = field(default_factory=list)
     # Ray token authentication (RAY_AUTH_MODE=token in `env`): the token this process sends as a bearer.
     auth_token: Optional[str] = None
+    logs: list = field(default_factory=list)
 
     @property
     def auth_headers(self) -> dict[str, str]:
@@ -116,6 +117,36 @@ class LocalCluster:
 
     def client(self) -> JobSubmissionClient:
         return JobSubmissionClient(self.dashboard, headers=self.auth_headers or None)
+
+    def add_worker(self, cpus: int, env: dict[str, str], name: str, timeout: float = 90) -> subprocess.Popen:
+        """Another worker node joining the running cluster (a replacement pod on a new node), in a directory of its
+        own, on ports no node of the cluster uses; returns once it is alive. Stopped with the others."""
+        ports = dict(zip(_NODE_PORT_FLAGS, free_ports(len(_NODE_PORT_FLAGS)), strict=True))
+        args = [
+            str(RAY),
+            "start",
+            "--block",
+            f"--address={self.gcs}",
+            f"--temp-dir={os.path.join(self.temp_dir, name)}",
+            "--node-ip-address=127.0.0.1",
+            f"--num-cpus={cpus}",
+            "--object-store-memory=100000000",
+            "--disable-usage-stats",
+            *(f"--{k}={v}" for k, v in ports.items()),
+        ]
+        log = open(os.path.join(self.temp_dir, f"{name}.log"), "wb")
+        self.logs.append(log)
+        proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append(proc)
+        running = [p for p in self.procs if p.poll() is None]
+        _wait_for_nodes(
+            self,
+            len(running),
+            time.monotonic() + timeout,
+            lambda n: Path(self.temp_dir, f"{name}.log").read_text(),
+            watch=[proc],
+        )
+        return proc
 
 
 @contextlib.contextmanager
@@ -129,10 +160,12 @@ def local_cluster(
     auth_token: Optional[str] = None,
     worker_env: Optional[dict[str, str]] = None,
     worker_resources: str = "",
+    worker_envs: Optional[list[dict[str, str]]] = None,
 ) -> Iterator[LocalCluster]:
     """A head with `head_cpus` and one more node per entry of `worker_cpus`, all with `env` as their
     environment (the Ray pods' environment in the real cluster), or `worker_env` for the worker nodes when the
-    head pod and the worker pods differ; yields once every node has joined.
+    head pod and the worker pods differ, or `worker_envs[i]` for worker i when each differs (a pod's own node name);
+    yields once every node has joined.
     `auth_token`: the cluster runs with Ray token authentication and this process authenticates with it."""
     temp_dir = tempfile.mkdtemp(prefix="rayt-")  # short: Ray's socket paths must fit 107 bytes
     # Every node shares the loopback address: all the cluster's ports are chosen at once, so none repeats.
@@ -165,7 +198,7 @@ def local_cluster(
     cluster = LocalCluster(
         f"http://127.0.0.1:{dashboard_port}", f"127.0.0.1:{gcs_port}", temp_dir, auth_token=auth_token
     )
-    logs = []
+    logs = cluster.logs
 
     def launch(args: list[str], name: str, node_env: dict[str, str]) -> subprocess.Popen:
         log = open(os.path.join(temp_dir, f"{name}.log"), "wb")
@@ -206,7 +239,7 @@ def local_cluster(
                     *(f"--{k}={v}" for k, v in node_ports[1 + i].items()),
                 ],
                 f"worker{i}",
-                env if worker_env is None else worker_env,
+                worker_envs[i] if worker_envs is not None else env if worker_env is None else worker_env,
             )
         _wait_for_nodes(cluster, 1 + len(worker_cpus), deadline, tail)
         yield cluster
@@ -218,12 +251,13 @@ def local_cluster(
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def _wait_for_nodes(cluster: LocalCluster, count: int, deadline: float, tail) -> None:
-    """Until the dashboard's state API lists `count` alive nodes (this process stays Ray-free)."""
+def _wait_for_nodes(cluster: LocalCluster, count: int, deadline: float, tail, watch: Optional[list] = None) -> None:
+    """Until the dashboard's state API lists `count` alive nodes (this process stays Ray-free); a node process of
+    `watch` (default: every worker) that exits fails the wait."""
     url = f"{cluster.dashboard}/api/v0/nodes?limit=100"
     last = ""
     while True:
-        for i, proc in enumerate(cluster.procs[1:]):
+        for i, proc in enumerate(cluster.procs[1:] if watch is None else watch):
             if proc.poll() is not None:
                 raise RuntimeError(f"ray start (worker{i}) exited {proc.returncode}: {tail(f'worker{i}')}")
         try:

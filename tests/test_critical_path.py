@@ -67,9 +67,10 @@ RAYJOB = "kubernetes:ray.io/v1:RayJob::rayjob"
 
 
 def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_prefetch_image=False, entrypoint=None):
+    workers = {**pod(gpus=8), "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-b200"}}
     ray_spec = {
         "headGroupSpec": {"template": {"spec": pod()}},
-        "workerGroupSpecs": [{"template": {"spec": pod(gpus=8)}}],
+        "workerGroupSpecs": [{"replicas": NODES, "template": {"spec": workers}}],
     }
 
     def r(key, deps=(), inputs=None, provider=None):
@@ -82,7 +83,7 @@ def stack(warmup=True, prefetch=True, prepull=True, own_cluster=False, small_pre
         r(GPU_POOL, [CLUSTER], {"initialNodeCount": 0, "nodeConfig": {"guestAccelerators": [{"count": 8}]}}),
         r(SYS_POOL, [CLUSTER], {"nodeCount": 1, "nodeConfig": {"machineType": "n2-standard-16"}}),
         r(K8S, [CLUSTER]),
-        r(LUSTRE, [NET]),
+        r(LUSTRE, [NET], {"capacityGib": str(LUSTRE_GIB), "perUnitStorageThroughput": str(LUSTRE_TIER)}),
         r(PVC, [LUSTRE], provider=K8S),
     ]
     if warmup:
@@ -150,6 +151,11 @@ DOWNLOAD_S = c.MODELS[QWEN].weight_bytes / c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S.sec
 RAY_S, SUBMIT_S = c.NOMINAL_RAY_START_SECONDS.seconds, c.NOMINAL_JOB_SUBMIT_SECONDS.seconds
 RUNTIME_S = c.NOMINAL_PREFETCH_RUNTIME_SECONDS.seconds
 SMALL = "python:3.11.13-slim-bookworm"
+# The model load: 2 B200 nodes read the 145 GB of weights once each from a 9000 GiB instance at 1000 MB/s per TiB
+# (8.79 GB/s, below 2 x the 25 GB/s primary NIC: core/catalog/gpus.py).
+NODES, LUSTRE_GIB, LUSTRE_TIER = 2, 9000, 1000
+LUSTRE_BPS = LUSTRE_GIB / 1024 * LUSTRE_TIER * 1e6
+LOAD_S = NODES * c.MODELS[QWEN].weight_bytes / min(LUSTRE_BPS, NODES * c.PRIMARY_NIC_GBITPS["a4-highgpu-8g"] / 8 * 1e9)
 
 # Hand-worked timeline of the full stack:
 CLUSTER_END = NET_S + CLUSTER_S
@@ -180,9 +186,9 @@ def first_step(warmup=True, prefetch=True, prepull=True, small_prefetch_image=Fa
         )
         prefetch_run_end = runtime_ready + DOWNLOAD_S
         rayjob_end = max(RAYCLUSTER_END, prefetch_run_end) + API_S
-        return max(rayjob_end, head, workers) + SUBMIT_S
+        return max(rayjob_end, head, workers) + SUBMIT_S + LOAD_S
     rayjob_end = RAYCLUSTER_END + API_S
-    return max(rayjob_end, head, workers) + SUBMIT_S + DOWNLOAD_S
+    return max(rayjob_end, head, workers) + SUBMIT_S + DOWNLOAD_S + LOAD_S
 
 
 @pytest.mark.unit
@@ -195,7 +201,13 @@ def test_full_stack_matches_the_hand_worked_timeline():
     assert cpu_image_ready(SYS_POOL_END + API_S) > PVC_END + API_S
     assert labels[:4] == ["Network net", "Cluster cluster", "NodePool system", "DaemonSet cpu-prepull"]
     assert labels[4:6] == ["NeMo-RL image pulled on a CPU node", "Job prefetch runs: 145 GB from the Hub"]
-    assert labels[-3:-1] == ["RayJob rayjob", "RayJob submitted, driver running"]
+    assert labels[-4:] == [
+        "RayJob rayjob",
+        "RayJob submitted, driver running",
+        "NeMo-RL loads the weights from Lustre",
+        "weights loaded and job running: first step",
+    ]
+    assert est.activities[cp.MODEL_LOAD].seconds == pytest.approx(LOAD_S) and LOAD_S > 30
 
 
 @pytest.mark.unit
@@ -216,8 +228,8 @@ def test_removing_the_prefetch_puts_the_whole_download_after_the_job_starts():
     assert without.first_step_seconds - with_prefetch.first_step_seconds == pytest.approx(
         first_step(prefetch=False) - first_step()
     )
-    assert without.path[-1] == cp.FIRST_STEP
-    assert without.activities[cp.FIRST_STEP].seconds == pytest.approx(DOWNLOAD_S)
+    assert without.path[-3:] == [cp.JOB_DOWNLOAD, cp.MODEL_LOAD, cp.FIRST_STEP]
+    assert without.activities[cp.JOB_DOWNLOAD].seconds == pytest.approx(DOWNLOAD_S)
 
 
 @pytest.mark.unit
@@ -244,7 +256,7 @@ def test_own_cluster_job_waits_for_the_prefetch_run_without_a_graph_edge():
     prefetch_run = f"urn:{PREFETCH}#ran"
     assert prefetch_run not in est.activities["job started"].needs_all
     assert est.first_step_seconds >= est.finish[prefetch_run]
-    assert est.first_step_seconds == pytest.approx(max(est.finish["job started"], est.finish[prefetch_run]))
+    assert est.first_step_seconds == pytest.approx(max(est.finish["job started"], est.finish[prefetch_run]) + LOAD_S)
 
 
 @pytest.mark.unit
@@ -320,12 +332,13 @@ def test_every_entrypoint_step_before_training_is_on_the_path_in_order():
     est = cp.estimate(stack(entrypoint=entrypoint(GATE, PREP, GUARD, TRAIN)))
     assert est.first_step_seconds == pytest.approx(first_step() + GATE_S + PREP_S + SCRIPT_S)
     labels = [est.activities[k].label for k in est.path]
-    assert labels[-5:] == [
+    assert labels[-6:] == [
         "RayJob submitted, driver running",
         "readiness gate (GPU health, Lustre, NCCL over RDMA)",
         "GSM8K prepared as JSONL on Lustre",
         "check for an interrupted Megatron weight conversion",
-        "weights on Lustre and job running: first step",
+        "NeMo-RL loads the weights from Lustre",
+        "weights loaded and job running: first step",
     ]
 
 
@@ -342,7 +355,7 @@ def test_own_cluster_entrypoint_waits_for_the_weights_after_its_gate():
     prefetch_run = f"urn:{PREFETCH}#ran"
     assert est.start[gate] == pytest.approx(est.finish["job started"])
     assert est.start[wait] == pytest.approx(max(est.finish[gate], est.finish[prefetch_run]))
-    assert est.first_step_seconds == pytest.approx(est.finish[wait] + PREP_S)
+    assert est.first_step_seconds == pytest.approx(est.finish[wait] + PREP_S + LOAD_S)
 
 
 @pytest.mark.graph
@@ -354,6 +367,78 @@ def test_shipped_reports_count_the_gate_and_every_other_entrypoint_step(synth, s
     steps = [st.label for st in cp.entrypoint_steps(rayjob)]
     assert steps[0] == "readiness gate (GPU health, Lustre, NCCL over RDMA)"
     labels = [est.activities[k].label for k in est.path]
-    # Every step of the entrypoint before NeMo-RL, in its order, right before the end of the estimate.
-    assert labels[-1 - len(steps) : -1] == steps
+    # Every step of the entrypoint before NeMo-RL, in its order, right before the model load and the first step.
+    assert labels[-2 - len(steps) : -2] == steps
     assert est.first_step_seconds - without.first_step_seconds == pytest.approx(GATE_S)
+
+
+# --- warm nodes: the gate's fast path ---------------------------------------------------------------------------------
+def gate_line(window: int) -> str:
+    return f"{GATE} --node-records-dir /lustre/gate/.nodes --node-pass-window-seconds {window}"
+
+
+@pytest.mark.unit
+def test_on_warm_nodes_a_gate_that_reuses_passes_runs_only_its_gpu_part():
+    reuse = stack(own_cluster=True, entrypoint=entrypoint(gate_line(86400), TRAIN))
+    full = stack(own_cluster=True, entrypoint=entrypoint(gate_line(0), TRAIN))
+    [gate] = [k for k in cp.estimate(reuse).activities if k.startswith("entrypoint ")]
+    warm, warm_full = cp.estimate(reuse, warm=True), cp.estimate(full, warm=True)
+    assert warm.activities[gate].label == cp.GATE_FAST_LABEL
+    assert warm.activities[gate].seconds == c.NOMINAL_GATE_GPU_SECONDS.seconds
+    # readinessGate full (window 0), or nodes without a pass (cold): the whole gate.
+    assert warm_full.activities[gate].seconds == cp.estimate(reuse).activities[gate].seconds == GATE_S
+    assert GATE_S == sum(
+        x.seconds for x in (c.NOMINAL_GATE_GPU_SECONDS, c.NOMINAL_GATE_LUSTRE_SECONDS, c.NOMINAL_GATE_NCCL_SECONDS)
+    )
+    assert warm_full.first_step_seconds - warm.first_step_seconds == pytest.approx(
+        GATE_S - c.NOMINAL_GATE_GPU_SECONDS.seconds
+    )
+
+
+# --- the bound -------------------------------------------------------------------------------------------------------
+def row(type_):
+    return c.NOMINAL_RESOURCE_SECONDS[type_].seconds
+
+
+APIS_S = row("gcp:projects/service:Service") + 90  # one API, then the provider's propagation wait (catalog: 90s)
+WEIGHTS_IN_S = c.MODELS[QWEN].weight_bytes / LUSTRE_BPS
+STREAM_S = c.NOMINAL_IMAGE_STREAM_SECONDS.seconds
+GATE_GPU_S, GATE_LUSTRE_S, GATE_NCCL_S = (
+    c.NOMINAL_GATE_GPU_SECONDS.seconds,
+    c.NOMINAL_GATE_LUSTRE_SECONDS.seconds,
+    c.NOMINAL_GATE_NCCL_SECONDS.seconds,
+)
+
+
+@pytest.mark.unit
+def test_a_fresh_stacks_bound_is_the_longer_of_the_lustre_and_gpu_chains_plus_submission_and_model_load():
+    # The rows of the table, not the graph's arrangement: only the sizes (model, nodes, Lustre) come from the graph.
+    records = stack(entrypoint=entrypoint(gate_line(86400), TRAIN))
+    b = cp.estimate(records).bound
+    assert b is not None and b.kind == cp.FRESH
+    lustre = APIS_S + row("gcp:servicenetworking/connection:Connection") + LUSTRE_S + WEIGHTS_IN_S + GATE_LUSTRE_S
+    gpu = APIS_S + CLUSTER_S + POOL_S + GPU_NODE_S + STREAM_S + RAY_S + GATE_GPU_S + GATE_NCCL_S
+    assert b.seconds == pytest.approx(max(lustre, gpu) + SUBMIT_S + LOAD_S)
+    # Without the gate in the graph its parts leave the bound too.
+    plain = cp.estimate(stack(entrypoint=entrypoint(TRAIN))).bound
+    assert plain is not None
+    assert plain.seconds == pytest.approx(
+        max(lustre - GATE_LUSTRE_S, gpu - GATE_GPU_S - GATE_NCCL_S) + SUBMIT_S + LOAD_S
+    )
+
+
+@pytest.mark.unit
+def test_an_experiments_bound_warm_and_cold():
+    # An experiment's graph holds no cluster (its platform's): the RayJob creates its own Ray cluster.
+    records = [
+        x for x in stack(own_cluster=True, entrypoint=entrypoint(gate_line(86400), TRAIN)) if "Cluster::" not in x.urn
+    ]
+    warm, cold = cp.bound(records, warm=True), cp.bound(records)
+    assert warm is not None and cold is not None and (warm.kind, cold.kind) == (cp.WARM, cp.COLD)
+    rayjob = c.NOMINAL_DEFAULT_RESOURCE.seconds
+    assert warm.seconds == pytest.approx(rayjob + RAY_S + SUBMIT_S + GATE_GPU_S + LOAD_S)
+    assert cold.seconds == pytest.approx(
+        rayjob + GPU_NODE_S + STREAM_S + RAY_S + SUBMIT_S + GATE_GPU_S + GATE_NCCL_S + LOAD_S
+    )
+    text = cp.estimate(records, warm=True).format("exp")
+    assert f"bound for {cp.WARM}: " in text and "x (goal 1.5x)" in text

@@ -3,6 +3,9 @@ NVML-shaped GPU records, /proc/self/mountinfo lines and the Lustre figures, and 
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import pytest
 
 from core import catalog
@@ -344,3 +347,173 @@ def test_shipped_program_files_import_only_what_the_nemo_rl_image_has():
         assert roots <= allowed, (name, roots - allowed)
         if name == "gate_checks.py":
             assert roots <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+# --- a node's recent pass --------------------------------------------------------------------------------------
+HOUR = 3600.0
+NOW = 1_800_000_000.0
+BOOT = "6fd5a44b-35f4-4ad4-a9b9-6b9be13e1fe9"
+GIB = "sha256:" + "ab" * 32
+# An NVML-shaped probe of an A4 node (readiness_gate.probe_gpus: its node facts, NVML's driver version string).
+A4_PROBE = {
+    "host": "ray-worker-abc12",
+    "node_name": "gke-codelab-gpu-a4-spot-5c1d-x2vt",
+    "boot_id": BOOT,
+    "driver_version": "570.124.06",
+    "gib_digest": GIB,
+}
+TERMS = gc.PassTerms(
+    backend="nccl",
+    expect_net="gIB",
+    gpus_per_node=8,
+    nics_per_node=8,
+    inter_node=True,
+    min_allreduce_large_busbw=catalog.GATE_ALLREDUCE_LARGE_BUSBW_GBPS,
+    min_allgather_avg_busbw=catalog.GATE_ALLGATHER_SWEEP_AVG_BUSBW_GBPS,
+    lustre_gbps_per_node=0.55,
+    lustre_source="10.90.0.2@tcp:/lustrefs",
+)
+IDENT = gc.NodeIdentity.of(A4_PROBE)
+
+
+def record(passed_at=NOW - HOUR, terms=TERMS, **identity):
+    assert IDENT is not None
+    ident = gc.NodeIdentity(**{**vars(IDENT), **identity})
+    return gc.node_record(ident, terms, passed_at=passed_at, run_id="20270115T101500Z-42", summary="/lustre/gate/r")
+
+
+def problem(rec, *, window=24 * HOUR, not_before=0.0, need=TERMS):
+    assert IDENT is not None
+    return gc.record_problem(rec, IDENT, need, now=NOW, window_s=window, not_before=not_before)
+
+
+def test_a_pass_on_the_same_boot_driver_and_gib_within_the_window_lets_the_node_skip_the_sweeps():
+    assert IDENT == gc.NodeIdentity("gke-codelab-gpu-a4-spot-5c1d-x2vt", BOOT, "570.124.06", GIB)
+    assert problem(record()) is None
+    assert problem(record(passed_at=NOW - 23.9 * HOUR)) is None
+
+
+@pytest.mark.parametrize(
+    "rec,why",
+    [
+        (record(passed_at=NOW - 25 * HOUR), "passed 25.0 h ago, more than the 24.0 h window"),
+        (record(boot_id="0b8e3c4e-77aa-4c53-9f0e-0d6c1a0b9d11"), "another boot (recorded 0b8e3c4e, now 6fd5a44b)"),
+        (record(driver="550.54.15"), "another driver (recorded 550.54.15, now 570.124.06)"),
+        (record(gib="sha256:" + "cd" * 32), "another gIB plugin"),
+        (record(node="gke-codelab-gpu-a4-spot-5c1d-0000"), "recorded for node 'gke-codelab-gpu-a4-spot-5c1d-0000'"),
+    ],
+    ids=["stale", "another-boot", "another-driver", "another-gib", "another-node"],
+)
+def test_a_pass_that_no_longer_holds_for_the_node_is_refused_and_says_why(rec, why):
+    assert problem(rec).startswith(why)
+
+
+@pytest.mark.parametrize(
+    "rec,why",
+    [
+        # Stamped far ahead so it would never expire.
+        (record(passed_at=NOW + 30 * 24 * HOUR), "stamped 720.0 h in the future"),
+        ({"version": 1, "node": IDENT.node, "passed": True}, "not a node record of this gate"),
+        ("passed", "not a node record of this gate"),
+        ({**record(), "version": 99}, "not a node record of this gate"),
+        # Lower thresholds than this gate asks, another backend, a single-node pass, another filesystem.
+        (record(terms=replace(TERMS, min_allreduce_large_busbw=10.0)), "passed at all-reduce GB/s >= 10"),
+        (record(terms=replace(TERMS, backend="gloo")), "a gloo pass, this gate runs nccl"),
+        (record(terms=replace(TERMS, inter_node=False)), "a single-node pass"),
+        (record(terms=replace(TERMS, lustre_source="/dev/sda1")), "passed on Lustre '/dev/sda1'"),
+        (record(terms=replace(TERMS, lustre_gbps_per_node=0.1)), "passed at Lustre GB/s per node >= 0.1"),
+    ],
+    ids=["future", "no-terms", "not-an-object", "version", "weaker", "gloo", "single-node", "other-fs", "lustre"],
+)
+def test_a_forged_malformed_or_weaker_record_is_no_pass(rec, why):
+    assert problem(rec).startswith(why)
+
+
+def test_a_pass_on_stricter_terms_counts_for_a_laxer_gate():
+    stricter = replace(TERMS, min_allreduce_large_busbw=300.0, lustre_gbps_per_node=2.0, nics_per_node=8)
+    assert problem(record(terms=stricter)) is None
+
+
+def test_window_zero_and_a_gate_rerun_discard_recorded_passes():
+    assert problem(record(), window=0) == "this gate reuses no pass (window 0)"
+    assert problem(record(passed_at=NOW - HOUR), not_before=NOW - 60) == "passed before the last gateRerun"
+
+
+def test_a_new_gate_rerun_value_sets_the_floor_once_and_an_unset_one_keeps_it():
+    floor, marker = gc.rerun_floor(None, "", NOW)
+    assert (floor, marker) == (0.0, None)
+    floor, marker = gc.rerun_floor(None, "again-1", NOW)
+    assert floor == NOW and marker is not None and marker["not_before"] == NOW
+    assert "again-1" not in json.dumps(marker)  # only its digest is kept
+    # The next gates under the same value keep that floor, so passes after it count again.
+    assert gc.rerun_floor(marker, "again-1", NOW + HOUR) == (NOW, None)
+    assert gc.rerun_floor(marker, "", NOW + HOUR) == (NOW, None)
+    floor, new = gc.rerun_floor(marker, "again-2", NOW + HOUR)
+    assert floor == NOW + HOUR and new is not None and new["token"] != marker["token"]
+
+
+def test_the_newest_valid_record_of_the_trusted_directories_wins_and_a_missing_one_is_said():
+    assert IDENT is not None
+    own, platform = "/lustre/gate/nodes", "/lustre/gate/platform-nodes"
+    stale, fresh = record(passed_at=NOW - 30 * HOUR), record(passed_at=NOW - 2 * HOUR)
+    v = gc.choose_record(IDENT, [(own, stale), (platform, fresh)], TERMS, now=NOW, window_s=24 * HOUR, not_before=0)
+    assert v.valid and v.source == platform and v.record == fresh
+    v = gc.choose_record(IDENT, [(own, None), (platform, None)], TERMS, now=NOW, window_s=24 * HOUR, not_before=0)
+    assert not v.valid and v.describe() == f"{IDENT.node}: no pass recorded"
+    v = gc.choose_record(IDENT, [(own, stale)], TERMS, now=NOW, window_s=24 * HOUR, not_before=0)
+    assert v.describe() == f"{IDENT.node}: passed 30.0 h ago, more than the 24.0 h window"
+
+
+@pytest.mark.parametrize("name", ["", "../../etc/passwd", "Node_1", "a/b", "-x"])
+def test_a_node_without_a_usable_name_or_boot_id_gets_no_record(name):
+    assert gc.NodeIdentity.of({**A4_PROBE, "node_name": name}) is None
+    assert gc.NodeIdentity.of({**A4_PROBE, "boot_id": ""}) is None
+
+
+def test_skipped_lustre_sweeps_keep_the_mount_checks_and_say_why():
+    mounts = {"node0 h0": ("/lustre", "lustre", "10.90.0.2@tcp:/lustrefs")}
+    checks = {
+        c.name: c
+        for c in gc.lustre_checks(
+            mounts=mounts,
+            expected_fstype="lustre",
+            probe_errors=[],
+            write_parts=[],
+            read_parts=[],
+            expected_gbps=4.39,
+            how="-",
+            cross_node=False,
+            throughput_skipped="every node passed them within 24 h",
+        )
+    }
+    assert checks["lustre.mount"].status == gc.PASS and checks["lustre.writable"].status == gc.PASS
+    assert checks["lustre.write"].status == checks["lustre.read"].status == gc.SKIP
+    assert checks["lustre.read"].detail == "every node passed them within 24 h"
+
+
+def test_a_gate_after_an_unfinished_attempt_of_its_run_distrusts_that_attempts_passes():
+    earlier = {"passed": True, "started_at": NOW - HOUR}
+    floor = gc.retry_floor(earlier, done_at=None)
+    assert floor is not None and NOW - HOUR < floor < NOW - HOUR + 1
+    # The pass that attempt wrote at its start, and any before it, no longer count; a later one does.
+    assert problem(record(passed_at=NOW - HOUR), not_before=floor) == "passed before the last gateRerun"
+    why = gc.RETRY_WHY
+    assert (
+        gc.record_problem(
+            record(passed_at=NOW - HOUR),
+            IDENT,
+            TERMS,
+            now=NOW,
+            window_s=24 * HOUR,
+            not_before=floor,
+            not_before_why=why,
+        )
+        == "passed before this run's unfinished attempt"
+    )
+    assert problem(record(passed_at=NOW - 60), not_before=floor) is None
+    # Its training reached its end after that gate (the trained marker is newer), no earlier gate, or an unreadable
+    # summary: not a retry. A marker from an earlier completion of the run (a resumed run that failed) does not count.
+    assert gc.retry_floor(earlier, done_at=NOW - 60) is None
+    assert gc.retry_floor(earlier, done_at=NOW - 2 * HOUR) == floor
+    assert gc.retry_floor(None, done_at=None) is None
+    assert gc.retry_floor({"passed": True}, done_at=None) is None

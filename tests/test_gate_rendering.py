@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import pod_programs
-from core import catalog, recipes
+from core import catalog, export, recipes
+from pod_programs import gate_checks as gc
 from synth import critical_path
 from workloads import job_scripts as scripts
 
@@ -32,7 +33,7 @@ INVALID = [
     ({"gateLustreFraction": 0}, "nemo-rl-gke:gateLustreFraction", "(0, 1]"),
     ({"gateLustreFraction": 1.5}, "nemo-rl-gke:gateLustreFraction", "(0, 1]"),
     ({"gateLustreFraction": -0.2}, "nemo-rl-gke:gateLustreFraction", "(0, 1]"),
-    ({"readinessGate": "strict"}, "nemo-rl-gke:readinessGate", "'on', 'advisory' or 'off'"),
+    ({"readinessGate": "strict"}, "nemo-rl-gke:readinessGate", "'on', 'full', 'advisory' or 'off'"),
 ]
 
 
@@ -189,3 +190,33 @@ def test_gpu_workers_without_a_job_are_a_preview_warning(synth):
     r = synth("dev", {"jobEnabled": False, "workerReplicas": 2})
     assert r.error is None, r.error
     assert any(w.startswith("nemo-rl-gke:workerReplicas: 2 GPU worker(s) start with no job") for w in r.warnings)
+
+
+def test_the_gate_keeps_node_records_and_reuses_a_pass_for_a_day_unless_full_or_rerun(synth, tmp_path):
+    r = synth("dev")
+    a = parsed_by_the_program(gate_argv(r)[4:], tmp_path)
+    assert a["node_records_dir"] == "/lustre/gate/.nodes" and a["trusted_node_records_dir"] == []
+    assert a["node_pass_window_seconds"] == catalog.GATE_NODE_PASS_WINDOW_SECONDS == 24 * 3600
+    assert a["gib_dir"] == catalog.GIB_MOUNT and a["rerun_token"] == ""
+    # The run's trained marker, which the entrypoint writes after training: a later gate of this run without it is
+    # a retry, and runs in full.
+    assert a["run_done_marker"] == export.trained_marker("/lustre", r.outputs["runName"])
+    assert any(ln == f"touch {a['run_done_marker']}" for ln in script_lines(r))
+    # The node the records are bound to reaches every GPU worker through the downward API.
+    workers = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").get("spec.workerGroupSpecs")
+    [env] = [e for e in workers[0]["template"]["spec"]["containers"][0]["env"] if e["name"] == gc.NODE_NAME_ENV]
+    assert env == {"name": gc.NODE_NAME_ENV, "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+    full = parsed_by_the_program(gate_argv(synth("dev", {"readinessGate": "full"}))[4:], tmp_path)
+    assert full["node_pass_window_seconds"] == 0 and full["mode"] == "enforce"
+    again = parsed_by_the_program(gate_argv(synth("dev", {"gateRerun": "node-7-replaced"}))[4:], tmp_path)
+    assert again["rerun_token"] == "node-7-replaced"
+
+
+def test_an_experiment_trusts_its_platforms_node_records_read_only_and_writes_its_own(synth, tmp_path):
+    r = synth("codelab-exp1")
+    a = parsed_by_the_program(gate_argv(r)[4:], tmp_path)
+    mount = r.get(RAYJOB, "rayjob").get("spec.entrypoint").split("--lustre-path ")[1].split()[0]
+    assert a["node_records_dir"] == f"{mount}/gate/.nodes"
+    assert a["trusted_node_records_dir"] == [f"{mount}/gate/.platform-nodes"]
+    platform = parsed_by_the_program(gate_argv(synth("codelab"))[4:], tmp_path)
+    assert platform["trusted_node_records_dir"] == []

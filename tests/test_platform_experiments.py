@@ -260,13 +260,15 @@ def test_an_experiment_on_a_warm_platform_waits_for_its_gate_and_on_a_cold_one_f
     records = synth("codelab-exp1").resources
     cold, warm = critical_path.estimate(records), critical_path.estimate(records, warm=True)
     assert cold.dominant == "GPU nodes provisioned for the first GPU pod"
-    assert warm.dominant == "readiness gate (GPU health, Lustre, NCCL over RDMA)"
-    # Cold = warm + node boot + image pull on the critical path (nominal catalog figures, see their sources).
+    # Warm nodes passed the full gate within its window: only its GPU part runs, and the model load is the longest.
+    assert warm.dominant == "NeMo-RL loads the weights from Lustre"
+    # Cold = warm + node boot + image pull + the gate's sweeps on the critical path (nominal catalog figures).
     pull = catalog.NOMINAL_IMAGE_BYTES.seconds / catalog.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
+    sweeps = catalog.NOMINAL_GATE_SECONDS.seconds - catalog.NOMINAL_GATE_FAST_SECONDS.seconds
     assert cold.first_step_seconds - warm.first_step_seconds == pytest.approx(
-        catalog.NOMINAL_GPU_NODE_SECONDS.seconds + pull
+        catalog.NOMINAL_GPU_NODE_SECONDS.seconds + pull + sweeps
     )
-    assert warm.first_step_seconds < 5 * 60  # the target, before NeMo-RL loads the model
+    assert warm.first_step_seconds < 5 * 60  # minutes for an experiment, the model load included
 
 
 def test_an_experiment_larger_than_its_platforms_gpu_pools_is_refused_naming_its_key(synth):

@@ -47,18 +47,28 @@ PROGRAM_FILES = ("readiness_gate.py", "gate_checks.py")
 NODES, RANKS_PER_NODE = 2, 2
 
 
+NODE_NAMES = ("gate-node-0", "gate-node-1")  # each Ray node's Kubernetes node name (the downward API's, on GKE)
+
+
+def node_env(extra: dict, node: str) -> dict:
+    return base_env({**extra, gc.NODE_NAME_ENV: node})
+
+
 @pytest.fixture(scope="module")
 def cluster(image_tools):
     # GLOO_SOCKET_IFNAME plays the role the job's runtime env gives it on GKE (eth0 there, loopback here); the
     # image's `uv` goes first on PATH as in the NeMo-RL image.
-    env = base_env(
-        {
-            "GLOO_SOCKET_IFNAME": "lo",
-            "PATH": f"{image_tools}:{base_env().get('PATH', '/usr/bin:/bin')}",
-            STEP_SECONDS_ENV: STEP_SECONDS,
-        }
-    )
-    with local_cluster(env, head_cpus=RANKS_PER_NODE, worker_cpus=(RANKS_PER_NODE,)) as c:
+    extra = {
+        "GLOO_SOCKET_IFNAME": "lo",
+        "PATH": f"{image_tools}:{base_env().get('PATH', '/usr/bin:/bin')}",
+        STEP_SECONDS_ENV: STEP_SECONDS,
+    }
+    with local_cluster(
+        node_env(extra, NODE_NAMES[0]),
+        head_cpus=RANKS_PER_NODE,
+        worker_cpus=(RANKS_PER_NODE,),
+        worker_envs=[node_env(extra, NODE_NAMES[1])],
+    ) as c:
         yield c
 
 
@@ -283,3 +293,234 @@ def test_advisory_gate_logs_its_failure_and_training_runs(cluster, nemo_rl_image
     assert status == JobStatus.SUCCEEDED, logs
     assert logs.index("readiness-gate FAILED (advisory: continuing)") < logs.index("stand-in GRPO")
     assert "finished at step 2" in logs and steps_saved(ckpt) == [1, 2]
+
+
+# --- once per node: node records -----------------------------------------------------------------------------------
+DAY = 24 * 3600
+SWEEPS = ("lustre.write", "lustre.read", "nccl.sweep")
+
+
+def records_argv(program: Path, lustre: Path, *, trusted: tuple[Path, ...] = (), **over) -> list[str]:
+    argv = gate_argv(program, lustre, node_records_dir=lustre / "gate" / ".nodes", node_pass_window_seconds=DAY, **over)
+    return argv + [f"--trusted-node-records-dir={d}" for d in trusted]
+
+
+def summary_of(lustre: Path) -> dict:
+    return json.loads((lustre / "gate" / "ci-run" / "summary.json").read_text())
+
+
+def statuses(summary: dict) -> dict[str, str]:
+    return {c["name"]: c["status"] for c in summary["checks"]}
+
+
+@pytest.fixture(scope="module")
+def passed(cluster, program, tmp_path_factory) -> dict[str, dict]:
+    """The node records a full gate that passed wrote, by node name (what every test below starts from)."""
+    lustre = tmp_path_factory.mktemp("first") / "lustre"
+    lustre.mkdir()
+    status, logs = run_gate(cluster, records_argv(program, lustre))
+    assert status == JobStatus.SUCCEEDED, logs
+    summary = summary_of(lustre)
+    assert summary["reuse"]["sweeps"] == "run" and all(statuses(summary)[c] == "pass" for c in SWEEPS[:2])
+    records = {p.stem: json.loads(p.read_text()) for p in (lustre / "gate" / ".nodes").glob("*.json")}
+    assert sorted(records) == sorted(NODE_NAMES) and sorted(summary["node_records"]["written"]) == sorted(NODE_NAMES)
+    boot = Path(gc.BOOT_ID_PATH).read_text().strip()
+    for node, rec in records.items():
+        # Bound to the node and its boot; no NVML or gIB on this CPU machine.
+        assert (rec["node"], rec["boot_id"], rec["driver"], rec["gib"]) == (node, boot, None, None)
+        assert rec["run_id"] == summary["run_id"] and rec["terms"]["backend"] == "gloo"
+    return records
+
+
+def with_records(lustre: Path, records: dict[str, dict], where: str = ".nodes") -> Path:
+    d = lustre / "gate" / where
+    d.mkdir(parents=True, exist_ok=True)
+    for node, rec in records.items():
+        (d / f"{node}.json").write_text(json.dumps(rec))
+    return d
+
+
+def test_nodes_that_passed_recently_skip_the_sweeps_but_not_the_health_checks(cluster, program, passed, tmp_path):
+    lustre = tmp_path / "lustre"
+    lustre.mkdir()
+    with_records(lustre, passed)
+    # This run trained to its end after an earlier gate (its trained marker is there): not a retry.
+    earlier = lustre / "gate" / "ci-run" / "summary.json"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text(json.dumps({"passed": True, "started_at": time.time() - 60}))
+    done = lustre / "trained" / "ci-run"
+    done.parent.mkdir()
+    done.touch()
+    status, logs = run_gate(cluster, records_argv(program, lustre, run_done_marker=done))
+    assert status == JobStatus.SUCCEEDED, logs
+    summary = summary_of(lustre)
+    st = statuses(summary)
+    assert summary["reuse"]["sweeps"] == "skipped"
+    assert all(st[c] == "skipped" for c in SWEEPS)
+    # What always runs: placement on distinct nodes, the GPU health step (skipped on CPU, and says so), the mount.
+    assert st["placement"] == "pass" and st["lustre.mount"] == "pass" and st["lustre.writable"] == "pass"
+    assert "sweeps skipped: every node passed them within 24 h" in logs
+    assert summary["step_seconds"]["collectives"] < 1
+    # A fast pass writes no record: the records still date from the sweeps they stand for.
+    again = {p.stem: json.loads(p.read_text()) for p in (lustre / "gate" / ".nodes").glob("*.json")}
+    assert again == passed and "node_records" not in summary
+
+
+def test_a_stale_record_and_one_from_another_boot_get_the_full_gate_even_if_nothing_can_be_recorded(
+    cluster, program, passed, tmp_path
+):
+    lustre = tmp_path / "lustre"
+    lustre.mkdir()
+    stale = {**passed[NODE_NAMES[0]], "passed_at": time.time() - 25 * 3600}
+    reboot = {**passed[NODE_NAMES[1]], "boot_id": "0b8e3c4e-77aa-4c53-9f0e-0d6c1a0b9d11"}
+    platform = with_records(lustre, {NODE_NAMES[0]: stale, NODE_NAMES[1]: reboot}, where=".platform-nodes")
+    # The gate's own records directory cannot be written (a file stands where it should be; as root too): the gate
+    # passes, records nothing, and says so.
+    (lustre / "gate" / ".nodes").write_text("")
+    status, logs = run_gate(cluster, records_argv(program, lustre, trusted=(platform,)))
+    assert status == JobStatus.SUCCEEDED, logs
+    summary = summary_of(lustre)
+    assert summary["reuse"]["sweeps"] == "run" and all(statuses(summary)[c] == "pass" for c in SWEEPS[:2])
+    nodes = summary["reuse"]["nodes"]
+    assert f"{NODE_NAMES[0]}: passed 25.0 h ago, more than the 24.0 h window" in nodes
+    assert any(n.startswith(f"{NODE_NAMES[1]}: another boot (recorded 0b8e3c4e, now ") for n in nodes), nodes
+    assert summary["node_records"]["written"] == [] and len(summary["node_records"]["errors"]) == 2
+    assert "readiness-gate node records: not written" in logs and "readiness-gate PASSED" in logs
+
+
+def test_another_driver_and_a_forged_record_get_the_full_gate(cluster, program, passed, tmp_path):
+    lustre = tmp_path / "lustre"
+    lustre.mkdir()
+    driver = {**passed[NODE_NAMES[0]], "driver": "570.124.06"}
+    future = {**passed[NODE_NAMES[1]], "passed_at": time.time() + 30 * DAY}  # stamped to never expire
+    with_records(lustre, {NODE_NAMES[0]: driver, NODE_NAMES[1]: future})
+    # A valid copy where another experiment could write: not a directory this gate trusts, so never read.
+    with_records(lustre, passed, where="../experiments/other/gate/.nodes")
+    status, logs = run_gate(cluster, records_argv(program, lustre))
+    assert status == JobStatus.SUCCEEDED, logs
+    summary = summary_of(lustre)
+    assert summary["reuse"]["sweeps"] == "run"
+    assert sorted(summary["reuse"]["nodes"]) == [
+        f"{NODE_NAMES[0]}: another driver (recorded 570.124.06, now None)",
+        f"{NODE_NAMES[1]}: stamped 720.0 h in the future",
+    ]
+    # The full pass replaced both with records of this run.
+    fresh = {p.stem: json.loads(p.read_text()) for p in (lustre / "gate" / ".nodes").glob("*.json")}
+    assert {r["run_id"] for r in fresh.values()} == {summary["run_id"]}
+
+
+def test_a_read_only_platform_directory_is_trusted_and_a_gate_rerun_discards_it(cluster, program, passed, tmp_path):
+    lustre = tmp_path / "lustre"
+    lustre.mkdir()
+    platform = with_records(lustre, passed, where=".platform-nodes")
+    platform.chmod(0o555)  # as an experiment mounts it (read-only for an ordinary user; the gate never writes it)
+    try:
+        status, logs = run_gate(cluster, records_argv(program, lustre, trusted=(platform,)))
+        assert status == JobStatus.SUCCEEDED, logs
+        summary = summary_of(lustre)
+        assert summary["reuse"]["sweeps"] == "skipped"
+        assert all(f"({platform})" in n for n in summary["reuse"]["nodes"])
+        # A new gateRerun value: every pass recorded before it is discarded, the full gate runs, and its records
+        # go to the gate's own directory, never to the platform's.
+        status, logs = run_gate(cluster, records_argv(program, lustre, trusted=(platform,), rerun_token="again-1"))
+        assert status == JobStatus.SUCCEEDED, logs
+        summary = summary_of(lustre)
+        assert summary["reuse"]["sweeps"] == "run"
+        assert all(n.endswith("passed before the last gateRerun") for n in summary["reuse"]["nodes"])
+        assert {p.stem: json.loads(p.read_text()) for p in platform.iterdir()} == passed
+        assert sorted(summary["node_records"]["written"]) == sorted(NODE_NAMES)
+    finally:
+        platform.chmod(0o755)
+
+
+# --- a lost node: the next attempt gates its replacement in full ------------------------------------------------------
+# Ray marks a killed node dead after its health checks fail (tests/test_attempts_ray.py explains the figures).
+FAST_NODE_DEATH = {
+    "RAY_health_check_initial_delay_ms": "10000",
+    "RAY_health_check_period_ms": "2000",
+    "RAY_health_check_timeout_ms": "10000",
+    "RAY_health_check_failure_threshold": "3",
+}
+# The step after the gate stands for training: the first attempt's fails once the test has replaced a node.
+TRAIN_STEP = """
+import os, sys, time
+flag, go = sys.argv[1], sys.argv[2]
+if os.path.exists(flag):
+    sys.exit(0)
+open(flag, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.2)
+sys.exit(1)
+"""
+
+
+def _alive_nodes(c) -> int:
+    import urllib.request
+
+    url = f"{c.dashboard}/api/v0/nodes?limit=100"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return sum(1 for n in json.load(r)["data"]["result"]["result"] if n.get("state") == "ALIVE")
+
+
+def test_every_attempt_after_a_lost_node_gates_its_new_node_in_full(program, tmp_path):
+    import os
+    import signal
+
+    lustre = tmp_path / "lustre"
+    lustre.mkdir()
+    flag, go = tmp_path / "training-started", tmp_path / "node-replaced"
+    log = lustre / "attempts" / "ci-run.jsonl"
+    gate = records_argv(program, lustre, placement_timeout=120)
+    entry = [
+        sys.executable,
+        str(PROGRAMS / "attempts.py"),
+        *("--attempts", "3", "--log", str(log), "--resource", "CPU", "--amount", "5"),
+        *("--capacity-wait-seconds", "120", "--poll-seconds", "1", "--"),
+        *gate,
+        "---",
+        *(sys.executable, "-c", TRAIN_STEP, str(flag), str(go)),
+    ]
+    extra = {"GLOO_SOCKET_IFNAME": "lo", **FAST_NODE_DEATH}
+    # The head holds one CPU (the driver's), so both bundles of 2 CPUs land on the two GPU-node stand-ins.
+    with local_cluster(
+        node_env(extra, "head"),
+        head_cpus=1,
+        worker_cpus=(RANKS_PER_NODE, RANKS_PER_NODE),
+        worker_envs=[node_env(extra, "node-a"), node_env(extra, "node-b")],
+    ) as c:
+        client = c.client()
+        job = client.submit_job(entrypoint=shlex.join(entry), submission_id=f"lost-{time.time_ns()}")
+        deadline = time.monotonic() + 240
+        while not (flag.exists() and (lustre / "gate" / ".nodes" / "node-b.json").exists()):
+            assert not client.get_job_status(job).is_terminal(), client.get_job_logs(job)
+            assert time.monotonic() < deadline, client.get_job_logs(job)
+            time.sleep(0.2)
+        os.killpg(c.procs[2].pid, signal.SIGKILL)  # node-b goes, with everything it runs
+        while _alive_nodes(c) != 2:
+            assert time.monotonic() < deadline, client.get_job_logs(job)
+            time.sleep(0.5)
+        c.add_worker(RANKS_PER_NODE, node_env(extra, "node-c"), "node-c")  # its replacement, on a new node
+        go.touch()
+        while not client.get_job_status(job).is_terminal():
+            assert time.monotonic() < deadline + 120, client.get_job_logs(job)
+            time.sleep(0.5)
+        logs = client.get_job_logs(job)
+        assert client.get_job_status(job) == JobStatus.SUCCEEDED, logs
+    attempts = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(a["attempt"], a["result"]) for a in attempts] == [(1, "failed"), (2, "succeeded")], attempts
+    runs = sorted(
+        (json.loads(p.read_text()) for p in (lustre / "gate" / "ci-run" / "attempts").glob("*.json")),
+        key=lambda s: s["run_id"],
+    )
+    assert len(runs) == 2 and all(r["passed"] for r in runs)
+    first, second = runs
+    # The second attempt's gate is a retry of an unfinished run: it distrusts node-a's pass from the first attempt
+    # (a failure on the same nodes may be theirs) and finds none for node-c, so the full gate runs on both.
+    assert second["reuse"]["sweeps"] == "run"
+    assert sorted(second["reuse"]["nodes"]) == [
+        "node-a: passed before this run's unfinished attempt",
+        "node-c: no pass recorded",
+    ]
+    assert all(statuses(second)[c] == "pass" for c in ("lustre.write", "lustre.read", "nccl.correctness"))
+    records = {p.stem: json.loads(p.read_text())["run_id"] for p in (lustre / "gate" / ".nodes").glob("*.json")}
+    assert records == {"node-a": second["run_id"], "node-b": first["run_id"], "node-c": second["run_id"]}

@@ -1,12 +1,13 @@
 """Time to the first training step: the GPU warmup, image streaming, the prefetch runtime, Cloud Storage FUSE
-writes, and the nominal durations of the critical-path report (figures marked "nominal estimate" have no
-published source; the report prints them as such).
+writes, and the one table of nominal durations the critical-path report, its bound and docs/performance.md use
+(NOMINAL_TABLE; figures marked "nominal estimate" have no published source, and the report prints them as such).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.catalog.gke import API_PROPAGATION_WAIT
 from core.catalog.pins import ImagePin
 
 # --- GPU warmup ---------------------------------------------------------------------------------------
@@ -98,10 +99,15 @@ GCSFUSE_STREAMING_FILE_MIB = 96
 GCSFUSE_STREAMING_MAX_FILES = 4
 
 
-# --- Nominal durations for the critical-path report ---------------------------------------------------
+# --- Nominal durations: the one table of the time-to-first-step report ------------------------------------
+# Every figure the critical-path report (synth/critical_path.py) and docs/performance.md use, each with its source or
+# the label "nominal estimate" and the reasoning: durations (`*_SECONDS`), sizes (`*_BYTES`) and rates
+# (`*_BYTES_PER_S`). The table is every `Nominal` of this module (NOMINAL_TABLE, below) plus the resource types'
+# rows (NOMINAL_RESOURCE_SECONDS); the report's figure for a graph and its bound are both computed from it, and
+# docs/performance.md prints it (synth/ttfs_report.py; a test keeps the docs in step).
 @dataclass(frozen=True)
 class Nominal:
-    seconds: float
+    seconds: float  # the figure: seconds, bytes or bytes per second, as the constant's name says
     source: str
 
 
@@ -131,6 +137,13 @@ NOMINAL_RESOURCE_SECONDS: dict[str, Nominal] = {
 # Any other resource (Kubernetes objects the provider applies without a long wait, providers, ...).
 NOMINAL_DEFAULT_RESOURCE = Nominal(2, NOMINAL_ESTIMATE + " (one API call)")
 
+# The wait after enabling the APIs, the rendered Sleep's (core/catalog/gke.py API_PROPAGATION_WAIT: the provider's
+# guide recommends one, "Newly activated service errors").
+NOMINAL_API_PROPAGATION_SECONDS = Nominal(
+    int(API_PROPAGATION_WAIT.removesuffix("s")),
+    "the provider's guide: wait after enabling an API (core/catalog/gke.py)",
+)
+
 # What happens outside Pulumi's waits.
 NOMINAL_CPU_NODE_SECONDS = Nominal(
     120, "GKE 'Provision extra compute capacity': 'Each new node takes approximately 80 to 120 seconds to boot'"
@@ -140,6 +153,13 @@ NOMINAL_GPU_NODE_SECONDS = Nominal(
 )
 NOMINAL_IMAGE_BYTES = Nominal(25e9, "the NeMo-RL image is 20-30 GB (docs/research/ttfs.md; midpoint)")
 NOMINAL_IMAGE_PULL_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (registry download + gzip unpack)")
+# The image streamed from a warm streaming cache: "Your container transitions from the ImagePulling status to Running
+# in a couple of seconds (regardless of container size) once we prepare the image streaming mount" (GKE blog
+# "Introducing GKE image streaming", 2021-11-03, https://cloud.google.com/blog/products/containers-kubernetes/
+# introducing-container-image-streaming-in-gke). Files are then read on demand, inside the Ray start below.
+NOMINAL_IMAGE_STREAM_SECONDS = Nominal(
+    5, "GKE image streaming blog: 'ImagePulling ... to Running in a couple of seconds (regardless of container size)'"
+)
 NOMINAL_HF_DOWNLOAD_BYTES_PER_S = Nominal(500e6, NOMINAL_ESTIMATE + " (Hub to one CPU node, parallel files)")
 # The prefetch's own runtime in `prefetchImage: python` mode: the slim image (~45 MB compressed) and ~15 MB of
 # hash-pinned wheels from PyPI.
@@ -155,27 +175,57 @@ NOMINAL_LUSTRE_IMPORT_OVERHEAD_SECONDS = Nominal(
 )
 NOMINAL_RAY_START_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (container start + `ray start`)")
 NOMINAL_JOB_SUBMIT_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (K8sJobMode submitter pod + `ray job submit`)")
+# The entrypoint's steps before NeMo-RL starts (core/recipes/commands.py job_script), timed by the critical-path report.
+# The readiness gate in its three parts (pod_programs/readiness_gate.py runs them in this order). On GPUs they are
+# estimates; the same program on 2 local CPU Ray nodes (gloo, small sweep) takes about 20 s in full and a few seconds
+# on nodes with a recent pass (tests/test_readiness_gate_ray.py).
+NOMINAL_GATE_GPU_SECONDS = Nominal(
+    15,
+    NOMINAL_ESTIMATE + " (placement on nodes the Ray workers hold, one NVML task per node, the Lustre mount probe: "
+    "the fast path on nodes with a recent pass)",
+)
+NOMINAL_GATE_LUSTRE_SECONDS = Nominal(
+    45,
+    "the gate's own timing: two 15 s duration-based phases (GATE_LUSTRE_SECONDS), a 5 s start offset each, the probe",
+)
+NOMINAL_GATE_NCCL_SECONDS = Nominal(
+    90,
+    NOMINAL_ESTIMATE + " (a fresh process per GPU importing torch and initialising CUDA and NCCL, then ~10 s of "
+    "transfers per collective at the sizes the gate sweeps)",
+)
+NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, the ~5 MB dataset, two JSONL files)")
+NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")
+# The model load from Lustre, the last step before training: every GPU node reads the model's weights once (vLLM's
+# default loader reads every safetensors file on each of its ranks, the node's page cache serving the others; the
+# trainer reads its shards), all nodes at the same time, so the reads take nodes x weight bytes / min(instance
+# throughput, nodes x primary NIC). The rates are published (core/catalog/lustre.py tiers, gpus.py NICs); that each
+# node reads the whole model once is the project's estimate.
+NOMINAL_MODEL_READS_PER_NODE = Nominal(1, NOMINAL_ESTIMATE + " (each GPU node reads the weights once; see above)")
+
+# Derived rows: the whole readiness gate, and its fast path (nodes with a recent pass skip the Lustre and NCCL
+# sweeps: core/catalog/gate.py GATE_NODE_PASS_WINDOW_SECONDS).
+NOMINAL_GATE_SECONDS = Nominal(
+    NOMINAL_GATE_GPU_SECONDS.seconds + NOMINAL_GATE_LUSTRE_SECONDS.seconds + NOMINAL_GATE_NCCL_SECONDS.seconds,
+    "its three parts: GPU health 15 s + Lustre sweeps 45 s + NCCL sweeps 90 s",
+)
+NOMINAL_GATE_FAST_SECONDS = Nominal(
+    NOMINAL_GATE_GPU_SECONDS.seconds, "its GPU part only: every node passed the sweeps within the window"
+)
+
+# The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
+DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"
+
 # The RayJob's deadline (spec.activeDeadlineSeconds, core.recipes.job_deadline_seconds): KubeRay counts it from the
 # attempt's start (Status.StartTime, set when the RayJob enters Initializing and again for each retry:
 # rayjob_controller.go initRayJobStatusIfNeed at v1.4.2 34ea80e0 and v1.7.0 59d663ae), so the allowance covers what
 # comes before the first step: GPU capacity (flex-start may queue), image pulls, the HF->Megatron conversion, the
-# readiness gate, and the export after the last step.
+# readiness gate, and the export after the last step. A deadline, not a step of the path: not in NOMINAL_TABLE.
 NOMINAL_JOB_STARTUP_SECONDS = Nominal(
     4 * 3600, NOMINAL_ESTIMATE + " (capacity wait, image pulls, weight conversion, readiness gate, export)"
 )
 # activeDeadlineSeconds is `format: int32` in both CRDs (K8S_INT32_MAX above), and KubeRay refuses a value <= 0
 # (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a positive integer", v1.4.2 and
 # v1.7.0).
-# The entrypoint's steps before NeMo-RL starts (core/recipes/commands.py job_script), timed by the critical-path report.
-NOMINAL_GATE_SECONDS = Nominal(
-    150,
-    "docs/performance.md 'about 2-3 minutes per submission' (an estimate: placement and NVML a few s, "
-    "Lustre ~45 s, the collectives ~1 min); the tests measured ~20 s on CPU",
-)
-NOMINAL_GSM8K_PREP_SECONDS = Nominal(60, NOMINAL_ESTIMATE + " (`uv run` start, the ~5 MB dataset, two JSONL files)")
-NOMINAL_SCRIPT_SECONDS = Nominal(5, NOMINAL_ESTIMATE + " (`uv run python` start and a few file checks)")
-# The prefetch Job carries the bytes it downloads, so the critical-path report can time it from the records.
-DOWNLOAD_BYTES_ANNOTATION = "nemo-rl-gke/download-bytes"
 # The weights import Job carries the bytes it brings into Lustre (timed at the instance's import rate), and the prefetch
 # Job its marker (a Job the weights are ready after, whatever it downloads itself).
 IMPORT_BYTES_ANNOTATION = "nemo-rl-gke/import-bytes"
@@ -185,3 +235,15 @@ PREFETCH_MARKER_ANNOTATION = "nemo-rl-gke/marker"
 # two of the cluster autoscaler's `max-node-provision-time` (default 15m: kubernetes/autoscaler
 # cluster-autoscaler/FAQ.md @55c37cd5, flag table), after which it gives up on a node group; a nominal choice.
 ATTEMPT_CAPACITY_WAIT_SECONDS = 2 * 15 * 60
+
+
+# The table: every nominal figure of this module by name (what docs/performance.md prints), then the resource types'.
+_NOT_ON_THE_PATH = frozenset({"NOMINAL_JOB_STARTUP_SECONDS"})
+
+
+def _table() -> dict[str, Nominal]:
+    rows = {k: v for k, v in globals().items() if isinstance(v, Nominal) and k not in _NOT_ON_THE_PATH}
+    return {**rows, **{f"resource {t}": v for t, v in NOMINAL_RESOURCE_SECONDS.items()}}
+
+
+NOMINAL_TABLE: dict[str, Nominal] = _table()

@@ -22,12 +22,14 @@ if TYPE_CHECKING:
 class GateSettings(Section):
     """The readiness gate that runs on the training nodes before NeMo-RL starts."""
 
-    mode: Literal["on", "advisory", "off"] = setting(
+    mode: Literal["on", "full", "advisory", "off"] = setting(
         "on",
         key="readinessGate",
         description=(
-            "on: a failed check fails the RayJob before training; advisory: failures are logged and training "
-            "starts; off: no gate."
+            "on: a failed check fails the RayJob before training, and nodes that passed the full gate within a "
+            "day (same boot, driver and gIB plugin) skip its Lustre and NCCL sweeps (the GPU health check always "
+            "runs); full: the same, with the full gate on every node at every submission; advisory: failures are "
+            "logged and training starts; off: no gate."
         ),
         owner=BOTH,
         day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",)),
@@ -73,7 +75,10 @@ class GateSettings(Section):
     rerun: Optional[str] = setting(
         None,
         key="gateRerun",
-        description="Any new value resubmits the job, so the gate runs again (e.g. after a bad node was replaced).",
+        description=(
+            "Any new value resubmits the job and discards every node's recorded pass, so the full gate runs again "
+            "on every node (e.g. after a bad node was replaced)."
+        ),
         owner=BOTH,
         day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob",), note="a new RayJob, which runs the gate again"),
         bad=("$x",),
@@ -83,6 +88,12 @@ class GateSettings(Section):
     @property
     def enabled(self) -> bool:
         return self.mode != "off"
+
+    @property
+    def pass_window_seconds(self) -> float:
+        """How long a node's full pass lets later gates skip its sweeps (core.catalog GATE_NODE_PASS_WINDOW_SECONDS);
+        0 in `full` mode."""
+        return 0 if self.mode == "full" else catalog.GATE_NODE_PASS_WINDOW_SECONDS
 
     @property
     def lustre_fraction(self) -> float:

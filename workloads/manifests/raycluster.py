@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from core import node_fit
 from core.catalog import Accelerator, NemoRlRelease
+from core.gate import NODE_NAME_ENV
 from core.naming import RAY_AUTH_SECRET
 from core.recipes import IMAGE_PATHS, SCRIPTS_DIR
 from core.settings import Settings
@@ -52,6 +53,12 @@ from workloads.manifests.pod_parts import (
 )
 from workloads.manifests.pod_security import RAY_HEAD_LABELS, RAY_WORKER_LABELS, harden_pod_spec, token_files
 from workloads.manifests.rdma import library_path_env, rdma_pod_mixin
+
+
+def node_name_env() -> dict:
+    """The pod's node name through the downward API (`spec.nodeName`)."""
+    return {"name": NODE_NAME_ENV, "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+
 
 API_VERSION = "ray.io/v1"
 KIND = "RayCluster"
@@ -243,7 +250,8 @@ def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         # rayClusterSpec does not carry, and it drops KubeRay's `ulimit -n 65536`.
         "args": [mixin.startup_prefix],
         "resources": gpu_worker_resources(acc, c.worker_ephemeral_gib),
-        "env": mixin.env + hf_environment(c.lustre_mount_path) + offline + tokens.env,
+        # The node's name: the readiness gate binds a node's recorded pass to it (with the boot ID it reads itself).
+        "env": mixin.env + hf_environment(c.lustre_mount_path) + offline + [node_name_env()] + tokens.env,
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
             lustre_mount(c.lustre_mount_path),
