@@ -30,7 +30,9 @@ def warmup_job(r):
 
 
 def test_standing_cluster_job_waits_for_the_prefetch_while_the_raycluster_does_not(synth, stack):
-    r = synth(stack)
+    # codelab queues its jobs, so its own job runs own-cluster unless it says otherwise.
+    r = synth(stack, STANDING if stack == "codelab" else None)
+    assert r.error is None, r.error
     job, ray, pf = r.get(RAYJOB, "rayjob"), r.get(RAYCLUSTER, "raycluster"), prefetch_job(r)
     assert r.depends_on(job, pf)
     assert not r.depends_on(ray, pf)
@@ -145,6 +147,7 @@ def test_bad_input_is_refused_before_anything_is_registered_naming_the_key(synth
 
 # The prefetch's own download onto Lustre (the codelab ships weightsPath bucket-import: tests/test_weights_staging.py).
 DOWNLOAD = {"weightsPath": "lustre-download"}
+STANDING = {"jobMode": "standing-cluster"}  # codelab's own job on its standing cluster (it queues: own-cluster)
 
 
 def test_critical_path_follows_the_stacks_graph(synth):
@@ -192,8 +195,9 @@ def test_codelab_reaches_the_running_driver_in_at_most_40_percent_of_the_one_ste
 
 
 def test_the_prefetch_in_the_nemo_rl_image_first_waits_for_that_image_on_the_cpu_node(synth):
-    small = cp.estimate(synth("codelab", DOWNLOAD).resources)
-    nemo = cp.estimate(synth("codelab", {**DOWNLOAD, "prefetchImage": "nemo-rl"}).resources)
+    # On the standing cluster the RayJob waits for the prefetch in the graph, so the prefetch is the last chain.
+    small = cp.estimate(synth("codelab", {**DOWNLOAD, **STANDING}).resources)
+    nemo = cp.estimate(synth("codelab", {**DOWNLOAD, **STANDING, "prefetchImage": "nemo-rl"}).resources)
     run = next(k for k in small.activities if k.endswith("#ran"))
     assert nemo.start[run] == pytest.approx(nemo.finish["image on CPU nodes"])
     assert small.start[run] < nemo.finish["image on CPU nodes"]
