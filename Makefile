@@ -7,8 +7,12 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 # The policy pack's own venv: pulumi-policy pins protobuf 5 while the program's venv has protobuf 6.
 POLICY_VENV ?= .venv-policy
+# One venv per NeMo-RL release with the `datasets` its image runs (tests/datasets_envs/<tag>.txt): the data staging
+# tests run the program and NeMo-RL's loaders in them.
+DATASETS_VENVS ?= .venv-datasets
+DATASETS_TAGS := $(patsubst tests/datasets_envs/%.txt,%,$(wildcard tests/datasets_envs/*.txt))
 
-.PHONY: synth test test-unit lint synth-all generated project-file policy-facts settings-doc day-two-table sizing-report ttfs-report checkov policy-check cli-check preview up destroy clean
+.PHONY: synth test test-unit lint datasets-venvs synth-all generated project-file policy-facts settings-doc day-two-table sizing-report ttfs-report checkov policy-check cli-check preview up destroy clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +28,13 @@ $(POLICY_VENV)/.installed: policy/requirements.txt
 	$(POLICY_VENV)/bin/python -m pip install -q --disable-pip-version-check -r policy/requirements.txt
 	touch $@
 
+$(DATASETS_VENVS)/%/.installed: tests/datasets_envs/%.txt
+	$(PYTHON) -m venv $(DATASETS_VENVS)/$*
+	$(DATASETS_VENVS)/$*/bin/python -m pip install -q --disable-pip-version-check --only-binary=:all: --no-deps -r $<
+	touch $@
+
+datasets-venvs: $(foreach t,$(DATASETS_TAGS),$(DATASETS_VENVS)/$(t)/.installed)
+
 synth: $(VENV)/.installed
 	$(PY) -m synth $(STACK)
 
@@ -37,7 +48,7 @@ synth-all: $(VENV)/.installed
 # priority (nice), which use the cores the Ray tests leave. Each prints its slowest tests (--durations); the Ray
 # run's output follows the other's.
 PYTEST_WORKERS ?= 2
-test: lint $(POLICY_VENV)/.installed
+test: lint $(POLICY_VENV)/.installed datasets-venvs
 	@log=$$(mktemp -t nemo-rl-gke-ray.XXXXXX); \
 	POLICY_VENV=$(POLICY_VENV) $(PY) -m pytest -q -m ray --durations=10 > $$log 2>&1 & ray=$$!; \
 	POLICY_VENV=$(POLICY_VENV) nice -n 5 $(PY) -m pytest -q -m "not ray" -n $(PYTEST_WORKERS) --dist loadgroup \

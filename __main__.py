@@ -6,6 +6,7 @@ outputs of one to the other.
 """
 
 import pulumi
+import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from core import cost, recipes
@@ -23,7 +24,9 @@ from core.settings.job import needs_wandb_key
 from core.settings.stack import platform_stack_problems
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
+from infra.data_access import DataReadGrant, DataReadGrantArgs
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
+from infra.image_copy import ImageCopy, ImageCopyArgs
 from infra.lustre import LustreArgs, LustreFilesystem
 from infra.networks import Networks, NetworksArgs
 from infra.node_identity import NodeIdentity, NodeIdentityArgs
@@ -33,6 +36,7 @@ from infra.project_services import ProjectServices, ProjectServicesArgs
 from infra.psa import PrivateServiceAccess, PsaArgs
 from infra.weights_staging import WeightsStagingAccess, WeightsStagingAccessArgs
 from workloads.checkpoint_export import CheckpointExport, export_job_args
+from workloads.data_staging import DataStaging, DataStagingArgs
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
@@ -106,6 +110,21 @@ async def experiment() -> None:
         # Its own config files, in a ConfigMap of its own that only its RayJob's head mounts.
         configs = JobConfigs("job-configs", s.names.job_configs, ns, recipes.user_config_files(s.recipe), provider)
         needs.append(configs.config_map)
+    # Its datasets, staged and checked on a CPU pod before the RayJob (and its GPUs) is created. The read grant on its
+    # gs:// data is the one Google Cloud resource it declares besides its export's (its own principal only).
+    grants: list[pulumi.Resource] = []
+    if (grant_args := DataReadGrantArgs.of(s)) is not None:
+        gcp_provider = gcp.Provider("gcp", project=s.gcp_project)
+        number = gcp.organizations.get_project_output(
+            project_id=s.gcp_project, opts=pulumi.InvokeOutputOptions(provider=gcp_provider)
+        ).number
+        grants = list(
+            DataReadGrant(
+                "data-access", grant_args, number, opts=pulumi.ResourceOptions(provider=gcp_provider)
+            ).bindings
+        )
+    staging = DataStaging("data-staging", DataStagingArgs.of(s), provider, needs=[tokens], grants=grants)
+    needs.append(staging.job)
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
     pulumi.export("platformStack", PLATFORM_REF)
     if job.queueing is not None:
@@ -155,7 +174,17 @@ else:
     networks = Networks("networks", NetworksArgs.of(s), opts=apis_ready)
     psa = PrivateServiceAccess("psa", PsaArgs.of(s), networks.primary)
     lustre = LustreFilesystem("lustre", LustreArgs.of(s), networks.primary, psa.connection)
-    identity = NodeIdentity("identity", NodeIdentityArgs.of(s), opts=apis_ready)
+    # The NeMo-RL images into the stack's Artifact Registry and its image-streaming cache, from the first minutes: the
+    # Cloud Run jobs need only the APIs, so they run while the cluster and Lustre are created.
+    image_copy = ImageCopy("image-copy", ImageCopyArgs.of(s), opts=apis_ready) if s.image_streaming else None
+    identity = NodeIdentity(
+        "identity",
+        NodeIdentityArgs.of(s),
+        opts=apis_ready,
+        image_repository_id=image_copy.repository_id if image_copy and image_copy.repository else None,
+    )
+    # The pods that name a copy wait for it (not for its prewarm: a pod may stream before the cache is warm).
+    image_ready: list[pulumi.Resource] = list(image_copy.copied) if image_copy is not None else []
     gke = GkeCluster(
         "gke",
         ClusterArgs.of(s, cpu_pool_max_nodes=cpu_plan.max_nodes if cpu_plan is not None else 1),
@@ -236,12 +265,13 @@ else:
             k8s_provider,
             gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
             cpu_capacity=[gke.cpu_pool] if gke.cpu_pool is not None else [],
+            image=image_ready,
         )
     # weightsPath bucket-import: the model into the bucket as soon as the cluster exists (no Lustre needed), then into
     # Lustre with importData once the instance is there and the staging is done.
-    staging = None
+    weights_staging = None
     if staging_access is not None:
-        staging = WeightsStaging(
+        weights_staging = WeightsStaging(
             "weights-staging",
             WeightsStagingArgs.of(s),
             namespace,
@@ -261,7 +291,27 @@ else:
             namespace,
             k8s_provider,
             needs=[volume.pvc, workload.secret, job_scripts.config_map]
-            + ([staging.import_job] if staging is not None else []),
+            + (image_ready if s.startup.prefetch_image == "nemo-rl" else [])
+            + ([weights_staging.import_job] if weights_staging is not None else []),
+        )
+    # The job's datasets, staged and checked on a CPU pod (core/data.py): the RayJob is created only once they are on
+    # Lustre, so a bad dataset fails here and never asks for a GPU. It runs in the job's image (with streaming, the
+    # stack's registry copy: it waits for the copy like the Ray pods).
+    staging = None
+    if s.job.enabled:
+        grants: list[pulumi.Resource] = []
+        if (grant_args := DataReadGrantArgs.of(s)) is not None:
+            grants = list(
+                DataReadGrant(
+                    "data-access", grant_args, apis.project_number, pool_owner=gke.cluster, opts=apis_ready
+                ).bindings
+            )
+        staging = DataStaging(
+            "data-staging",
+            DataStagingArgs.of(s),
+            k8s_provider,
+            needs=[volume.pvc, workload.secret, job_scripts.config_map, *image_ready],
+            grants=grants,
         )
     # Everything the Ray pods refer to by name; the RayCluster and the RayJob wait for all of it.
     pod_needs = [
@@ -272,6 +322,7 @@ else:
         gpu_networking,
         compute_class,
     ]
+    pod_needs.extend(image_ready)
     if workload.ray_auth_secret is not None:
         pod_needs.append(workload.ray_auth_secret)
     if kuberay is not None:
@@ -293,8 +344,10 @@ else:
             return
         # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:
         # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
-        # entrypoint waits for the prefetch marker instead (JobArgs.before).
+        # entrypoint waits for the prefetch marker instead (JobArgs.before). Both modes wait for the data staging Job:
+        # its datasets are small next to the weights, and a bad one must fail before any GPU is asked for.
         job_needs = needs + ([weights.job] if weights is not None and not own_cluster else [])
+        job_needs += [staging.job] if staging is not None else []
         job = NemoRlJob(
             "grpo",
             JobArgs.of(s),

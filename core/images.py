@@ -1,5 +1,6 @@
 """Image references the program renders: `repo:tag@sha256:<digest>` where the catalog knows the digest, else
-`repo:tag`; a missing tag or `latest` is refused (a moving reference makes two pulls of one spec differ).
+`repo:tag`, or `repo@sha256:<digest>` for an image pinned by its digest alone (the copy tool, a user's `jobImage`);
+a missing tag without a digest, or `latest`, is refused (a moving reference makes two pulls of one spec differ).
 
 Pure functions over `core.catalog.ImagePin`; nothing here reads settings or builds resources.
 """
@@ -10,6 +11,7 @@ import re
 from dataclasses import replace
 
 from core.catalog import (
+    IMAGE_COPY_TOOL_PIN,
     NCCL_GIB_INSTALLER_PIN,
     NEMO_RL_IMAGE_NAME,
     NEMO_RL_IMAGE_PINS,
@@ -28,7 +30,14 @@ class ImageRefError(ValueError):
 
 
 def pinned_ref(pin: ImagePin) -> str:
-    """`repo:tag@sha256:...` (digest known) or `repo:tag`; raises ImageRefError for a moving or malformed pin."""
+    """`repo:tag@sha256:...` (digest known), `repo:tag`, or `repo@sha256:...` (digest alone); raises ImageRefError
+    for a moving or malformed pin."""
+    if not pin.tag and pin.digest:
+        if not _DIGEST.match(pin.digest):
+            raise ImageRefError(f"{pin.repo}: digest {pin.digest!r} is not sha256:<64 hex digits>")
+        if "@" in pin.repo or ":" in pin.repo.rsplit("/", 1)[-1]:
+            raise ImageRefError(f"{pin.repo!r}: give the repository without tag or digest")
+        return f"{pin.repo}@{pin.digest}"
     if not pin.tag:
         raise ImageRefError(f"{pin.repo}: no tag; pin a released tag (and its digest when known)")
     if pin.tag == "latest":
@@ -57,6 +66,19 @@ def parse_ref(ref: str) -> ImagePin:
     return pin
 
 
+def digest_ref(ref: str) -> ImagePin:
+    """`repo@sha256:<64 hex>` -> ImagePin without a tag; anything else (a tag, a tag beside the digest, no digest) is
+    refused: an image named by its digest alone is the same bytes on every pull."""
+    rest, at, digest = ref.partition("@")
+    if not at:
+        raise ImageRefError(f"{ref!r} has no digest; name the image by its digest, <repository>@sha256:<64 hex>")
+    if ":" in rest.rsplit("/", 1)[-1]:
+        raise ImageRefError(f"{ref!r} carries a tag; name the image by its digest alone, <repository>@sha256:<64 hex>")
+    pin = ImagePin(rest, "", digest)
+    pinned_ref(pin)
+    return pin
+
+
 def nemo_rl_image(release_tag: str, repository: str = "") -> str:
     """The NeMo-RL image of a release, pinned as the catalog allows; from `repository` (an Artifact Registry
     copy, `<repository>/nemo-rl:<tag>`, same tag and digest) when given, else from NGC."""
@@ -81,6 +103,11 @@ def is_nemo_rl_image(ref: object) -> bool:
 
 def nccl_gib_installer_image() -> str:
     return pinned_ref(NCCL_GIB_INSTALLER_PIN)
+
+
+def image_copy_tool_image() -> str:
+    """gcrane, which copies the NeMo-RL images into the stack's Artifact Registry repository (a Cloud Run job)."""
+    return pinned_ref(IMAGE_COPY_TOOL_PIN)
 
 
 def prefetch_python_image() -> str:

@@ -10,7 +10,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from core.catalog import KUBERAY_AUTH_TOKEN_SECRET_KEY, RDMA_NICS_PER_NODE
+from core.catalog import KUBERAY_AUTH_TOKEN_SECRET_KEY, NEMO_RL_RELEASES, RDMA_NICS_PER_NODE
 from core.keys import PROJECT
 
 # GCP resource names (RFC 1035): lowercase letter first, then lowercase letters, digits, hyphens; no trailing hyphen.
@@ -84,6 +84,16 @@ def workload_principal(project_number: str, workload_pool: str, namespace: str, 
         f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
         f"{workload_pool}/subject/ns/{namespace}/sa/{ksa_name}"
     )
+
+
+# run_execution_token: 8 hex digits of what the job runs (infra/image_copy.py); name + "-" + token < 63.
+RUN_EXECUTION_TOKEN_LEN = 8
+CLOUD_RUN_JOB_NAME_MAX = 62 - 1 - RUN_EXECUTION_TOKEN_LEN
+
+
+def slug(text: str) -> str:
+    """A release tag as part of a resource name: lowercase letters, digits and hyphens (v0.5.0 -> v0-5-0)."""
+    return re.sub(r"[^a-z0-9-]", "-", text.lower())
 
 
 def is_gcp_name(name: str, max_len: int = 63) -> bool:
@@ -163,8 +173,8 @@ class Names:
 
     @property
     def cpu_pool(self) -> str:
-        # Standard: the autoscaling pool of the stack's CPU pods (Ray heads, submitters, prefetch and export Jobs),
-        # apart from the system pool's own work (infra/cluster.py). Static, like the GPU pools.
+        # Standard: the autoscaling pool of the stack's CPU pods (Ray heads, submitters, prefetch, data staging and
+        # export Jobs), apart from the system pool's own work (infra/cluster.py). Static, like the GPU pools.
         return "cpu"
 
     @property
@@ -180,6 +190,23 @@ class Names:
     @property
     def lustre_instance(self) -> str:
         return f"{self.prefix}-lustre"
+
+    # The NeMo-RL images where the nodes are (imagePath: streaming; infra/image_copy.py).
+    @property
+    def image_repository(self) -> str:
+        # The Artifact Registry Docker repository the stack creates for its copies (imageRepository unset).
+        return f"{self.prefix}-images"
+
+    @property
+    def image_copy_service_account(self) -> str:
+        # The Cloud Run jobs' identity: writer on the image repository only. Ids are 6..30 characters.
+        return f"{self.prefix}-copy"
+
+    def image_copy_job(self, release_tag: str) -> str:
+        return f"{self.prefix}-copy-{slug(release_tag)}"
+
+    def image_prewarm_job(self, release_tag: str) -> str:
+        return f"{self.prefix}-warm-{slug(release_tag)}"
 
     # Kubernetes objects named after the prefix.
     @property
@@ -217,6 +244,16 @@ class Names:
         # project (the principal is ns/<namespace>/sa/<name> in the project's one pool).
         return f"{self.prefix}-export"
 
+    @property
+    def data_job(self) -> str:
+        # The data staging Job on the CPU pool (workloads/data_staging.py).
+        return f"{self.prefix}-data"
+
+    @property
+    def data_ksa(self) -> str:
+        # The data staging Job's own Kubernetes service account: the one principal with read on the job's gs:// data.
+        return f"{self.prefix}-data"
+
     # weightsPath bucket-import (core/weights.py): the Job staging the weights into the bucket and the one importing
     # them into Lustre, each with a Kubernetes service account of its own (distinct per stack, like the export's).
     @property
@@ -248,6 +285,7 @@ class Names:
             self.ray_cluster: ("RayCluster", 53),
             self.lustre_pv: ("Lustre PersistentVolume", 253),
             self.export_ksa: ("export service account", 63),
+            self.data_ksa: ("data staging service account", 63),
             self.job_configs: ("config files ConfigMap", 253),
             self.weights_stage: ("weights staging Job and service account", 63),
             self.weights_import: ("weights import Job and service account", 63),
@@ -272,7 +310,14 @@ class Names:
             self.lustre_instance: ("Lustre instance", 63),
             self.node_service_account: ("node service account id", 30),
             self.gpu_workload_policy: ("GPU workload policy", 63),
+            self.image_repository: ("Artifact Registry repository", 63),
+            self.image_copy_service_account: ("image copy service account id", 30),
         }
+        # A Cloud Run job's name plus its run_execution_token (and the '-' joining them) stay under 63 characters
+        # (terraform-provider-google-beta@93c65b2d cloudrunv2/resource_cloud_run_v2_job.go:795-801).
+        for tag in NEMO_RL_RELEASES:
+            out[self.image_copy_job(tag)] = ("image copy Cloud Run job", CLOUD_RUN_JOB_NAME_MAX)
+            out[self.image_prewarm_job(tag)] = ("image prewarm Cloud Run job", CLOUD_RUN_JOB_NAME_MAX)
         for i in range(RDMA_NICS_PER_NODE):
             out[self.rdma_subnet(i)] = ("RDMA subnet", 63)
         return out

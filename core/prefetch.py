@@ -1,12 +1,12 @@
 """The weights prefetch: what it downloads, where it leaves it, and the commands that download or wait for it.
 
-Pure code. `plan()` turns a recipe's model (at its pinned revision) and dataset into the items of
-`pod_programs/prefetch_hf.py`, its completion marker and the model path the job trains from:
+Pure code. `plan()` turns a recipe's model (at its pinned revision) into the items of `pod_programs/prefetch_hf.py`,
+its completion marker and the model path the job trains from (datasets are the data staging Job's: core/data.py):
 
 - the Hugging Face cache is `<mount>/huggingface_cache` (the job's HF_HOME), so NeMo-RL's own downloads and
   the prefetch share one copy on Lustre;
-- the marker is `<mount>/prefetch/<digest>.json`, the digest naming the items, so a changed revision or
-  dataset can never be mistaken for a finished one;
+- the marker is `<mount>/prefetch/<digest>.json`, the digest naming the items, so a changed model or revision can
+  never be mistaken for a finished one;
 - the model path is `<mount>/models/<org>/<name>@<revision>`, a symlink the program points at the snapshot
   it downloaded. NeMo-RL has no revision setting but accepts a local path as `policy.model_name`
   (docs/research/ttfs.md §2), so the job trains from exactly the pinned revision, even when the revision is a tag;
@@ -70,14 +70,11 @@ class PrefetchPlan:
     download_bytes: int
 
 
-def plan(*, model_name: str, revision: str, dataset: Optional[str], mount_path: str) -> PrefetchPlan:
-    """`dataset`: the recipe's (None: a config run as written keeps its own data, which the prefetch does not read)."""
+def plan(*, model_name: str, revision: str, mount_path: str) -> PrefetchPlan:
     problem = revision_problem(revision)
     if problem:
         raise ValueError(problem)
-    items = (f"model:{model_name}@{revision}",) + tuple(
-        f"dataset:{d}@{catalog.DATASET_REVISION}" for d in (catalog.RECIPE_DATASETS.get(dataset, ()) if dataset else ())
-    )
+    items = (f"model:{model_name}@{revision}",)
     digest = hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()[:16]
     m = mount_root(mount_path)
     facts = catalog.MODELS.get(model_name)

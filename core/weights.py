@@ -140,9 +140,7 @@ def of(s: "Settings") -> Optional[StagingPlan]:
         return None
     r = s.recipe
     assert r is not None and r.model_revision is not None  # staged() checked both
-    p = prefetch.plan(
-        model_name=r.model_name, revision=r.model_revision, dataset=r.dataset, mount_path=s.workload.lustre_mount_path
-    )
+    p = prefetch.plan(model_name=r.model_name, revision=r.model_revision, mount_path=s.workload.lustre_mount_path)
     return plan(
         p,
         bucket=s.bucket_name,

@@ -318,10 +318,11 @@ class GkeCluster(pulumi.ComponentResource):
                 opts=with_roles,
             )
             # The CPU pods of the platform and of every job its GPUs can run at once (Ray heads, submitters, the
-            # prefetch and export Jobs) select this pool (workloads/manifests/pod_parts.py cpu_node_selector): it
-            # grows from zero for a pod that fits on no node of it and shrinks when its nodes are unneeded (GKE's
-            # cluster autoscaler), while the system pool keeps GKE's and the operators' own pods. Same machine type
-            # as the system pool (systemMachineType): one CPU shape the heads' fit is checked against.
+            # prefetch, data staging and export Jobs) select this pool (workloads/manifests/pod_parts.py
+            # cpu_node_selector): it grows from zero for a pod that fits on no node of it and shrinks when its nodes
+            # are unneeded (GKE's cluster autoscaler), while the system pool keeps GKE's and the operators' own pods.
+            # Same machine type as the system pool (systemMachineType): one CPU shape the heads' fit is checked
+            # against.
             self.cpu_pool = gcp.container.NodePool(
                 "cpu",
                 gcp.container.NodePoolArgs(

@@ -34,8 +34,10 @@ class ProjectServicesArgs:
 
     @classmethod
     def of(cls, s: Settings) -> "ProjectServicesArgs":
-        # Image streaming adds the Container File System API (core.catalog, image streaming).
-        apis = set(catalog.REQUIRED_APIS) | ({catalog.IMAGE_STREAMING_API} if s.image_streaming else set())
+        # Image streaming adds the Container File System API (core.catalog, image streaming), and the copy of the
+        # images into Artifact Registry by Cloud Run jobs their two APIs (infra/image_copy.py).
+        streaming = {catalog.IMAGE_STREAMING_API, *catalog.IMAGE_COPY_APIS} if s.image_streaming else set()
+        apis = set(catalog.REQUIRED_APIS) | streaming
         return cls(project=s.gcp_project, apis=tuple(sorted(apis)), propagation_wait=catalog.API_PROPAGATION_WAIT)
 
 

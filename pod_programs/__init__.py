@@ -2,7 +2,8 @@
 
 They import neither Pulumi nor `core` nor `workloads`: each runs in an image, with what that image has (the
 standard library, its shipped siblings, and the image's own packages; tests/test_pod_programs.py parses every
-import). The Ray head mounts the ConfigMap read-only at core.recipes SCRIPTS_DIR; the prefetch Job mounts it too.
+import). The Ray head mounts the ConfigMap read-only at core.recipes SCRIPTS_DIR; the prefetch and data staging
+Jobs mount it too.
 
 `SHIPPED` is the one list of what the ConfigMap ships, in the ConfigMap's order. A file's name is its ConfigMap
 key and appears in the RayJob's entrypoint (whose change replaces a running job): never rename one. Its content
@@ -23,6 +24,8 @@ DIR = Path(__file__).resolve().parent
 #   prefetch-requirements.txt installed by the prefetch Job's init container (`prefetchImage: python`).
 NEMO_RL_IMAGE = "nemo-rl"
 PREFETCH_IMAGE = "python-prefetch"
+# - PYTHON_IMAGE: the same pinned slim Python image with nothing installed (the standard library only).
+PYTHON_IMAGE = "python"
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,10 @@ class Shipped:
     what: str
 
 
-GSM8K_PREP = Shipped("prepare_gsm8k.py", (NEMO_RL_IMAGE,), "GSM8K as JSONL on Lustre, before training")
+GSM8K_PREP = Shipped("prepare_gsm8k.py", (NEMO_RL_IMAGE,), "GSM8K as JSONL on Lustre; stage_data.py imports it")
+STAGE_DATA = Shipped(
+    "stage_data.py", (NEMO_RL_IMAGE,), "the data staging Job: datasets staged and checked on Lustre, before any GPU"
+)
 READINESS_GATE = Shipped("readiness_gate.py", (NEMO_RL_IMAGE,), "the readiness gate, first in the entrypoint")
 GATE_CHECKS = Shipped("gate_checks.py", (NEMO_RL_IMAGE,), "the gate's decisions; readiness_gate.py imports it")
 PREFETCH = Shipped("prefetch_hf.py", (PREFETCH_IMAGE, NEMO_RL_IMAGE), "the weights prefetch (download / wait)")
@@ -58,6 +64,7 @@ USER_CONFIGS = Shipped(
 
 SHIPPED: tuple[Shipped, ...] = (
     GSM8K_PREP,
+    STAGE_DATA,
     READINESS_GATE,
     GATE_CHECKS,
     PREFETCH,
@@ -69,3 +76,8 @@ SHIPPED: tuple[Shipped, ...] = (
     STAGE_WEIGHTS,
     LUSTRE_IMPORT,
 )
+
+# Programs that run in a Cloud Run job, not a pod: given to `python -c` as the job's arguments (infra/image_copy.py).
+# Not in the ConfigMap; the same import rule holds.
+PREWARM = Shipped("prewarm_image.py", (PYTHON_IMAGE,), "prewarms the image-streaming cache after the image copy")
+CLOUD_RUN: tuple[Shipped, ...] = (PREWARM,)

@@ -22,10 +22,12 @@ allow:
 - the job's entrypoint (`spec.entrypoint`, core/recipes/commands.py `job_script`) runs its steps one after the other
   before NeMo-RL starts, each an activity after the previous one: the readiness gate (on warm nodes that passed it
   within its window, only its GPU part, when the rendered gate reuses passes), the wait for the prefetch marker
-  (own-cluster mode: it ends when the prefetch Job's run does), the GSM8K preparation, the check for an interrupted
-  Megatron weight conversion;
+  (own-cluster mode: it ends when the prefetch Job's run does) or, without the prefetch Job, the download of the
+  pinned weights, the check for an interrupted Megatron weight conversion;
 - then NeMo-RL loads the weights from Lustre (RunFacts: every GPU node reads them once, at min(the instance's
-  throughput, nodes x the primary NIC)), and the first step follows.
+  throughput, nodes x the primary NIC)), and the first step follows;
+- the data staging Job (awaited; the RayJob depends on it) runs for a nominal time once the NeMo-RL image is on a
+  CPU node.
 
 The one-step-at-a-time estimate is the sum of every activity's duration: the same steps run one after the
 other, as the seeds' procedure does; what the seeds do in one command (enabling every API) counts once. The bound
@@ -44,6 +46,7 @@ from typing import Any, Iterable, Optional
 from core import catalog as c
 from core import images, prefetch, recipes
 from pod_programs import attempts
+from workloads.manifests.pod_security import ROLE_LABEL, ROLE_STAGING
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
 LUSTRE_TYPE = "gcp:lustre/instance:Instance"
@@ -179,8 +182,56 @@ def _requests_gpu(pod: dict) -> bool:
     return False
 
 
-def _uses_nemo_rl_image(pod: dict) -> bool:
-    return any(images.is_nemo_rl_image(ctr.get("image")) for ctr in _containers(pod))
+def _uses_nemo_rl_image(pod: dict, job_images: frozenset = frozenset()) -> bool:
+    """The pod runs the NeMo-RL image: the release's (from NGC or a registry copy) or the one the Ray pods run (a
+    jobImage built on it)."""
+    return any(images.is_nemo_rl_image(ctr.get("image")) or ctr.get("image") in job_images for ctr in _containers(pod))
+
+
+def _nemo_rl_image_of(pods: list[dict], job_images: frozenset) -> Optional[str]:
+    for pod in pods:
+        for ctr in _containers(pod):
+            ref = ctr.get("image")
+            if images.is_nemo_rl_image(ref) or ref in job_images:
+                return ref
+    return None
+
+
+def _ray_images(records: list[Any]) -> frozenset:
+    """The images the Ray objects' pods run (the job's image, whatever its name)."""
+    return frozenset(
+        ctr.get("image")
+        for r in records
+        if r.custom and r.type in RAY_TYPES
+        for pod in _pod_specs(r)
+        for ctr in _containers(pod)
+        if isinstance(ctr.get("image"), str)
+    )
+
+
+CLOUD_RUN_JOB = "gcp:cloudrunv2/job:Job"
+STEP_LABEL = "nemo-rl-gke-step"  # infra/image_copy.py labels its jobs with their step
+AR_HOST = "-docker.pkg.dev/"
+
+
+def _cloud_run_args(r) -> list[str]:
+    containers = (((r.inputs.get("template") or {}).get("template") or {}).get("containers")) or [{}]
+    return [str(a) for a in containers[0].get("args") or []]
+
+
+def _arg(args: list[str], flag: str) -> Optional[str]:
+    return args[args.index(flag) + 1] if flag in args and args.index(flag) + 1 < len(args) else None
+
+
+def _prewarmed_image(r) -> Optional[str]:
+    """The image reference a prewarm job fills the streaming cache for (pod_programs/prewarm_image.py arguments)."""
+    args = _cloud_run_args(r)
+    repo, tag = _arg(args, "--repository"), _arg(args, "--tag")
+    m = re.fullmatch(r"projects/([^/]+)/locations/([^/]+)/repositories/([^/]+)", repo or "")
+    t = re.fullmatch(r".*/packages/([^/]+)/tags/([^/]+)", tag or "")
+    if not (m and t):
+        return None
+    return f"{m.group(2)}-docker.pkg.dev/{m.group(1)}/{m.group(3)}/{t.group(1)}:{t.group(2)}"
 
 
 def _is_gpu_pool(r) -> bool:
@@ -213,6 +264,12 @@ def _model_in(rayjob) -> Optional[str]:
     return m.group(1).strip("'\"") if m else None
 
 
+def _is_data_staging(r) -> bool:
+    """The data staging Job (workloads/data_staging.py), by its role label."""
+    labels = (r.inputs.get("metadata") or {}).get("labels") or {}
+    return labels.get(ROLE_LABEL) == ROLE_STAGING
+
+
 def _download_bytes(r) -> int:
     return int(_annotations(r).get(c.DOWNLOAD_BYTES_ANNOTATION, 0))
 
@@ -223,12 +280,12 @@ class EntrypointStep:
     label: str
     nominal: c.Nominal
     waits_for_weights: bool = False
+    downloads_weights: bool = False
 
 
 # The entrypoint's programs before training, by script file name (core/recipes/commands.py job_script renders them).
 _ENTRYPOINT_STEPS: dict[str, tuple[str, c.Nominal]] = {
     recipes.GATE_SCRIPT: ("readiness gate (GPU health, Lustre, NCCL over RDMA)", c.NOMINAL_GATE_SECONDS),
-    recipes.GSM8K_SCRIPT: ("GSM8K prepared as JSONL on Lustre", c.NOMINAL_GSM8K_PREP_SECONDS),
     recipes.MEGATRON_GUARD_SCRIPT: ("check for an interrupted Megatron weight conversion", c.NOMINAL_SCRIPT_SECONDS),
 }
 
@@ -274,7 +331,25 @@ def entrypoint_steps(rayjob, warm: bool = False) -> list[EntrypointStep]:
             program is not None and program not in _ENTRYPOINT_STEPS and program != prefetch.SCRIPT
         ):
             break  # the training command (exec'd, or followed by the export)
-        if program == prefetch.SCRIPT and "wait" in argv:
+        if program == prefetch.SCRIPT and "download" in argv:
+            # Without the prefetch Job (prefetchWeights false) the entrypoint downloads the pinned snapshot itself.
+            size = sum(
+                c.MODELS[m.group(1)].weight_bytes
+                for item in argv
+                if (m := re.fullmatch(r"model:(.+)@[0-9a-f]{40}", item)) and m.group(1) in c.MODELS
+            )
+            rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
+            steps.append(
+                EntrypointStep(
+                    f"entrypoint {i}",
+                    f"the entrypoint downloads {size / 1e9:.0f} GB of pinned weights",
+                    c.Nominal(
+                        size / rate.seconds, f"{size / 1e9:.0f} GB at {rate.seconds / 1e6:.0f} MB/s ({rate.source})"
+                    ),
+                    downloads_weights=True,
+                )
+            )
+        elif program == prefetch.SCRIPT and "wait" in argv:
             steps.append(
                 EntrypointStep(
                     f"entrypoint {i}",
@@ -364,21 +439,51 @@ class _Demand:
     prefetch_runs: list[str] = field(default_factory=list)  # the runs of awaited Jobs that download
     small_image_jobs: list[str] = field(default_factory=list)  # awaited Jobs in their own small image
     rayjobs: list[Any] = field(default_factory=list)
+    staging_jobs: list[str] = field(default_factory=list)  # the data staging Job
+    job_images: frozenset = frozenset()  # what the Ray pods run (the release's image, or a jobImage)
+    gpu_pods: list[dict] = field(default_factory=list)  # the GPU pods running the image
+    cpu_pods: list[dict] = field(default_factory=list)
+    prewarms: dict[str, str] = field(default_factory=dict)  # image reference -> its prewarm job's URN
+    streaming_pools: list[str] = field(default_factory=list)  # node pools with GKE image streaming on
+    autopilot: bool = False
+    has_cluster: bool = False  # False: an experiment stack, on its platform's nodes
 
     def note_pods(self, r) -> None:
+        if r.type == CLOUD_RUN_JOB and (r.inputs.get("labels") or {}).get(STEP_LABEL) == "image-prewarm":
+            ref = _prewarmed_image(r)
+            if ref:
+                self.prewarms[ref] = r.urn
+        if r.type == "gcp:container/cluster:Cluster":
+            self.has_cluster = True
+            self.autopilot = bool(r.inputs.get("enableAutopilot"))
+        if r.type == "gcp:container/nodePool:NodePool" and (
+            ((r.inputs.get("nodeConfig") or {}).get("gcfsConfig") or {}).get("enabled")
+        ):
+            self.streaming_pools.append(r.urn)
         for pod in _pod_specs(r):
             if _requests_gpu(pod):
                 self.gpu_creators.append(r.urn)
-                if _uses_nemo_rl_image(pod):
+                if _uses_nemo_rl_image(pod, self.job_images):
                     self.gpu_image_users.append(r.urn)
+                    self.gpu_pods.append(pod)
                 if r.type in RAY_TYPES:
                     self.ray_workers_from.append(r.urn)
-            elif _uses_nemo_rl_image(pod):
+            elif _uses_nemo_rl_image(pod, self.job_images):
+                self.cpu_pods.append(pod)
                 self.cpu_image_users.append(r.urn)
                 if r.type in RAY_TYPES:
                     self.ray_head_from.append(r.urn)
         if r.type == "kubernetes:ray.io/v1:RayJob":
             self.rayjobs.append(r)
+        if _is_data_staging(r):
+            self.staging_jobs.append(r.urn)
+
+    @property
+    def cpu_image_triggers(self) -> list[str]:
+        """The CPU pods that bring the CPU nodes and the image on them. A RayJob is created only after the data staging
+        Job ran (its graph edge), whose pod needs both: the staging Job is the first such pod, never the RayJob."""
+        rayjobs = {r.urn for r in self.rayjobs} if self.staging_jobs else set()
+        return [u for u in self.cpu_image_users if u not in rayjobs]
 
 
 def _any_of(*groups: list[str]) -> tuple[tuple[str, ...], ...]:
@@ -392,15 +497,74 @@ def _resource_activity(r, deps: tuple[str, ...], demand: _Demand) -> Activity:
     sleep = _duration(r.inputs.get("createDuration")) if r.type == SLEEP else None
     if sleep is not None:
         seconds, source = sleep, "its createDuration"
+    if r.type == CLOUD_RUN_JOB:
+        seconds, source = _cloud_run_job_seconds(r, nominal)
     if r.type == "gcp:container/nodePool:NodePool":
         (demand.gpu_pools if _is_gpu_pool(r) else demand.cpu_pools).append(r.urn)
         if _pool_nodes(r):
             node = c.NOMINAL_GPU_NODE_SECONDS if _is_gpu_pool(r) else c.NOMINAL_CPU_NODE_SECONDS
             seconds += node.seconds
             source = f"{source}; + {_pool_nodes(r)} node(s) created with the pool: {node.source}"
-    return Activity(
-        r.urn, _label(r), seconds, source, needs_all=deps, sequential_step=API_STEP if r.type == SERVICE else None
+    step = API_STEP if r.type == SERVICE else None
+    if r.type == CLOUD_RUN_JOB and (r.inputs.get("labels") or {}).get(STEP_LABEL):
+        # One copy (and one prewarm) of every release: done by hand, one command each (`gcrane cp` of each tag in a
+        # loop) the way the API step is counted, not once per release.
+        step = str(r.inputs["labels"][STEP_LABEL])
+    return Activity(r.urn, _label(r), seconds, source, needs_all=deps, sequential_step=step)
+
+
+def _cloud_run_job_seconds(r, nominal: c.Nominal) -> tuple[float, str]:
+    """What Pulumi waits for on a Cloud Run job run on create (run_execution_token): its execution. The image copy
+    and the prewarm move the image's bytes at their nominal rates, after the task starts."""
+    step = (r.inputs.get("labels") or {}).get(STEP_LABEL)
+    rate = {"image-copy": c.NOMINAL_IMAGE_COPY_BYTES_PER_S, "image-prewarm": c.NOMINAL_IMAGE_PREWARM_BYTES_PER_S}.get(
+        step or ""
     )
+    if rate is None or not r.inputs.get("runExecutionToken"):
+        return nominal.seconds, nominal.source
+    size, start = c.NOMINAL_IMAGE_BYTES, c.NOMINAL_CLOUD_RUN_START_SECONDS
+    return (
+        start.seconds + size.seconds / rate.seconds,
+        f"{start.source} + {size.seconds / 1e9:.0f} GB ({size.source}) at {rate.seconds / 1e6:.0f} MB/s "
+        f"({rate.source})",
+    )
+
+
+def _release_copy(ref: Optional[str]) -> bool:
+    """A registry copy of a NeMo-RL release (`<repository>/nemo-rl:<release>`), the image a platform prewarms and its
+    Ray head runs; not an image of the experiment's own (jobImage)."""
+    if not ref:
+        return False
+    name, _, tag = ref.partition("@")[0].rpartition(":")
+    return name.endswith("/" + c.NEMO_RL_IMAGE_NAME) and tag in c.NEMO_RL_RELEASES
+
+
+def _image_step(d: _Demand, pods: list[dict], pools: list[str]) -> tuple[float, str, str, tuple[str, ...]]:
+    """(seconds, verb, source, what it waits for) of the NeMo-RL image reaching the nodes of `pools`: streamed from
+    Artifact Registry when those nodes stream (GKE image streaming on the pools, Autopilot, or an experiment on its
+    platform's nodes) and the image-streaming cache holds it (a prewarm job of this graph, or the platform's prewarm
+    of its release copies); otherwise pulled whole, the first pull of a streamed image included ("during the first
+    pull of an eligible image you might not notice the benefits", GKE image streaming page)."""
+    size, rate = c.NOMINAL_IMAGE_BYTES, c.NOMINAL_IMAGE_PULL_BYTES_PER_S
+    pull = (
+        size.seconds / rate.seconds,
+        "pulled",
+        f"{size.seconds / 1e9:.0f} GB ({size.source}) at {rate.seconds / 1e6:.0f} MB/s ({rate.source})",
+        (),
+    )
+    ref = _nemo_rl_image_of(pods, d.job_images)
+    if ref is None or AR_HOST not in ref:
+        return pull
+    streams = (not d.has_cluster) or d.autopilot or any(p in d.streaming_pools for p in pools)
+    if not streams:
+        return pull
+    stream = c.NOMINAL_IMAGE_STREAM_SECONDS
+    if ref in d.prewarms:
+        return stream.seconds, "streamed", f"{stream.source}; the cache prewarmed by this graph", (d.prewarms[ref],)
+    if not d.has_cluster and _release_copy(ref):
+        return stream.seconds, "streamed", f"{stream.source}; the platform prewarmed its copy of the release", ()
+    seconds, _, source, _ = pull
+    return seconds, "streamed (first pull, cold cache)", f"{source}; not prewarmed: the first pull gains nothing", ()
 
 
 def _lustre_import_rate(records: Iterable[Any]) -> tuple[float, str]:
@@ -422,12 +586,32 @@ def _job_run_activity(r, demand: _Demand, warm: bool = False, import_rate: tuple
     """An awaited Job's run: its download at the nominal Hub rate (or its import at the instance's rate), once its
     image is on a CPU node (the NeMo-RL image, shared with the pre-pull and the Ray head, or its own small image and
     packages). `warm`: the weights are in the platform's HF cache on Lustre already (a previous run prefetched the same
-    pinned snapshot: the prefetch finds its marker and ends at once)."""
+    pinned snapshot: the prefetch finds its marker and ends at once), and the job's datasets were staged by a previous
+    run of the same data (the staging Job finds its markers)."""
     annotations = _annotations(r)
     real = _download_bytes(r)
     size = 0 if warm else real
     rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
-    if any(_uses_nemo_rl_image(p) for p in _pod_specs(r)):
+    if _is_data_staging(r):
+        if warm:
+            # A later run of the same data: every step of pod_programs/stage_data.py finds its marker and is skipped.
+            quick = c.NOMINAL_SCRIPT_SECONDS
+            return Activity(
+                f"{r.urn}#ran",
+                f"{_label(r)} finds the datasets staged",
+                quick.seconds,
+                quick.source + "; every step's marker on Lustre",
+                needs_all=(r.urn, "image on CPU nodes"),
+            )
+        staging = c.NOMINAL_DATA_STAGING_SECONDS
+        return Activity(
+            f"{r.urn}#ran",
+            f"{_label(r)} stages and checks the datasets",
+            staging.seconds,
+            staging.source,
+            needs_all=(r.urn, "image on CPU nodes"),
+        )
+    if any(_uses_nemo_rl_image(p, demand.job_images) for p in _pod_specs(r)):
         runtime = "image on CPU nodes"
     else:
         runtime = f"{r.urn}#runtime"
@@ -462,16 +646,20 @@ def _job_run_activity(r, demand: _Demand, warm: bool = False, import_rate: tuple
 # kubernetes/autoscaler cluster-autoscaler/FAQ.md), so a run started within that window finds both.
 WARM_NODES_SOURCE = "warm platform: a previous run's GPU nodes still up (autoscaler scale-down-unneeded-time 10m)"
 WARM_IMAGE_SOURCE = "warm platform: the image is already on those nodes"
+# An experiment's CPU pods (its data staging Job, its own cluster's head) land on the platform's CPU nodes, which exist
+# with the platform and hold the NeMo-RL image: the platform's standing Ray head runs it (and its pre-pull pulls it).
+ON_PLATFORM_SOURCE = "an experiment: its platform's CPU nodes run, holding the image (the platform's Ray head)"
+GKE_CLUSTER = "gcp:container/cluster:Cluster"
 
 
-def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[str, Any], warm: bool = False) -> None:
+def _add_nodes_and_images(
+    acts: dict[str, Activity], d: _Demand, by_urn: dict[str, Any], warm: bool = False, on_platform: bool = False
+) -> None:
     """GPU and CPU nodes, the NeMo-RL image on them, and the small image of a Job that runs in its own. `warm`: the
-    GPU nodes are up and hold the image already (WARM_NODES_SOURCE)."""
-    image_pull = c.NOMINAL_IMAGE_BYTES.seconds / c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
-    pull_source = (
-        f"{c.NOMINAL_IMAGE_BYTES.seconds / 1e9:.0f} GB ({c.NOMINAL_IMAGE_BYTES.source}) at "
-        f"{c.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds / 1e6:.0f} MB/s ({c.NOMINAL_IMAGE_PULL_BYTES_PER_S.source})"
-    )
+    GPU nodes are up and hold the image already (WARM_NODES_SOURCE). `on_platform`: an experiment stack, whose CPU
+    pods land on its platform's CPU nodes, which run the platform's Ray head (and its pre-pull) in the release's image
+    (ON_PLATFORM_SOURCE), warm or cold; an image of the experiment's own (jobImage) reaches them as any image does."""
+    cpu_warm = warm or (on_platform and _release_copy(_nemo_rl_image_of(d.cpu_pods, d.job_images)))
     # GPU nodes: a pool created with nodes already waited for them; otherwise the autoscaler (or Autopilot)
     # adds them once a GPU pod can be scheduled.
     pools_with_nodes = [u for u in d.gpu_pools if _pool_nodes(by_urn[u])]
@@ -492,12 +680,13 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
             needs_any=_any_of(d.gpu_pools, d.gpu_creators),
         )
     if "GPU nodes" in acts and d.gpu_image_users:
+        seconds, verb, source, after = _image_step(d, d.gpu_pods, d.gpu_pools)
         acts["image on GPU nodes"] = Activity(
             "image on GPU nodes",
-            "NeMo-RL image cached on the GPU nodes" if warm else "NeMo-RL image pulled on the GPU nodes",
-            0 if warm else image_pull,
-            WARM_IMAGE_SOURCE if warm else pull_source,
-            needs_all=("GPU nodes",),
+            "NeMo-RL image cached on the GPU nodes" if warm else f"NeMo-RL image {verb} on the GPU nodes",
+            0 if warm else seconds,
+            WARM_IMAGE_SOURCE if warm else source,
+            needs_all=("GPU nodes", *after),
             needs_any=_any_of(d.gpu_image_users),
         )
     # CPU nodes: the system pool's nodes exist with the pool; without a CPU pool (Autopilot) they are created
@@ -509,10 +698,12 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
     else:
         acts["CPU nodes"] = Activity(
             "CPU nodes",
-            "CPU node up" if warm else "CPU node provisioned for the first CPU pod",
-            0 if warm else c.NOMINAL_CPU_NODE_SECONDS.seconds,
-            "warm platform: its CPU nodes run" if warm else c.NOMINAL_CPU_NODE_SECONDS.source,
-            needs_any=_any_of(d.cpu_image_users + d.small_image_jobs),
+            "CPU node up" if cpu_warm else "CPU node provisioned for the first CPU pod",
+            0 if cpu_warm else c.NOMINAL_CPU_NODE_SECONDS.seconds,
+            (ON_PLATFORM_SOURCE if on_platform else "warm platform: its CPU nodes run")
+            if cpu_warm
+            else c.NOMINAL_CPU_NODE_SECONDS.source,
+            needs_any=_any_of(d.cpu_image_triggers + d.small_image_jobs),
         )
         cpu_nodes_from, cpu_nodes_need = (), ("CPU nodes",)
     for urn in d.small_image_jobs:
@@ -528,14 +719,17 @@ def _add_nodes_and_images(acts: dict[str, Activity], d: _Demand, by_urn: dict[st
             needs_any=cpu_nodes_from,
         )
     if d.cpu_image_users:
+        seconds, verb, source, after = _image_step(d, d.cpu_pods, d.cpu_pools)
         acts["image on CPU nodes"] = Activity(
             "image on CPU nodes",
-            "NeMo-RL image cached on the CPU node" if warm else "NeMo-RL image pulled on a CPU node",
-            0 if warm else image_pull,
+            "NeMo-RL image cached on the CPU node" if cpu_warm else f"NeMo-RL image {verb} on a CPU node",
+            0 if cpu_warm else seconds,
             # The platform's pre-pull DaemonSet (or its previous run's head) put it on the CPU pool.
-            "warm platform: the platform's CPU pool holds the image" if warm else pull_source,
-            needs_all=cpu_nodes_need,
-            needs_any=cpu_nodes_from + _any_of(d.cpu_image_users),
+            (ON_PLATFORM_SOURCE if on_platform else "warm platform: the platform's CPU pool holds the image")
+            if cpu_warm
+            else source,
+            needs_all=(*cpu_nodes_need, *(() if cpu_warm else after)),
+            needs_any=cpu_nodes_from + _any_of(d.cpu_image_triggers),
         )
 
 
@@ -804,14 +998,17 @@ def _add_job(acts: dict[str, Activity], d: _Demand, graph: _Graph, facts: Option
         needs_all=(graph.done_key(job.urn), "Ray head", "Ray workers"),
     )
     last = "job started"
-    for step in entrypoint_steps(job, warm):
+    steps = entrypoint_steps(job, warm)
+    for step in steps:
         waits = tuple(sorted(d.prefetch_runs)) if step.waits_for_weights else ()
         acts[step.key] = Activity(
             step.key, step.label, step.nominal.seconds, step.nominal.source, needs_all=(last, *waits)
         )
         last = step.key
     weights: tuple[str, ...] = tuple(sorted(d.prefetch_runs))
-    if not d.prefetch_runs:
+    # Without the prefetch Job the entrypoint's own download step (entrypoint_steps) brings the weights; a job whose
+    # entrypoint has none (a config run as written) downloads them itself before its first step.
+    if not d.prefetch_runs and not any(step.downloads_weights for step in steps):
         model = _model_of(job)
         size = c.MODELS[model].weight_bytes if model else 0
         rate = c.NOMINAL_HF_DOWNLOAD_BYTES_PER_S
@@ -836,14 +1033,16 @@ def build(records: Iterable[Any], warm: bool = False) -> dict[str, Activity]:
     """Every activity of the run, keyed: the resources Pulumi waits for, then what Kubernetes does for them."""
     graph = _Graph(list(records))
     acts: dict[str, Activity] = {}
-    demand = _Demand()
+    demand = _Demand(job_images=_ray_images(graph.customs))
     import_rate = _lustre_import_rate(graph.customs)
     for r in graph.customs:
         acts[r.urn] = _resource_activity(r, graph.resource_deps(r), demand)
         if _awaited_job(r):
             acts[f"{r.urn}#ran"] = _job_run_activity(r, demand, warm, import_rate)
         demand.note_pods(r)
-    _add_nodes_and_images(acts, demand, graph.by_urn, warm)
+    # A stack that declares no cluster runs on its platform's (an experiment stack).
+    on_platform = not any(r.type == GKE_CLUSTER for r in graph.by_urn.values())
+    _add_nodes_and_images(acts, demand, graph.by_urn, warm, on_platform)
     _add_ray(acts, demand)
     _add_job(acts, demand, graph, run_facts(graph.customs), warm)
     return acts

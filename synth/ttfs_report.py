@@ -33,12 +33,15 @@ CASES: tuple[tuple[str, bool], ...] = (
 # Other graphs of the same stacks (`python -m synth <stack> --set key=value`), on cold nodes.
 VARIANTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("codelab", ()),
+    ("codelab", (("imagePath", "prepull"),)),
     ("codelab", (("prefetchImage", "nemo-rl"),)),
     ("codelab", (("imagePath", "pull"), ("prefetchWeights", "false"))),
     ("codelab", (("jobMode", "own-cluster"),)),
     ("codelab", (("readinessGate", "off"),)),
     ("dev", ()),
+    ("dev", (("imagePath", "prepull"),)),
     ("autopilot", ()),
+    ("autopilot", (("imagePath", "prepull"),)),
 )
 Records = Callable[[str, tuple[tuple[str, str], ...]], list[Any]]
 

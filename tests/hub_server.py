@@ -22,6 +22,7 @@ import json
 import re
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Optional
@@ -37,6 +38,11 @@ class Repo:
     files: dict[str, bytes]
     branches: dict[str, str] = field(default_factory=lambda: {})  # name -> commit
     gated: bool = False
+    # Other commits of the repository and their files (a branch may point at one: `main` moved on).
+    revisions: dict[str, dict[str, bytes]] = field(default_factory=lambda: {})
+
+    def files_at(self, commit: str) -> dict[str, bytes]:
+        return self.files if commit == self.commit else self.revisions[commit]
 
 
 def sha256(data: bytes) -> str:
@@ -63,8 +69,9 @@ class FakeHub:
 
     # --- setup ---
     def add(self, repo: Repo) -> Repo:
-        for data in repo.files.values():
-            self._blobs[sha256(data)] = data
+        for files in (repo.files, *repo.revisions.values()):
+            for data in files.values():
+                self._blobs[sha256(data)] = data
         self.repos.append(repo)
         return repo
 
@@ -96,8 +103,9 @@ class FakeHub:
 
     @staticmethod
     def _resolve(repo: Repo, rev: str) -> Optional[str]:
-        if rev == repo.commit:
-            return repo.commit
+        rev = urllib.parse.unquote(rev)
+        if rev == repo.commit or rev in repo.revisions:
+            return rev
         return repo.branches.get(rev)
 
     def requests(self, method: Optional[str] = None, path_part: str = "") -> list[dict]:
@@ -153,12 +161,23 @@ class FakeHub:
             def do_GET(self):
                 self._dispatch()
 
+            def do_POST(self):
+                self._dispatch()
+
             def _dispatch(self):
                 authorized = self._record()
                 path = self.path.split("?")[0]
                 m = re.fullmatch(r"/api/(models|datasets)/([^/]+/[^/]+)/revision/(.+)", path)
                 if m and self.command == "GET":
                     return self._info(m.group(1)[:-1], m.group(2), m.group(3), authorized)
+                m = re.fullmatch(r"/api/(models|datasets)/([^/]+/[^/]+)/tree/([^/]+)(?:/(.*))?", path)
+                if m and self.command == "GET":
+                    query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                    recursive = query.get("recursive", ["false"])[0].lower() == "true"
+                    return self._tree(m.group(1)[:-1], m.group(2), m.group(3), m.group(4) or "", recursive, authorized)
+                m = re.fullmatch(r"/api/(models|datasets)/([^/]+/[^/]+)/paths-info/([^/]+)", path)
+                if m and self.command == "POST":
+                    return self._paths_info(m.group(1)[:-1], m.group(2), m.group(3), authorized)
                 m = re.fullmatch(r"/(datasets/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path)
                 if m:
                     return self._resolve_file(
@@ -189,8 +208,9 @@ class FakeHub:
                 # With `?blobs=true` (HfApi.repo_info(files_metadata=True)) the Hub adds each file's size, blob id
                 # and, for LFS files, their lfs record; the extra fields do no harm without it.
                 siblings = []
-                for n in sorted(repo.files):
-                    data = repo.files[n]
+                files = repo.files_at(commit)
+                for n in sorted(files):
+                    data = files[n]
                     sib = {"rfilename": n, "size": len(data), "blobId": git_blob_id(data)}
                     if len(data) > LFS_THRESHOLD:
                         sib["lfs"] = {"size": len(data), "sha256": sha256(data), "pointerSize": 134}
@@ -200,14 +220,73 @@ class FakeHub:
                     {"id": repo.repo_id, "sha": commit, "private": False, "gated": repo.gated, "siblings": siblings},
                 )
 
+            @staticmethod
+            def _entry(path, files):
+                """One entry of the Hub's tree / paths-info answers: a file (with its LFS record above the threshold,
+                as the Hub gives it) or a directory."""
+                if path in files:
+                    data = files[path]
+                    entry = {"type": "file", "path": path, "size": len(data), "oid": git_blob_id(data)}
+                    if len(data) > LFS_THRESHOLD:
+                        entry["lfs"] = {"oid": sha256(data), "size": len(data), "pointerSize": 134}
+                    return entry
+                if any(n.startswith(path + "/") for n in files) or path == "":
+                    return {"type": "directory", "path": path, "oid": hashlib.sha1(path.encode()).hexdigest()}
+                return None
+
+            def _tree(self, kind, repo_id, rev, prefix, recursive, authorized):
+                """`GET /api/<kind>s/<repo>/tree/<rev>[/<path>][?recursive=true]`: the entries under a directory (its
+                children, or every descendant), as HfApi.list_repo_tree and HfFileSystem read them."""
+                repo = self._checked_repo(kind, repo_id, authorized)
+                if repo is None:
+                    return
+                commit = hub._resolve(repo, rev)
+                if commit is None:
+                    return self._error(404, "RevisionNotFound", f"{rev} not found")
+                files = repo.files_at(commit)
+                prefix = urllib.parse.unquote(prefix).strip("/")
+                if prefix and self._entry(prefix, files) is None:
+                    return self._error(404, "EntryNotFound", f"{prefix} not found")
+                under = prefix + "/" if prefix else ""
+                paths = set()
+                for n in files:
+                    if not n.startswith(under):
+                        continue
+                    rest = n[len(under) :].split("/")
+                    depth = len(rest) if recursive else 1
+                    for i in range(1, depth + 1):
+                        paths.add(under + "/".join(rest[:i]))
+                self._json(200, [self._entry(p, files) for p in sorted(paths)])
+
+            def _paths_info(self, kind, repo_id, rev, authorized):
+                """`POST /api/<kind>s/<repo>/paths-info/<rev>` with form field(s) `paths`: the entries of those
+                paths that exist (HfApi.get_paths_info)."""
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length).decode() if length else ""
+                repo = self._checked_repo(kind, repo_id, authorized)
+                if repo is None:
+                    return
+                commit = hub._resolve(repo, rev)
+                if commit is None:
+                    return self._error(404, "RevisionNotFound", f"{rev} not found")
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    wanted = json.loads(body or "{}").get("paths", [])
+                else:
+                    wanted = urllib.parse.parse_qs(body).get("paths", [])
+                wanted = [wanted] if isinstance(wanted, str) else wanted
+                files = repo.files_at(commit)
+                found = [self._entry(p.strip("/"), files) for p in wanted]
+                self._json(200, [e for e in found if e is not None])
+
             def _resolve_file(self, kind, repo_id, rev, filename, authorized):
                 repo = self._checked_repo(kind, repo_id, authorized)
                 if repo is None:
                     return
                 commit = hub._resolve(repo, rev)
-                if commit is None or filename not in repo.files:
+                filename = urllib.parse.unquote(filename)
+                if commit is None or filename not in repo.files_at(commit):
                     return self._error(404, "EntryNotFound", f"{filename} not found")
-                data = repo.files[filename]
+                data = repo.files_at(commit)[filename]
                 if len(data) > LFS_THRESHOLD:
                     host, port = hub.server.server_address[:2]
                     return self._send(

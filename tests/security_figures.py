@@ -13,6 +13,7 @@ from typing import Callable, Mapping
 import yaml
 
 from core import catalog
+from core.images import is_nemo_rl_image
 from synth import engine
 from tests import netpol_oracle as np
 from tests import pod_security_standards as pss
@@ -277,10 +278,16 @@ def images(result: engine.SynthResult) -> set[str]:
 
     for r in result.kubernetes_objects():
         walk(r.inputs)
+    # The Cloud Run jobs that copy and prewarm the images (imagePath: streaming) run images too.
+    for r in result.of_type("gcp:cloudrunv2/job:Job"):
+        walk(r.inputs)
     return found
 
 
 def _name(ref: str) -> str:
+    """An image's name; a stack's registry copy of the NeMo-RL image counts as that image."""
+    if is_nemo_rl_image(ref):
+        return catalog.NEMO_RL_IMAGE_REPO
     return ref.split("@", 1)[0].rsplit(":", 1)[0]
 
 

@@ -8,6 +8,7 @@ and checkpoints always keep the optimizer. A dotted jobOverrides entry for one o
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_gsm8k_on_a_config_that_validates_on_the_test_split_loads_the_prepared_f
     gdpo = {**SMALL, "config_path": "examples/configs/gdpo_math_1B.yaml", "dtensor_tensor_parallel_size": 1}
     config = nemo_rl_sees(GEMMA, gdpo, mount=str(tmp_path))
     assert lookup(config, "data.validation.split") == (True, "train")
-    gsm8k = tmp_path / "datasets" / "gsm8k"
+    gsm8k = Path(recipes.gsm8k_paths(str(tmp_path))["dir"])  # where the data staging Job writes GSM8K
     gsm8k.mkdir(parents=True)
     for name in ("train.jsonl", "test.jsonl"):
         (gsm8k / name).write_text(json.dumps({"question": "1+1?", "answer": "2"}) + "\n")

@@ -79,9 +79,9 @@ def test_the_platform_and_four_experiments_find_room_on_the_cpu_pool_node_by_nod
     pods = cpu_pods(platform, "cpu")
     for e in exps:
         pods.update(cpu_pods(e, "cpu"))
-    # The standing head, the platform's job (head, submitter, prefetch, export, and with weightsPath bucket-import
-    # the weights staging and import Jobs) and each experiment's four.
-    assert len(pods) == 1 + 4 + 2 + 4 * len(exps), sorted(pods)
+    # The standing head, the platform's job (head, submitter, prefetch, data staging, export, and with weightsPath
+    # bucket-import the weights staging and import Jobs) and each experiment's five.
+    assert len(pods) == 1 + 5 + 2 + 5 * len(exps), sorted(pods)
     placed = node_fit.place(pods, room, max_nodes)
     assert placed.unplaced == (), placed
     # Node by node, what is placed stays within the room (CPU, memory, ephemeral storage).
@@ -105,12 +105,37 @@ def test_the_pool_is_sized_for_every_job_the_gpus_can_run_at_once(team):
     plan = pod_fit.cpu_pool_plan(_settings(platform))
     assert plan is not None and plan.max_jobs == 8
     at_once = plan.pods_at_once()
-    # The standing head, the platform's weights staging and import Jobs; 8 jobs' head, submitter, prefetch and export.
-    assert len(at_once) == 1 + 2 + 8 * 4
+    # The standing head, the platform's weights staging and import Jobs; 8 jobs' head, submitter, prefetch, data
+    # staging and export.
+    assert len(at_once) == 1 + 2 + 8 * 5
     assert node_fit.place(at_once, plan.room, pool.inputs["autoscaling"]["maxNodeCount"]).unplaced == ()
     quota = platform.outputs["queue"]["quota"]["nemo-rl-cpu"]
     heads_and_submitters = [r for n, r in at_once.items() if n.endswith(("head", "submitter"))]
     assert node_fit.quantity(quota["cpu"]) == pytest.approx(sum(r.cpu for r in heads_and_submitters), abs=1e-3)
+
+
+@pytest.mark.graph
+def test_an_experiments_data_staging_job_reading_gcs_is_counted_with_its_sidecar_in_the_platforms_pool():
+    """Every job's data staging Job (a CPU Job, not queued) runs on the CPU pool beside its head: the platform's plan
+    counts one per job at least as large as an experiment renders it with gs:// jobData, whose Cloud Storage FUSE
+    sidecar GKE injects from the pod's annotations."""
+    platform = engine.run("codelab", {"jobEnabled": "false"})
+    assert platform.error is None, platform.error
+    data = {
+        "train": {"dataset": "gs://team-data/rl/", "files": "train-*.jsonl"},
+        "validation": {"dataset": "gs://team-data/rl/val.jsonl"},
+    }
+    ref = {"organization/nemo-rl-gke/codelab": engine.StackOutputs.of(platform)}
+    r = engine.run("codelab-exp1", {"jobData": json.dumps(data)}, stack_references=ref)
+    assert r.error is None, r.error
+    (staging,) = [p for n, p in cpu_pods(r, "cpu").items() if n.endswith(" Job data-staging")]
+    template = r.get("kubernetes:batch/v1:Job", "data-staging").inputs["spec"]["template"]
+    assert node_fit.pod_request(template["spec"]).total.cpu < staging.cpu  # the sidecar is in what it asks for
+    plan = pod_fit.cpu_pool_plan(_settings(platform))
+    assert plan is not None
+    counted = [res for name, res in plan.pods_at_once().items() if name.endswith(" data staging")]
+    assert len(counted) == plan.max_jobs == 8
+    assert all(c.cpu >= staging.cpu and c.memory_gib >= staging.memory_gib for c in counted)
 
 
 def _settings(r):

@@ -306,8 +306,8 @@ def test_every_shipped_stack_has_a_report_whose_path_ends_at_the_first_step(synt
 
 # --- the entrypoint's own steps ---------------------------------------------------------------------------------
 # The job's entrypoint (core/recipes/commands.py job_script) runs, in order and under `set -e`, the readiness gate, in
-# own-cluster mode the wait for the prefetch marker, the GSM8K preparation and, for Megatron, the conversion check,
-# and only then NeMo-RL: each is on the way to the first step.
+# own-cluster mode the wait for the prefetch marker (without the prefetch Job: the download of the pinned weights) and,
+# for Megatron, the conversion check, and only then NeMo-RL: each is on the way to the first step.
 def entrypoint(*lines: str) -> str:
     import shlex
 
@@ -315,28 +315,40 @@ def entrypoint(*lines: str) -> str:
 
 
 GATE = f"uv run python /etc/nemo-rl-gke/{recipes.GATE_SCRIPT} --nodes 2 --gpus-per-node 8"
-PREP = f"uv run python /etc/nemo-rl-gke/{recipes.GSM8K_SCRIPT} /lustre/datasets/gsm8k"
+DOWNLOAD = (
+    "uv run python /etc/nemo-rl-gke/prefetch_hf.py download --marker /lustre/prefetch/m.json "
+    f"model:{QWEN}@{c.MODELS[QWEN].revision}"
+)
 WAIT = "uv run python /etc/nemo-rl-gke/prefetch_hf.py wait --marker /lustre/prefetch/m.json --timeout 99"
 GUARD = f"uv run python /etc/nemo-rl-gke/{recipes.MEGATRON_GUARD_SCRIPT} --model-name {QWEN}"
 TRAIN = "exec uv run python examples/run_grpo_math.py --config x.yaml"
 EXPORT = "uv run python /etc/nemo-rl-gke/export_checkpoints.py --checkpoints /lustre/checkpoints/r"
-GATE_S, PREP_S, SCRIPT_S = (
-    c.NOMINAL_GATE_SECONDS.seconds,
-    c.NOMINAL_GSM8K_PREP_SECONDS.seconds,
-    c.NOMINAL_SCRIPT_SECONDS.seconds,
-)
+GATE_S, SCRIPT_S = c.NOMINAL_GATE_SECONDS.seconds, c.NOMINAL_SCRIPT_SECONDS.seconds
 
 
 @pytest.mark.unit
 def test_every_entrypoint_step_before_training_is_on_the_path_in_order():
-    est = cp.estimate(stack(entrypoint=entrypoint(GATE, PREP, GUARD, TRAIN)))
-    assert est.first_step_seconds == pytest.approx(first_step() + GATE_S + PREP_S + SCRIPT_S)
+    est = cp.estimate(stack(entrypoint=entrypoint(GATE, GUARD, TRAIN)))
+    assert est.first_step_seconds == pytest.approx(first_step() + GATE_S + SCRIPT_S)
     labels = [est.activities[k].label for k in est.path]
-    assert labels[-6:] == [
+    assert labels[-5:] == [
         "RayJob submitted, driver running",
         "readiness gate (GPU health, Lustre, NCCL over RDMA)",
-        "GSM8K prepared as JSONL on Lustre",
         "check for an interrupted Megatron weight conversion",
+        "NeMo-RL loads the weights from Lustre",
+        "weights loaded and job running: first step",
+    ]
+
+
+@pytest.mark.unit
+def test_without_the_prefetch_job_the_entrypoints_download_of_the_pinned_weights_is_on_the_path():
+    est = cp.estimate(stack(prefetch=False, entrypoint=entrypoint(GATE, DOWNLOAD, TRAIN)))
+    # The same time as the job's own download without any prefetch: now a step of the entrypoint, after the gate.
+    assert est.first_step_seconds == pytest.approx(first_step(prefetch=False) + GATE_S)
+    labels = [est.activities[k].label for k in est.path]
+    assert labels[-4:] == [
+        "readiness gate (GPU health, Lustre, NCCL over RDMA)",
+        "the entrypoint downloads 145 GB of pinned weights",
         "NeMo-RL loads the weights from Lustre",
         "weights loaded and job running: first step",
     ]
@@ -350,18 +362,21 @@ def test_what_runs_after_training_is_not_counted():
 
 @pytest.mark.unit
 def test_own_cluster_entrypoint_waits_for_the_weights_after_its_gate():
-    est = cp.estimate(stack(own_cluster=True, entrypoint=entrypoint(GATE, WAIT, PREP, TRAIN)))
-    [gate, wait, prep] = [k for k in est.activities if k.startswith("entrypoint ")]
+    est = cp.estimate(stack(own_cluster=True, entrypoint=entrypoint(GATE, WAIT, GUARD, TRAIN)))
+    [gate, wait, guard] = [k for k in est.activities if k.startswith("entrypoint ")]
     prefetch_run = f"urn:{PREFETCH}#ran"
     assert est.start[gate] == pytest.approx(est.finish["job started"])
     assert est.start[wait] == pytest.approx(max(est.finish[gate], est.finish[prefetch_run]))
-    assert est.first_step_seconds == pytest.approx(est.finish[wait] + PREP_S + LOAD_S)
+    assert est.first_step_seconds == pytest.approx(est.finish[wait] + SCRIPT_S + LOAD_S)
 
 
 @pytest.mark.graph
 @pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
 def test_shipped_reports_count_the_gate_and_every_other_entrypoint_step(synth, stack_name):
-    on, off = synth(stack_name), synth(stack_name, {"readinessGate": "off"})
+    # codelab queues its own job (own-cluster): on its standing cluster the RayJob waits for the weights in the graph,
+    # so the gate is on the path (its own-cluster job: the next test).
+    pinned = {"jobMode": "standing-cluster"} if stack_name == "codelab" else {}
+    on, off = synth(stack_name, pinned or None), synth(stack_name, {**pinned, "readinessGate": "off"})
     est, without = cp.estimate(on.resources), cp.estimate(off.resources)
     [rayjob] = [r for r in on.resources if r.type == RAYJOB.split("::")[0]]
     steps = [st.label for st in cp.entrypoint_steps(rayjob)]
@@ -370,6 +385,16 @@ def test_shipped_reports_count_the_gate_and_every_other_entrypoint_step(synth, s
     # Every step of the entrypoint before NeMo-RL, in its order, right before the model load and the first step.
     assert labels[-2 - len(steps) : -2] == steps
     assert est.first_step_seconds - without.first_step_seconds == pytest.approx(GATE_S)
+
+
+@pytest.mark.graph
+def test_codelabs_queued_job_runs_the_gate_while_its_weights_are_imported_at_no_cost_to_the_first_step(synth):
+    on, off = synth("codelab"), synth("codelab", {"readinessGate": "off"})
+    est, without = cp.estimate(on.resources), cp.estimate(off.resources)
+    labels = [est.activities[k].label for k in est.path]
+    assert "readiness gate (GPU health, Lustre, NCCL over RDMA)" not in labels
+    assert "the entrypoint waits for the weights prefetch's marker" in labels
+    assert est.first_step_seconds == pytest.approx(without.first_step_seconds)
 
 
 # --- warm nodes: the gate's fast path ---------------------------------------------------------------------------------

@@ -31,7 +31,9 @@ def test_every_api_the_program_calls_is_enabled_and_never_disabled_on_destroy(sy
     # be on to declare the others (terraform-provider-google google_project_service docs).
     result = synth(stack)
     services = {r.inputs["service"]: r for r in result.resources if r.type == "gcp:projects/service:Service"}
-    assert set(services) == set(catalog.REQUIRED_APIS)
+    # imagePath streaming (the default, every shipped stack): image streaming's API and the image copies' APIs too.
+    streaming = {catalog.IMAGE_STREAMING_API, *catalog.IMAGE_COPY_APIS}
+    assert set(services) == set(catalog.REQUIRED_APIS) | streaming
     assert "serviceusage.googleapis.com" not in services
     for r in services.values():
         assert r.inputs["disableOnDestroy"] is False
@@ -83,7 +85,9 @@ def test_cluster_and_pools_wait_for_the_node_service_account_roles(synth, stack)
     bindings = [
         r for r in result.resources if r.type == "gcp:projects/iAMMember:IAMMember" and r.name.startswith("nodes-")
     ]
-    assert {b.inputs["role"] for b in bindings} == set(catalog.NODE_SERVICE_ACCOUNT_ROLES)
+    # With imagePath streaming (the default) the nodes also need Service Usage Consumer (GKE "Use Image streaming").
+    expected = {*catalog.NODE_SERVICE_ACCOUNT_ROLES, catalog.IMAGE_STREAMING_NODE_ROLE}
+    assert {b.inputs["role"] for b in bindings} == expected
     assert "roles/container.defaultNodeServiceAccount" in {b.inputs["role"] for b in bindings}
     consumers = [
         r for r in result.resources if r.type in ("gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")

@@ -118,8 +118,6 @@ def expected_calls(
     calls = []
     if gate_options:
         calls.append(recipes.gate_command(gate_options, paths.scripts_dir)[1:])
-    if recipe.dataset == "gsm8k":
-        calls.append(recipes.gsm8k_prep_command(mount, paths.scripts_dir)[1:])
     if recipe.train_backend == "megatron":
         calls.append(
             recipes.megatron_guard_command(

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from core import catalog, shell
+from core.images import is_nemo_rl_image
 from core.naming import HF_SECRET
 from workloads.manifests import pod_security as ps
 from workloads.manifests.rdma import rdma_pod_mixin
@@ -108,7 +109,8 @@ def test_every_workload_pod_is_hardened_and_unprivileged(synth, stack):
             dropped = ["NET_RAW"] if "worker" in role else ["ALL"]
             assert sc["allowPrivilegeEscalation"] is False and sc["capabilities"]["drop"] == dropped, role
             assert not sc.get("privileged") and not sc["capabilities"].get("add"), role
-            assert ":latest" not in c["image"] and c["image"].startswith(catalog.NEMO_RL_IMAGE_REPO + ":"), role
+            # The release's image, from nvcr.io or (imagePath streaming, the default) the stack's registry copy.
+            assert ":latest" not in c["image"] and is_nemo_rl_image(c["image"]) and ":v" in c["image"], role
 
 
 def _envs(value):

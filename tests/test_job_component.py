@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -51,9 +53,7 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     gate_options = gate.options(gate.GateArgs.of(s))
     # The job trains from the prefetched, pinned snapshot and ends by writing the trained marker the export Job waits
     # for (stack defaults; workloads/manifests/export_job.py).
-    plan = prefetch.plan(
-        model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset, mount_path="/lustre"
-    )
+    plan = prefetch.plan(model_name=recipe.model_name, revision=recipe.model_revision, mount_path="/lustre")
     assert spec["entrypoint"] == recipes.entrypoint(
         recipe,
         s.workload.release,
@@ -63,7 +63,6 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
             gate=gate_options,
             model_path=plan.model_path,
             after=tuple(export.mark_trained_argv("/lustre", run)),
-            prefetch_marker=plan.marker,
             # Standing cluster: jobBackoffLimit (default 3) retries are the entrypoint's loop (KubeRay takes none).
             attempts=recipes.Attempts(
                 attempts=s.job.backoff_limit + 1,
@@ -75,7 +74,9 @@ def test_job_submits_exactly_the_rendered_recipe(synth, stack):
     )
     assert f"policy.model_name={plan.model_path}" in spec["entrypoint"]
     assert f"policy.tokenizer.name={plan.model_path}" in spec["entrypoint"]
-    assert yaml.safe_load(spec["runtimeEnvYAML"]) == recipes.runtime_env(recipe, mount_path="/lustre")
+    assert yaml.safe_load(spec["runtimeEnvYAML"]) == recipes.runtime_env(
+        recipe, mount_path="/lustre", release=s.workload.release
+    )
     assert r.outputs["checkpointDir"] == f"/lustre/checkpoints/{run}" == recipes.checkpoint_dir("/lustre", run)
 
 
@@ -183,7 +184,10 @@ def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(s
     s = _settings(r)
     # An own cluster's head mounts no bucket: its export is a CPU Job after training.
     pods = RayPodsConfig.of(s)
-    assert spec["rayClusterSpec"] == raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
+    expected = raycluster_spec(pods, secret_name="nemo-rl-secrets", pvc_name="lustre-pvc")
+    # The pods' image is the stack's registry copy, whose path names the project (_settings loads another one).
+    expected = json.loads(json.dumps(expected).replace("example-project", r.config["gcp:project"]))
+    assert spec["rayClusterSpec"] == expected
     validate_any(render.manifest_of(job))
     pvc = r.get("kubernetes:core/v1:PersistentVolumeClaim", "lustre-pvc")
     assert r.depends_on(job, pvc)

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from core import catalog
+from core.images import nemo_rl_image
 from core.naming import GVNIC_NETWORK, HF_SECRET, LUSTRE_PVC, RDMA_NETWORKS
 from core.settings import Settings, load_settings
 from tests.k8s_validation import KUBERAY_VERSIONS, SCHEMAS_ENV, validate_any, validate_core, validate_crd
@@ -361,7 +362,9 @@ def test_ray_version_equals_the_images_ray(release):
     rel = catalog.NEMO_RL_RELEASES[release]
     assert rc["spec"]["rayVersion"] == rel.ray_version
     images = {c["image"] for t in pods_of(rc).values() for c in t["spec"]["containers"]}
-    assert images == {f"{catalog.NEMO_RL_IMAGE_REPO}:{release}"}
+    # imagePath streaming (the default): the stack's Artifact Registry copy of the release's image, same tag.
+    assert images == {nemo_rl_image(release, s.image_repository)}
+    assert s.image_repository.startswith(f"{s.region}-docker.pkg.dev/")
 
 
 def test_worker_node_selector_follows_the_stacks_gpu_type_and_compute_class(variant):
@@ -486,8 +489,9 @@ def test_raycluster_lives_in_the_workload_namespace():
 # --- secrets, privilege, commands ------------------------------------------------------------------------------
 @pytest.mark.parametrize("prefetch,wandb", [(True, True), (True, False), (False, True)])
 def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(variant, prefetch, wandb):
-    """The HF token on the head (its driver and data preparation call the Hub) and on the workers only when nothing
-    was prefetched (with the prefetch they run with HF_HUB_OFFLINE=1); the W&B netrc on the head only, as an optional
+    """The HF token on the head (without the prefetch Job its entrypoint downloads the pinned snapshot there) and never
+    on the workers, which run with HF_HUB_OFFLINE=1 either way (they train from the snapshot on Lustre); the W&B netrc
+    on the head only, as an optional
     item (the Secret holds it only while the recipe logs to W&B: test_standing_cluster.py), so the template is the
     same either way; only paths in env, no token variable at all."""
     from workloads.manifests import pod_security as ps
@@ -499,7 +503,7 @@ def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(
         sources = [src["secret"] for v in tokens for src in v["projected"]["sources"]]
         keys = {i["key"] for src in sources for i in src["items"] if src["name"] == HF_SECRET}
         head = role == "head"
-        want = ({"hf-token"} if head or not prefetch else set()) | ({"wandb-netrc"} if head else set())
+        want = ({"hf-token"} if head else set()) | ({"wandb-netrc"} if head else set())
         assert keys == want, role
         netrc = [src for src in sources if any(i["key"] == "wandb-netrc" for i in src["items"])]
         assert all(src.get("optional") is True for src in netrc), role
@@ -511,7 +515,7 @@ def test_tokens_reach_pods_only_as_read_only_files_and_only_where_they_are_read(
             assert ("HF_TOKEN_PATH" in env) is ("hf-token" in want), role
             assert ("NETRC" in env) is ("wandb-netrc" in want), role
             # A pod that never calls the Hub says so to every Hugging Face library in it.
-            assert (env.get("HF_HUB_OFFLINE", {}).get("value") == "1") is (not head and prefetch), role
+            assert (env.get("HF_HUB_OFFLINE", {}).get("value") == "1") is (not head), role
             mounts = {m["name"]: m for m in container["volumeMounts"]}
             if want:
                 assert mounts[ps.TOKENS_VOLUME]["readOnly"] is True

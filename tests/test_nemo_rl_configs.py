@@ -254,13 +254,13 @@ def test_v070_trains_both_datasets_in_its_train_validation_layout(name, dataset)
     if dataset == "gsm8k":
         assert data["train"] == {
             "dataset_name": "ResponseDataset",
-            "data_path": f"{MOUNT}/datasets/gsm8k/train.jsonl",
+            "data_path": recipes.gsm8k_paths(MOUNT)["train"],
             "split_validation_size": 0,
             "seed": data["train"]["seed"],
         }
         assert data["validation"] == {
             "dataset_name": "ResponseDataset",
-            "data_path": f"{MOUNT}/datasets/gsm8k/test.jsonl",
+            "data_path": recipes.gsm8k_paths(MOUNT)["validation"],
         }
         assert (data["default"]["input_key"], data["default"]["output_key"]) == ("question", "answer")
     else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from core import recipes
+from core import catalog, recipes
 from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import lookup, nemo_rl_config, script_calls, training_argv
@@ -397,7 +397,9 @@ def test_the_dev_stack_on_v070_submits_run_grpo_with_the_train_validation_layout
     (argv,) = [c for c in script_calls(entrypoint) if c[:4] == ["uv", "run", "python", "examples/run_grpo.py"]]
     config = nemo_rl_config("v0.7.0", argv[5], argv[6:])
     assert config["data"]["train"]["dataset_name"] == "ResponseDataset"
-    assert config["data"]["validation"]["data_path"] == "/lustre/datasets/gsm8k/test.jsonl"
+    # GSM8K as the data staging Job stages it: at its pinned commit of openai/gsm8k (core/catalog/hub.py).
+    commit = catalog.DATASETS[catalog.GSM8K_REPO].revision
+    assert config["data"]["validation"]["data_path"] == f"/lustre/datasets/gsm8k@{commit}/test.jsonl"
 
 
 @pytest.mark.unit
@@ -425,7 +427,9 @@ def test_a_shipped_config_whose_shape_cannot_take_the_recipes_keys_is_refused_in
     # data.train.* keys cannot apply (Hydra refuses a key under a list), so the refusal comes before submission.
     problems = refusal(GEMMA, "v0.7.0", {"config_path": "examples/configs/grpo_multiple_datasets.yaml"})
     assert len(problems) == 1 and problems[0].startswith("nemo-rl-gke:jobOverrides.config_path: ")
-    assert "cannot take data.train." in problems[0] and "jobOverrides.dataset renders" in problems[0]
+    assert (
+        "cannot take data.train." in problems[0] and "jobOverrides.dataset picks a built-in one) renders" in problems[0]
+    )
 
 
 @pytest.mark.graph

@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from core import catalog, prefetch, recipes
+from core import catalog, data, prefetch, recipes
 from tests.nemo_rl_oracle import lookup, nemo_rl_config
 
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -67,8 +67,14 @@ def _recipe_runs():
 @pytest.mark.parametrize("name,tag", list(_recipe_runs()))
 def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(name, tag):
     recipe = recipes.RECIPES[name]
-    plan = prefetch.plan(
-        model_name=recipe.model_name, revision=recipe.model_revision, dataset=recipe.dataset, mount_path=MOUNT
+    plan = prefetch.plan(model_name=recipe.model_name, revision=recipe.model_revision, mount_path=MOUNT)
+    release = catalog.NEMO_RL_RELEASES[tag]
+    staging = data.staging_plan(
+        None,
+        tag=tag,
+        mount_path=MOUNT,
+        builtins=recipes.recipe_dataset_loads(recipe, release),
+        gsm8k=recipe.dataset == "gsm8k",
     )
     words = recipes.render_overrides(
         recipe, catalog.NEMO_RL_RELEASES[tag], mount_path=MOUNT, run_name=RUN, model_path=plan.model_path
@@ -91,11 +97,11 @@ def test_the_rendered_run_loads_every_artefact_from_what_the_prefetch_pinned(nam
                 for path_key in flat if k == "data.dataset_name" else (k.replace("dataset_name", "data_path"),):
                     assert lookup(config, path_key)[1].startswith(MOUNT + "/"), path_key
             else:
-                # A built-in loader: the Hub datasets it reads are among the ones the prefetch downloads.
-                hub_ids = catalog.BUILTIN_DATASET_HUB_IDS[value]
-                assert set(hub_ids) <= set(catalog.RECIPE_DATASETS[recipe.dataset]), (k, value)
-                wanted = {f"dataset:{d}@{catalog.DATASET_REVISION}" for d in hub_ids}
-                assert wanted <= set(plan.items)
+                # A built-in loader: the Hub datasets it reads are all in the staging Job's cache, at the catalog's
+                # commits (the job reads that cache offline: core.data.training_env).
+                cached = {(d["repo_id"], d["config"], d["revision"]) for d in staging["builtin"]["datasets"]}
+                for repo, config in catalog.BUILTIN_DATASET_LOADS[tag][value]:
+                    assert (repo, config, catalog.DATASETS[repo].revision) in cached, (k, value, repo)
 
 
 @pytest.mark.unit
@@ -109,39 +115,17 @@ def test_without_the_prefetch_the_tokenizer_still_follows_the_model():
     assert lookup(config, "policy.tokenizer.name") == (True, "acme/other-model")
 
 
-@pytest.mark.unit
-def test_the_gsm8k_step_loads_the_dataset_at_the_commit_the_prefetch_recorded(tmp_path):
-    # GSM8K is loaded by our own preparation step (pod_programs/prepare_gsm8k.py), which takes the commit from the
-    # prefetch marker (pod_programs/prefetch_hf.py writes `commit` per item): `main` may have moved since.
-    from tests.standin import fake_datasets
-    from tests.test_recipes import run_prep
-
-    fake = fake_datasets.install(tmp_path / "fake")
-    mount, calls = tmp_path / "lustre", tmp_path / "calls.jsonl"
-    marker = tmp_path / "lustre" / "prefetch" / "m.json"
-    marker.parent.mkdir(parents=True)
-    commit = "c" * 40
-    marker.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "items": [{"kind": "dataset", "repo_id": "openai/gsm8k", "revision": "main", "commit": commit}],
-            }
-        )
-    )
-    r = run_prep(tmp_path, mount, fake, calls, prefetch_marker=str(marker))
-    assert r.returncode == 0, r.stderr
-    assert [json.loads(x)["revision"] for x in calls.read_text().splitlines()] == [commit]
-    # A marker that does not list the dataset is an error, never a silent fall-back to main.
-    marker.write_text(json.dumps({"version": 1, "items": []}))
-    r = run_prep(tmp_path / "again", tmp_path / "lustre2", fake, calls, prefetch_marker=str(marker))
-    assert r.returncode != 0 and "does not list openai/gsm8k" in r.stderr
-
-
 @pytest.mark.graph
-def test_the_rendered_entrypoint_passes_the_prefetch_marker_to_the_gsm8k_step(synth):
-    r = synth("dev")
-    entry = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").inputs["spec"]["entrypoint"]
-    assert f"--pinned-by {r.outputs['prefetchMarker']}" in entry
-    off = synth("dev", {"prefetchWeights": "false"}).get("kubernetes:ray.io/v1:RayJob", "rayjob")
-    assert "--pinned-by" not in off.inputs["spec"]["entrypoint"]
+def test_the_gsm8k_staging_is_at_the_catalogs_commit_and_the_entrypoint_prepares_nothing(synth):
+    # GSM8K is prepared by the data staging Job (pod_programs/prepare_gsm8k.py through stage_data.py) at the catalog's
+    # commit of openai/gsm8k, with or without the weights prefetch; the RayJob's entrypoint has no data step.
+    for overrides in ({}, {"prefetchWeights": "false"}):
+        r = synth("dev", overrides)
+        plan = json.loads(
+            r.get("kubernetes:batch/v1:Job", "data-staging").inputs["spec"]["template"]["spec"]["containers"][0][
+                "command"
+            ][-1]
+        )
+        assert plan["gsm8k"]["revision"] == catalog.DATASETS["openai/gsm8k"].revision
+        entry = r.get("kubernetes:ray.io/v1:RayJob", "rayjob").inputs["spec"]["entrypoint"]
+        assert recipes.GSM8K_SCRIPT not in entry and recipes.STAGE_DATA_SCRIPT not in entry

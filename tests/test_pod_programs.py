@@ -25,7 +25,7 @@ ENVIRONMENTS = Path(__file__).resolve().parent / "oracles" / "nemo_rl_environmen
 # Distributions whose module is not their normalised name: nvidia-ml-py ships `pynvml` (its wheel's only module).
 MODULES_OF = {"nvidia-ml-py": {"pynvml"}}
 OUR_PACKAGES = {"core", "infra", "workloads", "synth", "cli", "tools", "policy", "pod_programs", "pulumi"}
-PROGRAMS = [f for f in pod_programs.SHIPPED if f.name.endswith(".py")]
+PROGRAMS = [f for f in (*pod_programs.SHIPPED, *pod_programs.CLOUD_RUN) if f.name.endswith(".py")]
 
 
 def _modules(requirement_names) -> set[str]:
@@ -47,6 +47,8 @@ def image_modules(image: str) -> set[str]:
         return set.intersection(*per_release)
     if image == pod_programs.PREFETCH_IMAGE:
         return _modules(_distributions((pod_programs.DIR / pod_programs.PREFETCH_REQUIREMENTS.name).read_text()))
+    if image == pod_programs.PYTHON_IMAGE:
+        return set()
     raise AssertionError(f"unknown image {image!r}")
 
 
@@ -67,7 +69,8 @@ def test_every_release_has_its_environment_listed():
 def test_the_configmap_ships_exactly_the_listed_files_and_the_folder_holds_nothing_else():
     assert list(job_scripts()) == [f.name for f in pod_programs.SHIPPED]
     on_disk = {p.name for p in pod_programs.DIR.iterdir() if p.is_file() and p.name != "__init__.py"}
-    assert on_disk == {f.name for f in pod_programs.SHIPPED}
+    assert on_disk == {f.name for f in (*pod_programs.SHIPPED, *pod_programs.CLOUD_RUN)}
+    assert not {f.name for f in pod_programs.CLOUD_RUN} & set(job_scripts())
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda f: f.name)

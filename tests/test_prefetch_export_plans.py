@@ -32,7 +32,7 @@ def test_a_commit_id_pins_a_revision():
 def test_branches_and_malformed_revisions_are_refused(revision):
     assert "is not a commit hash" in prefetch.revision_problem(revision)
     with pytest.raises(ValueError):
-        prefetch.plan(model_name="acme/m", revision=revision, dataset="gsm8k", mount_path="/lustre")
+        prefetch.plan(model_name="acme/m", revision=revision, mount_path="/lustre")
 
 
 @pytest.mark.unit
@@ -46,19 +46,13 @@ def test_plan_names_its_marker_after_its_items():
     a = prefetch.plan(
         model_name="Qwen/Qwen2.5-72B-Instruct",
         revision=catalog.MODELS["Qwen/Qwen2.5-72B-Instruct"].revision,
-        dataset="DeepScaler",
         mount_path="/lustre/",
     )
-    assert a.items == (
-        f"model:Qwen/Qwen2.5-72B-Instruct@{catalog.MODELS['Qwen/Qwen2.5-72B-Instruct'].revision}",
-        "dataset:agentica-org/DeepScaleR-Preview-Dataset@main",
-        "dataset:HuggingFaceH4/aime_2024@main",
-    )
+    # The weights only: the datasets are the data staging Job's, at their own pinned commits (core/data.py).
+    assert a.items == (f"model:Qwen/Qwen2.5-72B-Instruct@{catalog.MODELS['Qwen/Qwen2.5-72B-Instruct'].revision}",)
     assert a.model_path == f"/lustre/models/Qwen/Qwen2.5-72B-Instruct@{a.revision}"
     assert a.download_bytes == catalog.MODELS["Qwen/Qwen2.5-72B-Instruct"].weight_bytes
-    b = prefetch.plan(
-        model_name="Qwen/Qwen2.5-72B-Instruct", revision=COMMIT, dataset="DeepScaler", mount_path="/lustre"
-    )
+    b = prefetch.plan(model_name="Qwen/Qwen2.5-72B-Instruct", revision=COMMIT, mount_path="/lustre")
     assert a.marker != b.marker and a.marker.startswith("/lustre/prefetch/")
     # Pulumi's wait covers the download at the slowest tolerated rate.
     assert prefetch.job_timeout_seconds(a.download_bytes) >= a.download_bytes / prefetch.SLOWEST_DOWNLOAD_BYTES_PER_S
@@ -75,7 +69,7 @@ def test_rendered_prefetch_commands_download_then_wait_and_the_model_path_is_the
     mount = tmp_path / "lustre"
     with FakeHub() as hub:
         hub.add(Repo("model", "acme/tiny-llm", COMMIT, {"config.json": b"{}", "w.safetensors": os.urandom(4096)}))
-        p = prefetch.plan(model_name="acme/tiny-llm", revision=COMMIT, dataset="none", mount_path=str(mount))
+        p = prefetch.plan(model_name="acme/tiny-llm", revision=COMMIT, mount_path=str(mount))
         env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
         env.update(HF_ENDPOINT=hub.endpoint, HF_HOME=lustre_paths.hf_home(str(mount)), NO_PROXY="127.0.0.1")
         r = subprocess.run(

@@ -100,7 +100,9 @@ def test_the_nemo_rl_image_setting_keeps_the_job_in_that_image(synth):
     pod = r.get(JOB, "prefetch").inputs["spec"]["template"]["spec"]
     assert "initContainers" not in pod
     (ctr,) = pod["containers"]
-    assert ctr["image"].startswith(catalog.NEMO_RL_IMAGE_REPO + ":")
+    # The release's image, as the Ray pods name it (imagePath streaming, the default: the stack's registry copy).
+    head = r.get("kubernetes:ray.io/v1:RayCluster", "raycluster").inputs["spec"]["headGroupSpec"]["template"]["spec"]
+    assert ctr["image"] == head["containers"][0]["image"] and images.is_nemo_rl_image(ctr["image"])
     assert ctr["command"][:3] == ["uv", "run", "python"]
 
 

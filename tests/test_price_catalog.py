@@ -305,7 +305,13 @@ def test_an_experiments_run_is_its_gpu_nodes_and_head_for_steps_times_step_secon
     s = load_settings(
         "exp1",
         "example-project",
-        values={"platformStack": "org/proj/codelab", "gpuType": "nvidia-h200-141gb", "stepSeconds": 90},
+        values={
+            "platformStack": "org/proj/codelab",
+            "gpuType": "nvidia-h200-141gb",
+            "stepSeconds": 90,
+            # What a streaming platform's contract carries (core/settings/platform.py): the repository its nodes read.
+            "imageRepository": "us-central1-docker.pkg.dev/example-project/codelab-images",
+        },
         secret_state=SECRETS,
         experiment=True,
     )

@@ -8,8 +8,10 @@ flavor assignment and quota, tests/kueue_rules.py Queue) runs them in turn."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
+import yaml
 
 from core import catalog
 from synth import engine
@@ -22,6 +24,7 @@ RAYJOB = "kubernetes:ray.io/v1:RayJob"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
 EXPERIMENTS = ("codelab-exp1", "codelab-exp2", "codelab-exp3")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def manifest(reg) -> dict:
@@ -200,6 +203,29 @@ def test_with_the_queue_the_platforms_own_job_runs_its_own_cluster_and_the_stand
     assert "clusterSelector" in the_rayjob(standing)["spec"]
     assert catalog.KUEUE_QUEUE_NAME_LABEL not in the_rayjob(standing)["metadata"]["labels"]
     assert any(w.startswith("nemo-rl-gke:jobMode: a standing-cluster RayJob is not queued") for w in standing.warnings)
+
+
+JOB = "kubernetes:batch/v1:Job"
+
+
+@pytest.mark.parametrize("stack", ["codelab", "codelab-exp2"])
+def test_the_data_staging_job_is_a_cpu_job_the_queue_leaves_alone_and_the_queued_rayjob_waits_for_it(synth, stack):
+    """Only Ray objects are queued: the data staging Job names no queue, and Kueue as the admin installs it
+    (deploy/kueue/, manageJobsWithoutQueueName false, only the Ray integrations) manages no batch/v1 Job without one.
+    It runs on the CPU pool, before the queued RayJob exists (the RayJob waits for it), so a bad dataset never holds
+    quota or a GPU node."""
+    r = synth(stack)
+    assert r.error is None, r.error
+    (staging,) = [j for j in r.of_type(JOB) if j.inputs["metadata"]["name"].endswith("-data")]
+    assert catalog.KUEUE_QUEUE_NAME_LABEL not in staging.inputs["metadata"].get("labels", {})
+    template = staging.inputs["spec"]["template"]
+    assert catalog.KUEUE_QUEUE_NAME_LABEL not in (template.get("metadata") or {}).get("labels", {})
+    cfg = yaml.safe_load((ROOT / "deploy/kueue/controller_manager_config.yaml").read_text())
+    assert cfg["manageJobsWithoutQueueName"] is False and "batch/job" not in cfg["integrations"]["frameworks"]
+    assert template["spec"]["nodeSelector"] == {"cloud.google.com/gke-nodepool": "cpu"}
+    (rayjob,) = r.of_type(RAYJOB)
+    assert kr.rayjob_webhook(manifest(rayjob)).managed
+    assert r.depends_on(rayjob, staging)
 
 
 def test_a_new_queue_label_replaces_a_ray_object_and_a_new_priority_updates_it(synth):

@@ -1,5 +1,5 @@
 """The job path end to end on a real local Ray head: what the program renders is submitted through the Jobs
-API, runs the real GSM8K preparation program from the scripts directory and the stand-in trainer from a
+API (after the data staging program prepared GSM8K, as its CPU Job does first), runs the stand-in trainer from a
 directory standing in for /opt/nemo-rl (the entrypoint's work directory is a parameter; which builds its config from the
 release's real configs with NeMo-RL's own loader and real hydra-core), checkpoints to a directory standing in for
 Lustre, resumes after a simulated preemption, and never exposes a secret; the companion CLI drives the same head."""
@@ -18,11 +18,11 @@ import pytest
 from ray.job_submission import JobStatus, JobSubmissionClient
 
 from cli import ray_jobs as jobs
-from core import recipes
+from core import catalog, recipes
 from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core.settings.job import JobSettings
 from tests.ray_local import base_env, free_port, local_cluster
-from tests.standin import fake_datasets, install_workdir
+from tests.standin import fake_datasets, install_workdir, stage_gsm8k
 from tests.standin.grpo_trainer import STEP_SECONDS_ENV
 from tests.standin.grpo_trainer import main as standin_main
 from workloads import job_scripts as job_scripts_module
@@ -72,7 +72,13 @@ def datasets_calls(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def image_tools(tmp_path_factory):
+def fake_site(tmp_path_factory) -> Path:
+    """The offline `datasets` stand-in (tests/standin/fake_datasets.py)."""
+    return fake_datasets.install(tmp_path_factory.mktemp("image") / "site")
+
+
+@pytest.fixture(scope="module")
+def image_tools(tmp_path_factory, fake_site):
     """What the NeMo-RL image provides to the entrypoint: `uv` and a Python env with `datasets`.
 
     A `uv` shim, not the real uv: the image's `uv run python` runs NeMo-RL's project venv, which has
@@ -81,7 +87,7 @@ def image_tools(tmp_path_factory):
     the runtime env the program renders.
     """
     root = tmp_path_factory.mktemp("image")
-    fake = fake_datasets.install(root / "site")
+    fake = fake_site
     bin_dir = root / "bin"
     bin_dir.mkdir()
     uv = bin_dir / "uv"
@@ -199,11 +205,15 @@ def test_stand_in_fails_loudly_on_a_command_line_nemo_rl_would_not_run(tmp_path,
 @pytest.mark.ray
 @pytest.mark.parametrize("name,nemo_rl_image", [*HOME_RELEASE.items(), (GEMMA, "v0.7.0")], indirect=["nemo_rl_image"])
 def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(
-    name, nemo_rl_image, client, tmp_path, datasets_calls
+    name, nemo_rl_image, client, tmp_path, datasets_calls, fake_site
 ):
     entrypoint, runtime_env, metadata, ckpt = render(
         name, {"max_num_steps": 4, "save_period": 2, "keep_top_k": 2}, tmp_path / "lustre", nemo_rl_image
     )
+    if name == GEMMA:
+        # The data staging Job's GSM8K step, before the RayJob exists (the RayJob depends on that Job).
+        staged = stage_gsm8k(tmp_path / "lustre", fake_site, datasets_calls)
+        assert "gsm8k: wrote {'train': 3, 'test': 1}" in staged.stdout
     job_id = client.submit_job(
         entrypoint=entrypoint,
         runtime_env=runtime_env,
@@ -221,16 +231,15 @@ def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(
     info = client.get_job_info(job_id)
     assert info.runtime_env["env_vars"] == runtime_env["env_vars"] and info.metadata == metadata
     if name == GEMMA:
-        # The program the ConfigMap ships, run from the scripts directory, with the runtime env's HF_HOME.
-        assert f"{nemo_rl_image.paths.scripts_dir}/{recipes.GSM8K_SCRIPT}" in entrypoint
-        assert "gsm8k: wrote {'train': 3, 'test': 1}" in logs
+        # NeMo-RL's ResponseDataset path reads the files the staging Job wrote; the entrypoint prepares nothing.
+        assert recipes.GSM8K_SCRIPT not in entrypoint and recipes.STAGE_DATA_SCRIPT not in entrypoint
         assert "ResponseDataset 3 train / 1 validation rows" in logs
-        assert (tmp_path / "lustre" / "datasets" / "gsm8k" / "_SUCCESS").exists()
+        assert Path(recipes.gsm8k_paths(str(tmp_path / "lustre"))["marker"]).exists()
         calls = [json.loads(line) for line in datasets_calls.read_text().splitlines()]
         assert {
             "path": "openai/gsm8k",
             "name": "main",
-            "revision": None,
+            "revision": catalog.DATASETS["openai/gsm8k"].revision,
             "hf_home": runtime_env["env_vars"]["HF_HOME"],
         } in calls
     assert_no_secret(client, job_id, entrypoint, runtime_env, metadata)
@@ -238,9 +247,10 @@ def test_builtin_recipe_runs_to_its_last_step_through_the_jobs_api(
 
 @pytest.mark.ray
 @pytest.mark.parametrize("nemo_rl_image", [HOME_RELEASE[GEMMA]], indirect=True)
-def test_preempted_run_resumes_from_its_last_checkpoint(nemo_rl_image, client, tmp_path):
+def test_preempted_run_resumes_from_its_last_checkpoint(nemo_rl_image, client, tmp_path, fake_site):
     overrides = {"max_num_steps": 16, "save_period": 2, "keep_top_k": 2}
     rendering = render(GEMMA, overrides, tmp_path / "lustre", nemo_rl_image)
+    stage_gsm8k(tmp_path / "lustre", fake_site)  # the data staging Job, before the RayJob
     entrypoint, runtime_env, metadata, ckpt = rendering
     first = client.submit_job(
         entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata, submission_id=f"preempt-1-{time.time_ns()}"
@@ -266,7 +276,6 @@ def test_preempted_run_resumes_from_its_last_checkpoint(nemo_rl_image, client, t
     assert "starting from step 0" not in logs
     assert all(f"step {n}/16 done" not in logs for n in range(1, saved + 1))
     assert f"step {saved + 1}/16 done" in logs
-    assert "gsm8k: already prepared" in logs
     assert steps_saved(ckpt) == [14, 16]
     assert json.loads((ckpt / "step_16" / "training_info.json").read_text()) == {"step": 16}
     for job_id in (first, second):

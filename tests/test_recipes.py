@@ -13,11 +13,10 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
-from core import recipes
+from core import catalog, data, recipes
 from core.catalog import NEMO_RL_RELEASES, NEMO_RL_WORKDIR
 from core.settings.job import JobSettings
 from tests.nemo_rl_oracle import parsed_overrides
@@ -368,11 +367,9 @@ def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(na
     lines = [shlex.split(line) for line in script.splitlines()]
     assert lines[:3] == [["set", "-eu"], ["mkdir", "-p", "/lustre/checkpoints/r"], ["cd", NEMO_RL_WORKDIR]]
     assert lines[-1][:5] == ["exec", "uv", "run", "python", release.grpo_entry]
-    prep = recipes.gsm8k_prep_command("/lustre")
-    assert prep == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}", "/lustre/datasets/gsm8k"]
-    # GSM8K is prepared after `cd` (NeMo-RL's uv environment has `datasets`) and before training; a Megatron run
-    # checks for an interrupted weight conversion right before it (tests/test_megatron_import_guard.py).
-    # The Megatron run converts into a directory of its own, exported first (commands.py MEGATRON_DIR_ENV).
+    # The datasets are on Lustre before the RayJob exists (the data staging Job): no data step here. A Megatron run
+    # checks for an interrupted weight conversion right before training (tests/test_megatron_import_guard.py), in a
+    # conversion directory of its own, exported first (commands.py MEGATRON_DIR_ENV).
     own = recipes.megatron_run_dir("/lustre/", "r")
     guard = recipes.megatron_guard_command(
         recipe.model_name,
@@ -382,7 +379,7 @@ def test_entrypoint_creates_checkpoint_dir_then_runs_nemo_rl_from_its_workdir(na
     )
     megatron = recipe.train_backend == "megatron"
     export = [["export", f"{recipes.MEGATRON_DIR_ENV}={own}"]] if megatron else []
-    assert lines[3:-1] == export + ([prep] if recipe.dataset == "gsm8k" else []) + ([guard] if megatron else [])
+    assert lines[3:-1] == export + ([guard] if megatron else [])
 
 
 @pytest.mark.parametrize("name", [QWEN, GEMMA])
@@ -396,8 +393,8 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
     assert not set("'\"\\$`") & set(script)
     assert "'\"'\"'\"'\"'" not in ep and "import " not in ep and "load_dataset" not in ep
     lines = script.split("\n")
-    # set -eu, mkdir, cd, training; GSM8K's preparation; a Megatron run's conversion directory and its guard.
-    assert len(lines) == 4 + (recipe.dataset == "gsm8k") + 2 * (recipe.train_backend == "megatron")
+    # set -eu, mkdir, cd, training; a Megatron run's conversion directory and its guard.
+    assert len(lines) == 4 + 2 * (recipe.train_backend == "megatron")
     for line in lines:
         words = shlex.split(line)
         assert words and " ".join(words) == line and not any("\n" in w for w in words), line
@@ -407,9 +404,8 @@ def test_entrypoint_reads_as_one_plain_command_per_line(name):
     assert f"logger.wandb.name={run}" in words
     if recipe.dataset == "gsm8k":
         assert "data.dataset_name=ResponseDataset" in words
-        assert f"+data.train_data_path={MOUNT}/datasets/gsm8k/train.jsonl" in words
+        assert f"+data.train_data_path={recipes.gsm8k_paths(MOUNT)['train']}" in words
         assert "+data.input_key=question" in words
-        assert lines[3] == f"uv run python {recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT} {MOUNT}/datasets/gsm8k"
     else:
         assert "data.dataset_name=DeepScaler" in words
 
@@ -492,8 +488,9 @@ def test_gemma_recipe_reproduces_the_tutorial_run_on_prepared_gsm8k():
         "data.dataset_name": "ResponseDataset",
         "+data.input_key": "question",
         "+data.output_key": "answer",
-        "+data.train_data_path": "/lustre/datasets/gsm8k/train.jsonl",
-        "+data.val_data_path": "/lustre/datasets/gsm8k/test.jsonl",
+        # GSM8K at the catalog's commit of openai/gsm8k, as the data staging Job writes it.
+        "+data.train_data_path": f"/lustre/datasets/gsm8k@{catalog.DATASETS['openai/gsm8k'].revision}/train.jsonl",
+        "+data.val_data_path": f"/lustre/datasets/gsm8k@{catalog.DATASETS['openai/gsm8k'].revision}/test.jsonl",
         "+data.train_split": "train",
         "+data.val_split": "train",
         "logger.tensorboard_enabled": False,
@@ -566,24 +563,26 @@ def run_prep(
     calls: Path,
     *,
     hf_home: bool = True,
-    prefetch_marker: Optional[str] = None,
 ) -> subprocess.CompletedProcess:
-    """Run the preparation step the entrypoint runs, with the script from job_scripts() and the runtime env's
-    HF_HOME (`uv run python` is NeMo-RL's Python; here the test's, with the offline `datasets`)."""
-    cmd = recipes.gsm8k_prep_command(str(mount), prefetch_marker=prefetch_marker)
-    assert cmd[:4] == ["uv", "run", "python", f"{recipes.SCRIPTS_DIR}/{recipes.GSM8K_SCRIPT}"]
-    script = install_scripts(tmp_path / "scripts") / recipes.GSM8K_SCRIPT
-    env = {k: v for k, v in os.environ.items() if k != "HF_HOME"}
+    """Run the data staging Job's program on the GSM8K recipe's plan (core.data.staging_plan: GSM8K only, no built-in
+    loader), with the scripts from job_scripts() and the Job's HF_HOME (`uv run python` is NeMo-RL's Python; here the
+    test's, with the offline `datasets` stand-in)."""
+    plan = data.staging_plan(None, tag="v0.5.0", mount_path=str(mount), builtins=[], gsm8k=True)
+    script = install_scripts(tmp_path / "scripts") / recipes.STAGE_DATA_SCRIPT
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HOME", "HF_TOKEN_PATH")}
     env.update(PYTHONPATH=str(fake_dir), **{fake_datasets.CALLS_ENV: str(calls)})
     if hf_home:
         env["HF_HOME"] = recipes.runtime_env(recipes.RECIPES[GEMMA], mount_path=str(mount))["env_vars"]["HF_HOME"]
-    return subprocess.run([sys.executable, str(script), *cmd[4:]], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(script), "--plan", json.dumps(plan)], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
     files = scripts.job_scripts()
     assert set(files) == {
         recipes.GSM8K_SCRIPT,
+        recipes.STAGE_DATA_SCRIPT,
         recipes.GATE_SCRIPT,
         recipes.GATE_MODULE,
         "prefetch_hf.py",
@@ -602,10 +601,13 @@ def test_job_scripts_are_the_same_for_every_stack_and_take_paths_from_argv():
         assert "huggingface_cache" not in text and recipes.SCRIPTS_DIR not in text, name
         if name.endswith(".py"):
             compile(text, name, "exec")
-    text = files[recipes.GSM8K_SCRIPT]
-    a, b = recipes.gsm8k_prep_command("/lustre"), recipes.gsm8k_prep_command("/mnt/other/")
-    assert a[:-1] == b[:-1] and (a[-1], b[-1]) == ("/lustre/datasets/gsm8k", "/mnt/other/datasets/gsm8k")
-    compile(text, recipes.GSM8K_SCRIPT, "exec")
+    a = data.staging_plan(None, tag="v0.5.0", mount_path="/lustre", builtins=[], gsm8k=True)
+    b = data.staging_plan(None, tag="v0.5.0", mount_path="/mnt/other/", builtins=[], gsm8k=True)
+    commit = catalog.DATASETS["openai/gsm8k"].revision
+    assert (a["gsm8k"]["dir"], b["gsm8k"]["dir"]) == (
+        f"/lustre/datasets/gsm8k@{commit}",
+        f"/mnt/other/datasets/gsm8k@{commit}",
+    )
 
 
 def test_gsm8k_prep_writes_response_dataset_jsonl_once(tmp_path):
@@ -628,13 +630,19 @@ def test_gsm8k_prep_writes_response_dataset_jsonl_once(tmp_path):
     assert [r["answer"] for r in test] == ["18"]
     assert json.loads(Path(paths["marker"]).read_text()) == {"train": 3, "test": 1}
     assert sorted(os.listdir(paths["dir"])) == ["_SUCCESS", "test.jsonl", "train.jsonl"]
+    # At the catalog's pinned commit, never the Hub's `main`.
     assert [json.loads(line) for line in calls.read_text().splitlines()] == [
-        {"path": "openai/gsm8k", "name": "main", "revision": None, "hf_home": f"{mount}/huggingface_cache"}
+        {
+            "path": "openai/gsm8k",
+            "name": "main",
+            "revision": catalog.DATASETS["openai/gsm8k"].revision,
+            "hf_home": f"{mount}/huggingface_cache",
+        }
     ]
 
     stamps = {n: os.stat(os.path.join(paths["dir"], n)).st_mtime_ns for n in os.listdir(paths["dir"])}
     second = run_prep(tmp_path, mount, fake, calls)
-    assert second.returncode == 0 and "already prepared" in second.stdout
+    assert second.returncode == 0 and "already prepared" in second.stdout, second.stderr
     assert len(calls.read_text().splitlines()) == 1
     assert {n: os.stat(os.path.join(paths["dir"], n)).st_mtime_ns for n in os.listdir(paths["dir"])} == stamps
 
@@ -644,7 +652,8 @@ def test_gsm8k_prep_fails_without_marker_on_a_row_missing_its_final_answer(tmp_p
     fake = fake_datasets.install(tmp_path / "fake", bad)
     mount = tmp_path / "lustre"
     result = run_prep(tmp_path, mount, fake, tmp_path / "calls")
-    assert result.returncode != 0 and "test row 0" in result.stderr
+    # A problem with the data: one line, and the exit code the Job fails at once on (no retry).
+    assert result.returncode == 3 and "test row 0" in result.stderr
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert not os.path.exists(recipes.gsm8k_paths(str(mount))["marker"])
     assert not os.path.exists(recipes.gsm8k_paths(str(mount))["train"])  # nothing written before all rows passed
@@ -655,15 +664,18 @@ def test_gsm8k_prep_without_hf_home_is_a_one_line_error(tmp_path):
     mount, calls = tmp_path / "lustre", tmp_path / "calls.jsonl"
     result = run_prep(tmp_path, mount, fake, calls, hf_home=False)
     assert result.returncode != 0 and result.stdout == ""
-    assert result.stderr.strip() == (
-        "prepare_gsm8k: HF_HOME is not set; the Ray pods and the job's runtime env set it to the cache on Lustre"
-    )
+    assert result.stderr.strip() == "stage_data: HF_HOME is not set; the Job sets it to the cache on Lustre"
     assert not calls.exists() and not mount.exists()  # nothing downloaded into a default cache
 
 
-def test_gsm8k_prep_refuses_a_missing_or_relative_output_directory(tmp_path):
-    script = install_scripts(tmp_path / "scripts") / recipes.GSM8K_SCRIPT
-    for argv in ([], ["datasets/gsm8k"], ["/a", "/b"], ["/a", "--pinned-by", "rel/marker.json"]):
+def test_the_staging_program_refuses_a_missing_or_malformed_plan(tmp_path):
+    script = install_scripts(tmp_path / "scripts") / recipes.STAGE_DATA_SCRIPT
+    for argv, line in (
+        ([], "usage: stage_data.py --plan '<json>'"),
+        (["--plan"], "usage: stage_data.py --plan '<json>'"),
+        (["--plan", "{"], "--plan is not JSON"),
+        (["--plan", '{"version": 99}'], "--plan is not a version 1 staging plan"),
+    ):
         result = subprocess.run(
             [sys.executable, str(script), *argv],
             env={**os.environ, "HF_HOME": str(tmp_path)},
@@ -672,9 +684,6 @@ def test_gsm8k_prep_refuses_a_missing_or_relative_output_directory(tmp_path):
             timeout=60,
             cwd=tmp_path,
         )
-        assert result.returncode != 0, argv
-        assert result.stderr.strip() == (
-            "prepare_gsm8k: usage: prepare_gsm8k.py <absolute output directory> "
-            "[--pinned-by <absolute prefetch marker>]"
-        )
+        assert result.returncode == 1, argv
+        assert result.stderr.strip() == f"stage_data: {line}"
     assert sorted(os.listdir(tmp_path)) == ["scripts"]

@@ -26,6 +26,9 @@ _FOLDERS = ("core", "infra", "workloads", "synth", "cli", "tools", "policy", "po
 OURS = set(_FOLDERS) | {p.stem for folder in _FOLDERS for p in (ROOT / folder).rglob("*.py")}
 # Command-line tools `make test` runs before pytest; no test imports them.
 TOOLS = {"ruff", "mypy"}
+# Test programs run in the NeMo-RL releases' `datasets` environments (tests/datasets_envs.py), not in .venv: their
+# imports come from those environments' lists (tests/datasets_envs/<tag>.txt).
+DATASETS_ENV_PROGRAMS = ("tests/standin/nemo_rl_data.py",)
 
 
 def _norm(name: str) -> str:
@@ -42,11 +45,13 @@ def pinned(path: Path) -> dict[str, str]:
 
 
 @functools.cache
-def third_party_imports(paths: tuple[str, ...]) -> frozenset[str]:
+def third_party_imports(paths: tuple[str, ...], skip: tuple[str, ...] = ()) -> frozenset[str]:
     out = set()
     for top in paths:
         p = ROOT / top
         for f in [p] if p.is_file() else sorted(p.rglob("*.py")):
+            if str(f.relative_to(ROOT)) in skip:
+                continue
             for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
                 names = (
                     [a.name for a in node.names]
@@ -69,7 +74,7 @@ def _installed_distributions():
     _packages_distributions()
     closure(set(pinned(ROOT / "requirements.txt")) | set(pinned(ROOT / "requirements-test.txt")))
     third_party_imports(PROGRAM)
-    third_party_imports(("tests",))
+    third_party_imports(("tests",), DATASETS_ENV_PROGRAMS)
 
 
 def distributions_of(modules: set[str]) -> set[str]:
@@ -126,6 +131,11 @@ def test_test_only_packages_stay_out_of_the_program_list():
     assert not set(program) & set(tests)
     for heavy in ("torch", "numpy", "hydra-core", "huggingface-hub", "kubernetes-validate", "jsonschema", "mypy"):
         assert heavy in tests and heavy not in program
-    # Everything the tests import comes from one of the two lists.
-    used = distributions_of(third_party_imports(("tests",)))
+    # Everything the tests import comes from one of the two lists ...
+    used = distributions_of(third_party_imports(("tests",), DATASETS_ENV_PROGRAMS))
     assert used <= closure(set(program) | set(tests)), sorted(used - closure(set(program) | set(tests)))
+    # ... or, for a program run in a release's `datasets` environment, from every one of those environments' lists.
+    envs = [pinned(f) for f in sorted((ROOT / "tests" / "datasets_envs").glob("*.txt"))]
+    for program_file in DATASETS_ENV_PROGRAMS:
+        imported = {_norm(m) for m in third_party_imports((program_file,))}
+        assert envs and all(imported <= set(env) for env in envs), (program_file, imported)

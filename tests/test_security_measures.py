@@ -40,6 +40,7 @@ def experiments(synth):
 
 # weightsPath bucket-import (the codelab): the weights staging and import Jobs, each with Google credentials.
 STAGING_ROLES = ("weights-stage", "weights-import")
+RAYJOB = "kubernetes:ray.io/v1:RayJob"
 
 
 def _stages(result) -> bool:
@@ -144,9 +145,11 @@ def test_with_its_own_kuberay_the_dashboard_admits_the_operator_pods_and_not_the
 def test_every_workload_pod_has_an_egress_policy(shipped):
     for stack, r in shipped.items():
         missing, total = f.pods_without_egress_policy(r)
-        # The export Job is one of them (the checkpoint export runs as a CPU Job in every stack), and the staging and
-        # import Jobs where the weights are staged.
-        assert missing == 0 and total == (6 if stack == "autopilot" else 7) + 2 * _stages(r), stack
+        # The export and data staging Jobs are among them (both run as CPU Jobs in every stack with a job), the
+        # weights staging and import Jobs where the weights are staged, and a job on a cluster of its own (codelab's,
+        # queued) adds its head and GPU workers beside the standing cluster's.
+        own = "rayClusterSpec" in r.get(RAYJOB, "rayjob").inputs["spec"]
+        assert missing == 0 and total == (7 if stack == "autopilot" else 8) + 2 * _stages(r) + 2 * own, stack
 
 
 @pytest.mark.graph
@@ -175,7 +178,7 @@ def test_no_two_platforms_share_a_workload_identity_principal_and_an_experiment_
     # An experiment stack declares no Google Cloud resource: its export Job writes as its platform's export
     # identity, so the figure counts it with its platform (the measure once counted the platforms alone: 0/3).
     every = {**shipped, **experiments}
-    assert experiments and f.sharing_groups(every) == [["codelab", "codelab-exp1", "codelab-exp2"]]
+    assert experiments and f.sharing_groups(every) == [["codelab", "codelab-exp1", "codelab-exp2", "codelab-exp3"]]
     for stack, r in experiments.items():
         (principal,) = f.stack_write_principals(stack, every)
         assert principal in f.write_principals(shipped[f.platform_of(r)]), stack
@@ -191,11 +194,12 @@ def test_no_two_platforms_share_a_workload_identity_principal_and_an_experiment_
 def test_no_pod_holds_a_token_it_never_reads(shipped, synth):
     for stack, r in shipped.items():
         assert f.tokens_never_read(r) == 0, stack
-    # Without the prefetch the workers download the model themselves: then they hold the token and read it.
+    # Without the prefetch the head's entrypoint downloads the pinned snapshot: the head holds the token and reads it,
+    # the GPU workers (which load that snapshot from Lustre) still hold none.
     r = synth("codelab", {"prefetchWeights": False})
     assert f.tokens_never_read(r) == 0
-    workers = [p for p in pods(r) if p.labels.get(f.ROLE) == "ray-worker"]
-    assert workers and all("hf-token" in f._mounted_keys(p) for p in workers)
+    by_role = {p.labels.get(f.ROLE): f._mounted_keys(p) for p in pods(r)}
+    assert "hf-token" in by_role["ray-head"] and "hf-token" not in by_role["ray-worker"]
 
 
 @pytest.mark.graph
@@ -222,6 +226,7 @@ def test_each_pod_is_at_the_strictest_pod_security_level_it_can_be(shipped):
         "ray-job-submitter": "restricted",
         "weights-prefetch": "baseline",
         "checkpoint-export": "baseline",  # reads what root wrote on Lustre, like the head
+        "data-staging": "baseline",  # writes on Lustre what root's job reads, like the prefetch
         # Writes through its GCS FUSE mount as the export does (as root: the mount's owner).
         "weights-stage": "baseline",
         "weights-import": "restricted",  # writes nothing, mounts nothing but the scripts
@@ -257,7 +262,7 @@ def test_images_without_a_digest_are_exactly_those_no_public_source_pins(shipped
     assert unpinned == {catalog.NEMO_RL_IMAGE_REPO, catalog.NCCL_GIB_INSTALLER_PIN.repo}
     for pin in (*catalog.NEMO_RL_IMAGE_PINS.values(), catalog.NCCL_GIB_INSTALLER_PIN):
         assert pin.digest == "" and "no public source" in pin.digest_source
-    assert (pinned, distinct) == (3, 5)
+    assert (pinned, distinct) == (4, 6)  # with the copy tool, pinned by digest
 
 
 @pytest.mark.graph
@@ -320,6 +325,7 @@ def test_the_pods_that_resolve_names_reach_kube_dns_and_cloud_dns_and_the_others
                 "ray-job-submitter",
                 "weights-prefetch",
                 "checkpoint-export",
+                "data-staging",
                 *STAGING_ROLES,
             )
             for dns in DNS:
@@ -359,10 +365,14 @@ def test_outside_hosts_are_reachable_exactly_by_the_pods_that_call_them(shipped)
         assert pol.allowed(head, ext("storage.googleapis.com"), 443) is wandb, stack
         assert not pol.allowed(prefetch, ext("storage.googleapis.com"), 443)
         assert pol.allowed(head, ext("api.wandb.ai"), 443) is wandb, stack
+        # The data staging Job: the Hub (the built-in datasets at their commits); no shipped stack reads gs:// data.
+        staging = _pod(r, "data-staging")
+        assert all(pol.allowed(staging, ext(host), 443) for host in HF_DOWNLOAD), stack
+        assert not pol.allowed(staging, ext("storage.googleapis.com"), 443), stack
         for anything in ("example.com", "attacker.invalid"):
-            assert not any(pol.allowed(x, ext(anything), 443) for x in (prefetch, head, worker))
+            assert not any(pol.allowed(x, ext(anything), 443) for x in (prefetch, head, worker, staging))
         lustre_api = ext(catalog.LUSTRE_API_HOSTS[0])
-        assert not any(pol.allowed(x, lustre_api, 443) for x in (prefetch, head, worker)), stack
+        assert not any(pol.allowed(x, lustre_api, 443) for x in (prefetch, head, worker, staging)), stack
         if _stages(r):
             # The staging Job: the Hub, PyPI for its install, Cloud Storage for its sidecar; the import Job: the
             # Managed Lustre API and nothing else.
@@ -379,9 +389,11 @@ def test_only_the_jobs_with_google_credentials_reach_the_metadata_server(shipped
     metadata = np.Endpoint("metadata", ip="169.254.169.254")
     for stack, r in shipped.items():
         pol = f.policies(r)
-        staging = STAGING_ROLES if _stages(r) else ()
-        for role in ("checkpoint-export", "ray-head", "ray-worker", "weights-prefetch", "ray-job-submitter", *staging):
-            credentialed = role == "checkpoint-export" or role in staging
+        weights = STAGING_ROLES if _stages(r) else ()
+        roles = ("checkpoint-export", "ray-head", "ray-worker", "weights-prefetch", "ray-job-submitter", "data-staging")
+        for role in (*roles, *weights):
+            # The data staging Job reads gs:// data as its own identity only where the job's data is there.
+            credentialed = role == "checkpoint-export" or role in weights
             assert pol.allowed(_pod(r, role), metadata, 80) is credentialed, (stack, role)
     plain = synth("dev", {"exportCheckpoints": False})
     assert not [p for p in f.workload_pods(plain) if p.labels.get(f.ROLE) == "checkpoint-export"]

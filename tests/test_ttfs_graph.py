@@ -3,6 +3,7 @@ order between them and the job, the settings that turn them off, and the refusal
 
 from __future__ import annotations
 
+import itertools
 import shlex
 
 import pytest
@@ -121,12 +122,15 @@ def test_export_runs_after_training_as_a_cpu_job_and_the_head_mounts_no_bucket(s
 def test_each_part_can_be_turned_off(synth):
     r = synth("dev", {"imagePath": "pull", "prefetchWeights": False, "exportCheckpoints": False})
     assert r.error is None, r.error
-    assert [j.name for j in r.of_type(JOB)] == []
+    # Only the data staging Job stays: it pins the datasets the run reads (core/data.py), it is no part to turn off.
+    assert [j.name for j in r.of_type(JOB)] == ["data-staging"]
     assert r.of_type("kubernetes:apps/v1:DaemonSet") == [] or all(
         d.name != "cpu-prepull" for d in r.of_type("kubernetes:apps/v1:DaemonSet")
     )
     entry = r.get(RAYJOB, "rayjob").get("spec.entrypoint")
-    assert "policy.model_name=google/gemma-3-27b-it" in entry and "export_checkpoints" not in entry
+    # Without the prefetch Job the entrypoint downloads the pinned snapshot and trains from it, never from `main`.
+    pinned = f"/lustre/models/google/gemma-3-27b-it@{catalog.MODELS['google/gemma-3-27b-it'].revision}"
+    assert f"policy.model_name={pinned}" in entry and "export_checkpoints" not in entry
     assert "annotations" not in r.get(RAYCLUSTER, "raycluster").get("spec.headGroupSpec.template.metadata")
 
 
@@ -156,11 +160,12 @@ def test_critical_path_follows_the_stacks_graph(synth):
     plain_pull = cp.estimate(synth("codelab", {**DOWNLOAD, "imagePath": "pull"}).resources)
     assert full.first_step_seconds < no_prefetch.first_step_seconds
     assert full.first_step_seconds < plain_pull.first_step_seconds
-    # Without the prefetch the whole download follows the job's start.
+    # Without the prefetch the whole download follows the job's start: the entrypoint's own step.
     download = (
         catalog.MODELS["Qwen/Qwen2.5-72B-Instruct"].weight_bytes / catalog.NOMINAL_HF_DOWNLOAD_BYTES_PER_S.seconds
     )
-    assert no_prefetch.activities[cp.JOB_DOWNLOAD].seconds == pytest.approx(download)
+    [step] = [a for a in no_prefetch.activities.values() if a.label.startswith("the entrypoint downloads")]
+    assert step.seconds == pytest.approx(download) and step.key in no_prefetch.path
     # The one-step-at-a-time figure hardly moves: the same steps, in another order.
     assert abs(full.sequential_seconds - no_prefetch.sequential_seconds) < 60
     assert full.ratio < no_prefetch.ratio
@@ -169,12 +174,19 @@ def test_critical_path_follows_the_stacks_graph(synth):
 def test_the_one_step_at_a_time_estimate_counts_enabling_the_apis_once(synth):
     # The seeds enable every API with one `gcloud services enable`: the sequential baseline must not charge
     # them once per API, which would flatter the ratio.
+    # The same for the image copies and their prewarms: one command each by hand, however many releases.
     est = cp.estimate(synth("codelab").resources)
     services = [a for a in est.activities.values() if a.sequential_step == cp.API_STEP]
     assert len(services) > 1
+    grouped: dict[str, list[float]] = {}
+    for a in est.activities.values():
+        if a.sequential_step is not None:
+            grouped.setdefault(a.sequential_step, []).append(a.seconds)
+    assert set(grouped) == {cp.API_STEP, "image-copy", "image-prewarm"}
+    assert all(len(v) > 1 for v in grouped.values())
     every_activity = sum(a.seconds for a in est.activities.values())
-    longest = max(a.seconds for a in services)
-    assert est.sequential_seconds == pytest.approx(every_activity - sum(a.seconds for a in services) + longest)
+    once = sum(max(v) - sum(v) for v in grouped.values())
+    assert est.sequential_seconds == pytest.approx(every_activity + once)
 
 
 def test_codelab_reaches_the_running_driver_in_at_most_40_percent_of_the_one_step_at_a_time_estimate(synth):
@@ -186,20 +198,84 @@ def test_codelab_reaches_the_running_driver_in_at_most_40_percent_of_the_one_ste
     assert driver / (est.sequential_seconds - sum(est.activities[k].seconds for k in entry)) <= 0.40, est.format(
         "codelab"
     )
-    # The report also covers the entrypoint's steps (the readiness gate first) and the model load: they need the
-    # GPU workers, the last part to be ready, so they add their full length (docs/performance.md gives the complete
-    # path's figures beside their bounds).
-    assert est.first_step_seconds == pytest.approx(
-        driver + sum(est.activities[k].seconds for k in entry) + est.activities[cp.MODEL_LOAD].seconds
+    # The report also covers the entrypoint's steps (the readiness gate first), in their order, and the model load
+    # (docs/performance.md gives the complete path's figures beside their bounds). codelab's queued job runs its own
+    # cluster: nothing in the graph holds it for the weights, so its wait for the prefetch's marker ends with the
+    # prefetch (the bucket-import chain), after the gate.
+    assert est.start[entry[0]] == pytest.approx(driver)
+    for before, after in itertools.pairwise(entry):
+        assert est.start[after] >= est.finish[before] - 1e-6
+    (wait,) = [k for k in entry if "prefetch's marker" in est.activities[k].label]
+    prefetch = next(k for k in est.activities if k.endswith("prefetch#ran"))
+    before_wait = entry[entry.index(wait) - 1]
+    assert est.start[wait] == pytest.approx(max(est.finish[before_wait], est.finish[prefetch]))
+    assert est.finish[prefetch] > est.finish[before_wait]  # the weights, not the gate, are the last chain here
+    assert est.first_step_seconds == pytest.approx(est.finish[entry[-1]] + est.activities[cp.MODEL_LOAD].seconds)
+    # On its standing cluster the RayJob waits for the prefetch in the graph: the steps add their full length.
+    standing = cp.estimate(synth("codelab", STANDING).resources)
+    steps = [k for k in standing.activities if k.startswith("entrypoint ")]
+    assert standing.first_step_seconds == pytest.approx(
+        standing.finish["job started"]
+        + sum(standing.activities[k].seconds for k in steps)
+        + standing.activities[cp.MODEL_LOAD].seconds
     )
 
 
 def test_the_prefetch_in_the_nemo_rl_image_first_waits_for_that_image_on_the_cpu_node(synth):
-    # On the standing cluster the RayJob waits for the prefetch in the graph, so the prefetch is the last chain.
-    small = cp.estimate(synth("codelab", {**DOWNLOAD, **STANDING}).resources)
-    nemo = cp.estimate(synth("codelab", {**DOWNLOAD, **STANDING, "prefetchImage": "nemo-rl"}).resources)
+    # Pulled from NGC (prepull), the image reaches the CPU node after Lustre; streamed from the prewarmed copy (the
+    # default) it is there before, and the prefetch in it starts with the small image's. On the standing cluster the
+    # RayJob waits for the prefetch in the graph, so the prefetch is the last chain.
+    streamed = cp.estimate(synth("codelab", {**DOWNLOAD, **STANDING, "prefetchImage": "nemo-rl"}).resources)
+    small = cp.estimate(synth("codelab", {**DOWNLOAD, **STANDING, "imagePath": "prepull"}).resources)
+    nemo = cp.estimate(
+        synth("codelab", {**DOWNLOAD, **STANDING, "prefetchImage": "nemo-rl", "imagePath": "prepull"}).resources
+    )
+    ran = next(k for k in streamed.activities if k.endswith("#ran"))
+    assert streamed.finish["image on CPU nodes"] < streamed.start[ran] <= nemo.start[ran]
     run = next(k for k in small.activities if k.endswith("#ran"))
     assert nemo.start[run] == pytest.approx(nemo.finish["image on CPU nodes"])
     assert small.start[run] < nemo.finish["image on CPU nodes"]
     # The prefetch is the last chain in both graphs, so the first step moves by exactly the run's head start.
     assert nemo.first_step_seconds - small.first_step_seconds == pytest.approx(nemo.start[run] - small.start[run])
+
+
+# --- the image, counted the way the stack renders it ------------------------------------------------------------
+JOB_IMAGE = "us-docker.pkg.dev/your-gcp-project-id/team-images/grpo@sha256:" + "1" * 64
+
+
+def test_the_report_streams_the_prewarmed_copy_on_gpu_nodes_after_its_prewarm(synth):
+    r = synth("dev")
+    est = cp.estimate(r.resources)
+    image = est.activities["image on GPU nodes"]
+    assert "streamed" in image.label and image.seconds == catalog.NOMINAL_IMAGE_STREAM_SECONDS.seconds
+    # It waits for the prewarm of the release the pods run, an activity of this graph timed from the image's bytes.
+    release = r.config["nemo-rl-gke:nemoRlRelease"].replace(".", "-")
+    prewarm = r.get("gcp:cloudrunv2/job:Job", f"image-prewarm-{release}")
+    assert prewarm.urn in image.needs_all
+    rate = catalog.NOMINAL_IMAGE_PREWARM_BYTES_PER_S.seconds
+    expected = catalog.NOMINAL_CLOUD_RUN_START_SECONDS.seconds + catalog.NOMINAL_IMAGE_BYTES.seconds / rate
+    assert est.activities[prewarm.urn].seconds == pytest.approx(expected)
+    # A fresh dev stack: the GPU side was the longest chain with the image pulled; streamed, Lustre is.
+    pulled = cp.estimate(synth("dev", {"imagePath": "prepull"}).resources)
+    assert "pulled" in pulled.activities["image on GPU nodes"].label
+    assert est.first_step_seconds < pulled.first_step_seconds
+
+
+def test_a_job_image_of_your_own_is_counted_as_a_cold_first_pull(synth):
+    # Not prewarmed by the graph: "during the first pull of an eligible image you might not notice the benefits".
+    r = synth("dev", {"jobImage": JOB_IMAGE})
+    assert r.error is None, r.error
+    est = cp.estimate(r.resources)
+    image = est.activities["image on GPU nodes"]
+    pull = catalog.NOMINAL_IMAGE_BYTES.seconds / catalog.NOMINAL_IMAGE_PULL_BYTES_PER_S.seconds
+    assert "first pull" in image.label and image.seconds == pytest.approx(pull)
+    # The placeholders, which run it too, still bring the nodes up: the image counts from the first GPU pod.
+    assert est.activities["GPU nodes"].needs_any
+
+
+def test_an_experiment_streams_the_release_copy_its_platform_prewarmed(synth):
+    r = synth("codelab-exp1")
+    est = cp.estimate(r.resources)
+    image = est.activities["image on GPU nodes"]
+    assert "streamed" in image.label and "platform prewarmed" in image.source
+    assert image.seconds == catalog.NOMINAL_IMAGE_STREAM_SECONDS.seconds

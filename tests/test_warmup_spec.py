@@ -68,13 +68,15 @@ def test_priority_class_scales_nodes_up_yet_yields_to_default_priority_pods():
 @pytest.mark.graph
 def test_cpu_prepull_daemonset_runs_on_the_head_nodes_and_is_valid(synth):
     _, head = worker_template(synth("codelab"))
+    image = head["containers"][0]["image"]  # the head's: the stack's registry copy of the release (streaming)
+    assert image.endswith(f"/{catalog.NEMO_RL_IMAGE_NAME}:v0.4.0") and "-docker.pkg.dev/" in image
     ds = w.cpu_prepull_daemonset(
-        name="image-prepull", namespace="nemo-rl", image=NEMO, node_selector=head["nodeSelector"]
+        name="image-prepull", namespace="nemo-rl", image=image, node_selector=head["nodeSelector"]
     )
     validate_core(ds)
     spec = ds["spec"]["template"]["spec"]
     assert spec["nodeSelector"] == head["nodeSelector"]
-    assert spec["initContainers"][0]["image"] == head["containers"][0]["image"] == NEMO
+    assert spec["initContainers"][0]["image"] == image
     assert spec["containers"][0]["image"] == catalog.PAUSE_IMAGE
 
 

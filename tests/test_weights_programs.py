@@ -81,7 +81,7 @@ def plan(item=ITEM) -> weights.StagingPlan:
     from core import prefetch
 
     repo, _, rev = item.split(":", 1)[1].partition("@")
-    p = prefetch.plan(model_name=repo, revision=rev, dataset="none", mount_path=MOUNT)
+    p = prefetch.plan(model_name=repo, revision=rev, mount_path=MOUNT)
     return weights.plan(p, bucket=BUCKET, mount_path=MOUNT, project="p", zone="us-east1-b", instance_id="x")
 
 

@@ -265,10 +265,12 @@ def test_the_report_stages_while_lustre_is_created_and_imports_at_the_instances_
     )
     assert est.start[import_run] >= max(est.finish[lustre], est.finish[stage_run])
     assert "at most importData's 100 GB/s" in est.activities[import_run].source
-    # The prefetch (datasets, the model checked) follows the import; the weights are on Lustre when it ran.
+    # The prefetch (datasets, the model checked) follows the import; the weights are on Lustre when it ran, and
+    # NeMo-RL's model load (then the first step) waits for that.
     prefetch_run = acts["Job prefetch runs: 0 GB from the Hub"]
     assert est.start[prefetch_run] > est.finish[import_run]
-    assert {stage_run, import_run, prefetch_run} <= set(est.activities[cp.FIRST_STEP].needs_all)
+    assert prefetch_run in est.activities[cp.MODEL_LOAD].needs_all
+    assert est.activities[cp.FIRST_STEP].needs_all == (cp.MODEL_LOAD,)
 
 
 def test_staging_brings_the_weights_to_lustre_sooner_than_downloading_after_lustre(codelab, synth):

@@ -40,7 +40,9 @@ class GpuWarmup(pulumi.ComponentResource):
         gpu_capacity: Sequence[pulumi.Resource],
         cpu_capacity: Sequence[pulumi.Resource],
         opts: Optional[pulumi.ResourceOptions] = None,
+        image: Sequence[pulumi.Resource] = (),
     ):
+        """`image`: what makes the image exist where the pods name it (the copy jobs of infra/image_copy.py)."""
         super().__init__("nemo-rl-gke:workloads:GpuWarmup", name, None, opts)
         a = args
         pc = warmup.priority_class(PRIORITY_CLASS)
@@ -63,7 +65,7 @@ class GpuWarmup(pulumi.ComponentResource):
                 # After the GPU pool exists (Standard), so the placeholders ask the autoscaler at once; the pods
                 # name the priority class and, like the workers, the RDMA Network objects.
                 opts=pulumi.ResourceOptions(
-                    parent=self, provider=provider, depends_on=[self.priority_class, *gpu_capacity]
+                    parent=self, provider=provider, depends_on=[self.priority_class, *gpu_capacity, *image]
                 ),
             )
         self.prepull = None
@@ -73,6 +75,6 @@ class GpuWarmup(pulumi.ComponentResource):
                 "cpu-prepull",
                 metadata=dict(ds["metadata"], namespace=namespace),
                 spec=ds["spec"],
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(cpu_capacity)),
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*cpu_capacity, *image]),
             )
         self.register_outputs({"job": a.job_name})

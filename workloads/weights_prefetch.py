@@ -1,5 +1,5 @@
 """WeightsPrefetch: a Job on the CPU pool that fills the Hugging Face cache on Lustre with the recipe's model
-(at its pinned revision) and datasets, as soon as the Lustre volume exists. Its spec, and where and how it runs:
+(at its pinned revision), as soon as the Lustre volume exists. Its spec, and where and how it runs:
 workloads/manifests/prefetch_job.py.
 
 Pulumi waits for the Job (pulumi-kubernetes awaits a batch/v1 Job until it completes or fails, PR #633) with a

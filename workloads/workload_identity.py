@@ -31,7 +31,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core import weights
+from core import data, weights
 from core.naming import HF_SECRET, HF_TOKEN_KEY, RAY_AUTH_SECRET, RAY_AUTH_TOKEN_KEY, WANDB_NETRC_KEY
 from core.settings import Secrets, Settings
 from core.settings.job import needs_wandb_key
@@ -90,6 +90,8 @@ class WorkloadIdentityArgs:
         # namespace): it opens what they may need (their prefetch, W&B from their heads).
         serves_experiments = not s.job.enabled
         prefetching = (s.job.enabled or serves_experiments) and s.startup.prefetch_weights
+        # Every job stages its datasets (core/data.py); gs:// data needs Cloud Storage and Workload Identity too.
+        gcs_data = s.job.enabled and bool(data.gcs_volumes(s.recipe.data))
         ns = s.storage.namespace
         return cls(
             namespace=ns,
@@ -104,10 +106,11 @@ class WorkloadIdentityArgs:
                 dashboard_peers=dashboard_peers(s),
                 head_wandb=needs_wandb_key(s) or serves_experiments,
                 head_hub=True,
-                workers_hub=not prefetching or serves_experiments,
                 prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
                 export_job=exporting,
+                staging=s.job.enabled or serves_experiments,
+                staging_storage=gcs_data or serves_experiments,
                 weights_staging=weights.staged(s),
                 fqdn=s.security.egress_fqdn_policies,
             ),

@@ -78,10 +78,10 @@ KUEUE_HEAD_POD_SET = "head"  # reserved: no worker group may be named so (rayclu
 KUEUE_SUBMITTER_POD_SET = "submitter"  # rayjob_controller.go:50
 
 # --- How the platform uses it ------------------------------------------------------------------------------------
-# Kueue manages only jobs that carry a queue name (manageJobsWithoutQueueName: false, Kueue's default): the prefetch
-# and export Jobs, GKE's own pods and everything else keep running as they do. Only the two Ray integrations are on; a
-# RayJob's submitter Job is part of the RayJob's Workload (its own PodSet, kueue PR #3729), so the pod and batch/job
-# integrations are not needed.
+# Kueue manages only jobs that carry a queue name (manageJobsWithoutQueueName: false, Kueue's default): the prefetch,
+# data staging, weights staging and export Jobs, GKE's own pods and everything else keep running as they do. Only the
+# two Ray integrations are on; a RayJob's submitter Job is part of the RayJob's Workload (its own PodSet, kueue PR
+# #3729), so the pod and batch/job integrations are not needed.
 KUEUE_INTEGRATIONS = ("ray.io/rayjob", "ray.io/raycluster")
 # A Kueue quota covers every resource a pod requests unless excluded ("resource X unavailable in ClusterQueue",
 # pkg/scheduler/flavorassigner/flavorassigner.go:1071; the prefix match: pkg/workload/workload.go:463-473). Ephemeral

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Optional
 
 from core.catalog.pins import ImagePin
 
@@ -74,6 +74,12 @@ class NemoRlRelease:
     # The HF -> Megatron conversion directory takes the suffix `__hfovr_<12 hex>` of policy.hf_config_overrides
     # (nemo_rl/models/megatron/setup.py validate_model_paths at v0.7.0 L445-452; v0.4.0/v0.5.0 use the model alone).
     megatron_hf_overrides_suffix: bool = False
+    # Environments (jobEntry): the names the release's ENV_REGISTRY holds (empty: the release has no registry), the
+    # GRPO entry a jobEntry wraps (None: none creates the environment the config names), and whether the built-in
+    # GRPO entry (`grpo_entry`) builds MathEnvironment itself, ignoring the config's environment name.
+    env_registry: frozenset = frozenset()
+    registry_entry: Optional[str] = None
+    grpo_entry_math_only: bool = False
     image_digest: str = ""  # "sha256:<64 hex>" when a public source states it
     image_digest_source: str = _NO_NEMO_RL_DIGEST
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)  # fact (field names) -> its source
@@ -118,6 +124,8 @@ def _sources(tag: str, commit: str, **extra: str) -> Mapping[str, str]:
             "flat_data": _DATA_LAYOUT,
             "ray_cli_join": _RAY_CLI_JOIN,
             "image_digest": _NO_NEMO_RL_DIGEST,
+            "env_registry, registry_entry, grpo_entry_math_only": f"{_REPO} nemo_rl/environments/utils.py and "
+            f"examples/run_grpo*.py at {commit[:8]} (the environments block of core/catalog/nemo_rl.py)",
             **{k: v.format(tag=tag, commit=commit[:8]) for k, v in _LOADER_SOURCES[tag].items()},
             **extra,
         }
@@ -135,6 +143,30 @@ _LIBRARY_PATH = f"{_REPO} docker/Dockerfile at the tag"
 _NO_TP_CHECK = f"{_REPO} tree at the tag: no NRL_IGNORE_TP_ACCURACY_CHECK (`git grep` at the tag is empty)"
 _NO_HF_SUFFIX = f"{_REPO} nemo_rl/models/megatron at the tag: the conversion directory is named by the model alone"
 
+# The environments each release registers and where the config selects one (jobEntry, core/settings/startup.py):
+# - v0.4.0: no registry (`git grep ENV_REGISTRY` at the tag is empty); examples/run_grpo_math.py L93-100 builds
+#   `MathEnvironment.options(...).remote(env_configs["math"])` itself, and `task_to_env` defaults to it (L122-124).
+# - v0.5.0: nemo_rl/environments/utils.py L30-46 ENV_REGISTRY, L96-108 create_env (`assert env_name in
+#   ENV_REGISTRY, "... Please call register_env() to register the environment."`, then
+#   `.remote(env_configs[env_name])`), L111-115 register_env; examples/run_grpo.py L74-75 `env_name =
+#   data_config["env_name"]; env = create_env(env_name=env_name, env_configs=env_configs)` with `config["env"]`
+#   (L169). examples/run_grpo_math.py, the built-in entry, builds MathEnvironment itself (L96-103).
+# - v0.7.0: nemo_rl/environments/utils.py L31-56 ENV_REGISTRY, L106-132 create_env(env_name, env_config), L135-139
+#   register_env; nemo_rl/data/utils.py L154-160 creates every name extract_necessary_env_names finds
+#   (nemo_rl/data/datasets/utils.py L196-217: `env_name` of data.train, data.validation, data.default, each a section)
+#   with `env_configs[env_name]`, and binds each train entry to `envs[cfg["env_name"]]` (L189) after filling it from
+#   data.default (L176-177).
+# Every create_env asks `get_actor_python_env(actor_class_fqn)`, which raises ValueError for a class missing from
+# ACTOR_ENVIRONMENT_REGISTRY (nemo_rl/distributed/ray_actor_environment_registry.py v0.5.0 L50-65, v0.7.0 L66-81):
+# a custom environment registers its actor's Python there too (PY_EXECUTABLES.SYSTEM = sys.executable,
+# nemo_rl/distributed/virtual_cluster.py v0.5.0 L43-44).
+_ENV_REGISTRY_05 = frozenset({"math_default", "math", "code", "reward_model", "code_jaccard"})
+_ENV_REGISTRY_07 = _ENV_REGISTRY_05 | {"math_multi_reward", "vlm", "nemo_gym"}
+_RUN_GRPO = "examples/run_grpo.py"
+# The names under which the built-in math entries' MathEnvironment serves (v0.5.0 ENV_REGISTRY L31-36: both map to
+# nemo_rl.environments.math_environment.MathEnvironment).
+MATH_ENVIRONMENT_NAMES = frozenset({"math", "math_default"})
+
 _RECORDS: tuple[NemoRlRelease, ...] = (
     NemoRlRelease(
         "v0.4.0",
@@ -143,6 +175,7 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo_math.py",
         frozenset({_GRPO_70B, _GRPO_1B}),
         flat_data=True,
+        grpo_entry_math_only=True,
         sources=_sources(
             "v0.4.0",
             "c751f811217db7df0d4c94abdeaada6626cfc150",
@@ -158,6 +191,9 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo_math.py",
         frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}),
         flat_data=True,
+        env_registry=_ENV_REGISTRY_05,
+        registry_entry=_RUN_GRPO,
+        grpo_entry_math_only=True,
         sources=_sources(
             "v0.5.0",
             "6c7089300fded94abfa49bb9cbf9eb357d862461",
@@ -173,6 +209,8 @@ _RECORDS: tuple[NemoRlRelease, ...] = (
         "examples/run_grpo.py",
         frozenset({_GRPO_70B, _GRPO_1B, _GEMMA3_27B}),
         flat_data=False,
+        env_registry=_ENV_REGISTRY_07,
+        registry_entry=_RUN_GRPO,
         loader_parent_dirs=True,
         loader_override_marker=True,
         resolvers=("mul", "div", "max"),

@@ -82,6 +82,8 @@ _NC = TPGB + "container/node_config.go"
 _NP = TPGB + "container/resource_container_node_pool.go"
 _CL = TPGB + "container/resource_container_cluster.go"
 _LU = TPGB + "lustre/resource_lustre_instance.go"
+_AR = TPGB + "artifactregistry/resource_artifact_registry_repository.go"
+_CRJ = TPGB + "cloudrunv2/resource_cloud_run_v2_job.go"
 _CR = TPGB + "resourcemanager/resource_google_project_iam_custom_role.go"
 _SI = TPGB + "resourcemanager/resource_project_service_identity.go"
 
@@ -256,6 +258,26 @@ REPLACE_ONLY: dict[str, tuple[FieldRule, ...]] = {
         _r("member", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
         _r("condition", TPGB + "tpgiamresource/resource_iam_member.go:64-96"),
     ),
+    # The stack's own image repository (imagePath: streaming, infra/image_copy.py). mode and format are the program's
+    # constants: "you cannot change the repository mode after you have created a repository"
+    # (https://docs.cloud.google.com/artifact-registry/docs/repositories), and the provider makes both ForceNew.
+    "gcp:artifactregistry/repository:Repository": (
+        _r("format", _AR + ":302-305"),
+        _r("repositoryId", _AR + ":312-315"),
+        _r("kmsKeyName", _AR + ":445-448"),
+        _r("location", _AR + ":468-472"),
+        _r("mode", _AR + ":508-511"),
+        _r("remoteRepositoryConfig", _AR + ":516-519"),
+        _r("project", _AR + ":926-930"),
+    ),
+    # The image copy and prewarm jobs (infra/image_copy.py): everything under `template`, the labels and the
+    # run_execution_token update in place (a new token starts a new execution).
+    "gcp:cloudrunv2/job:Job": (
+        _r("location", _CRJ + ":146-150"),
+        _r("name", _CRJ + ":152-158"),
+        _r("tags", _CRJ + ":809-812"),
+        _r("project", _CRJ + ":1044-1048"),
+    ),
     # pulumiverse-time 0.1.1 bridges hashicorp/terraform-provider-time: `triggers` has RequiresReplace (the APIs'
     # wait runs again), create_duration updates in place without waiting.
     "time:index/sleep:Sleep": (_r("triggers", TIME_SLEEP + ":95-103"),),
@@ -421,6 +443,13 @@ DIFF_RULES_READ: dict[str, str] = {
     "gcp:projects/iAMMember:IAMMember": TPGB + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": TPGB
     + "tpgiamresource/resource_iam_member.go: no CustomizeDiff",
+    "gcp:artifactregistry/repository:Repository": _AR + ":272-276: SetLabelsDiff, DefaultProviderProject, "
+    'DefaultProviderDeletionPolicy("DELETE") (' + _DEFAULTS + "); its delete :1411-1418 refuses only with "
+    "deletion_policy PREVENT (the program leaves DELETE: the repository holds copies the graph makes again)",
+    "gcp:cloudrunv2/job:Job": _CRJ + ":115-120: SetLabelsDiff, SetAnnotationsDiff, DefaultProviderProject, "
+    'DefaultProviderDeletionPolicy("DELETE") (' + _DEFAULTS + "); run_execution_token :795-801 (ConflictsWith "
+    "start_execution_token) updates in place and starts an execution; its delete :1533-1534 refuses while "
+    "deletion_protection (Default true, :1033-1042), which the program sets false",
     "time:index/sleep:Sleep": TIME_SLEEP + ":68-108: plan modifiers: triggers RequiresReplace -> REPLACE_ONLY; id "
     "UseStateForUnknown",
     "time:index/static:Static": TIME_STATIC + ":59-104 ModifyPlan (sets the computed parts only on a create with "

@@ -236,6 +236,13 @@ SOFT_DELETE_MAX_DAYS = 90
 # pkg/cloud_provider/storage/storage.go CheckBucketExists @5fcdc04a). The listing grant is
 # roles/storage.objectViewer restricted by an IAM condition to the bucket resource, where only list permissions
 # are evaluated (object reads are evaluated on object resources).
+# The data staging Job's read of a job's gs:// data (infra/data_access.py): the same role, restricted by one IAM
+# condition to the bucket resource (the listing above) or the data's objects. An object's resource name in a condition
+# is `projects/_/buckets/<bucket>/objects/<object>` (Cloud Storage "IAM permissions", Conditions:
+# cloud.google.com/storage/docs/access-control/iam#conditions; Google's sample storage-add-bucket-conditional-iam-
+# binding sets `resource.name.startsWith("projects/_/buckets/<bucket>/objects/<prefix>")`). Conditions need uniform
+# bucket-level access on the bucket.
+DATA_READ_ROLE = "roles/storage.objectViewer"
 EXPORT_ROLE = "roles/storage.objectUser"
 BUCKET_LIST_ROLE = "roles/storage.objectViewer"
 BUCKET_RESOURCE_TYPE = "storage.googleapis.com/Bucket"

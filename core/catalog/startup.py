@@ -57,6 +57,68 @@ ARTIFACT_REGISTRY_REPO_RE = (
 ARTIFACT_REGISTRY_MULTI_REGIONS = frozenset({"us", "europe", "asia"})
 NEMO_RL_IMAGE_NAME = "nemo-rl"  # the image's name under a repository copy: <repository>/nemo-rl:<tag>
 
+# --- The copy in the stack's Artifact Registry, made by the graph (`imagePath: streaming`) ------------------------
+# Why a copy into a standard repository, made at the start of the graph, and not the alternatives (docs/performance.md
+# "The image where the nodes are"):
+# - GKE streams from "an Artifact Registry standard or remote repository" (the image-streaming page above), but the
+#   benefit needs the image in the streaming cache: "during the first pull of an eligible image you might not notice
+#   the benefits" (same page). Artifact Registry "Reduce latency with image prewarming"
+#   (https://docs.cloud.google.com/artifact-registry/docs/prewarm-images, read 2026-12): the cache "typically
+#   populates on the first pull from a client that has image streaming enabled"; the Prewarm Artifact API fills it
+#   ahead of time ("GKE only"; one version or tag per request; REST, and `gcloud artifacts image-streaming-cache
+#   create` in newer SDKs). So the copy is followed by a prewarm, both before the first GPU node boots.
+# - A remote repository fronting nvcr.io (RemoteRepositoryConfig common_repository.uri, the layout
+#   `<repo>/nvidia/nemo-rl:<tag>` of GoogleCloudPlatform/cluster-toolkit community/modules/container/
+#   artifact-registry/README.md at c9ec0265) would spare the copy, but it fills its cache on the first pull ("The
+#   first time that you request a version of a package, Artifact Registry downloads and caches the package",
+#   https://docs.cloud.google.com/artifact-registry/docs/repositories/remote-repo), no page says that NGC's public
+#   images are served through it without upstream credentials, and none that prewarm accepts a remote tag not yet
+#   cached: the first GPU node would still pull cold, unless a job pulled through it first, which is the same
+#   early job as the copy.
+# - A secondary boot disk (GKE "Use secondary boot disks to preload data or container images") needs a VM-built
+#   disk image per release, a new node pool per disk image (`secondary_boot_disks` is ForceNew:
+#   terraform-provider-google-beta@93c65b2d google-beta/services/container/node_config.go:513-535), is Persistent
+#   Disk of the boot disk's type while A4 / A3 Ultra boot from Hyperdisk (no source says it works there).
+# Where the copy runs: a Cloud Run job, which needs only the APIs (no cluster), so it starts with the graph. The
+# provider waits for its execution: "run_execution_token: ... The Job will become ready when the execution is
+# successfully completed" (pulumi_gcp 10.2.0 cloudrunv2/job.py; terraform-provider-google-beta@93c65b2d
+# google-beta/services/cloudrunv2/resource_cloud_run_v2_job.go:795-801), and "The sum of job name and token length
+# must be fewer than 63 characters" (same lines).
+IMAGE_COPY_APIS = ("run.googleapis.com", "artifactregistry.googleapis.com")
+# The copy tool: gcrane, "Same as crane, but override usage and keychain" (google/go-containerregistry
+# cmd/gcrane/main.go:41 at 03492532: crane with the Google keychain, so the job's own service account pushes);
+# Artifact Registry documents it for copying images ("Copy images between repositories",
+# https://cloud.google.com/artifact-registry/docs/docker/copy-images: "Skipping image layers that are already
+# uploaded"; Artifact Registry Writer on the target). `cp` keeps the digest (crane_copy.md: "while retaining the
+# digest value"), so the copy of a multi-platform index is that index. Distroless, no shell: the job runs its
+# entrypoint with `cp <source> <target>`. Pinned by the digest of its multi-arch index as bhyslop/recipemuster
+# pins it (.rbk/rbrr.env, "gcrane: registry utility (~Apr 2025)"); the project publishes no tagged digest.
+IMAGE_COPY_TOOL_PIN = ImagePin(
+    "gcr.io/go-containerregistry/gcrane",
+    "",
+    "sha256:b34b7a92b50cb3017af7ae84916c7ca87e04c1766e639fbec6f0656a21d77470",
+    "bhyslop/recipemuster .rbk/rbrr.env pins gcr.io/go-containerregistry/gcrane by this digest (~Apr 2025)",
+)
+# The prewarm: POST https://artifactregistry.googleapis.com/v1/{repository}:prewarmArtifact, a long-running operation
+# (googleapis.dev Google.Apis.ArtifactRegistry.v1 PrewarmArtifactRequest: `tag` "Format:
+# projects/{project}/locations/{location}/repositories/{repository}/packages/{package}/tags/{tag}"; `platform` "The
+# platform (architecture and OS) of the image or tag", needed because "Multi-architecture images: Not supported"
+# (the prewarm page); `streamLocation` "If not specified, the artifact will be cached in the same location as the
+# artifact. multi-region is not supported for this field"; `retentionDays` "If not specified, the artifact will be
+# cached for 3 days"). The permission is in Artifact Registry Writer (artifactregistry.repositories.prewarmArtifact),
+# the copy's own role. A consumer project holds at most 100 GB of prewarmed images, older ones are evicted (the
+# prewarm page, Limitations).
+ARTIFACT_REGISTRY_API = "https://artifactregistry.googleapis.com/v1"
+ARTIFACT_REGISTRY_WRITER_ROLE = "roles/artifactregistry.writer"
+IMAGE_PREWARM_PLATFORM = {"architecture": "amd64", "os": "linux"}  # every GPU and CPU machine type here is x86_64
+# The Cloud Run jobs' own limits: the task timeout "applies per attempt of a task" and retries default to 3 (pulumi_gcp
+# 10.2.0 cloudrunv2 JobTemplateTemplateArgs timeout / max_retries); an hour per attempt covers 30 GB at well under the
+# nominal rate, and Pulumi waits for every attempt (the provider's default create timeout is 20 minutes:
+# resource_cloud_run_v2_job.go:109-113).
+IMAGE_COPY_TASK_TIMEOUT_SECONDS = 3600
+IMAGE_COPY_MAX_RETRIES = 2
+IMAGE_COPY_RESOURCES = {"cpu": "2", "memory": "4Gi"}
+
 # --- Weights prefetch runtime -------------------------------------------------------------------------
 # `prefetchImage: python`: the prefetch Job runs in a small Python image and installs huggingface_hub from PyPI
 # (pod_programs/prefetch-requirements.txt, hash-pinned) instead of waiting for the 20-30 GB NeMo-RL image on the CPU
@@ -133,6 +195,10 @@ NOMINAL_RESOURCE_SECONDS: dict[str, Nominal] = {
     "gcp:storage/bucket:Bucket": Nominal(5, NOMINAL_ESTIMATE),
     "gcp:storage/bucketIAMMember:BucketIAMMember": Nominal(10, NOMINAL_ESTIMATE),
     "gcp:monitoring/dashboard:Dashboard": Nominal(5, NOMINAL_ESTIMATE),
+    "gcp:artifactregistry/repository:Repository": Nominal(10, NOMINAL_ESTIMATE),
+    "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": Nominal(10, NOMINAL_ESTIMATE),
+    # A job with run_execution_token lasts its execution (synth/critical_path.py times the image copy and prewarm).
+    "gcp:cloudrunv2/job:Job": Nominal(10, NOMINAL_ESTIMATE + " (the job created, nothing run)"),
 }
 # Any other resource (Kubernetes objects the provider applies without a long wait, providers, ...).
 NOMINAL_DEFAULT_RESOURCE = Nominal(2, NOMINAL_ESTIMATE + " (one API call)")
@@ -160,6 +226,12 @@ NOMINAL_IMAGE_PULL_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (registry d
 NOMINAL_IMAGE_STREAM_SECONDS = Nominal(
     5, "GKE image streaming blog: 'ImagePulling ... to Running in a couple of seconds (regardless of container size)'"
 )
+# The copy, registry to registry (nvcr.io -> Artifact Registry, no unpacking): no published rate; the pull's rate.
+NOMINAL_IMAGE_COPY_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (registry to registry, the pull's rate)")
+# The prewarm's long-running operation: no published duration; the image's bytes at the pull's rate.
+NOMINAL_IMAGE_PREWARM_BYTES_PER_S = Nominal(100e6, NOMINAL_ESTIMATE + " (Artifact Registry fills its cache)")
+# A Cloud Run job's task start (the small tool image, no VPC): no published figure.
+NOMINAL_CLOUD_RUN_START_SECONDS = Nominal(30, NOMINAL_ESTIMATE + " (Cloud Run job task start)")
 NOMINAL_HF_DOWNLOAD_BYTES_PER_S = Nominal(500e6, NOMINAL_ESTIMATE + " (Hub to one CPU node, parallel files)")
 # The prefetch's own runtime in `prefetchImage: python` mode: the slim image (~45 MB compressed) and ~15 MB of
 # hash-pinned wheels from PyPI.
@@ -226,6 +298,11 @@ NOMINAL_JOB_STARTUP_SECONDS = Nominal(
 # activeDeadlineSeconds is `format: int32` in both CRDs (K8S_INT32_MAX above), and KubeRay refuses a value <= 0
 # (ray-operator/controllers/ray/utils/validation.go ValidateRayJobSpec: "must be a positive integer", v1.4.2 and
 # v1.7.0).
+# The data staging Job's run (core/data.py): `uv run` start, the built-in datasets (a few MB for GSM8K, DeepScaler and
+# AIME 2024) or a user's dataset, checked and written as JSONL.
+NOMINAL_DATA_STAGING_SECONDS = Nominal(
+    60, NOMINAL_ESTIMATE + " (`uv run` start, datasets of a few MB, checked and written as JSONL)"
+)
 # The weights import Job carries the bytes it brings into Lustre (timed at the instance's import rate), and the prefetch
 # Job its marker (a Job the weights are ready after, whatever it downloads itself).
 IMPORT_BYTES_ANNOTATION = "nemo-rl-gke/import-bytes"

@@ -1,5 +1,5 @@
-"""What the RayJob runs: the entrypoint script (gate, prefetch wait, GSM8K preparation, the Megatron check, then
-NeMo-RL), the job's runtime env (non-secret variables only) and its metadata, and the commands of the programs the
+"""What the RayJob runs: the entrypoint script (gate, the weights' wait or download, the Megatron check, then NeMo-RL),
+the job's runtime env (non-secret variables only) and its metadata, and the commands of the programs the
 job-scripts ConfigMap ships (pod_programs/).
 
 Pure code. Secrets never appear here: the tokens reach the driver and the workers as files in the Ray pods
@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import pod_programs
+from core import data
 from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
 from core.lustre_paths import hf_home
 from core.recipes.model import Recipe, user_config_key
-from core.recipes.overrides import checkpoint_dir, gsm8k_paths, render_args
-from core.recipes.resolve import megatron_hf_overrides_hash, tp_accuracy_env
+from core.recipes.overrides import checkpoint_dir, render_args
+from core.recipes.resolve import megatron_hf_overrides_hash, recipe_dataset_loads, tp_accuracy_env
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,12 @@ class EntrypointArgs:
 
     `mount_path` / `run_name`: the Lustre mount and the run (its checkpoint directory); `paths`: the image's NeMo-RL
     directory and the head's scripts mount; `gate`: the readiness gate's options (core.gate), run first; `model_path`:
-    the prefetched, pinned model directory (policy.model_name); `before`: commands run before training (own-cluster
-    mode waits there for the weights prefetch's marker); `after`: commands run once training succeeded (the
-    checkpoint export); `prefetch_marker`: the prefetch's marker, which pins the GSM8K preparation to the commit it
-    downloaded; `attempts`: a standing cluster's bounded attempts; `start_from`: jobStartFrom, a checkpoint to start
-    the run from (warm_start_line); `own_configs`: where the user's config files are mounted."""
+    the pinned model directory (policy.model_name); `before`: commands run before training (own-cluster mode waits
+    there for the weights prefetch's marker; without the prefetch Job the download of the pinned snapshot runs there);
+    `after`: commands run once training succeeded (the checkpoint export); `attempts`: a standing cluster's bounded
+    attempts; `start_from`: jobStartFrom, a checkpoint to start the run from (warm_start_line); `own_configs`: where
+    the user's config files are mounted; `entry`: jobEntry, run instead of the release's GRPO entry script. The
+    datasets are on Lustre before the RayJob exists (the data staging Job: core/data.py)."""
 
     mount_path: str
     run_name: str
@@ -71,9 +73,9 @@ class EntrypointArgs:
     model_path: Optional[str] = None
     before: tuple[Sequence[str], ...] = ()
     after: tuple[Sequence[str], ...] = ()
-    prefetch_marker: Optional[str] = None
     attempts: Optional[Attempts] = None
     start_from: Optional[str] = None
+    entry: Optional[str] = None  # jobEntry: the image's own entry script instead of the release's GRPO entry
     # The user's config files come from the stack's own ConfigMap at paths.configs_dir (an experiment stack), not
     # from the job-scripts ConfigMap at paths.scripts_dir (a platform's own job).
     own_configs: bool = False
@@ -132,8 +134,6 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
     steps.extend(list(cmd) for cmd in a.before)
     if recipe.config_files:
         steps.append(install_configs_command(recipe, paths, source_dir=paths.configs_dir if a.own_configs else None))
-    if recipe.dataset == "gsm8k":
-        steps.append(gsm8k_prep_command(mount_path, paths.scripts_dir, a.prefetch_marker))
     if recipe.train_backend == "megatron":
         # The run converts into a directory of its own (pod_programs/megatron_import_guard.py: concurrent jobs).
         own = megatron_run_dir(mount_path, run_name)
@@ -151,7 +151,7 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
         "uv",
         "run",
         "python",
-        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path),
+        *render_args(recipe, release, mount_path=mount_path, run_name=run_name, model_path=a.model_path, entry=a.entry),
     ]
     after = [list(c) for c in a.after]
     if a.attempts is not None:
@@ -198,8 +198,8 @@ def entrypoint(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
     chain with its sources). Settings refuse such characters in every input the script carries (overrides,
     run name, mount path); tests/test_entrypoint_shells.py runs the chain with real shells. The script creates
     the checkpoint directory on Lustre, runs the readiness gate when `gate` gives its options (core.gate: under
-    `set -e` a failed gate ends the job before training), prepares GSM8K when the recipe needs it (the programs
-    are files under SCRIPTS_DIR, not inlined), then runs NeMo-RL from its working directory. One command per
+    `set -e` a failed gate ends the job before training), the steps `before` (the programs are files under
+    SCRIPTS_DIR, not inlined), then runs NeMo-RL from its working directory. One command per
     line, and with bare Hydra strings the built-in recipes need no quote inside the script, so `pulumi preview`
     shows every override as plain `key=value`.
     """
@@ -216,7 +216,8 @@ def runtime_env(
     recipe: Recipe, *, mount_path: str, gate_rerun: Optional[str] = None, release: Optional[NemoRlRelease] = None
 ) -> dict[str, Any]:
     """The Ray runtime env of the job: non-secret variables only (it is shown in the Ray dashboard). With the
-    `release`, NRL_IGNORE_TP_ACCURACY_CHECK where the recipe accepts that check's issue (resolve.tp_accuracy_env)."""
+    `release`, NRL_IGNORE_TP_ACCURACY_CHECK where the recipe accepts that check's issue (resolve.tp_accuracy_env), and
+    the staged `datasets` cache its built-in loaders read offline, at the pinned commits (core.data.training_env)."""
     env = {
         # Model and dataset downloads land on Lustre once for every node (core/lustre_paths.py hf_home).
         "HF_HOME": hf_home(mount_path),
@@ -231,6 +232,8 @@ def runtime_env(
         env[GATE_RERUN_ENV] = gate_rerun
     if release is not None:
         env.update(tp_accuracy_env(recipe, release))
+        loads = recipe_dataset_loads(recipe, release)
+        env.update(data.training_env(data.builtin_cache_dir(loads, release.tag, mount_path)))
     return {"env_vars": env}
 
 
@@ -254,12 +257,14 @@ def job_metadata(recipe: Recipe, *, run_name: str, stack_name: str, gate_rerun: 
     return meta
 
 
-# --- GSM8K preparation --------------------------------------------------------------------------------
+# --- the job's programs ------------------------------------------------------------------------------------------
 # Files the job runs besides NeMo-RL, shipped in the `nemo-rl-scripts` ConfigMap (core.naming.JOB_SCRIPTS,
 # workloads/job_scripts.py) and mounted read-only at SCRIPTS_DIR on the Ray head, where the job's driver (the
-# entrypoint) runs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of the image.
+# entrypoint) runs, and on the CPU Jobs. Outside /opt/nemo-rl and every image path, so the mount never hides a file of
+# the image.
 SCRIPTS_DIR = IMAGE_PATHS.scripts_dir
 GSM8K_SCRIPT = pod_programs.GSM8K_PREP.name
+STAGE_DATA_SCRIPT = pod_programs.STAGE_DATA.name
 
 
 # --- the user's own config files (jobConfigFiles) ---------------------------------------------------------------
@@ -291,17 +296,6 @@ def install_configs_command(recipe: Recipe, paths: "ImagePaths", source_dir: Opt
         str(USER_CONFIGS_WAIT_SECONDS),
         *pairs,
     ]
-
-
-def gsm8k_prep_command(
-    mount_path: str, scripts_dir: str = SCRIPTS_DIR, prefetch_marker: Optional[str] = None
-) -> list[str]:
-    """argv of the preparation step (pod_programs/prepare_gsm8k.py, writing `<mount>/datasets/gsm8k`). Run from
-    NEMO_RL_WORKDIR so `uv run` uses NeMo-RL's environment, which has `datasets`; HF_HOME comes from the pod
-    and the runtime env. With the weights prefetch, `prefetch_marker` makes it load the dataset at the commit the
-    prefetch downloaded (core.catalog.NEMO_RL_HUB_KEYS: every artefact the job loads is the pinned one)."""
-    pinned = ["--pinned-by", prefetch_marker] if prefetch_marker else []
-    return ["uv", "run", "python", f"{scripts_dir}/{GSM8K_SCRIPT}", gsm8k_paths(mount_path)["dir"], *pinned]
 
 
 # --- Interrupted HF -> Megatron conversions --------------------------------------------------------------
@@ -350,6 +344,6 @@ GATE_MODULE = pod_programs.GATE_CHECKS.name
 
 
 def gate_command(options: list[str], scripts_dir: str = SCRIPTS_DIR) -> list[str]:
-    """argv of the readiness gate, run from the NeMo-RL work directory with its `uv run python` like the GSM8K
-    step: NeMo-RL's environment has Ray, torch and NVML's binding, all the gate imports."""
+    """argv of the readiness gate, run from the NeMo-RL work directory with its `uv run python` like the other
+    steps: NeMo-RL's environment has Ray, torch and NVML's binding, all the gate imports."""
     return ["uv", "run", "python", f"{scripts_dir}/{GATE_SCRIPT}", *options]

@@ -14,6 +14,7 @@ from typing import Any, Literal, Optional, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from core import catalog
+from core.data import HYDRA_KEYS, DataSpec
 from core.keys import key as _key
 
 DEFAULT_RECIPE = "gemma3-27b-gsm8k"
@@ -34,6 +35,8 @@ class JobSpec(Protocol):
     def config_files(self) -> dict[str, str]: ...
     @property
     def start_from(self) -> Optional[str]: ...
+    @property
+    def data(self) -> Optional[dict[str, Any]]: ...
 
 
 # --- recipes ------------------------------------------------------------------------------------------
@@ -63,8 +66,9 @@ class Recipe(BaseModel):
     )
     dataset: Optional[Literal["DeepScaler", "gsm8k"]] = Field(
         description=(
-            "DeepScaler (NeMo-RL built-in) or gsm8k (prepared as JSONL on Lustre, read by ResponseDataset); null "
-            "(jobRecipe none): the config's own data section, as written."
+            "DeepScaler (NeMo-RL built-in, its Hub datasets staged at their pinned commits) or gsm8k (prepared as "
+            "JSONL on Lustre, read by ResponseDataset); null (jobRecipe none): the config's own data section, as "
+            "written; jobData replaces either with your own data."
         )
     )
     num_nodes: int = Field(ge=1, description="cluster.num_nodes: GPU nodes the run uses.")
@@ -163,6 +167,10 @@ class Recipe(BaseModel):
     config_files: dict[str, str] = Field(
         default_factory=dict,
         description="The user's own config files (jobConfigFiles): install path under /opt/nemo-rl -> content.",
+    )
+    data: Optional[DataSpec] = Field(
+        None,
+        description="Your own training (and validation) data (jobData), staged on Lustre and read by ResponseDataset.",
     )
     config_overrides: dict[str, Any] = Field(
         default_factory=dict,
@@ -305,17 +313,20 @@ def as_written(r: Recipe) -> bool:
 
 
 def rendered_key_owners(r: Recipe) -> dict[str, str]:
-    """Config key -> the setting that decides it, for every key the program may render for this recipe."""
-    return AS_WRITTEN_KEYS if as_written(r) else SETTING_OF_KEY
+    """Config key -> the setting that decides it, for every key the program may render for this recipe (with jobData,
+    a config run as written gets the staged data's keys too)."""
+    if not as_written(r):
+        return SETTING_OF_KEY
+    return {**AS_WRITTEN_KEYS, **({k: "jobData" for k in HYDRA_KEYS} if r.data is not None else {})}
 
 
 # Recipe fields a jobOverrides entry may set (the name selects the recipe: jobRecipe; config_overrides holds the
 # dotted keys).
-OVERRIDABLE = tuple(f for f in Recipe.model_fields if f not in ("name", "config_overrides", "config_files"))
+OVERRIDABLE = tuple(f for f in Recipe.model_fields if f not in ("name", "config_overrides", "config_files", "data"))
 
 # Config keys the program renders, and the setting that decides each: a dotted jobOverrides entry for one of them
 # is refused naming that setting (two spellings of one value would contradict each other).
-_DATA = "jobOverrides.dataset"
+_DATA = "jobData (your own data; jobOverrides.dataset picks a built-in one)"
 SETTING_OF_KEY: dict[str, str] = {
     "policy.model_name": "jobOverrides.model_name (the pinned snapshot)",
     "policy.tokenizer.name": "jobOverrides.model_name (the tokenizer follows the pinned snapshot)",
@@ -376,6 +387,10 @@ SETTING_OF_KEY: dict[str, str] = {
             "data.validation.data_path",
             "data.default.input_key",
             "data.default.output_key",
+            "data.train.input_key",
+            "data.train.output_key",
+            "data.validation.input_key",
+            "data.validation.output_key",
         )
     },
 }

@@ -10,13 +10,12 @@ The GKE tutorial trains Gemma 3 on `openai/gsm8k` by pulling NeMo-RL's main bran
 `sed`-patching two source files, because NeMo-RL v0.4.0/v0.5.0 cannot pass the dataset's config name
 (`main`) to `load_dataset`. This project leaves the image untouched instead:
 
-1. A preparation step runs in the same image, before training, from the same RayJob entrypoint:
-   `pod_programs/prepare_gsm8k.py`, mounted on the head from a ConfigMap so the entrypoint runs it in one short
-   line. It calls `datasets.load_dataset("openai/gsm8k", "main")` (HF_HOME on Lustre, so the download
-   happens once) and writes `<mount>/datasets/gsm8k/train.jsonl` and `test.jsonl`, one
-   `{"question", "answer"}` object per line, each file written to a temporary name and renamed, then a
-   `_SUCCESS` marker. With the marker present it does nothing, so every resubmission after a preemption skips
-   it; the training starts only after it succeeded (`set -e`).
+1. A preparation step runs in the same image, before the RayJob is created: the data staging Job on the CPU pool
+   (workloads/data_staging.py) runs `pod_programs/prepare_gsm8k.py` through `stage_data.py`. It calls
+   `datasets.load_dataset("openai/gsm8k", "main", revision=<the catalog's commit>)` (HF_HOME on Lustre) and writes
+   `<mount>/datasets/gsm8k@<commit>/train.jsonl` and `test.jsonl`, one `{"question", "answer"}` object per line,
+   each file written to a temporary name and renamed, then a `_SUCCESS` marker. With the marker present it does
+   nothing, so every later run on the same commit skips it.
 2. Training uses NeMo-RL's generic `ResponseDataset` on those files:
    `data.dataset_name=ResponseDataset +data.train_data_path=... +data.val_data_path=... +data.input_key=question
    +data.output_key=answer +data.train_split=train +data.val_split=train`. In v0.4.0/v0.5.0 `ResponseDataset`
@@ -36,11 +35,11 @@ import re
 from typing import Any, Optional
 
 import core.recipes.config_tree as config_tree
+from core import data
 from core.catalog import NemoRlRelease
 from core.lustre_paths import mount_root
 from core.recipes.model import AS_WRITTEN_KEYS, Recipe, as_written, higher_is_better, run_name_problem
 
-GSM8K_DIR = "datasets/gsm8k"  # under the Lustre mount
 CHECKPOINTS_DIR = "checkpoints"  # under the Lustre mount
 LOGS_DIR = "logs"  # under the Lustre mount
 
@@ -50,7 +49,8 @@ def checkpoint_dir(mount_path: str, run_name: str) -> str:
 
 
 def gsm8k_paths(mount_path: str) -> dict[str, str]:
-    d = f"{mount_root(mount_path)}/{GSM8K_DIR}"
+    """GSM8K's JSONL at the catalog's commit of openai/gsm8k, as the data staging Job writes it."""
+    d = data.gsm8k_dir(mount_path)
     return {"dir": d, "train": f"{d}/train.jsonl", "validation": f"{d}/test.jsonl", "marker": f"{d}/_SUCCESS"}
 
 
@@ -70,7 +70,9 @@ def hydra_overrides(
     if problem:
         raise ValueError(problem)
     if as_written(recipe):
-        return as_written_overrides(recipe, mount_path=mount_path, run_name=run_name, model_path=model_path)
+        return as_written_overrides(
+            recipe, mount_path=mount_path, run_name=run_name, model_path=model_path, release=release
+        )
     o: dict[str, Any] = {
         "policy.model_name": model_path or recipe.model_name,
         # The tokenizer and chat template come from the same snapshot (core.catalog.NEMO_RL_HUB_KEYS): the Gemma 3
@@ -123,7 +125,11 @@ def hydra_overrides(
         o["policy.generation.colocated.resources.gpus_per_node"] = (
             recipe.generation_gpus_per_node or recipe.gpus_per_node
         )
-    if release is not None and not release.flat_data:
+    if recipe.data is not None:
+        if release is None:
+            raise ValueError("jobData is rendered for a release (its layout and its staged files)")
+        o.update(data.hydra_keys(recipe.data, release.tag, release.flat_data, mount_path))
+    elif release is not None and not release.flat_data:
         o.update(_train_validation_data(recipe, mount_path))
     elif recipe.dataset == "DeepScaler":
         o["data.dataset_name"] = "DeepScaler"
@@ -147,7 +153,12 @@ def hydra_overrides(
 
 
 def as_written_overrides(
-    recipe: Recipe, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+    recipe: Recipe,
+    *,
+    mount_path: str,
+    run_name: str,
+    model_path: Optional[str] = None,
+    release: Optional[NemoRlRelease] = None,
 ) -> dict[str, Any]:
     """jobRecipe none: only the keys the infrastructure decides (model.AS_WRITTEN_KEYS), everything else stays the
     config's: the pinned snapshot for the model and its tokenizer (core.catalog.NEMO_RL_HUB_KEYS; the config's
@@ -163,19 +174,24 @@ def as_written_overrides(
     if recipe.wandb_enabled:
         o["logger.wandb.id"] = wandb_run_id(run_name)
         o["logger.wandb.resume"] = "allow"
-    o.update(data_overrides(recipe, mount_path))
+    o.update(data_overrides(recipe, mount_path, release))
     assert set(o) - set(AS_WRITTEN_KEYS) <= _DATA_KEYS_RENDERED, o  # every key it renders is listed
     return dict(sorted(o.items()))
 
 
-# The data keys a config run as written may get from the program: none until the data is staged by the program
-# (jobData), whose paths then replace the config's dataset route.
-_DATA_KEYS_RENDERED: frozenset[str] = frozenset()
+# The data keys a config run as written may get from the program: the staged files of jobData, in either layout
+# (core.data.hydra_keys), whose paths then replace the config's dataset route.
+_DATA_KEYS_RENDERED: frozenset[str] = data.HYDRA_KEYS
 
 
-def data_overrides(recipe: Recipe, mount_path: str) -> dict[str, Any]:
-    """The staged data's keys for a config run as written (empty: the config's own data section, as written)."""
-    return {}
+def data_overrides(recipe: Recipe, mount_path: str, release: Optional[NemoRlRelease]) -> dict[str, Any]:
+    """The staged data's keys for a config run as written (empty without jobData: the config's own data section, as
+    written, whose built-in datasets the staging Job pins: core.recipes.resolve _dataset_problems)."""
+    if recipe.data is None:
+        return {}
+    if release is None:
+        raise ValueError("jobData is rendered for a release (its layout and its staged files)")
+    return data.hydra_keys(recipe.data, release.tag, release.flat_data, mount_path)
 
 
 def wandb_run_id(run_name: str) -> str:
@@ -210,7 +226,7 @@ def config_pins(recipe: Recipe, release: Optional[NemoRlRelease], tree: config_t
     present, value = tree.lookup("checkpointing.save_optimizer", resolved=True)
     if present and value is not True:
         pins["checkpointing.save_optimizer"] = True
-    if release is not None and not release.flat_data and recipe.dataset == "gsm8k":
+    if release is not None and not release.flat_data and recipe.dataset == "gsm8k" and recipe.data is None:
         default_split = tree.lookup("data.default.split", resolved=True)[0]
         for which in ("train", "validation"):
             present, value = tree.lookup(f"data.{which}.split", resolved=True)
@@ -326,11 +342,18 @@ def render_overrides(
 
 
 def render_args(
-    recipe: Recipe, release: NemoRlRelease, *, mount_path: str, run_name: str, model_path: Optional[str] = None
+    recipe: Recipe,
+    release: NemoRlRelease,
+    *,
+    mount_path: str,
+    run_name: str,
+    model_path: Optional[str] = None,
+    entry: Optional[str] = None,
 ) -> list[str]:
-    """The training program's argv after `python`: entry script, --config, Hydra overrides."""
+    """The training program's argv after `python`: entry script (the release's GRPO entry, or `entry`, the jobEntry
+    script of the user's image, which takes the same arguments), --config, Hydra overrides."""
     return [
-        release.grpo_entry,
+        entry or release.grpo_entry,
         "--config",
         recipe.config_path,
         *render_overrides(recipe, release, mount_path=mount_path, run_name=run_name, model_path=model_path),

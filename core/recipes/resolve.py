@@ -22,7 +22,7 @@ from pydantic import ValidationError
 import core.recipes.as_written as config_as_written
 import core.recipes.config_tree as config_tree
 import core.recipes.fit as config_fit
-from core import catalog, prefetch, shell
+from core import catalog, data, prefetch, shell
 from core.catalog import NEMO_RL_RELEASES, NemoRlRelease
 from core.keys import key as _key
 from core.recipes.model import (
@@ -117,6 +117,13 @@ def _apply_overrides(job: JobSpec, release: Optional[NemoRlRelease] = None) -> t
         else:
             values[field] = value
     values["config_overrides"] = config_keys
+    spec, data_problems = data.parse(getattr(job, "data", None), None)
+    problems.extend(data_problems)
+    values["data"] = spec
+    if spec is not None and "dataset" in job.overrides:
+        problems.append(
+            f"{_key('jobOverrides.dataset')}: {_key('jobData')} names the data the job trains on; remove one of them"
+        )
     files, file_problems = read_config_files(job)
     values["config_files"] = files
     problems.extend(file_problems)
@@ -483,6 +490,7 @@ def _release_problems(r: Recipe, job: JobSpec, release: NemoRlRelease) -> list[s
         )
     p.extend(_rendered_key_problems(r, job, release, tree))
     p.extend(_unpinned_artefact_problems(r, job, release, tree))
+    p.extend(_dataset_problems(r, job, release, tree))
     p.extend(_tp_accuracy_problems(r, job, release, tree))
     config = checked_config(r, release, tree)
     if config is not None:
@@ -845,6 +853,97 @@ def _steps_set_the_lr_horizon(config: dict) -> bool:
     )
 
 
+def _dataset_entries(config: dict, release: NemoRlRelease) -> list[tuple[str, dict]]:
+    """(config key, entry) of every dataset the config's data section names: the flat `data` itself (v0.4.0/v0.5.0),
+    else each of data.train / data.validation (a dict, or a list of them), with data.default's keys under its own
+    (nemo_rl/data/utils.py setup_response_data at v0.7.0 L143-178: update_single_dataset_config fills missing keys)."""
+    d = config.get("data") or {}
+    if not isinstance(d, dict):
+        return []
+    if release.flat_data:
+        return [("data", d)]
+    default: dict = d["default"] if isinstance(d.get("default"), dict) else {}
+    out = []
+    for part in ("train", "validation"):
+        node = d.get(part)
+        nodes = node if isinstance(node, list) else [node] if isinstance(node, dict) else []
+        for i, e in enumerate(nodes):
+            if isinstance(e, dict):
+                where = f"data.{part}" + (f"[{i}]" if isinstance(node, list) else "")
+                out.append((where, {**default, **e}))
+    return out
+
+
+def builtin_dataset_names(config: dict, release: NemoRlRelease) -> list[str]:
+    """NeMo-RL built-in dataset names the config's data section loads (ResponseDataset excluded)."""
+    names = [str(e.get("dataset_name")) for _, e in _dataset_entries(config, release) if e.get("dataset_name")]
+    return sorted({n for n in names if n != "ResponseDataset"})
+
+
+def recipe_dataset_loads(recipe: Recipe, release: NemoRlRelease) -> list[tuple[str, Optional[str]]]:
+    """The (Hub id, config) of every built-in loader the recipe's run calls: what the data staging Job caches at the
+    pinned commits (empty when the config does not load, which the recipe rules report)."""
+    try:
+        tree = recipe_tree(recipe, release)
+    except config_tree.ConfigFileError:
+        return []
+    config = checked_config(recipe, release, tree)
+    if config is None:
+        return []
+    return data.builtin_loads(builtin_dataset_names(config, release), release.tag)
+
+
+def _dataset_problems(r: Recipe, job: JobSpec, release: NemoRlRelease, tree: config_tree.ConfigTree) -> list[str]:
+    """Every dataset the run loads is pinned: a built-in loader the catalog knows (its Hub datasets staged at their
+    commits), or ResponseDataset on a path on Lustre (the staged files); a run with jobData and no validation data
+    has validation from elsewhere or none."""
+    config = checked_config(r, release, tree)
+    if config is None:
+        return []
+    where = _key("jobData") if r.data is not None else _origin(job, "config_path", "dataset")
+    known = catalog.BUILTIN_DATASET_LOADS.get(release.tag, {})
+    p = []
+    for k, e in _dataset_entries(config, release):
+        name = e.get("dataset_name")
+        if name == "ResponseDataset":
+            path_keys = ("train_data_path", "val_data_path") if release.flat_data else ("data_path",)
+            for pk in path_keys:
+                v = e.get(pk)
+                if v is not None and not str(v).startswith("/"):
+                    p.append(
+                        f"{where}: {r.config_path} (NeMo-RL {release.tag}) reads {k}.{pk} {v!r} from the Hub "
+                        f"without a revision; name it in {_key('jobData')} (with its commit) instead"
+                    )
+        elif name is not None and name not in known:
+            p.append(
+                f"{where}: {r.config_path} (NeMo-RL {release.tag}) loads the built-in dataset {name!r} ({k}), which "
+                f"the program cannot pin (pinned: {', '.join(sorted(known)) or 'none'}); name its Hub dataset and "
+                f"commit in {_key('jobData')}"
+            )
+    if r.data is not None and r.data.validation is None:
+        grpo = config.get("grpo") or {}
+        validates = (grpo.get("val_period") or 0) > 0 or grpo.get("val_at_start") is True
+        held_out = (not release.flat_data) and bool(
+            ((config.get("data") or {}).get("train") or {}).get("split_validation_size")
+        )
+        if validates and release.flat_data:
+            # NeMo-RL asserts a validation dataset when it validates (nemo_rl/algorithms/grpo.py `setup`: v0.4.0
+            # L271-272, v0.5.0 L277-278); the flat ResponseDataset has none without val_data_path.
+            p.append(
+                f"{_key('jobData.validation')}: the run validates (grpo.val_period {grpo.get('val_period')}, "
+                f"val_at_start {grpo.get('val_at_start')}) but jobData has no validation data; add validation, or set "
+                f"{_key('jobOverrides')}.val_period to 0 and grpo.val_at_start to false"
+            )
+        elif validates and not held_out and not (config.get("data") or {}).get("validation"):
+            # v0.7.0 asserts it too (grpo.py L404-408); a train entry's split_validation_size holds a share out.
+            p.append(
+                f"{_key('jobData.validation')}: the run validates but has no validation data (no data.validation, "
+                "data.train.split_validation_size 0); add validation to jobData, or set "
+                f"{_key('jobOverrides')}.val_period to 0"
+            )
+    return p
+
+
 def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
     """What a run's checkpoints belong to: the release, the model at its pinned commit, and every value of the
     config NeMo-RL runs with (base config + the program's keys + the user's keys, resolved) that is not resume-safe."""
@@ -873,7 +972,14 @@ def run_identity(recipe: Recipe, release: NemoRlRelease) -> dict:
             default = tree.lookup(k, resolved=True)[1]
         if flat[k] != default:
             kept[k] = repr(flat[k])
-    return {"nemo_rl": release.tag, "model": f"{recipe.model_name}@{recipe.model_revision}", "config": kept}
+    identity = {"nemo_rl": release.tag, "model": f"{recipe.model_name}@{recipe.model_revision}", "config": kept}
+    # What it trains on, with the commits (the staged paths in the config name them only through a digest).
+    identity["data"] = data.identity(recipe.data) if recipe.data is not None else {}
+    loads = data.builtin_loads(builtin_dataset_names(config, release), release.tag)
+    if recipe.data is None and recipe.dataset == "gsm8k":
+        loads = sorted({*loads, (catalog.GSM8K_REPO, catalog.GSM8K_CONFIG)}, key=lambda x: (x[0], x[1] or ""))
+    identity["datasets"] = data.builtin_identity(loads)
+    return identity
 
 
 def checkpoint_fingerprint(recipe: Recipe, release: NemoRlRelease, start_from: Optional[str] = None) -> str:
@@ -1115,6 +1221,35 @@ def resolve_recipe(job: JobSpec, release: NemoRlRelease) -> Recipe:
     return recipe
 
 
+def selected_environments(config: dict, release: NemoRlRelease) -> tuple[list[tuple[str, str]], list[str]]:
+    """The environments NeMo-RL creates for this resolved config, each with the key that names it, and the names a
+    data.train list entry gives that it never creates (core.catalog, the release's environment facts).
+
+    Flat layout (v0.4.0 / v0.5.0): `data.env_name`, read by examples/run_grpo.py (v0.5.0 L74); v0.4.0's configs carry
+    none. Sectioned layout (v0.7.0): extract_necessary_env_names (nemo_rl/data/datasets/utils.py L196-217) adds the
+    `env_name` of data.train, data.validation and data.default where each is a section; a list entry is filled from
+    data.default (nemo_rl/data/utils.py L176-177) and bound to `envs[cfg["env_name"]]` (L189)."""
+    data: dict = config["data"] if isinstance(config.get("data"), dict) else {}
+    if release.flat_data:
+        name = data.get("env_name")
+        return ([(name, "data.env_name")] if isinstance(name, str) else []), []
+    selected: list[tuple[str, str]] = []
+    for part in ("train", "validation", "default"):
+        section = data.get(part)
+        if isinstance(section, dict) and isinstance(section.get("env_name"), str):
+            if section["env_name"] not in [n for n, _ in selected]:
+                selected.append((section["env_name"], f"data.{part}.env_name"))
+    default: dict = data["default"] if isinstance(data.get("default"), dict) else {}
+    created = {n for n, _ in selected}
+    unreachable: list[str] = []
+    train: list = data["train"] if isinstance(data.get("train"), list) else []
+    for entry in train:
+        name = (entry or {}).get("env_name", default.get("env_name")) if isinstance(entry, dict) else None
+        if isinstance(name, str) and name not in created and name not in unreachable:
+            unreachable.append(name)
+    return selected, unreachable
+
+
 def _shown(value: object) -> str:
     return "null" if value is None else repr(value) if isinstance(value, str) else str(value)
 
@@ -1132,7 +1267,9 @@ def override_report(
     rendered = hydra_overrides(
         recipe, mount_path=mount_path, run_name=run_name, model_path=model_path, release=release, tree=tree
     )
-    program_keys = {k: v for k, v in rendered.items() if k in AS_WRITTEN_KEYS}
+    # The staged data's keys (jobData) are the program's too: the paths of the files the staging Job wrote.
+    staged = data.HYDRA_KEYS if recipe.data is not None else frozenset()
+    program_keys = {k: v for k, v in rendered.items() if k in AS_WRITTEN_KEYS or k in staged}
     where = f"{recipe.config_path} (NeMo-RL {release.tag})"
     program = "; ".join(f"{k}={_shown(v)}" for k, v in program_keys.items())
     mine = f"; jobOverrides sets {', '.join(sorted(recipe.config_overrides))}" if recipe.config_overrides else ""

@@ -196,11 +196,26 @@ class UncheckedSettings(BaseModel):
         return self.startup.image_path == "streaming"
 
     @property
-    def nemo_rl_image(self) -> str:
-        """The one NeMo-RL image reference every pod uses (Ray pods, submitter, placeholders, pre-pull)."""
-        return images.nemo_rl_image(
-            self.workload.release.tag, self.startup.image_repository if self.image_streaming else ""
+    def image_repository(self) -> str:
+        """imagePath streaming: the Artifact Registry repository holding the NeMo-RL images' copies (imageRepository,
+        or the one the stack creates, core.naming image_repository); "" otherwise. An experiment's comes from its
+        platform's contract, resolved."""
+        if not self.image_streaming:
+            return ""
+        return self.startup.image_repository or (
+            f"{self.region}-docker.pkg.dev/{self.gcp_project}/{self.names.image_repository}"
         )
+
+    @property
+    def release_image(self) -> str:
+        """The release's image where the nodes get it: the stack's registry copy (streaming) or NGC."""
+        return images.nemo_rl_image(self.workload.release.tag, self.image_repository)
+
+    @property
+    def nemo_rl_image(self) -> str:
+        """The one NeMo-RL image reference every NeMo-RL pod uses (Ray pods, submitter, placeholders, pre-pull, the
+        prefetch in it): your jobImage (built on the release's), else the release's image."""
+        return self.startup.job_image or self.release_image
 
 
 class Settings(UncheckedSettings):
@@ -338,6 +353,7 @@ def load_settings(
         gcp_project=gcp_project, gcp_region=gcp_region or None, stack_name=stack_name, **sections
     )
     recipe = None
+    recipe_problems: list[str] = []
     release = catalog.NEMO_RL_RELEASES.get(unchecked.workload.nemo_rl_release)
     if release is not None:  # an unknown release is reported by the workload rules
         recipe, recipe_problems = recipes.resolve(unchecked.job, release, stack_name)
@@ -350,6 +366,9 @@ def load_settings(
         problems.append(security.RAY_AUTH_TOKEN_MISSING)
     for rule in RULES:
         problems.extend(rule(unchecked))
+    if recipe is not None and not recipe_problems:
+        # The environments the resolved config selects, on a config every recipe rule accepted (jobEntry's rule).
+        problems.extend(startup.environment_problems(unchecked))
     problems.extend(_mode_problems(unchecked, problems))
     if problems or recipe is None:  # no recipe comes without a problem saying why (recipes.resolve, workload)
         raise SettingsError(problems)

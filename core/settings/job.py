@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import field_validator
 
-from core import catalog, recipes
+from core import catalog, data, recipes
 from core.keys import key
 from core.settings.base import Section
 from core.settings.record import (
@@ -187,6 +187,58 @@ class JobSettings(Section):
             },
         ),
     )
+    data: Optional[dict[str, Any]] = setting(
+        None,
+        key="jobData",
+        description=(
+            "Your own training data and, optionally, validation data read with the same columns (JSON object): "
+            '{"train": {"dataset": ..., "revision": ..., "inputKey": ..., "outputKey": ..., "split" or "files": ...}, '
+            '"validation": {...}}. dataset: a Hub dataset id (revision: its 40-hex commit), a gs:// prefix or object, '
+            "or a path under lustreMountPath; inputKey / outputKey: the prompt and answer columns (default input / "
+            "output). A CPU Job stages it on Lustre and checks it (files, columns, rows) before any GPU is asked for; "
+            "NeMo-RL reads it with ResponseDataset."
+        ),
+        owner=BOTH,
+        rule="core.data",
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=(
+                "RayJob rayjob",
+                "Job *",
+                "ServiceAccount data-ksa",
+                "BucketIAMMember data-read-*",
+                "NetworkPolicy *",
+                "FQDNNetworkPolicy *",
+            ),
+            note="a new run on the new data: its own staged files, checked by the staging Job, and its own run name",
+        ),
+        bad=(
+            '{"train": {"dataset": "agentica-org/DeepScaleR-Preview-Dataset"}}',
+            '{"train": {"dataset": "agentica-org/DeepScaleR-Preview-Dataset", "revision": "main"}}',
+            '{"train": {"dataset": "s3://bucket/train.jsonl"}}',
+            '{"train": {"dataset": "gs://my-bucket/data/train.jsonl", "revision": "' + "a" * 40 + '"}}',
+            '{"train": {"dataset": "/elsewhere/train.jsonl"}, "validation": {"dataset": "/lustre/data/val.jsonl"}}',
+            '{"validation": {"dataset": "gs://my-bucket/data/val.jsonl"}}',
+            '{"train": {"dataset": "gs://my-bucket/data/", "inputKey": "messages"}}',
+        ),
+        alternatives=(
+            {
+                "jobData": {
+                    "train": {
+                        "dataset": "agentica-org/DeepScaleR-Preview-Dataset",
+                        "revision": catalog.DATASETS["agentica-org/DeepScaleR-Preview-Dataset"].revision,
+                        "inputKey": "problem",
+                        "outputKey": "answer",
+                    },
+                    "validation": {
+                        "dataset": "HuggingFaceH4/aime_2024",
+                        "revision": catalog.DATASETS["HuggingFaceH4/aime_2024"].revision,
+                        "split": "train",
+                    },
+                }
+            },
+        ),
+    )
     mode: Optional[Literal["standing-cluster", "own-cluster"]] = setting(
         None,
         key="jobMode",
@@ -314,7 +366,7 @@ class JobSettings(Section):
         alternatives=({"jobDeadlineSeconds": 86400},),
     )
 
-    @field_validator("overrides", "config_files", mode="before")
+    @field_validator("overrides", "config_files", "data", mode="before")
     @classmethod
     def _overrides_from_json(cls, v: Any) -> Any:
         # Pulumi hands structured config to the program as a JSON string.
@@ -330,6 +382,8 @@ def check(s: "UncheckedSettings") -> list[str]:
     """Where the RayJob runs and, for the resolved recipe, its cluster fit (the recipe's own problems come from
     core.recipes.resolve)."""
     p = _mode_problems(s) + _start_from_problems(s) + _config_files_problems(s)
+    if s.recipe is not None:
+        p += data.lustre_problems(s.recipe.data, s.workload.lustre_mount_path)
     acc = catalog.ACCELERATORS.get(s.gpu.gpu_type)  # an unknown type is reported by the gpu rules
     # A refused worker or node count is reported by its own rule, not measured against the recipe.
     if s.recipe is None or not s.job.enabled:

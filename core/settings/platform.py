@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import TypeAdapter, ValidationError
 
+from core import data
 from core.keys import key
 from core.settings.job import needs_wandb_key
 from core.settings.registry import EXPERIMENT_KEYS, SECRET_KEYS, config_fields, decode_config_value
@@ -83,6 +84,9 @@ def contract(
             settings[k] = value
     # Derived from the platform's prefix, which the experiment does not share: pass the resolved name.
     settings["bucketName"] = s.bucket_name
+    if s.image_streaming:
+        # The repository the platform copies the NeMo-RL images into (its own, unless imageRepository names one).
+        settings["imageRepository"] = s.image_repository
     return {
         "schemaVersion": SCHEMA_VERSION,
         "platformStack": s.stack_name,
@@ -133,10 +137,20 @@ def egress_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
             f"{key('prefetchImage')}: platform {ref!r} lets the prefetch reach no PyPI (its prefetchImage is "
             "nemo-rl); set prefetchImage to nemo-rl here"
         )
-    if s.job.enabled and not prefetch and not egress.get("workersHub"):
+    if s.job.enabled and not egress.get("staging"):
         p.append(
-            f"{key('prefetchWeights')}: without the prefetch the GPU workers download from Hugging Face, which "
-            f"platform {ref!r} does not let them reach; keep prefetchWeights on"
+            f"{key('platformStack')}: platform {ref!r} lets no data staging Job reach Hugging Face (deployed by an "
+            "earlier release): run `pulumi up` on the platform stack first"
+        )
+    elif (
+        s.job.enabled
+        and s.recipe.data is not None
+        and data.gcs_volumes(s.recipe.data)
+        and not egress.get("stagingStorage")
+    ):
+        p.append(
+            f"{key('jobData')}: platform {ref!r} lets no data staging Job reach Cloud Storage; use Hub or Lustre data "
+            "here, or run the platform without a job of its own (it then opens Cloud Storage for experiments)"
         )
     if needs_wandb_key(s) and not egress.get("headWandb"):
         p.append(

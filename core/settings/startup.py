@@ -5,7 +5,11 @@ Research and evidence: docs/research/ttfs.md (docs/performance.md "Time to the f
   anything else, and a model the catalog does not know without one);
 - the export destination must lie inside the stack's bucket;
 - image streaming needs the image in an Artifact Registry repository of the stack's project and region
-  (`imageRepository`, only with `imagePath: streaming`); its GKE floor is checked with the cluster's;
+  (`imageRepository`, only with `imagePath: streaming`; unset, the stack creates its own); its GKE floor is checked
+  with the cluster's;
+- `jobImage` is named by digest alone and lives where the nodes may read it (an experiment: a repository its
+  platform reads); `jobEntry` needs it and a release with an environment registry; the environments the resolved
+  config selects are registered (by the release, or a jobEntry) and configured (`env.<name>`);
 - the prefetch fills the Hugging Face cache on the Lustre volume: it needs the job's recipe (the model) and a
   Lustre mount path (checked by the workload rules).
 """
@@ -13,9 +17,9 @@ Research and evidence: docs/research/ttfs.md (docs/performance.md "Time to the f
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Optional
 
-from core import catalog, export
+from core import catalog, export, images, recipes
 from core.keys import key
 from core.naming import is_gcp_name
 from core.settings.base import Section
@@ -26,7 +30,6 @@ from core.settings.record import (
     ON_EXPERIMENT,
     PLATFORM,
     REFUSED_BY_API,
-    REFUSED_BY_PROGRAM,
     SAFE_REPLACEMENT,
     STOPS_THE_JOB,
     DayTwo,
@@ -41,30 +44,15 @@ if TYPE_CHECKING:
 class StartupSettings(Section):
     """Image path (warmup, streaming), weights prefetch and checkpoint export."""
 
-    image_path: Literal["prepull", "streaming", "pull"] = setting(
-        "prepull",
+    image_path: Literal["streaming", "prepull", "pull"] = setting(
+        "streaming",
         key="imagePath",
         description=(
-            "How the NeMo-RL image reaches the nodes: prepull (low-priority GPU placeholders pull it on each new GPU "
-            "node while Lustre is created; a DaemonSet pulls it on the CPU pool), streaming (the same, and the nodes "
-            "stream the image from your Artifact Registry copy in imageRepository: GKE Image streaming) or pull "
-            "(the Ray pods pull it when they start)."
-        ),
-        owner=PLATFORM,
-        day_two=DayTwo(
-            IN_PLACE,
-            touches=("DaemonSet cpu-prepull", "Job placeholders", "PriorityClass *", "NodePool *", "RayCluster *"),
-        ),
-        bad=("x",),
-        alternatives=({"imagePath": "pull"},),
-    )
-    image_repository: str = setting(
-        "",
-        key="imageRepository",
-        description=(
-            "imagePath streaming: the Artifact Registry Docker repository holding a copy of the NeMo-RL image as "
-            "<repository>/nemo-rl:<release>, e.g. us-central1-docker.pkg.dev/<gcpProject>/<repo>; in the stack's "
-            "project and region."
+            "How the NeMo-RL image reaches the nodes: streaming (default: the stack copies the release images into "
+            "an Artifact Registry repository with Cloud Run jobs that start with the graph, prewarms GKE's "
+            "image-streaming cache, and every pool streams the image; low-priority GPU placeholders bring GPU "
+            "nodes up and a DaemonSet warms the CPU pool), prepull (the placeholders and the DaemonSet pull it "
+            "from nvcr.io) or pull (the Ray pods pull it from nvcr.io when they start)."
         ),
         owner=PLATFORM,
         day_two=DayTwo(
@@ -72,17 +60,160 @@ class StartupSettings(Section):
             touches=(
                 "DaemonSet cpu-prepull",
                 "Job placeholders",
+                "Job prefetch",
+                "Job data-staging",
+                "PriorityClass *",
+                "NodePool *",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+                "Service *",
+                "Sleep *",
+                "IAMMember *",
+                "RepositoryIamMember *",
+                "Repository image-repository",
+                "Account image-copy",
+                "Job image-*",
+            ),
+            note=(
+                "the image every NeMo-RL pod names (the registry copy or nvcr.io), the pools' streaming, the copy "
+                "jobs and their repository"
+            ),
+        ),
+        bad=("x",),
+        alternatives=({"imagePath": "prepull"}, {"imagePath": "streaming"}),
+    )
+    image_repository: str = setting(
+        "",
+        key="imageRepository",
+        description=(
+            "imagePath streaming: the Artifact Registry Docker repository the stack copies the NeMo-RL images into "
+            "(<repository>/nemo-rl:<release>) and the nodes stream from. Default: one the stack creates, "
+            "<region>-docker.pkg.dev/<gcpProject>/<prefix>-images. Set: a repository of yours, in the stack's "
+            "project and in its region or multi-region; the stack copies into it the same way."
+        ),
+        owner=PLATFORM,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=(
+                "DaemonSet cpu-prepull",
+                "Job placeholders",
+                "Job prefetch",
+                "Job data-staging",
                 "NodePool *",
                 "RayCluster raycluster",
                 "RayJob rayjob",
                 "IAMMember *",
                 "RepositoryIamMember *",
+                "Repository image-repository",
+                "Job image-*",
                 "Service *",
                 "Sleep *",
             ),
+            note="the copies go to the other repository; the stack's own is deleted with its copies",
         ),
         bad=("us-central1-docker.pkg.dev/p/r",),
-        alternatives=({"imagePath": "streaming", "imageRepository": "us-docker.pkg.dev/your-gcp-project-id/nemo"},),
+        alternatives=({"imageRepository": "us-docker.pkg.dev/your-gcp-project-id/nemo"},),
+    )
+    job_image_repositories: list[str] = setting(
+        default_factory=list,
+        key="jobImageRepositories",
+        description=(
+            "Artifact Registry repositories an experiment stack's jobImage may come from besides the platform's "
+            "imageRepository (JSON list of <location>-docker.pkg.dev/<gcpProject>/<repository>, in the stack's "
+            "project and region or multi-region): the nodes' service account reads each one. An experiment "
+            "declares no grant of its own."
+        ),
+        owner=PLATFORM,
+        day_two=DayTwo(IN_PLACE, touches=("RepositoryIamMember *",), note="a read grant per repository"),
+        bad=('["nvcr.io/nvidia"]',),
+        alternatives=({"jobImageRepositories": ["us-docker.pkg.dev/your-gcp-project-id/team-images"]},),
+    )
+    job_image: Optional[str] = setting(
+        None,
+        key="jobImage",
+        description=(
+            "Your image, built FROM the nemoRlRelease image (nvcr.io/nvidia/nemo-rl:<release>), named by digest "
+            "only: <location>-docker.pkg.dev/<gcpProject>/<repository>/<image>@sha256:<64 hex>. Every NeMo-RL "
+            "container runs it (Ray head and workers, the job's submitter, the GPU placeholders and the CPU "
+            "pre-pull); the release's record (Ray version, paths, LD_LIBRARY_PATH) still applies. The nodes read "
+            "its repository: a grant the stack makes, or, on an experiment stack, the platform's imageRepository "
+            "or one of its jobImageRepositories."
+        ),
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=(
+                "DaemonSet cpu-prepull",
+                "Job placeholders",
+                "Job prefetch",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+                "RepositoryIamMember *",
+            ),
+            note="every NeMo-RL pod's image",
+        ),
+        bad=(
+            "nvcr.io/nvidia/nemo-rl:v0.5.0",
+            "us-docker.pkg.dev/your-gcp-project-id/team-images/grpo:v1",
+        ),
+        alternatives=({"jobImage": "us-docker.pkg.dev/your-gcp-project-id/team-images/grpo@sha256:" + "1" * 64},),
+        stack_alternatives={
+            "codelab-exp1": {
+                "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64
+            },
+            "codelab-exp2": {
+                "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64
+            },
+        },
+    )
+    job_entry: Optional[str] = setting(
+        None,
+        key="jobEntry",
+        description=(
+            "An entry script in your jobImage that runs instead of the release's GRPO entry, with the same "
+            "arguments (--config and the Hydra overrides): it registers your environment (NeMo-RL's register_env and "
+            "its actor's Python environment in ACTOR_ENVIRONMENT_REGISTRY), then runs examples/run_grpo.py as "
+            '__main__ (docs/operations.md "Your own environment"). An absolute path, or one relative to '
+            "/opt/nemo-rl. NeMo-RL v0.5.0 or later (v0.4.0 has no environment registry)."
+        ),
+        owner=BOTH,
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=(
+                "RayJob rayjob",
+                # set with the jobImage that holds it (and, on a v0.4.0 stack, a release with a registry)
+                "DaemonSet cpu-prepull",
+                "Job placeholders",
+                "Job prefetch",
+                "Job export",
+                "RayCluster raycluster",
+                "RepositoryIamMember *",
+            ),
+            note="the RayJob's entrypoint; set together with the jobImage that holds the script",
+        ),
+        bad=("/opt/my-env/run_my_grpo.py", "/opt/my env/$run.py"),
+        alternatives=(
+            {
+                "jobImage": "us-docker.pkg.dev/your-gcp-project-id/team-images/grpo@sha256:" + "1" * 64,
+                "jobEntry": "/opt/my-env/run_my_grpo.py",
+            },
+        ),
+        stack_alternatives={
+            "codelab": {
+                "jobImage": "us-docker.pkg.dev/your-gcp-project-id/team-images/grpo@sha256:" + "1" * 64,
+                "jobEntry": "/opt/my-env/run_my_grpo.py",
+                "nemoRlRelease": "v0.5.0",
+            },
+            "codelab-exp1": {
+                "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64,
+                "jobEntry": "/opt/my-env/run_my_grpo.py",
+                "nemoRlRelease": "v0.5.0",
+            },
+            "codelab-exp2": {
+                "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64,
+                "jobEntry": "/opt/my-env/run_my_grpo.py",
+            },
+        },
     )
     warmup_hold_seconds: int = setting(
         1800,
@@ -108,18 +239,15 @@ class StartupSettings(Section):
         True,
         key="prefetchWeights",
         description=(
-            "Download the recipe's model (pinned revision) and datasets into the HF cache on Lustre with a Job, as "
-            "soon as the Lustre volume exists; the job trains from that snapshot."
+            "Download the recipe's model at its pinned revision into the HF cache on Lustre with a Job, as soon as "
+            "the Lustre volume exists (false: the job's entrypoint downloads the same pinned snapshot on the Ray head "
+            "before training); the job trains from that snapshot either way."
         ),
         owner=BOTH,
         day_two=DayTwo(
             STOPS_THE_JOB,
-            where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
             touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob", *STAGING_TOUCHES),
-            note=(
-                "off on an experiment: its GPU workers would download from Hugging Face, which its platform (the "
-                "shipped codelab) does not let them reach"
-            ),
+            note="the prefetch Job goes or comes, and the entrypoint's download step with it",
         ),
         bad=("maybe",),
         alternatives=({"prefetchWeights": False},),
@@ -244,6 +372,9 @@ def check(s: "UncheckedSettings") -> list[str]:
     p: list[str] = []
     st = s.startup
     p.extend(_streaming_problems(s))
+    p.extend(_job_image_repositories_problems(s))
+    p.extend(_job_image_problems(s))
+    p.extend(_job_entry_problems(s))
     p.extend(_weights_path_problems(s))
     if st.export_checkpoints:
         _, problem = export.parse_destination(st.export_destination, s.bucket_name)
@@ -291,10 +422,8 @@ def _weights_path_problems(s: "UncheckedSettings") -> list[str]:
 
 
 def _streaming_problems(s: "UncheckedSettings") -> list[str]:
-    """GKE streams only from Artifact Registry (core.catalog, image streaming): the copy must be a repository
-    path in the stack's project, so the node service account's grants there cover it, and in the nodes' region
-    or the multi-region containing it (GKE states no location rule; where Google does, for Cloud Batch's image
-    streaming, it is "the same region as Cloud Batch VMs, or in a multi-region corresponding to the region")."""
+    """imageRepository: only with streaming; unset, the stack creates its own (an experiment uses its platform's,
+    which the platform's contract names)."""
     st = s.startup
     repo = st.image_repository
     if not s.image_streaming:
@@ -304,28 +433,162 @@ def _streaming_problems(s: "UncheckedSettings") -> list[str]:
                 f"{st.image_path!r}); unset it or set imagePath to streaming"
             ]
         return []
-    if not repo:
+    if s.stack.platform_stack:
+        # The platform's value, checked by the platform's own rules: an experiment only needs it named.
+        if repo:
+            return []
         return [
-            f"{key('imageRepository')}: imagePath 'streaming' needs the Artifact Registry repository holding "
-            f"the NeMo-RL image copy, e.g. {s.region}-docker.pkg.dev/{s.gcp_project}/<repo> (GKE cannot "
-            "stream from nvcr.io)"
+            f"{key('imageRepository')}: platform {s.stack.platform_stack!r} streams images but names no image "
+            "repository in its contract (deployed by an earlier release): run `pulumi up` on the platform first"
         ]
+    return repository_problems("imageRepository", repo, s) if repo else []
+
+
+def repository_problems(k: str, repo: str, s: "UncheckedSettings") -> list[str]:
+    """A repository the nodes read (and stream from): GKE streams only from Artifact Registry (core.catalog, image
+    streaming), so a Docker repository path in the stack's project, whose grants the node service account gets
+    (Service Usage Consumer in the project hosting the image), and in the nodes' region or the multi-region containing
+    it (GKE states no location rule; where Google does, for Cloud Batch's image streaming, it is "the same region as
+    Cloud Batch VMs, or in a multi-region corresponding to the region"; the prewarm names the region as its stream
+    location, since "multi-region is not supported for this field")."""
     m = re.fullmatch(catalog.ARTIFACT_REGISTRY_REPO_RE, repo)
     if m is None:
         return [
-            f"{key('imageRepository')}: {repo!r} is not an Artifact Registry Docker repository path "
+            f"{key(k)}: {repo!r} is not an Artifact Registry Docker repository path "
             "<location>-docker.pkg.dev/<project>/<repository>"
         ]
     p = []
     if m["project"] != s.gcp_project:
         p.append(
-            f"{key('imageRepository')}: the repository is in project {m['project']!r}, not the stack's "
+            f"{key(k)}: the repository is in project {m['project']!r}, not the stack's "
             f"{s.gcp_project!r}; the node service account is granted reader and service usage there only"
         )
     allowed = {s.region} | ({s.region.split("-", 1)[0]} & catalog.ARTIFACT_REGISTRY_MULTI_REGIONS)
     if m["location"] not in allowed:
         p.append(
-            f"{key('imageRepository')}: the repository is in {m['location']!r}; keep the copy in the "
-            f"nodes' region {s.region!r} or its multi-region"
+            f"{key(k)}: the repository is in {m['location']!r}; keep it in the nodes' region {s.region!r} or its "
+            "multi-region"
         )
+    return p
+
+
+def _job_image_repositories_problems(s: "UncheckedSettings") -> list[str]:
+    if s.stack.platform_stack:
+        return []  # the platform's value, checked by the platform's rules
+    p = []
+    for repo in s.startup.job_image_repositories:
+        p.extend(repository_problems("jobImageRepositories", repo, s))
+    return p
+
+
+def job_image_repository(image: str) -> Optional[str]:
+    """The Artifact Registry repository path of an image reference, or None when it is not in one."""
+    m = re.match(catalog.ARTIFACT_REGISTRY_REPO_RE + r"/[a-z0-9]", image)
+    return m.group(0)[:-2] if m else None
+
+
+def _job_image_problems(s: "UncheckedSettings") -> list[str]:
+    """jobImage: by digest alone, in Artifact Registry where the nodes may read it. An experiment stack declares no
+    grant (its GCP resources are its export's and its data's only): its image must be in a repository its platform's
+    nodes read, the platform's imageRepository or one of its jobImageRepositories."""
+    image = s.startup.job_image
+    if image is None:
+        return []
+    try:
+        images.digest_ref(image)
+    except images.ImageRefError as e:
+        return [f"{key('jobImage')}: {e} (a tag can move: every pod must run the same bytes)"]
+    repo = job_image_repository(image)
+    if repo is None:
+        return [
+            f"{key('jobImage')}: {image.split('@')[0]!r} is not in Artifact Registry "
+            "(<location>-docker.pkg.dev/<project>/<repository>/<image>@sha256:...): the nodes read your image "
+            "through a grant on its repository, and GKE streams only from Artifact Registry"
+        ]
+    if not s.stack.platform_stack:
+        return repository_problems("jobImage", repo, s)
+    # The platform's repositories are in its project and region (its rules): the image must be in one of them.
+    readable = set(s.startup.job_image_repositories) | ({s.startup.image_repository} if s.image_streaming else set())
+    if repo not in readable:
+        where = ", ".join(sorted(r for r in readable if r)) or "none"
+        return [
+            f"{key('jobImage')}: platform {s.stack.platform_stack!r}'s nodes do not read {repo} (they read: {where}); "
+            f"push the image to one of those, or have the platform list {repo} in {key('jobImageRepositories')}"
+        ]
+    return []
+
+
+# An entry path the job's shells leave alone (core/shell.py): letters, digits, '.', '_', '-', '/'.
+_ENTRY_PATH = re.compile(r"[A-Za-z0-9._/-]+\.py")
+
+
+def _job_entry_problems(s: "UncheckedSettings") -> list[str]:
+    entry = s.startup.job_entry
+    rel = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)
+    if entry is None or rel is None:
+        return []
+    if rel.registry_entry is None:
+        return [
+            f"{key('jobEntry')}: NeMo-RL {rel.tag} has no environment registry (its GRPO entry, {rel.grpo_entry}, "
+            "builds MathEnvironment itself); set nemoRlRelease to v0.5.0 or later, whose examples/run_grpo.py creates "
+            "the environment the config names"
+        ]
+    if s.startup.job_image is None:
+        return [
+            f"{key('jobEntry')}: names a script in your image, and the release image has none of yours; set "
+            f"{key('jobImage')} to the image that holds {entry}"
+        ]
+    if not _ENTRY_PATH.fullmatch(entry) or "/../" in f"/{entry}/" or "//" in entry:
+        return [
+            f"{key('jobEntry')}: {entry!r} must be a Python file's path (absolute, or relative to "
+            f"{catalog.NEMO_RL_WORKDIR}) of letters, digits, '.', '_', '-' and '/', ending in .py, without '..'"
+        ]
+    return []
+
+
+def environment_problems(s: "UncheckedSettings") -> list[str]:
+    """The environments the resolved config selects must be registered where the job's entry creates them, and
+    configured: NeMo-RL asserts the name is in ENV_REGISTRY and passes it env.<name> (core.catalog, the release's
+    environment facts); a release whose GRPO entry builds MathEnvironment itself ignores any other name."""
+    if s.recipe is None or not s.job.enabled or _job_entry_problems(s) or _job_image_problems(s):
+        return []  # a refused jobEntry or jobImage is reported by its own rule
+    rel = catalog.NEMO_RL_RELEASES.get(s.workload.nemo_rl_release)
+    if rel is None:
+        return []
+    config = recipes.checked_config(s.recipe, rel, recipes.recipe_tree(s.recipe, rel))
+    if config is None:
+        return []
+    entry = s.startup.job_entry
+    p = []
+    selected, unreachable = recipes.selected_environments(config, rel)
+    envs: dict = config["env"] if isinstance(config.get("env"), dict) else {}
+    for name in unreachable:
+        p.append(
+            f"{key('jobOverrides')}: a data.train list entry names env_name {name!r}, which NeMo-RL {rel.tag} never "
+            "creates (extract_necessary_env_names reads data.train / data.validation / data.default as sections); "
+            "put env_name in data.default or use the section form"
+        )
+    for name, where in selected:
+        if entry is None and rel.grpo_entry_math_only and name not in catalog.MATH_ENVIRONMENT_NAMES:
+            p.append(
+                f"{key('jobEntry')}: the config selects environment {name!r} ({where}), but NeMo-RL {rel.tag}'s GRPO "
+                f"entry {rel.grpo_entry} always runs MathEnvironment"
+                + (
+                    "; set jobEntry to a script in your jobImage that registers it and runs examples/run_grpo.py"
+                    if rel.registry_entry
+                    else "; this release has no environment registry: use nemoRlRelease v0.5.0 or later with jobEntry"
+                )
+            )
+        elif entry is None and name not in rel.env_registry:
+            p.append(
+                f"{key('jobEntry')}: the config selects environment {name!r} ({where}), which NeMo-RL {rel.tag} does "
+                "not register (create_env asserts it is in ENV_REGISTRY); set jobEntry to a script in your jobImage "
+                "that calls register_env for it"
+            )
+        if not isinstance(envs.get(name), dict):
+            p.append(
+                f"{key('jobOverrides')}: the config selects environment {name!r} ({where}) but has no env.{name} "
+                f"section, which NeMo-RL passes to it (env_configs[{name!r}]); add its keys as "
+                f"jobOverrides.+env.{name}.<key>"
+            )
     return p

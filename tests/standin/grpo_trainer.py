@@ -13,7 +13,9 @@ as the release's entry script does, with NeMo-RL's own loader and real hydra-cor
 - every `checkpointing.save_period` steps and at the last step writes `tmp_step_N/` (config.yaml,
   training_info.json, train_dataloader.pt, policy/{weights,optimizer,tokenizer}/), renames it to `step_N`,
   and keeps the newest `checkpointing.keep_top_k` (metric_name must be null: it computes no metric);
-- with `data.dataset_name=ResponseDataset`, reads the train/validation JSONL files and their keys.
+- with `data.dataset_name=ResponseDataset`, reads the train/validation JSONL files and their keys;
+- installed as examples/run_grpo.py beside the release's environment registry (tests/standin install_registry),
+  creates the environments the config names with that registry code, as Ray actors, and has each score a sample.
 
 Needs hydra-core and omegaconf (NeMo-RL's own dependencies); it never prints a secret.
 """
@@ -197,6 +199,48 @@ def _check_sectioned_response_dataset(config: dict) -> None:
         )
 
 
+# A batch the stand-in asks each environment to score: one response holding the ground truth, one that does not.
+SAMPLE_MESSAGES = [
+    [{"role": "user", "content": "What is 6 x 7?"}, {"role": "assistant", "content": "6 x 7 = 42, so 42."}],
+    [{"role": "user", "content": "What is 6 x 7?"}, {"role": "assistant", "content": "It is 41."}],
+]
+SAMPLE_METADATA = [{"ground_truth": "42"}, {"ground_truth": "42"}]
+
+
+def setup_environments(config: dict, root: Path) -> dict[str, Any]:
+    """The environments examples/run_grpo.py creates for the config, with the release's own registry code under
+    `root` (nemo_rl/environments/utils.py, tests/standin install_registry), each a Ray actor on the cluster:
+    v0.5.0 examples/run_grpo.py L74-75 `create_env(env_name=data_config["env_name"], env_configs=config["env"])`;
+    v0.7.0 nemo_rl/data/utils.py L154-160 `create_env(env_name=..., env_config=env_configs[env_name])` for every name
+    extract_necessary_env_names (nemo_rl/data/datasets/utils.py L208-217) finds in data.train / validation /
+    default. Errors are NeMo-RL's own (its assert, get_actor_python_env's ValueError)."""
+    import ray
+
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from nemo_rl.environments import utils as env_utils
+
+    if not ray.is_initialized():
+        ray.init(address="auto", logging_level="ERROR")  # examples/run_grpo.py's init_ray(): the job's cluster
+    data = config.get("data") or {}
+    if "train" in data:
+        names = set()
+        for key in ["train", "validation", "default"]:
+            if key in data and data[key] is not None and "env_name" in data[key]:
+                names.add(data[key]["env_name"])
+        return {n: env_utils.create_env(env_name=n, env_config=config["env"][n]) for n in sorted(names)}
+    name = data["env_name"]
+    return {name: env_utils.create_env(env_name=name, env_configs=config["env"])}
+
+
+def score_environments(envs: dict[str, Any]) -> None:
+    import ray
+
+    for name, env in envs.items():
+        got = ray.get(env.step.remote(SAMPLE_MESSAGES, SAMPLE_METADATA), timeout=120)
+        print(f"{PREFIX} environment {name}: rewards {[float(x) for x in got.rewards]}", flush=True)
+
+
 def checkpoints(ckpt_dir: str) -> dict[int, str]:
     out = {}
     if os.path.isdir(ckpt_dir):
@@ -275,6 +319,13 @@ def main(argv: Optional[list[str]] = None, nemo_rl_root: Optional[Path] = None) 
     except (StandInError, OSError, ValueError) as e:
         print(f"{PREFIX} error: {e}", file=sys.stderr, flush=True)
         return 2
+    if Path(__file__).name == "run_grpo.py" and (root / "nemo_rl" / "environments" / "utils.py").is_file():
+        # The entry that creates the config's environments (a jobEntry wraps it), where the registry is installed.
+        try:
+            score_environments(setup_environments(config, root))
+        except Exception as e:  # NeMo-RL's own: create_env's assert, get_actor_python_env's ValueError, an actor's
+            print(f"{PREFIX} error: environment: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            return 2
 
     step_seconds = float(os.environ.get(STEP_SECONDS_ENV, "1"))
     model = config.get("policy", {}).get("model_name")

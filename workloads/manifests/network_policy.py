@@ -18,15 +18,16 @@ GCS (6379) or Ray Client (10001) can run code on the cluster (Ray's security doc
   placeholders and the image pre-pull reach nothing at all. The FQDN network policies carry no DNS rule of their
   own: their pods resolve through this one (`export-dns` for the export Job).
 - `export-metadata-server`: only the checkpoint export Job (`export_job`, a CPU pod of its own in either job mode)
-  gets Google credentials: its GCS FUSE sidecar takes its Workload Identity token from the node's metadata server.
-  No Ray pod does: the head mounts no bucket. With weightsPath bucket-import the staging and import Jobs get the
-  same (`weights-metadata-server`, and `weights-dns`): the staging's sidecar writes the bucket, the import calls
-  Lustre's API.
+  and, with gs:// data, the data staging Job (`data-staging-metadata-server`) get Google credentials: their GCS FUSE
+  sidecars take their Workload Identity tokens from the node's metadata server. No Ray pod does: the head mounts no
+  bucket. With weightsPath bucket-import the weights staging and import Jobs get the same (`weights-metadata-server`,
+  and `weights-dns`): the staging's sidecar writes the bucket, the import calls Lustre's API.
 - Outside hosts by name (`fqdn_policies()`, GKE FQDNNetworkPolicy): the prefetch reaches Hugging Face and, for
-  its install step, PyPI; the head reaches Hugging Face (its driver and the data preparation still call the
-  Hub), and W&B (with the Cloud Storage URLs it hands out) when the recipe logs there; the GPU workers reach the Hub
-  only when nothing was prefetched; the weights staging Job reaches Hugging Face, PyPI and Cloud Storage, the
-  weights import Job the Managed Lustre API. Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
+  its install step, PyPI; the data staging Job Hugging Face and, with gs:// data, Cloud Storage; the head reaches
+  Hugging Face (without the prefetch Job its entrypoint downloads the pinned weights), and W&B (with the Cloud
+  Storage URLs it hands out) when the recipe logs there; the GPU workers never reach the Hub (they load the pinned
+  snapshot from Lustre); the weights staging Job reaches Hugging Face, PyPI and Cloud Storage, the weights import
+  Job the Managed Lustre API. Without FQDN policies (`fqdn=False`) those pods get HTTPS to public
   addresses instead (`<role>-public-https`).
 
 Image pulls are the kubelet's and the Lustre mount is the node's: neither is pod traffic. `kubectl
@@ -61,6 +62,7 @@ from workloads.manifests.pod_security import (
     ROLE_HEAD,
     ROLE_LABEL,
     ROLE_PREFETCH,
+    ROLE_STAGING,
     ROLE_SUBMITTER,
     ROLE_WEIGHTS_IMPORT,
     ROLE_WEIGHTS_STAGE,
@@ -98,6 +100,7 @@ WORKERS = {"matchLabels": dict(RAY_WORKER_LABELS)}
 SUBMITTER = {"matchLabels": dict(SUBMITTER_LABELS)}
 PREFETCH = {"matchLabels": {ROLE_LABEL: ROLE_PREFETCH}}
 EXPORT = {"matchLabels": {ROLE_LABEL: ROLE_EXPORT}}
+STAGING = {"matchLabels": {ROLE_LABEL: ROLE_STAGING}}
 # weightsPath bucket-import: the staging Job (Hugging Face, PyPI for its install, Cloud Storage for its GCS FUSE
 # sidecar) and the import Job (the Managed Lustre API), both with Google credentials from the metadata server.
 WEIGHTS_STAGE = {"matchLabels": {ROLE_LABEL: ROLE_WEIGHTS_STAGE}}
@@ -111,6 +114,7 @@ SELECTORS = {
     ROLE_WORKER: WORKERS,
     ROLE_PREFETCH: PREFETCH,
     ROLE_EXPORT: EXPORT,
+    ROLE_STAGING: STAGING,
     ROLE_WEIGHTS_STAGE: WEIGHTS_STAGE,
     ROLE_WEIGHTS_IMPORT: WEIGHTS_IMPORT,
 }
@@ -150,10 +154,13 @@ class PolicyArgs:
     operator_namespace: str = catalog.KUBERAY_OPERATOR_NAMESPACE
     head_wandb: bool = False  # the recipe logs to W&B from the driver on the head
     head_hub: bool = True  # the driver and the data preparation call the Hub
-    workers_hub: bool = False  # nothing prefetched: the GPU workers download from the Hub
+    # The GPU workers never download (they train from the pinned snapshot on Lustre); kept for the contract's key.
+    workers_hub: bool = False
     prefetch: bool = False  # the prefetch Job exists
     prefetch_pypi: bool = False  # ... and installs its client from PyPI
     export_job: bool = False  # the export Jobs, this stack's and its experiment stacks' (CPU pool, GCS FUSE)
+    staging: bool = False  # the data staging Jobs (CPU pool): the Hub, for Hub datasets and the built-in ones
+    staging_storage: bool = False  # ... and gs:// data (GCS FUSE, Workload Identity)
     weights_staging: bool = False  # weightsPath bucket-import: the staging and import Jobs
     fqdn: bool = True  # outside hosts by name (GKE FQDNNetworkPolicy)
     labels: dict = field(default_factory=lambda: dict(PART_OF))
@@ -165,6 +172,8 @@ class PolicyArgs:
             "prefetchPypi": self.prefetch_pypi,
             "headWandb": self.head_wandb,
             "workersHub": self.workers_hub,
+            "staging": self.staging,
+            "stagingStorage": self.staging_storage,
         }
 
     def outside_hosts(self) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -188,6 +197,11 @@ class PolicyArgs:
             out[ROLE_PREFETCH] = pf
         if self.export_job:
             out[ROLE_EXPORT] = {"storage": catalog.GOOGLE_STORAGE_HOSTS}
+        if self.staging:
+            st = {f"hf-{g}": h for g, h in hub.items()}
+            if self.staging_storage:
+                st["storage"] = catalog.GOOGLE_STORAGE_HOSTS
+            out[ROLE_STAGING] = st
         if self.weights_staging:
             out[ROLE_WEIGHTS_STAGE] = {
                 **{f"hf-{g}": h for g, h in hub.items()},
@@ -281,6 +295,10 @@ def network_policies(args: PolicyArgs) -> list[dict]:
     if a.export_job:
         out.append(_policy("export-dns", a, EXPORT, egress=_dns_rule()))
         out.append(_policy("export-metadata-server", a, EXPORT, egress=metadata_server))
+    if a.staging:
+        out.append(_policy("data-staging-dns", a, STAGING, egress=_dns_rule()))
+    if a.staging and a.staging_storage:
+        out.append(_policy("data-staging-metadata-server", a, STAGING, egress=metadata_server))
     if a.weights_staging:
         out.append(_policy("weights-dns", a, WEIGHTS_JOBS, egress=_dns_rule()))
         out.append(_policy("weights-metadata-server", a, WEIGHTS_JOBS, egress=metadata_server))

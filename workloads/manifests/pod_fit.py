@@ -2,13 +2,13 @@
 
 `rendered_pods(settings)` builds the pod templates with the same pure builders the components apply (the Ray head
 and GPU workers, the job's submitter, the weights prefetch (and with weightsPath bucket-import the staging and
-import), the checkpoint export, the GPU placeholders, the CPU
-image pre-pull), and `problems(settings)` sizes each one, all containers plus the sidecar GKE injects
-(core/node_fit.py `pod_request`), against the node or Autopilot class its node selector picks: on Standard a system
-node (its boot disk backs ephemeral storage) or a GPU node (local SSDs), on Autopilot the class's maxima. `__main__`
-refuses the stack with one line per problem, naming the setting to change, like the settings' own rules; they run
-only on settings those rules accepted. A pod that cannot fit never schedules: on Standard it pends while the rest of
-the stack (the GPU nodes included) comes up and `pulumi up` reports success; on Autopilot it is refused.
+import), the data staging, the checkpoint export, the GPU placeholders, the CPU image pre-pull), and
+`problems(settings)` sizes each one, all containers plus the sidecar GKE injects (core/node_fit.py `pod_request`),
+against the node or Autopilot class its node selector picks: on Standard a system node (its boot disk backs
+ephemeral storage) or a GPU node (local SSDs), on Autopilot the class's maxima. `__main__` refuses the stack with
+one line per problem, naming the setting to change, like the settings' own rules; they run only on settings those
+rules accepted. A pod that cannot fit never schedules: on Standard it pends while the rest of the stack (the GPU
+nodes included) comes up and `pulumi up` reports success; on Autopilot it is refused.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
-from core import catalog, node_fit, weights
+from core import catalog, export, node_fit, weights
 from core.keys import key as _key
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings, SettingsError
-from workloads.manifests import export_job, warmup, weights_staging
+from workloads.manifests import export_job, staging_job, warmup, weights_staging
 from workloads.manifests.prefetch_job import WeightsPrefetchArgs, job_spec
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 from workloads.manifests.rayjob import SUBMITTER_CONTAINER, SUBMITTER_RESOURCES, JobArgs, submitter_template
@@ -67,6 +67,12 @@ def rendered_pods(s: Settings) -> list[RenderedPod]:
                     "the weights prefetch pod", cpu_pod, {}, job_spec(WeightsPrefetchArgs.of(s))["template"]["spec"]
                 )
             )
+        staging = staging_job.job_spec(staging_job.DataStagingArgs.of(s))["template"]
+        pods.append(
+            RenderedPod(
+                "the data staging pod", cpu_pod, (staging.get("metadata") or {}).get("annotations", {}), staging["spec"]
+            )
+        )
         if weights.staged(s):
             staging = weights_staging.WeightsStagingArgs.of(s)
             template = weights_staging.stage_job_spec(staging)["template"]
@@ -135,8 +141,8 @@ class CpuPoolPlan:
       GPUs), so at most `gpuNodes` (the GPU quota's nodes): the platform's own job is one of them.
     - `job_pods`: one job's CPU pods at the platform's shapes (an experiment has its platform's machine types; its
       own headCpu / headMemoryGib count against the quota, which admits fewer of them when they are larger): its
-      Ray head, its RayJob's submitter, its weights prefetch and its export Job (which waits on the CPU pool while the
-      job trains), the export's Cloud Storage FUSE sidecar included.
+      Ray head, its RayJob's submitter, its weights prefetch, its data staging Job and its export Job (which waits on
+      the CPU pool while the job trains), the Cloud Storage FUSE sidecars included.
     - `platform_pods`: the standing RayCluster's head (it stays for interactive work) and the platform's own job.
     - `max_nodes`: the nodes first fit places all of them on, plus one: the scheduler spreads pods rather than
       packing them (its default scoring prefers the least allocated node), so a node's free room can end up split.
@@ -168,7 +174,7 @@ def _total(spec: dict, annotations: Optional[dict] = None) -> node_fit.Resources
 
 def job_cpu_pods(s: Settings) -> dict[str, node_fit.Resources]:
     """A job's CPU pods as `s` renders them, own-cluster (how an experiment and a queued platform job run): head,
-    submitter, prefetch (when on) and export (when on)."""
+    submitter, prefetch (when on), data staging and export (when on)."""
     own = s.model_copy(update={"job": s.job.model_copy(update={"mode": "own-cluster", "enabled": True})})
     head = raycluster_spec(RayPodsConfig.of(own), secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)["headGroupSpec"]
     out = {"head": _total(head["template"]["spec"])}
@@ -176,6 +182,10 @@ def job_cpu_pods(s: Settings) -> dict[str, node_fit.Resources]:
     out["submitter"] = _total({"containers": [{"name": SUBMITTER_CONTAINER, "resources": SUBMITTER_RESOURCES}]})
     if own.startup.prefetch_weights and own.recipe.model_revision is not None:
         out["prefetch"] = _total(job_spec(WeightsPrefetchArgs.of(own))["template"]["spec"])
+    # The data staging Job (every job has one: jobData or the recipe's built-in datasets), with the Cloud Storage FUSE
+    # sidecar whether or not this stack's jobData reads gs://: an experiment's own jobData may, at the same shape.
+    staging = staging_job.job_spec(staging_job.DataStagingArgs.of(own))["template"]
+    out["data staging"] = _total(staging["spec"], export.pod_annotations())
     if own.startup.export_checkpoints:
         template = export_job.job_spec(export_job.export_job_args(own, own.names.export_ksa))["template"]
         out["export"] = _total(template["spec"], template["metadata"].get("annotations"))

@@ -35,6 +35,7 @@ ROLE_LABEL = "nemo-rl-gke/role"
 ROLE_HEAD, ROLE_WORKER, ROLE_SUBMITTER = "ray-head", "ray-worker", "ray-job-submitter"
 ROLE_PREFETCH, ROLE_WARMUP, ROLE_PREPULL = "weights-prefetch", "gpu-warmup", "image-prepull"
 ROLE_EXPORT = "checkpoint-export"  # the checkpoint export Job (workloads/manifests/export_job.py)
+ROLE_STAGING = "data-staging"  # the data staging Job (workloads/manifests/staging_job.py)
 # weightsPath bucket-import (workloads/manifests/weights_staging.py): the staging Job and the import Job.
 ROLE_WEIGHTS_STAGE, ROLE_WEIGHTS_IMPORT = "weights-stage", "weights-import"
 RAY_NODE_ROLES = (ROLE_HEAD, ROLE_WORKER)

@@ -74,7 +74,6 @@ class WeightsPrefetchArgs:
             plan=prefetch.plan(
                 model_name=r.model_name,
                 revision=r.model_revision,
-                dataset=r.dataset,
                 mount_path=s.workload.lustre_mount_path,
             ),
             lustre_mount_path=s.workload.lustre_mount_path,

@@ -10,18 +10,17 @@ workloads/job_scripts.py) read-only at `recipes.SCRIPTS_DIR`. Only fields accept
 are rendered (the RayOperator add-on does not publish its KubeRay version: docs/research/harden.md §1); tests validate
 against both CRDs.
 
-Hardening (workloads/manifests/pod_security.py): every template carries our workload labels (the NetworkPolicies select
-them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened security contexts (every
-capability dropped on the head; the GPU workers, whose RDMA use is unproven without them, keep the default set
-minus NET_RAW), no service-account token, and each token only where it is read, as a read-only file: the
-Hugging Face token on the head (its driver and the data preparation call the Hub) and on the workers only when
-the stack does not prefetch (they then download the model; with the prefetch they load everything from Lustre and
-run with HF_HUB_OFFLINE=1), the W&B netrc on the head only (`NETRC`; NeMo-RL's driver calls `wandb.init` there),
-an optional item of the tokens Secret that holds it only while the job logs to W&B (workloads/workload_identity.py),
-the Ray auth token on every Ray container when token authentication is on. No pod of the cluster writes to the
-bucket: the checkpoint export is a CPU Job of its own (workloads/manifests/export_job.py). The head runs as root:
-NeMo-RL's image and every file the GPU workers write on Lustre belong to root, and a non-root head could not write
-beside them. The images are pinned (core/images.py).
+Hardening (workloads/manifests/pod_security.py): every template carries our workload labels (the NetworkPolicies
+select them; KubeRay's `ray.io/*` labels exist only on the pods it creates), hardened security contexts (every
+capability dropped on the head; the GPU workers, whose RDMA use is unproven without them, keep the default set minus
+NET_RAW), no service-account token, and each token only where it is read, as a read-only file: the Hugging Face
+token on the head (without the prefetch Job its entrypoint downloads the pinned snapshot there) and never on the
+workers (they load everything from Lustre and run with HF_HUB_OFFLINE=1), the W&B netrc on the head only (`NETRC`;
+NeMo-RL's driver calls `wandb.init` there), an optional item of the tokens Secret that holds it only while the job
+logs to W&B (workloads/workload_identity.py), the Ray auth token on every Ray container when token authentication is
+on. No pod of the cluster writes to the bucket: the checkpoint export is a CPU Job of its own
+(workloads/manifests/export_job.py). The head runs as root: NeMo-RL's image and every file the GPU workers write on
+Lustre belong to root, and a non-root head could not write beside them. The images are pinned (core/images.py).
 
 Day two: the standing cluster's spec is what the cluster is (image, release, capacity, sizes, tokens it may read),
 never what the next job does. Turning the job or the export on or off, another recipe or export destination, leave
@@ -106,9 +105,9 @@ class RayPodsConfig:
     head_ephemeral_gib: int
     worker_ephemeral_gib: int
     ray_token_auth: bool = False  # Ray token authentication (the release's Ray must support it)
-    # Least privilege: the workers load everything from the prefetched cache (no Hub, no token) when the stack
-    # prefetches; whether a job runs does not change the cluster.
-    workers_offline: bool = False
+    # Least privilege: the workers load everything from Lustre (no Hub, no token): the pinned snapshot the prefetch Job
+    # or, without it, the entrypoint downloaded on the head (workloads/manifests/rayjob.py), and the staged datasets.
+    workers_offline: bool = True
     # An experiment stack's own config files (jobConfigFiles): the ConfigMap its RayJob's head mounts at
     # IMAGE_PATHS.configs_dir; None for every other cluster (a platform's files travel in the job-scripts ConfigMap).
     configs_map: "str | None" = None
@@ -139,7 +138,6 @@ class RayPodsConfig:
             head_ephemeral_gib=workload_settings.head_ephemeral_gib(s),
             worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s),
             ray_token_auth=token_auth_enabled(s),
-            workers_offline=s.startup.prefetch_weights,
             configs_map=own_configs_map(s),
         )
 
@@ -233,9 +231,8 @@ def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     class_selector, class_tolerations = worker_scheduling(c.compute_class, spot=c.spot_capacity)
     node_selector.update(class_selector)
     replicas = c.worker_replicas
-    # With the prefetch the GPU workers load the model and tokenizer from the pinned snapshot on Lustre and never
-    # call the Hub (HF_HUB_OFFLINE=1, no token); without it they download the model themselves. No W&B file:
-    # only the driver on the head logs to W&B.
+    # The GPU workers load the model and tokenizer from the pinned snapshot on Lustre and never call the Hub
+    # (HF_HUB_OFFLINE=1, no token). No W&B file: only the driver on the head logs to W&B.
     tokens = token_files(secret_name, hugging_face=not c.workers_offline, ray_auth_secret=c.ray_auth_secret)
     offline = [{"name": "HF_HUB_OFFLINE", "value": "1"}] if c.workers_offline else []
     container = {

@@ -92,11 +92,11 @@ class JobArgs:
     # What the job sets over its config: the recipe's keys and the program's own (core.recipes.override_report),
     # shown by `pulumi preview` as information.
     notes: tuple[str, ...] = ()
-    # Weights prefetch (core.prefetch): the job trains from the pinned snapshot's path; in own-cluster mode the
-    # entrypoint first waits for the prefetch Job's marker (a graph edge would hold the RayJob, and with it the
-    # GPU nodes it asks for, until the download ends).
+    # Weights (core.prefetch): the job trains from the pinned snapshot's path. With the prefetch Job, in own-cluster
+    # mode the entrypoint first waits for its marker (a graph edge would hold the RayJob, and with it the GPU nodes it
+    # asks for, until the download ends); without it (prefetchWeights false) the entrypoint downloads the pinned
+    # snapshot itself on the head before training, so the run is never trained on the Hub's `main`.
     model_path: Optional[str] = None
-    prefetch_marker: Optional[str] = None  # the GSM8K step loads the dataset at the commit the marker records
     before: tuple[tuple[str, ...], ...] = ()
     # Run after a successful training: the trained marker the checkpoint export Job waits for (core.export).
     after: tuple[tuple[str, ...], ...] = ()
@@ -112,27 +112,26 @@ class JobArgs:
     submitter_node_selector: Optional[dict[str, str]] = None
     # The queue the RayJob waits in (workloads/manifests/kueue.py Queueing): its labels; None: not queued.
     queueing: Optional[Queueing] = None
+    entry: Optional[str] = None  # jobEntry: the image's entry script, run instead of the release's GRPO entry
 
     @classmethod
     def of(cls, s: Settings) -> "JobArgs":
         own = s.job.mode == "own-cluster"
         r = s.recipe
-        model_path, marker = None, None
+        model_path = None
         before: tuple[tuple[str, ...], ...] = ()
-        if s.startup.prefetch_weights and r.model_revision is not None:
+        if r.model_revision is not None:
             plan = prefetch.plan(
-                model_name=r.model_name,
-                revision=r.model_revision,
-                dataset=r.dataset,
-                mount_path=s.workload.lustre_mount_path,
+                model_name=r.model_name, revision=r.model_revision, mount_path=s.workload.lustre_mount_path
             )
-            model_path, marker = plan.model_path, plan.marker
-            if own:
-                before = (
-                    tuple(
-                        prefetch.wait_argv(plan, recipes.SCRIPTS_DIR, prefetch.job_timeout_seconds(plan.download_bytes))
-                    ),
-                )
+            model_path = plan.model_path
+            deadline = prefetch.job_timeout_seconds(plan.download_bytes)
+            if not s.startup.prefetch_weights:
+                # The same program in the NeMo-RL image (its huggingface_hub), with the head's token file: the marker
+                # makes every later attempt of the run skip it.
+                before = (tuple(prefetch.download_argv(plan, recipes.SCRIPTS_DIR, in_nemo_rl_image=True)),)
+            elif own:
+                before = (tuple(prefetch.wait_argv(plan, recipes.SCRIPTS_DIR, deadline)),)
         # The export is a CPU Job that waits for this marker (workloads/manifests/export_job.py), in both modes: an
         # own GPU cluster goes as soon as training ends, and a standing cluster's head carries no bucket mount or
         # write identity. The marker is written whether or not the export is on, so turning the export on or off,
@@ -165,7 +164,6 @@ class JobArgs:
                 )
             ),
             model_path=model_path,
-            prefetch_marker=marker,
             before=before,
             after=after,
             deadline_seconds=job_settings.deadline_seconds(s),
@@ -183,6 +181,7 @@ class JobArgs:
             if s.autopilot
             else cpu_node_selector(autopilot=False, cpu_pool=s.names.cpu_pool),
             queueing=queueing_of(s) if own else None,
+            entry=s.startup.job_entry,
         )
 
     @property
@@ -203,9 +202,9 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
             model_path=a.model_path,
             before=tuple(list(c) for c in a.before),
             after=tuple(list(c) for c in a.after),
-            prefetch_marker=a.prefetch_marker,
             attempts=a.attempts,
             start_from=a.start_from,
+            entry=a.entry,
             own_configs=a.own_cluster is not None and a.own_cluster.configs_map is not None,
         ),
     )
