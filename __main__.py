@@ -6,11 +6,11 @@ outputs of one to the other.
 """
 
 import pulumi
-import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from core import cost, recipes
 from core import weights as weights_path
+from core.naming import EXPERIMENT_DATA_KSA, EXPERIMENT_EXPORT_KSA, experiment_namespace, workload_principal
 from core.settings import (
     SettingsError,
     load_experiment_settings,
@@ -19,12 +19,15 @@ from core.settings import (
     platform,
     project_config,
     security,
+    tenancy,
 )
 from core.settings.job import needs_wandb_key
+from core.settings.security import token_auth_enabled
 from core.settings.stack import platform_stack_problems
 from infra.bucket import BucketArgs, TrainingBucket
 from infra.cluster import ClusterArgs, GkeCluster
 from infra.data_access import DataReadGrant, DataReadGrantArgs
+from infra.experiment_export import ExperimentExport, ExperimentExportArgs
 from infra.gpu_capacity import GpuCapacity, GpuCapacityArgs
 from infra.image_copy import ImageCopy, ImageCopyArgs
 from infra.lustre import LustreArgs, LustreFilesystem
@@ -37,6 +40,8 @@ from infra.psa import PrivateServiceAccess, PsaArgs
 from infra.weights_staging import WeightsStagingAccess, WeightsStagingAccessArgs
 from workloads.checkpoint_export import CheckpointExport, export_job_args
 from workloads.data_staging import DataStaging, DataStagingArgs
+from workloads.experiment_admission import ExperimentAdmission, ExperimentAdmissionArgs
+from workloads.experiment_tenancy import ExperimentTenancy, ExperimentTenancyArgs, experiment_policies
 from workloads.gpu_compute_class import GpuComputeClass, GpuComputeClassArgs
 from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNames
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
@@ -50,14 +55,15 @@ from workloads.nemo_rl_job import JobArgs, NemoRlJob
 from workloads.ray_cluster import RayCluster, RayClusterArgs
 from workloads.weights_prefetch import WeightsPrefetch, WeightsPrefetchArgs
 from workloads.weights_staging import WeightsStaging, WeightsStagingArgs
-from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs, token_secret
+from workloads.workload_identity import WorkloadIdentity, WorkloadIdentityArgs, ray_auth_secret, token_secret
 
 PLATFORM_REF = str(project_config().get("platformStack") or "")
 
 
 async def experiment() -> None:
-    """An experiment stack (platformStack set): its platform's cluster, Lustre and namespace through a
-    StackReference; it declares only its token Secret, weights prefetch, own-cluster RayJob and export Job."""
+    """An experiment stack (platformStack set): its platform's cluster, Lustre and bucket through a StackReference,
+    in the namespace its platform made for it (setting `experiments` there); it declares only its token Secrets,
+    scripts, weights prefetch, own-cluster RayJob and export Job there, and its export folder's grants."""
     # Refused before anything is read or registered: platform settings set here, a malformed reference.
     early = platform_stack_problems(PLATFORM_REF, pulumi.get_stack()) or platform.platform_only_problems(
         project_config()
@@ -68,24 +74,24 @@ async def experiment() -> None:
     details = await ref.get_output_details(platform.CONTRACT_OUTPUT)
     contract = details.value if details.value is not None else details.secret_value
     try:
+        # Refused in one line when the platform hosts no experiment of this name (nothing is registered yet).
         s = load_experiment_settings(PLATFORM_REF, contract)
         pod_fit.check(s)
-        # Its pods live under the platform's NetworkPolicies: what they must reach, the platform must allow.
-        if problems := platform.egress_problems(s, contract or {}):
+        # Every refusal before the first registration (tests/test_bad_input_sweep.py): what its pods must reach and
+        # mount that its namespace's policies do not allow, a platform without a cluster id, names of the platform's.
+        problems = (
+            platform.egress_problems(s, contract or {})
+            + platform.admission_problems(s)
+            + platform.cluster_id_problems(PLATFORM_REF, contract)
+            + platform.collision_problems(s, contract or {})
+            + platform.queue_problems(s, contract or {})
+        )
+        if problems:
             raise SettingsError(problems)
-        # Every refusal before the first registration (tests/test_bad_input_sweep.py).
-        if problems := platform.cluster_id_problems(PLATFORM_REF, contract):
-            raise SettingsError(problems)
-        account = (contract or {}).get("exportServiceAccount")
-        if s.job.enabled and s.startup.export_checkpoints and not account:
-            raise SettingsError(
-                [
-                    f"nemo-rl-gke:exportCheckpoints: platform {PLATFORM_REF!r} has no export service account (its "
-                    "exportCheckpoints is false); set exportCheckpoints to false here or turn it on there"
-                ]
-            )
     except SettingsError as err:
         raise pulumi.RunError(str(err)) from None
+    hosts: dict = contract or {}  # a dict by now: load_experiment_settings refused anything else
+    entry = hosts[platform.EXPERIMENTS_KEY][tenancy.experiment_name(s)]
     # Identified by the platform cluster's id, like the platform's own provider: a changed kubeconfig (endpoint, CA)
     # updates it in place instead of replacing every object of this experiment (core/settings/platform.py).
     provider = k8s.Provider(
@@ -95,38 +101,42 @@ async def experiment() -> None:
             cluster_identifier=(contract or {})[platform.CLUSTER_ID_KEY],
         ),
     )
-    ns = s.storage.namespace
-    tokens = token_secret(
-        token_secret_name(s), ns, load_secrets(), pulumi.ResourceOptions(provider=provider), wandb=needs_wandb_key(s)
-    )
+    ns = s.storage.namespace  # its own: <platform namespace>-<experiment>
+    pulumi.export("platformStack", PLATFORM_REF)
+    pulumi.export("experiment", tenancy.experiment_name(s))
+    pulumi.export("namespace", ns)
+    secrets = load_secrets()
+    in_ns = pulumi.ResourceOptions(provider=provider)
+    tokens = token_secret(token_secret_name(s), ns, secrets, in_ns, wandb=needs_wandb_key(s))
+    needs: list[pulumi.Resource] = [tokens]
+    if token_auth_enabled(s) and secrets.ray_auth_token is not None:
+        # Its own Ray token, under the name its RayJob's authOptions give (load_settings refuses a missing token).
+        needs.append(ray_auth_secret(ns, secrets.ray_auth_token, in_ns))
+    # The programs its pods run, in its own namespace (its config files, if any, go in JobConfigs below).
+    scripts = JobScripts("job-scripts", ns, provider)
+    needs.append(scripts.config_map)
     weights = None
     if s.job.enabled and s.startup.prefetch_weights:
-        # The platform's PVC and scripts ConfigMap exist already; the Job waits only for this stack's Secret.
-        weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), ns, provider, needs=[tokens])
+        # Its platform's claim and service accounts exist already; the Job waits for this stack's Secret and scripts.
+        weights = WeightsPrefetch("weights-prefetch", WeightsPrefetchArgs.of(s), ns, provider, needs=needs)
     if not s.job.enabled:
         return
-    needs: list[pulumi.Resource] = [tokens]
     if s.recipe.config_files:
         # Its own config files, in a ConfigMap of its own that only its RayJob's head mounts.
         configs = JobConfigs("job-configs", s.names.job_configs, ns, recipes.user_config_files(s.recipe), provider)
         needs.append(configs.config_map)
-    # Its datasets, staged and checked on a CPU pod before the RayJob (and its GPUs) is created. The read grant on its
-    # gs:// data is the one Google Cloud resource it declares besides its export's (its own principal only).
+    # Its datasets, staged and checked on a CPU pod before the RayJob (and its GPUs) is created, in its own Lustre
+    # directory, as the service account its platform made for it. The read grant on its gs:// data, for that account's
+    # principal (the contract's), is the one Google Cloud resource it declares besides its export's; bucket-scoped,
+    # like the export's, so the default provider serves it.
     grants: list[pulumi.Resource] = []
     if (grant_args := DataReadGrantArgs.of(s)) is not None:
-        gcp_provider = gcp.Provider("gcp", project=s.gcp_project)
-        number = gcp.organizations.get_project_output(
-            project_id=s.gcp_project, opts=pulumi.InvokeOutputOptions(provider=gcp_provider)
-        ).number
-        grants = list(
-            DataReadGrant(
-                "data-access", grant_args, number, opts=pulumi.ResourceOptions(provider=gcp_provider)
-            ).bindings
-        )
-    staging = DataStaging("data-staging", DataStagingArgs.of(s), provider, needs=[tokens], grants=grants)
+        grants = list(DataReadGrant("data-access", grant_args, principal=entry["dataPrincipal"]).bindings)
+    staging = DataStaging(
+        "data-staging", DataStagingArgs.of(s), provider, needs=[tokens, scripts.config_map], grants=grants
+    )
     needs.append(staging.job)
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
-    pulumi.export("platformStack", PLATFORM_REF)
     if job.queueing is not None:
         # Queued in the platform's LocalQueue of its namespace (the platform declares it; its queue and quota are
         # the platform's `queue` output).
@@ -146,8 +156,21 @@ async def experiment() -> None:
     if weights is not None:
         pulumi.export("prefetchMarker", weights.marker)
         pulumi.export("modelPath", weights.model_path)
-    if s.startup.export_checkpoints and account:
-        exporter = CheckpointExport("checkpoint-export", export_job_args(s, account), provider)
+    if s.startup.export_checkpoints:
+        # Its own export identity and folder: with the data read grant above, the only Google Cloud resources an
+        # experiment stack declares. All are
+        # bucket-scoped (no project field): the default provider serves them, with or without a gcp:project.
+        export_grants = ExperimentExport(
+            "export-grants",
+            ExperimentExportArgs(bucket=s.bucket_name, prefix=s.export_destination.prefix),
+            entry["exportPrincipal"],
+        )
+        exporter = CheckpointExport(
+            "checkpoint-export",
+            export_job_args(s, entry["exportServiceAccount"]),
+            provider,
+            needs=[*needs, export_grants.binding, export_grants.list_binding],
+        )
         pulumi.export("exportUrl", exporter.destination)
         pulumi.export("exportJobCommand", f"kubectl -n {ns} get job {s.names.export_job}")
 
@@ -221,10 +244,45 @@ else:
     workload_args = WorkloadIdentityArgs.of(s)
     workload = WorkloadIdentity("workload-identity", workload_args, secrets, bucket.principal, k8s_provider)
     namespace = workload.namespace.metadata.name
+    lustre_ref = LustreInstanceRef(
+        volume_handle=lustre.volume_handle, ip=lustre.ip, filesystem=lustre.instance.filesystem
+    )
+
+    # A team platform: every experiment it hosts gets its namespace, identities, Lustre claim, network policies and
+    # its people's Role (workloads/experiment_tenancy.py); admission keeps their pods in their own Lustre
+    # directories and off the node (workloads/experiment_admission.py). Their stacks need no cluster-wide right.
+    def experiment_principal(e: str, ksa: str) -> pulumi.Output[str]:
+        ns = experiment_namespace(s.storage.namespace, e)
+        return apis.project_number.apply(lambda number: workload_principal(number, s.workload_identity_pool, ns, ksa))
+
+    export_principals = {e: experiment_principal(e, EXPERIMENT_EXPORT_KSA) for e in sorted(s.tenancy.experiments)}
+    data_principals = {e: experiment_principal(e, EXPERIMENT_DATA_KSA) for e in sorted(s.tenancy.experiments)}
+    # The queue's plan where the platform queues (`queue: kueue`): its experiments' namespaces carry the label its
+    # ClusterQueue selects, and get their LocalQueues with the platform's, after Kueue's release check (below).
+    queue_args = KueueQueueArgs.of(s) if s.queue.queue == "kueue" else None
+    tenancies = [
+        ExperimentTenancy(
+            f"experiment-{e}",
+            ExperimentTenancyArgs.of(s, e, queue=queue_args.plan if queue_args is not None else None),
+            lustre_ref,
+            export_principals[e],
+            k8s_provider,
+            data_principal=data_principals[e],
+        )
+        for e in sorted(s.tenancy.experiments)
+    ]
+    if tenancies:
+        ExperimentAdmission("experiment-admission", ExperimentAdmissionArgs.of(s), k8s_provider)
     # Ray token auth needs an operator that sends the token: with `kubeRayOperator: helm` the stack installs a known
     # KubeRay instead of GKE's add-on (workloads/kuberay_operator.py); the Ray objects wait for its CRDs.
     kuberay = (
-        KubeRayOperator("kuberay-operator", KubeRayOperatorArgs.of(s), workload.namespace, k8s_provider)
+        KubeRayOperator(
+            "kuberay-operator",
+            KubeRayOperatorArgs.of(s),
+            workload.namespace,
+            k8s_provider,
+            experiment_namespaces=[t.namespace for t in tenancies],
+        )
         if s.security.kuberay_operator == "helm"
         else None
     )
@@ -247,13 +305,7 @@ else:
     )
     # The ComputeClass that orders the capacity models; the GPU workers select it.
     compute_class = GpuComputeClass("gpu-compute-class", GpuComputeClassArgs.of(s), k8s_provider)
-    volume = LustreVolume(
-        "lustre-volume",
-        LustreVolumeArgs.of(s),
-        LustreInstanceRef(volume_handle=lustre.volume_handle, ip=lustre.ip, filesystem=lustre.instance.filesystem),
-        namespace,
-        k8s_provider,
-    )
+    volume = LustreVolume("lustre-volume", LustreVolumeArgs.of(s), lustre_ref, namespace, k8s_provider)
     # GPU nodes and the NeMo-RL image while Lustre is still being created: placeholders ask for GPU nodes as soon
     # as the pool exists (they need neither Lustre nor a Secret), a DaemonSet pulls the image on the CPU pool.
     warmup = None
@@ -388,17 +440,20 @@ else:
         if s.startup.export_checkpoints:
             pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
 
-    if s.queue.queue == "kueue":
+    if queue_args is not None:
         # The queue: first the read of Kueue's manager; once its release passed the check (one line naming `queue`
-        # otherwise, before anything queued is registered), Kueue's objects, then the queued Ray objects, which wait
-        # for them (their LocalQueue and Kueue's webhooks must be there, or they would start unqueued).
-        queue_args = KueueQueueArgs.of(s)
-        queue = KueueQueue("queue", queue_args, k8s_provider)
+        # otherwise, before anything queued is registered), Kueue's objects and a LocalQueue in the platform's
+        # namespace and in each experiment's (each after its namespace), then the queued Ray objects, which wait for
+        # them (their LocalQueue and Kueue's webhooks must be there, or they would start unqueued).
+        queued_args = queue_args
+        queue = KueueQueue("queue", queued_args, k8s_provider)
+        namespace_ready = {ns: [workload.namespace]}
+        namespace_ready.update({t.args.namespace: [t.namespace] for t in tenancies})
 
         async def after_the_queue_check() -> None:
-            await queue.checked(namespace_ready=[workload.namespace])
+            await queue.checked(namespace_ready=namespace_ready)
             # The queue and its quota as computed at `up`; what waits and what runs: python -m cli.team.
-            pulumi.export("queue", {**queue_args.describe(), "kueueVersion": queue.version})
+            pulumi.export("queue", {**queued_args.describe(), "kueueVersion": queue.version})
             ray_objects(pod_needs + queue.ready)
 
         pulumi.run(after_the_queue_check)
@@ -447,16 +502,20 @@ else:
     costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())  # pulumi preview prints it
     pulumi.export("costEstimate", costs.as_output())
-    # What experiment stacks read through their StackReference (core/settings/platform.py); the kubeconfig
-    # authenticates through gke-gcloud-auth-plugin (no credential in it) and stays a secret output all the same.
-    pulumi.export(platform.KUBECONFIG_OUTPUT, gke.kubeconfig)
+    # What experiment stacks read through their StackReference (core/settings/platform.py), both non-secret: the
+    # kubeconfig authenticates through gke-gcloud-auth-plugin (no credential in it), the contract holds names and
+    # settings. Reading them needs no right to decrypt the platform's secrets (docs/security.md).
+    pulumi.export(platform.KUBECONFIG_OUTPUT, pulumi.Output.unsecret(gke.kubeconfig))
     pulumi.export(
         platform.CONTRACT_OUTPUT,
         platform.contract(
             s,
             s.names.export_ksa if workload.export_service_account is not None else None,
-            egress=workload_args.policies.egress(),
+            # What the experiment namespaces' policies let their pods reach (the same for every experiment).
+            egress=experiment_policies(s, s.storage.namespace).egress(),
             cluster_id=gke.cluster.id,
+            export_principals=export_principals,
+            data_principals=data_principals,
         ),
     )
     pulumi.export("driverLogsQuery", observability.logs_query)

@@ -1,7 +1,7 @@
 """The team's view of the platform's GPU queue, from the cluster: every job's Kueue Workload, its state, its position
 in the queue, its attempts, the GPUs it holds and its GPU-hours so far.
 
-    python -m cli.team [--cluster-queue nemo-rl] [--json] [--usd-per-gpu-hour X | --cost-estimate FILE]
+    python -m cli.team [--cluster-queue nemo-rl] [--namespace NS] [--json] [--usd-per-gpu-hour X | --cost-estimate FILE]
 
 It reads, with your kubectl context (the `getCredentialsCommand` output sets it up):
 - `kubectl get workload.kueue.x-k8s.io -A -o json`: one Workload per queued RayJob or RayCluster (Kueue's own
@@ -15,6 +15,12 @@ It reads, with your kubectl context (the `getCredentialsCommand` output sets it 
   `kueue-batch-admin-role`; config/components/rbac/pending_workloads_cq_viewer_role.yaml @v0.19.2); without it the
   positions stay empty and the summary says so. Listing Workloads and RayJobs in every namespace needs a cluster-wide
   read of them too (`kueue-batch-admin-role` has the Workloads).
+
+An experimenter, whose rights are their experiment namespace's Role (workloads/manifests/tenancy.py), passes
+`--namespace <their namespace>`: the Workloads and RayJobs of that namespace only, and the positions from its
+LocalQueue's list (`/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/<ns>/localqueues/<lq>/pendingworkloads`, the
+resource Kueue's Role `pending-workloads-lq-viewer-role` grants: config/components/rbac/
+pending_workloads_lq_viewer_role.yaml at kueue 14a3f57e), each item still carrying its position in the ClusterQueue.
 
 The stack output `queue` says what the queue and its quota were at `pulumi up`; this says what they are now. Exit
 codes: 0 done; 1 kubectl refused a read (one line on stderr, never a traceback). Which field of which object each
@@ -41,6 +47,8 @@ GPU = "nvidia.com/gpu"
 STACK_ANNOTATION = "nemo-rl-gke/stack"  # workloads/manifests/rayjob.py rayjob_annotations
 RUN_ANNOTATION = "nemo-rl-gke/run"
 PENDING_PATH = "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/{}/pendingworkloads"
+LOCAL_PENDING_PATH = "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{}/localqueues/{}/pendingworkloads"
+DEFAULT_LOCAL_QUEUE = "nemo-rl"  # core/naming.py KUEUE_LOCAL_QUEUE: the same name in every queued namespace
 
 Kubectl = Callable[[list[str]], str]
 
@@ -266,11 +274,15 @@ def summary(found: list[Row]) -> str:
     return f"{held:g} GPUs held, {len(waiting)} job(s) waiting, {hours:.1f} GPU-hours so far{usd}"
 
 
-def collect(run: Kubectl, cluster_queue: str) -> tuple[dict, dict, Optional[dict]]:
-    wls = json.loads(run(["get", "workload.kueue.x-k8s.io", "--all-namespaces", "-o", "json"]))
-    rayjobs = json.loads(run(["get", "rayjob.ray.io", "--all-namespaces", "-o", "json"]))
+def collect(
+    run: Kubectl, cluster_queue: str, namespace: Optional[str] = None, local_queue: str = DEFAULT_LOCAL_QUEUE
+) -> tuple[dict, dict, Optional[dict]]:
+    scope = ["--namespace", namespace] if namespace else ["--all-namespaces"]
+    wls = json.loads(run(["get", "workload.kueue.x-k8s.io", *scope, "-o", "json"]))
+    rayjobs = json.loads(run(["get", "rayjob.ray.io", *scope, "-o", "json"]))
+    path = LOCAL_PENDING_PATH.format(namespace, local_queue) if namespace else PENDING_PATH.format(cluster_queue)
     try:
-        pending = json.loads(run(["get", "--raw", PENDING_PATH.format(cluster_queue)]))
+        pending = json.loads(run(["get", "--raw", path]))
     except Refused:
         pending = None  # no right to the visibility API: positions unknown
     return wls, rayjobs, pending
@@ -279,6 +291,11 @@ def collect(run: Kubectl, cluster_queue: str) -> tuple[dict, dict, Optional[dict
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m cli.team", description=__doc__.split("\n\n")[0])
     p.add_argument("--cluster-queue", default=DEFAULT_CLUSTER_QUEUE, help="the platform's ClusterQueue")
+    p.add_argument(
+        "--namespace",
+        help="only this namespace's jobs (an experimenter's own namespace), their positions from its LocalQueue",
+    )
+    p.add_argument("--local-queue", default=DEFAULT_LOCAL_QUEUE, help="with --namespace: the namespace's LocalQueue")
     p.add_argument("--json", action="store_true", help="one JSON object per job instead of the table")
     price = p.add_mutually_exclusive_group()
     price.add_argument("--usd-per-gpu-hour", type=float, help="price the GPU-hours at this rate")
@@ -307,7 +324,7 @@ def main(argv: Optional[list[str]] = None, run: Kubectl = kubectl, now: Optional
     args = build_parser().parse_args(argv)
     try:
         price = _price(args)
-        wls, rayjobs, pending = collect(run, args.cluster_queue)
+        wls, rayjobs, pending = collect(run, args.cluster_queue, args.namespace, args.local_queue)
         found = rows(wls, rayjobs, pending, now or datetime.now(timezone.utc), args.cluster_queue, price)
     except Refused as e:
         print(f"error: {e}", file=sys.stderr)

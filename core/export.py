@@ -60,6 +60,16 @@ class Destination:
         return f"gs://{self.bucket}/{self.prefix}"
 
 
+# An experiment stack's exports: a folder of its own in its platform's bucket, beside the platform's prefix rather than
+# under it (the platform's export identity holds its managed folder, which would cover nested ones); the platform
+# creates the folder, the experiment stack its managed folder and grant (infra/experiment_export.py).
+EXPERIMENTS_PREFIX = "experiments"
+
+
+def experiment_prefix(experiment: str) -> str:
+    return f"{EXPERIMENTS_PREFIX}/{experiment}"
+
+
 def parse_destination(value: str, stack_bucket: str) -> tuple[Optional[Destination], Optional[str]]:
     """(destination, None) or (None, problem). `value` is `gs://<bucket>/<prefix>`, a bare prefix inside the
     stack's bucket, or empty for the default prefix; any other bucket is refused."""

@@ -17,3 +17,15 @@ def hf_home(mount_path: str) -> str:
     """HF_HOME on Lustre: a model or dataset downloads once for every node and survives pod restarts (the GKE
     tutorial and the codelab put it on their shared volume for that reason)."""
     return f"{mount_root(mount_path)}/{HF_CACHE_DIR}"
+
+
+# An experiment of a team platform mounts only these (core/settings/tenancy.py, enforced at admission by
+# workloads/manifests/tenancy.py): its own directory read-write, at the mount root, so every path above (checkpoints,
+# logs, attempts, datasets, prefetch markers and links) lands in it unchanged; the shared Hugging Face cache at its
+# usual place, read-only for its Ray pods and written only by its prefetch Job.
+EXPERIMENTS_DIR = "experiments"
+
+
+def experiment_dir(experiment: str) -> str:
+    """The experiment's own directory, relative to the volume's root (a `subPath`)."""
+    return f"{EXPERIMENTS_DIR}/{experiment}"

@@ -321,3 +321,49 @@ class Names:
         for i in range(RDMA_NICS_PER_NODE):
             out[self.rdma_subnet(i)] = ("RDMA subnet", 63)
         return out
+
+
+# --- An experiment of a team platform (core/settings/tenancy.py) -------------------------------------------------
+# Fixed names inside an experiment's own namespace: the namespace keeps them apart (the platform's own objects and
+# every other experiment's live in other namespaces), so they need no prefix.
+EXPERIMENT_EXPORT_KSA = "nemo-rl-export"
+# The data staging Job's (workloads/data_staging.py): its Workload Identity principal is the one the experiment grants
+# read on its own gs:// training data (infra/data_access.py).
+EXPERIMENT_DATA_KSA = "nemo-rl-data"
+EXPERIMENTER_ROLE = "nemo-rl-experimenter"
+
+
+def experiment_namespace(platform_namespace: str, experiment: str) -> str:
+    """An experiment's namespace: `<platform namespace>-<experiment>` (the settings rules hold it to 63)."""
+    return f"{platform_namespace}-{experiment}"
+
+
+@dataclass(frozen=True)
+class ExperimentNames:
+    """Names of one experiment's objects, which its platform creates (workloads/experiment_tenancy.py) and its
+    experiment stack uses (the platform's contract hands them over: core/settings/platform.py)."""
+
+    platform: Names
+    platform_namespace: str
+    experiment: str
+
+    @property
+    def namespace(self) -> str:
+        return experiment_namespace(self.platform_namespace, self.experiment)
+
+    @property
+    def lustre_pv(self) -> str:
+        # PersistentVolumes are cluster-scoped: one per experiment, beside the platform's own.
+        return f"{self.platform.lustre_pv}-{self.experiment}"
+
+    @property
+    def export_ksa(self) -> str:
+        return EXPERIMENT_EXPORT_KSA
+
+    @property
+    def data_ksa(self) -> str:
+        return EXPERIMENT_DATA_KSA
+
+    @property
+    def role(self) -> str:
+        return EXPERIMENTER_ROLE

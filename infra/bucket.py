@@ -38,7 +38,7 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from core import catalog
+from core import catalog, export
 from core.naming import resource_labels, workload_principal
 from core.settings import Settings
 from infra.options import child_options
@@ -58,6 +58,9 @@ class BucketArgs:
     namespace: str
     export_ksa: Optional[str]
     export_prefix: Optional[str]
+    # The folders of the experiments this platform hosts (core.export.experiment_prefix): the platform creates them,
+    # each experiment stack its managed folder and grant on its own (infra/experiment_export.py).
+    experiment_prefixes: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, s: Settings) -> "BucketArgs":
@@ -73,6 +76,7 @@ class BucketArgs:
             namespace=s.storage.namespace,
             export_ksa=s.names.export_ksa if exporting else None,
             export_prefix=prefix,
+            experiment_prefixes=tuple(export.experiment_prefix(e) for e in sorted(s.tenancy.experiments)),
         )
 
 
@@ -174,4 +178,20 @@ class TrainingBucket(pulumi.ComponentResource):
                 ),
                 opts=after_pool,
             )
+        if a.experiment_prefixes:
+            # Never force-deleted: a removed experiment's folder keeps its exports, and its delete is refused while it
+            # holds any (DELETE_REFUSED).
+            parent = gcp.storage.Folder(
+                "experiments-folder",
+                gcp.storage.FolderArgs(
+                    bucket=self.bucket.name, name=f"{export.EXPERIMENTS_PREFIX}/", force_destroy=False
+                ),
+                opts=child_options(self, opts, delete_before_replace=False),
+            )
+            for prefix in a.experiment_prefixes:
+                gcp.storage.Folder(
+                    f"experiment-folder-{prefix.rsplit('/', 1)[1]}",
+                    gcp.storage.FolderArgs(bucket=self.bucket.name, name=f"{prefix}/", force_destroy=False),
+                    opts=child_options(self, opts, depends_on=[parent], delete_before_replace=False),
+                )
         self.register_outputs({"url": self.url})

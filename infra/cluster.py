@@ -66,6 +66,8 @@ class ClusterArgs:
     image_streaming: bool = False  # on the system pool (infra/node_image.py)
     ray_operator_addon: bool = True  # GKE's hosted KubeRay; off when the stack installs KubeRay itself
     fqdn_network_policy: bool = True  # the workload namespace's FQDNNetworkPolicies need it
+    # Google Groups for RBAC (rbacSecurityGroup): gke-security-groups@<domain>; None: not rendered.
+    security_group: Optional[str] = None
     # Runnable but suspicious settings, shown by `pulumi preview`: access (core.settings.security.warnings) and a
     # maintenance exclusion window that has ended.
     warnings: tuple[str, ...] = ()
@@ -98,6 +100,7 @@ class ClusterArgs:
             image_streaming=s.image_streaming,
             ray_operator_addon=not own_operator(s),
             fqdn_network_policy=s.security.egress_fqdn_policies,
+            security_group=s.tenancy.rbac_security_group,
             warnings=tuple(security.warnings(s)) + tuple(exclusion_warnings(s.cluster)),
         )
 
@@ -253,6 +256,18 @@ class GkeCluster(pulumi.ComponentResource):
             deletion_protection=a.deletion_protection,
             resource_labels=dict(a.labels),
             **_access(a),
+            # Rendered only when set: the block is Optional + Computed and updated in place (UpdateCluster
+            # DesiredAuthenticatorGroupsConfig), so leaving it out later keeps the cluster's value
+            # (core/catalog/replacements.py DIFF_RULES_READ).
+            **(
+                {
+                    "authenticator_groups_config": gcp.container.ClusterAuthenticatorGroupsConfigArgs(
+                        security_group=a.security_group
+                    )
+                }
+                if a.security_group is not None
+                else {}
+            ),
         )
         if a.autopilot:
             self.cluster = gcp.container.Cluster(

@@ -23,6 +23,7 @@ import pulumi_gcp as gcp
 from core import catalog, data
 from core.naming import workload_principal
 from core.settings import Settings
+from core.settings import tenancy as tenancy_settings
 from infra.options import child_options
 
 
@@ -40,7 +41,10 @@ class DataReadGrantArgs:
         if not reads:
             return None
         return cls(
-            workload_pool=s.workload_identity_pool, namespace=s.storage.namespace, ksa=s.names.data_ksa, reads=reads
+            workload_pool=s.workload_identity_pool,
+            namespace=s.storage.namespace,
+            ksa=tenancy_settings.data_ksa(s),
+            reads=reads,
         )
 
 
@@ -69,15 +73,23 @@ class DataReadGrant(pulumi.ComponentResource):
         self,
         name: str,
         args: DataReadGrantArgs,
-        project_number: pulumi.Input[str],
+        project_number: Optional[pulumi.Input[str]] = None,
         pool_owner: Optional[pulumi.Resource] = None,
         opts: Optional[pulumi.ResourceOptions] = None,
+        principal: Optional[pulumi.Input[str]] = None,
     ):
+        """The principal from the project's number, or as given (`principal`: an experiment stack's, which its
+        platform's contract publishes for the service account it made in the experiment's namespace)."""
         super().__init__("nemo-rl-gke:infra:DataReadGrant", name, None, opts)
         a = args
-        principal = pulumi.Output.from_input(project_number).apply(
-            lambda num: workload_principal(num, a.workload_pool, a.namespace, a.ksa)
-        )
+        if principal is not None:
+            member = pulumi.Output.from_input(principal)
+        elif project_number is not None:
+            member = pulumi.Output.from_input(project_number).apply(
+                lambda num: workload_principal(num, a.workload_pool, a.namespace, a.ksa)
+            )
+        else:
+            raise ValueError("DataReadGrant needs the project number or the principal")
         after_pool = child_options(self, opts, depends_on=[pool_owner] if pool_owner is not None else [])
         self.bindings = [
             gcp.storage.BucketIAMMember(
@@ -86,11 +98,11 @@ class DataReadGrant(pulumi.ComponentResource):
                 gcp.storage.BucketIAMMemberArgs(
                     bucket=bucket,
                     role=catalog.DATA_READ_ROLE,
-                    member=principal,
+                    member=member,
                     condition=read_condition(bucket, reads),
                 ),
                 opts=after_pool,
             )
             for bucket, reads in sorted(a.reads.items())
         ]
-        self.register_outputs({"principal": principal, "buckets": sorted(a.reads)})
+        self.register_outputs({"principal": member, "buckets": sorted(a.reads)})

@@ -67,6 +67,7 @@ SECTION_TITLES = {
     "gate": "Readiness gate",
     "security": "Access and hardening",
     "startup": "Time to first step and checkpoint export",
+    "tenancy": "Experiments on a team platform",
 }
 
 

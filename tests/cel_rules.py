@@ -84,3 +84,38 @@ def cel_problems(schema: dict, obj: dict) -> list[str]:
         elif not result:
             problems.append(f"{path or '<root>'}: {rule.get('message') or expr}")
     return problems
+
+
+def admission_refusals(policy: dict, obj: dict, namespace_object: dict) -> list[str]:
+    """The messages of a ValidatingAdmissionPolicy's validations that refuse `obj` in a namespace `namespace_object`,
+    as the API server evaluates them (Kubernetes "Validating Admission Policy": `object` and `namespaceObject` are
+    bound, `spec.variables` are evaluated in order and each may use the ones before it as `variables.<name>`, every
+    validation must be true; with failurePolicy Fail an evaluation error refuses, reported here as a refusal too)."""
+    spec = policy["spec"]
+    bound: dict = {
+        "object": celpy.json_to_cel(obj),
+        "namespaceObject": celpy.json_to_cel(namespace_object),
+    }
+    variables: dict = {}
+    refusals = []
+    for v in spec.get("variables") or []:
+        bound["variables"] = celpy.celtypes.MapType(variables)
+        try:
+            value = _program(v["expression"]).evaluate(bound)
+        except Exception as e:
+            return [f"variable {v['name']}: could not be evaluated: {e}"]
+        if isinstance(value, Exception):
+            return [f"variable {v['name']}: could not be evaluated: {value!r}"]
+        variables[celpy.celtypes.StringType(v["name"])] = value
+    bound["variables"] = celpy.celtypes.MapType(variables)
+    for rule in spec["validations"]:
+        try:
+            result = _program(rule["expression"]).evaluate(bound)
+        except Exception as e:
+            refusals.append(f"could not be evaluated: {e}: {rule['expression']}")
+            continue
+        if isinstance(result, Exception) or not isinstance(result, celpy.celtypes.BoolType):
+            refusals.append(f"could not be evaluated: {result!r}: {rule['expression']}")
+        elif not result:
+            refusals.append(rule.get("message") or rule["expression"])
+    return refusals

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import yaml
 
@@ -65,8 +65,15 @@ def _endpoint(p: RenderedPod) -> np.Endpoint:
     return np.pod(p.source, p.namespace, p.labels)
 
 
+def workload_namespace(result: engine.SynthResult) -> str:
+    """The stack's own namespace: a platform's `namespace`, an experiment stack's the one its platform made for it."""
+    if "namespace" in result.outputs:
+        return result.outputs["namespace"]
+    return result.config.get(f"{result.project}:namespace", "nemo-rl")
+
+
 def workload_pods(result: engine.SynthResult) -> list[RenderedPod]:
-    ns = result.config.get(f"{result.project}:namespace", "nemo-rl")
+    ns = workload_namespace(result)
     return [p for p in pods(result) if p.namespace == ns]
 
 
@@ -143,12 +150,12 @@ def platform_of(result: engine.SynthResult) -> str:
 
 
 def stack_write_principals(stack: str, results: Mapping[str, engine.SynthResult]) -> set[str]:
-    """The Workload Identity principals a stack's pods write to the bucket as. A platform grants them itself; an
-    experiment stack declares no Google Cloud resource, so its pods write as whichever of its platform's principals
-    their (namespace, service account) is."""
+    """The Workload Identity principals a stack's pods write to the bucket as: whichever granted principal their
+    (namespace, service account) is, over the grants of the stack and of its platform (an experiment stack grants
+    its own export identity; a grant of its platform's would count for it too)."""
     r = results[stack]
     platform = platform_of(r)
-    granted = write_principals(results[platform] if platform else r)
+    granted = write_principals(r) | (write_principals(results[platform]) if platform in results else set())
     by_identity = {tuple(_PRINCIPAL.search(m).groups()): m for m in granted}
     return {
         by_identity[(p.namespace, p.service_account)]
@@ -232,11 +239,12 @@ def tokens_never_read(result: engine.SynthResult) -> int:
     return count
 
 
-def namespaces_with_psa(result: engine.SynthResult) -> tuple[int, int]:
-    """(namespaces whose labels enforce the strictest level all their pods meet and warn/audit restricted, all)."""
+def namespaces_with_psa(result: engine.SynthResult, tenants: Sequence[engine.SynthResult] = ()) -> tuple[int, int]:
+    """(namespaces whose labels enforce the strictest level all their pods meet and warn/audit restricted, all), the
+    pods of the experiment stacks a platform hosts (`tenants`) counted in the namespaces it made for them."""
     namespaces = [r.inputs for r in result.kubernetes_objects() if r.inputs.get("kind") == "Namespace"]
     by_ns: dict[str, list[dict]] = {}
-    for p in pods(result):
+    for p in [*pods(result), *(q for t in tenants for q in pods(t))]:
         by_ns.setdefault(p.namespace, []).append(p.spec)
     good = 0
     for ns in namespaces:
@@ -396,7 +404,10 @@ def figures(results: Mapping[str, engine.SynthResult], experiments: Mapping[str,
     shared = shared_principals(every_stack)
     groups = "; ".join(", ".join(g) for g in sharing_groups(every_stack))
     never = sum(per_stack(tokens_never_read).values())
-    psa = per_stack(namespaces_with_psa)
+    psa = {
+        s: namespaces_with_psa(r, [e for e in experiments.values() if platform_of(e) == s])
+        for s, r in sorted(results.items())
+    }
     psa_s = f"{sum(a for a, _ in psa.values())}/{sum(b for _, b in psa.values())}"
     caps = per_stack(capability_drops)
     caps_s = f"{sum(a for a, _ in caps.values())}/{sum(b for _, b in caps.values())}"
@@ -409,10 +420,8 @@ def figures(results: Mapping[str, engine.SynthResult], experiments: Mapping[str,
         "workload pods without an egress policy": egress_s,
         "who reaches 8265 besides the workload and the submitter": ", ".join(dash),
         "pod templates with bucket write": write_s,
-        "stacks sharing one Workload Identity principal": (
-            f"{shared}/{len(every_stack)}"
-            + (f" ({groups}: an experiment writes as its platform's export identity)" if groups else "")
-        ),
+        "stacks sharing one Workload Identity principal": f"{shared}/{len(every_stack)}"
+        + (f" ({groups})" if groups else ""),
         "pods holding a token they never read": str(never),
         "namespaces with Pod Security labels": psa_s,
         "containers of pods without the RDMA mounts that drop all capabilities": caps_s,

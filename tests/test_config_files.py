@@ -182,20 +182,24 @@ def test_editing_a_file_and_running_again_installs_the_edit_on_a_standing_cluste
 
 
 # --- an experiment's own files ---------------------------------------------------------------------------------------
-def _readme_blocks() -> tuple[str, dict]:
-    """The config file and the experiment's stack file of the README's "Your own run", as written there."""
+def _readme_blocks() -> tuple[str, dict, tuple[str, str]]:
+    """The config file and the experiment's stack file of the README's "Your own run", as written there, and the
+    (experiment, principal) its `pulumi config set` lists on the platform."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Your own run") : text.index("## Shipped stacks")]
     blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
     (config_file,) = [b for b in blocks if b.lstrip().startswith("# configs/")]
     (stack_file,) = [b for b in blocks if "platformStack" in b]
-    return config_file, yaml.safe_load(stack_file)
+    ((name, principal),) = re.findall(
+        r"pulumi config set --path 'experiments\[\"([^\"]+)\"\]\[0\]' (\S+) -s codelab", section
+    )
+    return config_file, yaml.safe_load(stack_file), (name, principal)
 
 
 @pytest.fixture
 def readme_experiment(tmp_path, monkeypatch):
     """The README's own run, synthesized as written: its file in a project of its own, its stack file beside."""
-    config_file, stack = _readme_blocks()
+    config_file, stack, (name, principal) = _readme_blocks()
     project = tmp_path / "project"
     files = stack["config"]["nemo-rl-gke:jobConfigFiles"]
     ((install, source),) = files.items()
@@ -204,7 +208,13 @@ def readme_experiment(tmp_path, monkeypatch):
     monkeypatch.setattr(config_tree, "PROJECT_ROOT", project)
     stack_path = tmp_path / "Pulumi.codelab-mine.yaml"
     stack_path.write_text(yaml.safe_dump(stack))
-    r = engine.run("codelab-mine", stack_file=stack_path)
+    # Its platform lists it, as the README's first step does.
+    listed = yaml.safe_load((ROOT / "Pulumi.codelab.yaml").read_text())["config"]["nemo-rl-gke:experiments"]
+    assert name == "codelab-mine"
+    platform_run = engine.run("codelab", {"experiments": json.dumps({**listed, name: [principal]})})
+    assert platform_run.error is None, platform_run.error
+    refs = {stack["config"]["nemo-rl-gke:platformStack"]: engine.StackOutputs.of(platform_run)}
+    r = engine.run(name, stack_file=stack_path, stack_references=refs)
     assert r.error is None, r.error
     return r, install, (project / source).read_text()
 
@@ -212,10 +222,12 @@ def readme_experiment(tmp_path, monkeypatch):
 @pytest.mark.graph
 def test_the_readmes_own_run_ships_its_file_in_a_configmap_of_its_own_that_only_its_job_mounts(readme_experiment):
     r, install, text = readme_experiment
-    (cm,) = r.of_type(CONFIG_MAP)  # its own: the platform's job-scripts ConfigMap is not the experiment's
+    # Its own, beside the scripts ConfigMap of its namespace: the platform's ConfigMaps are not the experiment's.
+    cm = r.get(CONFIG_MAP, "job-configs")
     assert cm.name == "job-configs" and cm.get("metadata.name") == "nemo-codelab-mine-job-configs"
     (key,) = cm.get("data")
     assert cm.get("data") == {recipes.user_config_key(install, text): text}
+    assert key not in r.get(CONFIG_MAP, "job-scripts").get("data")  # the programs only
     # Kubernetes' ConfigMap key rule (IsConfigMapKey): at most 253 of [-._a-zA-Z0-9], not '.'-prefixed twice.
     assert len(key) <= catalog.K8S_CONFIGMAP_KEY_MAX and re.fullmatch(catalog.K8S_CONFIGMAP_KEY_RE, key)
     assert not key.startswith("..")

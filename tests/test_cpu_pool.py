@@ -17,6 +17,7 @@ from workloads.manifests import pod_fit
 ROOT = Path(__file__).resolve().parents[1]
 POOL = "gcp:container/nodePool:NodePool"
 EXPERIMENTS = ("codelab-exp1", "codelab-exp2", "codelab-exp3")
+LISTED = {e: ["user:alice@example.com"] for e in (*EXPERIMENTS, "codelab-exp4")}
 
 
 def cpu_pods(r, cpu_pool: str) -> dict[str, node_fit.Resources]:
@@ -56,11 +57,12 @@ def daemonsets(r, cpu_pool: str) -> list[node_fit.Resources]:
 
 @pytest.fixture(scope="module")
 def team():
-    """codelab, its three experiments and a fourth (codelab-exp1's settings under another stack name)."""
-    platform = engine.run("codelab")
+    """codelab listing four experiments: its three and a fourth (codelab-exp1's settings under another stack name)."""
+    platform = engine.run("codelab", {"experiments": json.dumps(LISTED)})
     assert platform.error is None, platform.error
-    exps = [engine.run(s) for s in EXPERIMENTS]
-    exps.append(engine.run("codelab-exp4", stack_file=ROOT / "Pulumi.codelab-exp1.yaml"))
+    ref = {"organization/nemo-rl-gke/codelab": engine.StackOutputs.of(platform)}
+    exps = [engine.run(s, stack_references=ref) for s in EXPERIMENTS]
+    exps.append(engine.run("codelab-exp4", stack_file=ROOT / "Pulumi.codelab-exp1.yaml", stack_references=ref))
     for e in exps:
         assert e.error is None, (e.stack, e.error)
     return platform, exps
@@ -97,21 +99,68 @@ def test_the_platform_and_four_experiments_find_room_on_the_cpu_pool_node_by_nod
 
 
 @pytest.mark.graph
-def test_the_pool_is_sized_for_every_job_the_gpus_can_run_at_once(team):
-    """gpuNodes jobs can run at once (each holds at least one whole GPU node): the pool's maximum holds their CPU
-    pods at the platform's shapes, with the standing head, and the queue's CPU quota is what Kueue counts of them."""
-    platform, _ = team
+def test_the_pool_and_the_cpu_quota_count_every_listed_experiment(team):
+    """The platform's `experiments` are the jobs besides its own (an unlisted experiment stack is refused): the pool's
+    maximum holds the platform's CPU pods and each listed experiment's head, submitter, prefetch, data staging and
+    export at the platform's shapes, and the queue's CPU quota is what Kueue counts of them (heads, submitters)."""
+    platform, exps = team
     (pool,) = [p for p in platform.of_type(POOL) if p.name == "cpu"]
     plan = pod_fit.cpu_pool_plan(_settings(platform))
-    assert plan is not None and plan.max_jobs == 8
+    assert plan is not None and plan.max_jobs == 8 and plan.experiments == tuple(sorted(LISTED))
     at_once = plan.pods_at_once()
-    # The standing head, the platform's weights staging and import Jobs; 8 jobs' head, submitter, prefetch, data
-    # staging and export.
-    assert len(at_once) == 1 + 2 + 8 * 5
+    # The standing head, the platform's job (5) and its weights staging and import Jobs; each experiment's five.
+    assert len(at_once) == 1 + 5 + 2 + 5 * len(LISTED)
+    for e in LISTED:
+        assert {n.rsplit(" ", 1)[-1] for n in at_once if n.startswith(f"experiment {e} ")} >= {"head", "submitter"}
+        assert f"experiment {e} data staging" in at_once
     assert node_fit.place(at_once, plan.room, pool.inputs["autoscaling"]["maxNodeCount"]).unplaced == ()
     quota = platform.outputs["queue"]["quota"]["nemo-rl-cpu"]
     heads_and_submitters = [r for n, r in at_once.items() if n.endswith(("head", "submitter"))]
+    assert len(heads_and_submitters) == 1 + 2 + 2 * len(LISTED)
     assert node_fit.quantity(quota["cpu"]) == pytest.approx(sum(r.cpu for r in heads_and_submitters), abs=1e-3)
+    # What the experiments render is what the plan counted for them, pod by pod (at most as large).
+    for e in exps:
+        name = e.stack
+        for what, res in cpu_pods(e, "cpu").items():
+            kind = what.split(" ", 1)[1]
+            counted = {
+                "RayJob head": "head",
+                "RayJob submitter": "submitter",
+                "Job data-staging": "data staging",
+            }.get(kind)
+            if counted is None:
+                continue
+            mine = at_once[f"experiment {name} {counted}"]
+            assert res.cpu <= mine.cpu and res.memory_gib <= mine.memory_gib, (what, res, mine)
+
+
+@pytest.mark.graph
+def test_a_platform_without_experiments_sizes_the_pool_and_quota_for_its_own_pods_only(synth):
+    platform = synth("codelab", {"experiments": "{}"})
+    assert platform.error is None, platform.error
+    plan = pod_fit.cpu_pool_plan(_settings(platform))
+    assert plan is not None and plan.experiments == () and not [n for n in plan.pods_at_once() if "experiment" in n]
+    listed = pod_fit.cpu_pool_plan(_settings(synth("codelab")))
+    assert listed is not None and listed.queued.cpu > plan.queued.cpu and listed.max_nodes >= plan.max_nodes
+    own = [r for n, r in plan.pods_at_once().items() if n.endswith(("head", "submitter"))]
+    quota = platform.outputs["queue"]["quota"]["nemo-rl-cpu"]
+    assert node_fit.quantity(quota["cpu"]) == pytest.approx(sum(r.cpu for r in own), abs=1e-3)
+
+
+@pytest.mark.graph
+def test_more_experiments_than_gpu_nodes_count_every_cpu_job_but_only_the_heads_the_gpus_can_run(synth):
+    """Two GPU nodes and no job of the platform's: two experiments run at once; the other two wait in the queue with
+    no head or submitter (Kueue suspends their RayJobs), while their CPU Jobs (not queued) still run on the pool."""
+    platform = synth("codelab", {"gpuNodes": "2", "jobEnabled": "false", "experiments": json.dumps(LISTED)})
+    assert platform.error is None, platform.error
+    plan = pod_fit.cpu_pool_plan(_settings(platform))
+    assert plan is not None and plan.max_jobs == 2 and plan.admitted == 2
+    at_once = plan.pods_at_once()
+    assert len([n for n in at_once if n.startswith("experiment ") and n.endswith(" data staging")]) == len(LISTED)
+    assert len([n for n in at_once if n.startswith("experiment ") and n.endswith((" head", " submitter"))]) == 4
+    quota = platform.outputs["queue"]["quota"]["nemo-rl-cpu"]
+    heads = [r for n, r in at_once.items() if n.endswith(("head", "submitter"))]
+    assert node_fit.quantity(quota["cpu"]) == pytest.approx(sum(r.cpu for r in heads), abs=1e-3)
 
 
 @pytest.mark.graph
@@ -134,7 +183,7 @@ def test_an_experiments_data_staging_job_reading_gcs_is_counted_with_its_sidecar
     plan = pod_fit.cpu_pool_plan(_settings(platform))
     assert plan is not None
     counted = [res for name, res in plan.pods_at_once().items() if name.endswith(" data staging")]
-    assert len(counted) == plan.max_jobs == 8
+    assert len(counted) == len(plan.experiments) == 3  # each listed experiment's (the platform runs no job here)
     assert all(c.cpu >= staging.cpu and c.memory_gib >= staging.memory_gib for c in counted)
 
 

@@ -25,7 +25,7 @@ from core import recipes
 from core.catalog import NEMO_RL_RELEASES
 from core.settings.job import JobSettings
 from tests.ray_local import base_env, local_cluster
-from tests.standin import fake_datasets, install_registry, install_workdir
+from tests.standin import fake_datasets, install_registry, install_workdir, stage_gsm8k
 from tests.standin.grpo_trainer import STEP_SECONDS_ENV
 from workloads import job_scripts as job_scripts_module
 from workloads.manifests.pod_parts import SCRIPTS_FILE_MODE
@@ -137,14 +137,15 @@ def cluster(request, tmp_path_factory):
         drop=("HF_HOME",),
     )
     with local_cluster(env, head_cpus=2, worker_cpus=(1,)) as c:
-        yield request.param, c.dashboard, recipes.ImagePaths(workdir=str(workdir), scripts_dir=str(scripts)), mine
+        yield request.param, c.dashboard, recipes.ImagePaths(workdir=str(workdir), scripts_dir=str(scripts)), mine, site
 
 
 def submit(cluster, tmp_path, entry, overrides) -> tuple[str, str]:
     from ray.job_submission import JobSubmissionClient
 
-    release_tag, dashboard, paths, _ = cluster
+    release_tag, dashboard, paths, _, site = cluster
     client = JobSubmissionClient(dashboard)
+    stage_gsm8k(tmp_path / "lustre", site)  # the data staging Job, before the RayJob
     entrypoint, runtime_env = render(release_tag, tmp_path / "lustre", paths, entry, overrides)
     job = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, submission_id=f"env-{time.time_ns()}")
     deadline = time.monotonic() + 120
@@ -156,7 +157,7 @@ def submit(cluster, tmp_path, entry, overrides) -> tuple[str, str]:
 
 @pytest.mark.ray
 def test_the_entry_registers_the_environment_the_config_selects_and_the_run_uses_it(cluster, tmp_path):
-    release_tag, _, _, mine = cluster
+    release_tag, _, _, mine, _ = cluster
     status, logs = submit(cluster, tmp_path, str(mine / "run_my_grpo.py"), SELECT[release_tag])
     assert status == "SUCCEEDED", logs
     # The actor scored with env.contains_answer.reward: the response holding the answer, then the one that does not.
@@ -166,7 +167,7 @@ def test_the_entry_registers_the_environment_the_config_selects_and_the_run_uses
 
 @pytest.mark.ray
 def test_without_the_entry_nemo_rl_refuses_the_unregistered_environment(cluster, tmp_path):
-    release_tag, _, _, _ = cluster
+    release_tag, _, _, _, _ = cluster
     status, logs = submit(cluster, tmp_path, NEMO_RL_RELEASES[release_tag].registry_entry, SELECT[release_tag])
     assert status == "FAILED", logs
     assert f"Env name {ENV_NAME} is not registered in ENV_REGISTRY" in logs
@@ -174,7 +175,7 @@ def test_without_the_entry_nemo_rl_refuses_the_unregistered_environment(cluster,
 
 @pytest.mark.ray
 def test_an_entry_that_skips_the_actor_environment_fails_in_get_actor_python_env(cluster, tmp_path):
-    release_tag, _, _, mine = cluster
+    release_tag, _, _, mine, _ = cluster
     text = (mine / "run_my_grpo.py").read_text(encoding="utf-8")
     line = "ACTOR_ENVIRONMENT_REGISTRY[ACTOR] = PY_EXECUTABLES.SYSTEM\n"
     assert line in text

@@ -345,41 +345,99 @@ def test_without_the_prefetch_job_the_entrypoint_downloads_the_pinned_commit_and
 
 
 # --- an experiment's own gs:// data ---------------------------------------------------------------------------------
-def test_an_experiment_reads_its_gcs_data_with_a_grant_of_its_own_where_its_platform_opens_cloud_storage():
+GCS_DATA = {
+    "train": {"dataset": "gs://team-data/rl/", "files": "train-*.jsonl"},
+    "validation": {"dataset": "gs://team-data/rl/val.jsonl"},
+}
+
+
+def _experiment_netpols(platform_result, namespace: str) -> list:
+    return [
+        p
+        for p in platform_result.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+        if p.get("metadata.namespace") == namespace
+    ]
+
+
+def test_an_experiments_data_staging_runs_in_its_namespace_as_its_platforms_account_in_its_own_directory():
+    """The Job, its identity, its policies and its files are the experiment's: its namespace (the platform's policies
+    there open DNS, the metadata server and Cloud Storage to the staging pods only), the service account its platform
+    made there (its people create none), a read grant for that account's principal as the contract publishes it, its
+    own Lustre directory only (which its namespace's admission policy admits), the image its platform streams."""
+    from synth import engine
+    from synth.render import manifest_of
+    from tests import netpol_oracle as np
+    from tests.cel_rules import admission_refusals
+
+    gcs = GCS_DATA
+    ref = "organization/nemo-rl-gke/codelab"
+    platform = engine.run("codelab")
+    assert platform.error is None, platform.error
+    contract = platform.outputs["experimentPlatform"]
+    entry = contract["experiments"]["codelab-exp1"]
+    r = engine.run(
+        "codelab-exp1", {"jobData": json.dumps(gcs)}, stack_references={ref: engine.StackOutputs.of(platform)}
+    )
+    assert r.error is None, r.error
+    job = r.get(JOB, "data-staging")
+    ns = job.get("metadata.namespace")
+    assert ns == entry["namespace"] != platform.get(JOB, "data-staging").get("metadata.namespace")
+    pod = job.get("spec.template.spec")
+    assert pod["serviceAccountName"] == entry["dataServiceAccount"]
+    assert r.of_type("kubernetes:core/v1:ServiceAccount") == []
+    [ksa] = [
+        a
+        for a in platform.of_type("kubernetes:core/v1:ServiceAccount")
+        if (a.get("metadata.namespace"), a.get("metadata.name")) == (ns, entry["dataServiceAccount"])
+    ]
+    assert ksa.get("automountServiceAccountToken") is False
+    # Its one grant besides its export's: read on its own objects, for that account's principal.
+    [grant] = [g for g in r.of_type("gcp:storage/bucketIAMMember:BucketIAMMember") if g.name.startswith("data-read-")]
+    assert grant.name == "data-read-team-data" and grant.get("role") == catalog.DATA_READ_ROLE
+    assert grant.get("member") == entry["dataPrincipal"]
+    assert entry["dataPrincipal"].endswith(f"/subject/ns/{ns}/sa/{entry['dataServiceAccount']}")
+    assert r.depends_on(job, grant) and r.depends_on(r.get(RAYJOB, "rayjob"), job)
+    # Its own directory at the mount path, nothing else of the volume: the staged files land under it.
+    (container,) = pod["containers"]
+    lustre = [m for m in container["volumeMounts"] if m["name"] == "lustre"]
+    assert lustre == [{"name": "lustre", "mountPath": "/lustre", "subPath": entry["lustreDirectory"]}]
+    assert job.get("metadata.annotations")["nemo-rl-gke/staged"].startswith("/lustre/datasets/staged/")
+    (policy,) = platform.of_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    [namespace] = [n for n in platform.of_type("kubernetes:core/v1:Namespace") if n.get("metadata.name") == ns]
+    template = job.get("spec.template")
+    assert admission_refusals(manifest_of(policy), template, manifest_of(namespace)) == []
+    # The image its platform's contract names, as its Ray pods run.
+    head = r.get(RAYJOB, "rayjob").get("spec.rayClusterSpec.headGroupSpec.template.spec.containers")[0]
+    assert container["image"] == head["image"]
+    assert container["image"].startswith(contract["settings"]["imageRepository"].split("/")[0])
+    # Its namespace's policies: DNS, and the metadata server (its GCS FUSE sidecar's token), for the staging pods.
+    policies = np.Policies(manifest_of(p) for p in _experiment_netpols(platform, ns))
+    me = np.pod("staging", ns, template["metadata"]["labels"])
+    for ip, port in (("169.254.169.252", 988), ("169.254.169.254", 80)):
+        assert policies.allowed(me, np.Endpoint("metadata", ip=ip), port), (ip, port)
+    names = {p.get("metadata.name") for p in _experiment_netpols(platform, ns)}
+    assert {"data-staging-dns", "data-staging-metadata-server"} <= names
+    head_pod = np.pod(
+        "head", ns, r.get(RAYJOB, "rayjob").get("spec.rayClusterSpec.headGroupSpec.template.metadata.labels")
+    )
+    assert not policies.allowed(head_pod, np.Endpoint("metadata", ip="169.254.169.252"), 988)
+
+
+def test_an_experiment_with_gcs_data_on_a_platform_that_opens_no_cloud_storage_is_refused_in_one_line():
     from synth import engine
 
-    gcs = {
-        "train": {"dataset": "gs://team-data/rl/", "files": "train-*.jsonl"},
-        "validation": {"dataset": "gs://team-data/rl/val.jsonl"},
-    }
-    overrides = {"jobData": json.dumps(gcs)}
     ref = "organization/nemo-rl-gke/codelab"
-    # The codelab platform runs a job of its own, whose policies open no Cloud Storage to a staging Job: refused, in
-    # one line naming the key, before anything is registered.
-    refused = engine.run("codelab-exp1", overrides)
-    assert refused.resources == [] and refused.error is not None
-    [line] = [x.strip() for x in refused.error.splitlines() if x.strip().startswith("- ")]
+    platform = engine.StackOutputs.of(engine.run("codelab"))
+    earlier = json.loads(json.dumps(platform.outputs))  # a platform deployed before its experiments staged gs:// data
+    earlier["experimentPlatform"]["egress"]["stagingStorage"] = False
+    refs = {ref: engine.StackOutputs(earlier, platform.secret_names)}
+    r = engine.run(
+        "codelab-exp1",
+        {"jobData": json.dumps(GCS_DATA)},
+        stack_references=refs,
+    )
+    assert [x.type for x in r.resources if x.type != "pulumi:pulumi:StackReference"] == []
+    [line] = [x.strip() for x in (r.error or "").splitlines() if x.strip().startswith("- ")]
     assert line.startswith(
         "- nemo-rl-gke:jobData: platform 'organization/nemo-rl-gke/codelab' lets no data staging Job"
     )
-    # A platform without a job of its own serves experiments and opens what their staging Jobs need.
-    platform = engine.run("codelab", {"jobEnabled": "false"})
-    assert platform.error is None, platform.error
-    r = engine.run("codelab-exp1", overrides, stack_references={ref: engine.StackOutputs.of(platform)})
-    assert r.error is None, r.error
-    job = r.get(JOB, "data-staging")
-    ksa = r.get("kubernetes:core/v1:ServiceAccount", "data-ksa")
-    assert job.get("spec.template.spec.serviceAccountName") == ksa.get("metadata.name")
-    # Its one grant: read on its own objects, for its own Job's principal (its namespace, its service account).
-    [grant] = r.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
-    assert grant.name == "data-read-team-data" and grant.get("role") == catalog.DATA_READ_ROLE
-    ns = job.get("metadata.namespace")
-    assert grant.get("member").endswith(f"/subject/ns/{ns}/sa/{ksa.get('metadata.name')}")
-    objects = "projects/_/buckets/team-data/objects/"
-    assert grant.get("condition.expression") == (
-        f'resource.type == "{catalog.BUCKET_RESOURCE_TYPE}" || resource.name.startsWith("{objects}rl/")'
-    )
-    assert r.depends_on(job, grant) and r.depends_on(r.get(RAYJOB, "rayjob"), job)
-    # The platform's policies let its experiments' staging Jobs reach Cloud Storage and the metadata server.
-    names = {p.get("metadata.name") for p in platform.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")}
-    assert {"data-staging-dns", "data-staging-metadata-server"} <= names

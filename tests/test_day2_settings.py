@@ -89,7 +89,7 @@ def settings_of(result: engine.SynthResult) -> UncheckedSettings:
     project, region = config.get("gcp:project", ""), config.get("gcp:region")
     if result.stack in EXPERIMENTS:
         contract = _base(_platform_of(result.stack))[0].outputs[platform.CONTRACT_OUTPUT]
-        values = platform.experiment_values(values, contract)
+        values = platform.experiment_values(values, contract, result.stack)
         project, region = contract["gcpProject"], contract["gcpRegion"]
     return load_settings(
         stack_name=result.stack,
@@ -97,7 +97,6 @@ def settings_of(result: engine.SynthResult) -> UncheckedSettings:
         values=values,
         secret_state={k: "secret" for k in SECRET_KEYS},
         gcp_region=region,
-        experiment=result.stack in EXPERIMENTS,
     )
 
 

@@ -201,7 +201,17 @@ def test_rdma_interfaces_and_gib_environment_of_the_workers_are_unchanged(synth,
 
 def test_network_policies_are_rendered_in_the_workload_namespace(synth, stack):
     res = synth(stack)
-    pols = {p["metadata"]["name"]: p for p in _objects(res, "NetworkPolicy") + _objects(res, "FQDNNetworkPolicy")}
+    (rc,) = _objects(res, "RayCluster")
+    workload_ns = rc["metadata"]["namespace"]
+    every = _objects(res, "NetworkPolicy") + _objects(res, "FQDNNetworkPolicy")
+    # A team platform renders its experiments' namespaces' own policies too, each in that experiment's namespace.
+    experiment_ns = {
+        n["metadata"]["name"]
+        for n in _objects(res, "Namespace")
+        if catalog.EXPERIMENT_NAMESPACE_LABEL in (n["metadata"].get("labels") or {})
+    }
+    assert {p["metadata"]["namespace"] for p in every} <= {workload_ns, *experiment_ns}
+    pols = {p["metadata"]["name"]: p for p in every if p["metadata"]["namespace"] == workload_ns}
     assert {
         "default-deny",
         "ray-nodes-internal",
@@ -211,8 +221,6 @@ def test_network_policies_are_rendered_in_the_workload_namespace(synth, stack):
         "metrics-from-managed-prometheus",
         "dns",
     } <= set(pols)
-    (rc,) = _objects(res, "RayCluster")
-    assert {p["metadata"]["namespace"] for p in pols.values()} == {rc["metadata"]["namespace"]}
     # The dashboard is never exposed through a load balancer or an ingress.
     assert not _objects(res, "Ingress")
     assert all(s.get("spec", {}).get("type") != "LoadBalancer" for s in _objects(res, "Service"))

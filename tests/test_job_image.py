@@ -103,7 +103,12 @@ def test_an_experiment_runs_an_image_from_a_repository_its_platform_reads_and_de
     in_platform_repo = f"us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@{DIGEST}"
     r = _experiment({}, {"jobImage": in_platform_repo})
     assert r.error is None, r.error
-    assert not [x for x in r.resources if x.type.startswith("gcp:")]  # decision: no cloud resource of its own
+    # Decision: no cloud resource of its own for its image; the only ones it declares are its export folder's grants.
+    assert {x.name for x in r.resources if x.type.startswith("gcp:")} <= {
+        "export-managed-folder",
+        "export-object-user",
+        "export-bucket-list",
+    }
     assert in_platform_repo in rendered_images(r)["rayjob"]
     # Elsewhere: refused, unless the platform lists the repository (and then grants its nodes reads there).
     refused = _experiment({}, {"jobImage": MINE})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
+import yaml
 
 from core import export
 from core.settings import platform
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.graph
 
 PLATFORM = "codelab"
 PLATFORM_REF = "organization/nemo-rl-gke/codelab"
-EXPERIMENTS = ("codelab-exp1", "codelab-exp2")  # the shipped examples (conftest EXPERIMENT_STACKS)
+EXPERIMENTS = ("codelab-exp1", "codelab-exp2", "codelab-exp3")  # the shipped examples (conftest EXPERIMENT_STACKS)
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 
 
@@ -39,25 +40,50 @@ def job_named(result: engine.SynthResult, role: str) -> engine.Registration:
     return found[0]
 
 
+# The only Google Cloud resources an experiment stack may declare: its export folder's managed folder, that folder's
+# grant and the bucket-level listing Cloud Storage FUSE needs, all for its own export identity.
+EXPERIMENT_GCP_TYPES = {
+    "gcp:storage/managedFolder:ManagedFolder",
+    "gcp:storage/managedFolderIamMember:ManagedFolderIamMember",
+    "gcp:storage/bucketIAMMember:BucketIAMMember",
+}
+
+
+def hosted(plat: engine.SynthResult, stack: str) -> dict:
+    return plat.outputs[platform.CONTRACT_OUTPUT][platform.EXPERIMENTS_KEY][stack]
+
+
 @pytest.mark.parametrize("stack", EXPERIMENTS)
-def test_an_experiment_stack_creates_no_cloud_resource_no_cluster_and_lives_in_the_platforms_namespace(synth, stack):
+def test_an_experiment_stack_declares_only_its_own_export_grants_and_lives_in_its_own_namespace(synth, stack):
     exp, plat = synth(stack), synth(PLATFORM)
     assert exp.error is None, exp.error
     assert exp.stack_references == [PLATFORM_REF]
-    assert [r.type for r in exp.resources if r.type.startswith("gcp:")] == []
+    entry = hosted(plat, stack)
+    gcp_resources = [r for r in exp.resources if r.type.startswith("gcp:")]
+    assert {r.type for r in gcp_resources} == EXPERIMENT_GCP_TYPES
+    assert len(gcp_resources) == len(EXPERIMENT_GCP_TYPES)
+    # Every grant is for its own export identity, in its own namespace, on its own folder.
+    for r in gcp_resources:
+        if "member" in r.inputs:
+            assert r.inputs["member"] == entry["exportPrincipal"], r.key
+            assert r.inputs["member"].endswith(f"/subject/ns/{entry['namespace']}/sa/{entry['exportServiceAccount']}")
+    (managed,) = exp.of_type("gcp:storage/managedFolder:ManagedFolder")
+    assert managed.get("name") == f"{entry['exportPrefix']}/"
     assert exp.of_type("kubernetes:ray.io/v1:RayCluster") == []
-    platform_ns = plat.outputs[platform.CONTRACT_OUTPUT]["settings"]["namespace"]
+    assert entry["namespace"] == f"nemo-rl-{stack}"
     for r in exp.kubernetes_objects():
-        assert r.get("metadata.namespace") == platform_ns, r.key
-    # Nothing cluster-scoped and nothing the platform owns by name: its own Secret, no Namespace or PriorityClass.
+        assert r.get("metadata.namespace") == entry["namespace"], r.key
+    # Nothing cluster-scoped and nothing the platform creates for it: Secrets, its scripts, Jobs and its RayJob.
     kinds = {r.type for r in exp.kubernetes_objects()}
-    assert kinds == {"kubernetes:core/v1:Secret", "kubernetes:batch/v1:Job", RAYJOB}
-    platform_names = {(r.type, r.get("metadata.name")) for r in plat.kubernetes_objects()}
+    assert kinds == {"kubernetes:core/v1:Secret", "kubernetes:core/v1:ConfigMap", "kubernetes:batch/v1:Job", RAYJOB}
+    platform_objects = {
+        (r.type, r.get("metadata.namespace"), r.get("metadata.name")) for r in plat.kubernetes_objects()
+    }
     for r in exp.kubernetes_objects():
-        assert (r.type, r.get("metadata.name")) not in platform_names, r.key
-    # The provider is the platform's cluster, from its secret kubeconfig output.
+        assert (r.type, r.get("metadata.namespace"), r.get("metadata.name")) not in platform_objects, r.key
+    # The provider is the platform's cluster, from its kubeconfig output, which holds no credential and is not secret.
     (provider,) = exp.of_type("pulumi:providers:kubernetes")
-    assert "kubeconfig" in provider.secret_paths
+    assert "kubeconfig" not in provider.secret_paths
     assert provider.get("kubeconfig") == plat.outputs["kubeconfig"]
 
 
@@ -127,9 +153,8 @@ def test_an_experiments_export_runs_on_the_cpu_pool_after_training_and_never_rer
     assert f"until [ -f {marker} ]" in wait_and_copy
     # Retries are the export's own; nothing in the Job touches the RayJob.
     assert job.get("spec.backoffLimit") >= 1
-    # Run as the platform's export identity, the one with write on the export prefix.
-    contract = synth(PLATFORM).outputs[platform.CONTRACT_OUTPUT]
-    assert pod["serviceAccountName"] == contract["exportServiceAccount"]
+    # Run as its own export identity, the one its own grant gives write on its own folder.
+    assert pod["serviceAccountName"] == hosted(synth(PLATFORM), stack)["exportServiceAccount"]
 
 
 def test_the_export_leaves_the_optimizer_out_by_default_where_the_checkpoint_has_it_apart(synth):
@@ -183,13 +208,18 @@ def test_a_referenced_stack_that_is_not_a_platform_is_refused_with_one_line():
     assert "platform contract version 0" in (r.error or "")
 
 
-def test_a_platform_stack_exports_what_experiments_read_and_keeps_the_kubeconfig_secret(synth, stack):
+def test_a_platform_stack_exports_what_experiments_read_without_a_secret(synth, stack):
+    """An experimenter reads the contract and the kubeconfig without the right to decrypt the platform's secrets:
+    neither is a secret output, and neither holds one (the kubeconfig authenticates through gke-gcloud-auth-plugin)."""
     r = synth(stack)
     if r.config.get("nemo-rl-gke:platformStack"):
         pytest.skip("an experiment stack")
     contract = r.outputs[platform.CONTRACT_OUTPUT]
     assert contract["schemaVersion"] == platform.SCHEMA_VERSION
-    assert "kubeconfig" in r.secret_outputs
+    assert not {"kubeconfig", platform.CONTRACT_OUTPUT} & set(r.secret_outputs)
+    kubeconfig = yaml.safe_load(r.outputs["kubeconfig"])
+    (user,) = kubeconfig["users"]
+    assert set(user["user"]) == {"exec"} and user["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
     assert not set(contract["settings"]) & platform.EXPERIMENT_KEYS
     # Names derived from the platform's prefix are resolved: the experiment's own prefix differs.
     assert contract["settings"]["bucketName"] == r.outputs["bucketUrl"].removeprefix("gs://")
@@ -307,19 +337,25 @@ def test_an_experiment_whose_platform_does_not_synthesize_says_so_in_one_line(mo
     assert "nemo-rl-gke:lustreTier" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_an_experiment_needing_egress_its_platforms_policies_do_not_allow_is_refused_naming_the_key(synth):
-    """Its pods live under the platform's NetworkPolicies (the same namespace): the codelab platform runs its own
-    W&B-less job, so its heads reach no W&B; a platform without a job of its own opens it for experiments."""
-    r = synth("codelab-exp2", {"jobOverrides": {"wandb_enabled": True}})
+def test_an_experiment_needing_egress_its_namespaces_policies_do_not_allow_is_refused_naming_the_key(synth):
+    """Its pods live under its namespace's NetworkPolicies, which its platform renders (workloads/experiment_tenancy.py)
+    and publishes in the contract; its Ray pods mount the shared cache read-only, so an experiment without the
+    prefetch (its head would download into it) is refused; W&B from its head and its data staging Job's Hub and
+    Cloud Storage are open to every experiment."""
+    r = synth("codelab-exp2", {"prefetchWeights": False})
     problems = [line for line in (r.error or "").splitlines() if line.startswith("  - ")]
-    assert len(problems) == 1 and problems[0].startswith("  - nemo-rl-gke:jobOverrides.wandb_enabled: platform ")
-    serving = synth(PLATFORM, {"jobEnabled": False}).outputs[platform.CONTRACT_OUTPUT]["egress"]
-    assert serving["headWandb"] and serving["prefetch"]
-    ok = engine.run(
-        "codelab-exp2",
-        {"jobOverrides": {"wandb_enabled": True}},
-        stack_references={PLATFORM_REF: engine.StackOutputs.of(synth(PLATFORM, {"jobEnabled": False}))},
-    )
+    assert len(problems) == 1 and problems[0].startswith("  - nemo-rl-gke:prefetchWeights: without the prefetch")
+    assert [x.type for x in r.resources if x.type != "pulumi:pulumi:StackReference"] == []
+    egress = synth(PLATFORM).outputs[platform.CONTRACT_OUTPUT]["egress"]
+    assert egress == {
+        "prefetch": True,
+        "prefetchPypi": True,
+        "headWandb": True,
+        "workersHub": False,
+        "staging": True,
+        "stagingStorage": True,
+    }
+    ok = synth("codelab-exp2", {"jobOverrides": {"wandb_enabled": True}})
     assert ok.error is None, ok.error
 
 
@@ -358,3 +394,97 @@ def test_an_experiment_stack_name_is_held_only_to_the_kubernetes_names_it_create
     too_long = synth("codelab-exp1", {"prefix": "team-a-lr-sweep-0042-run1-with-more"})
     problems = [line for line in (too_long.error or "").splitlines() if line.startswith("  - ")]
     assert len(problems) == 1 and problems[0].startswith("  - nemo-rl-gke:prefix: ")
+
+
+# --- an experiment's place on its platform ---------------------------------------------------------------------------
+def _problems(r: engine.SynthResult) -> list[str]:
+    return [line for line in (r.error or "").splitlines() if line.startswith("  - ")]
+
+
+def _registered(r: engine.SynthResult) -> list[str]:
+    return [x.type for x in r.resources if x.type != "pulumi:pulumi:StackReference"]
+
+
+def test_an_experiment_its_platform_does_not_host_is_refused_in_one_line_before_anything_is_registered(synth):
+    r = synth("codelab-exp1", {"experiment": "team-z"})
+    assert _problems(r) == [
+        "  - nemo-rl-gke:experiment: platform 'organization/nemo-rl-gke/codelab' hosts no experiment 'team-z' (its "
+        "experiments: codelab-exp1, codelab-exp2, codelab-exp3); add it to the platform's nemo-rl-gke:experiments and "
+        "run `pulumi up` there, or set experiment to one of them"
+    ]
+    assert _registered(r) == []
+    # By default the stack's own name: a platform that lists none refuses every experiment stack.
+    bare = engine.run(
+        "codelab-exp2", stack_references={PLATFORM_REF: engine.StackOutputs.of(synth(PLATFORM, {"experiments": {}}))}
+    )
+    (line,) = _problems(bare)
+    assert line.startswith("  - nemo-rl-gke:experiment: platform ") and "(default: the stack's name)" in line
+    assert _registered(bare) == []
+
+
+def test_an_experiment_named_explicitly_lives_in_that_experiments_namespace(synth):
+    r = synth("codelab-exp1", {"experiment": "codelab-exp3"})
+    assert r.error is None, r.error
+    assert {x.get("metadata.namespace") for x in r.kubernetes_objects()} == {"nemo-rl-codelab-exp3"}
+    assert r.outputs["experiment"] == "codelab-exp3"
+
+
+def test_an_experiment_with_its_platforms_names_or_run_name_is_refused_before_anything_is_registered(synth):
+    plat = synth(PLATFORM)
+    same_prefix = synth("codelab-exp1", {"prefix": "nemo-codelab"})
+    (line,) = _problems(same_prefix)
+    assert line.startswith("  - nemo-rl-gke:prefix: 'nemo-codelab' gives this experiment its platform's own names")
+    assert _registered(same_prefix) == []
+    same_run = synth("codelab-exp1", {"runName": plat.outputs["runName"]})
+    assert _problems(same_run) == [
+        f"  - nemo-rl-gke:runName: {plat.outputs['runName']!r} is its platform's run name; choose another"
+    ]
+    assert _registered(same_run) == []
+
+
+def test_an_experiment_exports_only_to_its_own_folder_and_prefetches_in_the_image_that_may_write_the_cache(synth):
+    elsewhere = synth("codelab-exp1", {"exportDestination": "exports"})
+    (line,) = _problems(elsewhere)
+    assert line.startswith("  - nemo-rl-gke:exportDestination: an experiment exports to its own folder gs://")
+    assert line.endswith(
+        "/experiments/codelab-exp1 (its platform creates it); remove exportDestination (now 'exports')"
+    )
+    assert _registered(elsewhere) == []
+    own = synth("codelab-exp1", {"exportDestination": "experiments/codelab-exp1"})
+    assert own.error is None, own.error
+    nemo_image = synth("codelab-exp1", {"prefetchImage": "nemo-rl"})
+    (line,) = _problems(nemo_image)
+    assert line.startswith("  - nemo-rl-gke:prefetchImage: an experiment's prefetch runs the pinned Python image")
+    assert _registered(nemo_image) == []
+
+
+def test_a_token_auth_experiment_on_a_platform_with_its_own_kuberay_brings_the_secret_its_rayjob_names(synth):
+    """With kubeRayOperator helm a v0.7.0 experiment turns Ray token auth on (rayTokenAuth auto): its RayJob's
+    authOptions name the Secret nemo-rl-ray-auth, which its own stack creates in its namespace from its own
+    rayAuthToken (a v0.4.0 platform has no token auth and creates none), and the operator watches its namespace."""
+    helm = synth(PLATFORM, {"kubeRayOperator": "helm"})
+    assert helm.error is None, helm.error
+    assert not [s for s in helm.of_type("kubernetes:core/v1:Secret") if s.get("metadata.name") == "nemo-rl-ray-auth"]
+    refs = {PLATFORM_REF: engine.StackOutputs.of(helm)}
+    r = engine.run("codelab-exp3", {"nemoRlRelease": "v0.7.0"}, stack_references=refs)
+    assert r.error is None, r.error
+    auth = rayjob(r).get("spec.rayClusterSpec.authOptions")
+    assert auth == {"mode": "token", "secretName": "nemo-rl-ray-auth"}
+    (secret,) = [s for s in r.of_type("kubernetes:core/v1:Secret") if s.get("metadata.name") == auth["secretName"]]
+    assert secret.get("metadata.namespace") == rayjob(r).get("metadata.namespace") == "nemo-rl-codelab-exp3"
+    assert "stringData" in secret.secret_paths or any(p.startswith("stringData") for p in secret.secret_paths)
+    missing = engine.run(
+        "codelab-exp3", {"nemoRlRelease": "v0.7.0"}, secrets={"rayAuthToken": None}, stack_references=refs
+    )
+    (line,) = _problems(missing)
+    assert line.startswith("  - nemo-rl-gke:rayAuthToken:")
+    # The operator manages the experiment namespaces too, with its Role in each.
+    (release,) = helm.of_type("kubernetes:helm.sh/v3:Release")
+    watched = release.get("values.watchNamespace")
+    assert watched == ["nemo-rl", "nemo-rl-codelab-exp1", "nemo-rl-codelab-exp2", "nemo-rl-codelab-exp3"]
+    roles = {
+        r.get("metadata.namespace")
+        for r in helm.of_type("kubernetes:rbac.authorization.k8s.io/v1:Role")
+        if r.get("metadata.name") == "kuberay-operator-workload"
+    }
+    assert roles == set(watched)

@@ -313,7 +313,6 @@ def test_an_experiments_run_is_its_gpu_nodes_and_head_for_steps_times_step_secon
             "imageRepository": "us-central1-docker.pkg.dev/example-project/codelab-images",
         },
         secret_state=SECRETS,
-        experiment=True,
     )
     req = pc.PriceRequest.of(s)
     assert not req.platform and req.services == ("compute",)

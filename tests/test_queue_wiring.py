@@ -252,3 +252,81 @@ def test_the_offline_queue_report_shows_the_quota_and_three_experiments_that_exc
     assert "the experiments alone: 80 GPUs" in lines
     assert lines[-1].startswith("together 144 GPUs of 64: more than the quota")
     assert queue_report.report("dev").startswith("dev: no queue")
+
+
+PLATFORM_REF = "organization/nemo-rl-gke/codelab"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+
+
+def _hosted(platform) -> dict:
+    return platform.outputs["experimentPlatform"]["experiments"]
+
+
+def test_every_experiment_namespace_carries_the_queue_label_and_a_local_queue_the_cluster_queue_serves(synth):
+    """The codelab platform's `experiments`: each namespace it makes is one the ClusterQueue's namespaceSelector
+    selects, and holds a LocalQueue naming that ClusterQueue, declared after Kueue's release check and its namespace
+    (a LocalQueue in a namespace the selector does not match is never admitted: Kueue's ClusterQueue
+    namespaceSelector, keps/79)."""
+    platform = synth("codelab")
+    (cq,) = of_kind(platform, "ClusterQueue")
+    selector = cq["spec"]["namespaceSelector"]["matchLabels"]
+    local_queues = {o["metadata"]["namespace"]: o for o in of_kind(platform, "LocalQueue")}
+    registered = {x.inputs["metadata"]["name"]: x for x in platform.of_type(NAMESPACE)}
+    hosted = _hosted(platform)
+    assert sorted(hosted) == sorted(EXPERIMENTS)
+    urns = platform.by_urn()
+    for e, entry in hosted.items():
+        ns = entry["namespace"]
+        assert selector.items() <= registered[ns].inputs["metadata"]["labels"].items(), e
+        lq = local_queues[ns]
+        assert lq["spec"]["clusterQueue"] == cq["metadata"]["name"], e
+        assert entry["localQueue"] == lq["metadata"]["name"], e  # what the contract tells the experiment
+        (reg,) = [x for x in platform.resources if x.type.startswith(KUEUE) and x.inputs == lq]
+        deps = {urns[d].key if d in urns else d for d in reg.dependencies}
+        assert registered[ns].key in deps, e  # after its namespace
+        assert any(d.endswith("::kueue-manager") for d in reg.dependencies), e  # after the read of Kueue's manager
+    # One LocalQueue per namespace, the platform's and its experiments'; nothing else in the experiments'.
+    assert sorted(local_queues) == sorted(["nemo-rl", *(h["namespace"] for h in hosted.values())])
+
+
+def test_every_experiment_rayjob_names_a_local_queue_of_its_own_namespace(synth):
+    platform = synth("codelab")
+    local_queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in of_kind(platform, "LocalQueue")}
+    for stack in EXPERIMENTS:
+        r = synth(stack)
+        job = the_rayjob(r)
+        ns = job["metadata"]["namespace"]
+        assert ns == _hosted(platform)[stack]["namespace"] == r.outputs["namespace"], stack
+        name = job["metadata"]["labels"][catalog.KUEUE_QUEUE_NAME_LABEL]
+        assert (ns, name) in local_queues, stack
+        assert r.outputs["queue"]["localQueue"] == name, stack
+        # The experiment declares no Kueue object of its own: its queue is its platform's.
+        assert not [x for x in r.resources if x.type.startswith(KUEUE)], stack
+
+
+def test_an_experiment_on_a_platform_without_the_queue_renders_no_queue_object_or_label(synth):
+    platform = synth("codelab", {"queue": "none"})
+    assert platform.error is None, platform.error
+    assert all(h["localQueue"] is None for h in _hosted(platform).values())
+    for x in platform.of_type(NAMESPACE):
+        assert catalog.KUEUE_QUEUE_NAMESPACE_LABEL[0] not in x.inputs["metadata"]["labels"], x.name
+    refs = {PLATFORM_REF: engine.StackOutputs.of(platform)}
+    for stack in EXPERIMENTS:
+        r = engine.run(stack, stack_references=refs)
+        assert r.error is None, (stack, r.error)
+        assert not [x for x in r.resources if x.type.startswith(KUEUE)], stack
+        labels = the_rayjob(r)["metadata"].get("labels") or {}
+        assert catalog.KUEUE_QUEUE_NAME_LABEL not in labels and catalog.KUEUE_PRIORITY_CLASS_LABEL not in labels
+        assert "queue" not in r.outputs, stack
+
+
+def test_an_experiment_of_a_queued_platform_whose_contract_names_no_local_queue_is_refused_in_one_line(synth):
+    """A platform that queues but was not updated since it gained its experiments' LocalQueues: the experiment's
+    RayJob would wait for a LocalQueue that does not exist, so it is refused before anything is registered."""
+    outputs = engine.StackOutputs.of(synth("codelab"))
+    stale = copy.deepcopy(outputs)
+    stale.outputs["experimentPlatform"]["experiments"]["codelab-exp1"].pop("localQueue")
+    r = engine.run("codelab-exp1", stack_references={PLATFORM_REF: stale})
+    assert r.error is not None and r.resources == []
+    (line,) = [x for x in r.error.splitlines() if x.startswith("  - ")]
+    assert line.startswith("  - nemo-rl-gke:queue: the platform queues its jobs") and "nemo-rl-codelab-exp1" in line

@@ -34,6 +34,7 @@ from tests.test_ray_job_path import (  # noqa: F401
     QWEN,
     STEP_SECONDS,
     datasets_calls,
+    fake_site,
     image_tools,
     job_scripts_dir,
     nemo_rl_image,

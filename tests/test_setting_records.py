@@ -137,7 +137,7 @@ def test_a_description_leaves_the_cluster_mode_to_the_record():
 def test_an_experiment_stack_sets_exactly_the_keys_its_records_give_it():
     owners = {k: d.record.owner for k, d in declared().items()}
     assert platform.EXPERIMENT_KEYS == {k for k, o in owners.items() if o in ("experiment", "both")}
-    assert {k for k, o in owners.items() if o == "experiment"} == {"platformStack"}
+    assert {k for k, o in owners.items() if o == "experiment"} == {"platformStack", "experiment"}
 
 
 def test_the_day_two_table_of_operations_md_is_what_the_records_generate():

@@ -30,7 +30,10 @@ def fake_kubectl(pending_readable: bool = True):
             return (REF / "workloads.json").read_text()
         if args[:2] == ["get", "rayjob.ray.io"]:
             return (REF / "rayjobs.json").read_text()
-        if args[:2] == ["get", "--raw"] and args[2] == team.PENDING_PATH.format("nemo-rl"):
+        if args[:2] == ["get", "--raw"] and args[2] in (
+            team.PENDING_PATH.format("nemo-rl"),
+            team.LOCAL_PENDING_PATH.format("nemo-rl-codelab-exp3", "nemo-rl"),
+        ):
             if not pending_readable:
                 raise team.Refused('kubectl get --raw: Error from server (Forbidden): ... "pendingworkloads"')
             return (REF / "pendingworkloads.json").read_text()
@@ -157,3 +160,24 @@ def test_the_platforms_cost_estimate_prices_the_gpu_hours(synth, tmp_path, capsy
     assert team.main(["--cost-estimate", str(tmp_path / "cost.json"), "--capacity", "flex-start"], run=run) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no flex-start price per GPU node" in err
+
+
+@pytest.mark.unit
+def test_an_experimenter_reads_only_their_namespace_and_its_local_queues_positions(capsys):
+    """With --namespace every read stays in the experiment namespace its Role covers (Workloads, RayJobs, its
+    LocalQueue's pending list): no --all-namespaces, no ClusterQueue endpoint, which a namespaced Role cannot grant."""
+    run, calls = fake_kubectl()
+    assert team.main(["--namespace", "nemo-rl-codelab-exp3", "--json"], run=run, now=NOW) == 0
+    assert calls == [
+        ["get", "workload.kueue.x-k8s.io", "--namespace", "nemo-rl-codelab-exp3", "-o", "json"],
+        ["get", "rayjob.ray.io", "--namespace", "nemo-rl-codelab-exp3", "-o", "json"],
+        [
+            "get",
+            "--raw",
+            "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/nemo-rl-codelab-exp3/localqueues/nemo-rl/"
+            "pendingworkloads",
+        ],
+    ]
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    (exp3,) = [r for r in rows if r["job"] == "RayJob nemo-codelab-exp3-grpo"]
+    assert exp3["position"] == 1

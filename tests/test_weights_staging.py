@@ -223,7 +223,11 @@ def test_an_experiment_stack_downloads_onto_its_platforms_lustre(synth):
     assert not [j for j in r.of_type(JOB) if j.name in ("stage", "import")]
     argv = command(r.get(JOB, "prefetch"))
     assert "--imported" not in argv
-    assert not [res for res in r.resources if res.type.startswith("gcp:")]
+    # In Google Cloud it declares only its own export grants (infra/experiment_export.py): nothing staged, no import.
+    own_export = {"ManagedFolder export-managed-folder", "ManagedFolderIamMember export-object-user"}
+    own_export.add("BucketIAMMember export-bucket-list")
+    gcp_resources = {f"{res.type.rsplit(':', 1)[1]} {res.name}" for res in r.resources if res.type.startswith("gcp:")}
+    assert gcp_resources == own_export
 
 
 def test_a_prefix_too_long_for_the_import_account_is_refused_in_one_line(synth):

@@ -1,6 +1,6 @@
 """DataStaging: the Job on the CPU pool that stages and checks the job's datasets on Lustre (its spec and reasons:
 workloads/manifests/staging_job.py; what it stages: core/data.py), and, with gs:// data, its own Kubernetes service
-account.
+account (an experiment's is its platform's: workloads/experiment_tenancy.py).
 
 The RayJob depends on the Job (both job modes): Pulumi creates the RayJob only once the Job has completed
 (pulumi-kubernetes awaits a batch/v1 Job until it completes or fails, PR #633), so a dataset that is not there, lacks
@@ -42,7 +42,7 @@ class DataStaging(pulumi.ComponentResource):
         a = args
         labels = {"app.kubernetes.io/part-of": "nemo-rl-gke", ROLE_LABEL: ROLE_STAGING}
         self.service_account = None
-        if a.service_account is not None:
+        if a.service_account is not None and a.own_service_account:
             # Its own identity: the read grant names this account's Workload Identity principal and no other pod
             # runs as it. No token is mounted anywhere (automountServiceAccountToken false on the pod).
             self.service_account = k8s.core.v1.ServiceAccount(

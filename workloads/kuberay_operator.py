@@ -11,9 +11,10 @@ operator must not run beside it) and installs a KubeRay whose version it knows.
 What it creates: the operator's namespace with Pod Security `restricted` enforced (the chart's Deployment runs
 non-root, read-only, without capabilities, values.yaml securityContext @v1.7.0), and a Helm Release of the chart
 kept in the repository (charts/kuberay-operator, verbatim from ray-project/kuberay at the tag; never fetched
-from a URL), with the image the chart pins, watching the workload namespace only (`singleNamespaceInstall`,
-`watchNamespace`). Helm installs the chart's CRDs on the first install and never upgrades them (Helm's rule for
-`crds/`): a later chart version's CRDs are applied by hand (docs/operations.md).
+from a URL), with the image the chart pins, watching the workload namespace and the platform's experiment
+namespaces only (`singleNamespaceInstall`, `watchNamespace`). Helm installs the chart's CRDs on the first install
+and never upgrades them (Helm's rule for `crds/`): a later chart version's CRDs are applied by hand
+(docs/operations.md).
 
 RBAC: the chart's Role for a watched namespace is the union of every KubeRay feature (templates/_helpers.tpl
 `role.consistentRules` @v1.7.0: Secrets create/update/delete, ServiceAccounts, Roles and RoleBindings for the
@@ -31,12 +32,13 @@ environment, so a dashboard away for five minutes (KubeRay 1.7.0's default) does
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from core import catalog
+from core.naming import experiment_namespace
 from core.settings import Settings
 from workloads.manifests.pod_security import namespace_labels
 
@@ -124,11 +126,24 @@ OPERATOR_RULES: tuple[tuple[dict, str], ...] = (
 @dataclass(frozen=True)
 class KubeRayOperatorArgs:
     namespace: str  # the operator's own namespace
-    watch_namespace: str  # the workload namespace, the only one it manages
+    watch_namespace: str  # the workload namespace
+    # The namespaces of the experiments the platform hosts (core/settings/tenancy.py): their RayJobs need the
+    # operator too, with the same Role in each.
+    experiment_namespaces: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, s: Settings) -> "KubeRayOperatorArgs":
-        return cls(namespace=catalog.KUBERAY_OPERATOR_NAMESPACE, watch_namespace=s.storage.namespace)
+        return cls(
+            namespace=catalog.KUBERAY_OPERATOR_NAMESPACE,
+            watch_namespace=s.storage.namespace,
+            experiment_namespaces=tuple(
+                experiment_namespace(s.storage.namespace, e) for e in sorted(s.tenancy.experiments)
+            ),
+        )
+
+    @property
+    def watched(self) -> tuple[str, ...]:
+        return (self.watch_namespace, *self.experiment_namespaces)
 
 
 def chart_values(a: KubeRayOperatorArgs) -> dict:
@@ -139,7 +154,7 @@ def chart_values(a: KubeRayOperatorArgs) -> dict:
         "image": {"repository": pin.repo, "tag": f"{pin.tag}@{pin.digest}" if pin.digest else pin.tag},
         # Namespaced RBAC instead of a ClusterRole over every namespace, and the operator's caches on one namespace.
         "singleNamespaceInstall": True,
-        "watchNamespace": [a.watch_namespace],
+        "watchNamespace": list(a.watched),
         # No chart Role in the watched namespace: the program binds OPERATOR_RULES there (templates/
         # multiple_namespaces_role.yaml renders only with crNamespacedRbacEnable).
         "crNamespacedRbacEnable": False,
@@ -153,21 +168,21 @@ def chart_values(a: KubeRayOperatorArgs) -> dict:
     }
 
 
-def operator_role(a: KubeRayOperatorArgs) -> dict:
-    """The Role the operator gets in the workload namespace (OPERATOR_RULES)."""
+def operator_role(a: KubeRayOperatorArgs, namespace: Optional[str] = None) -> dict:
+    """The Role the operator gets in a namespace it watches (OPERATOR_RULES): the workload namespace by default."""
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
-        "metadata": {"name": ROLE_NAME, "namespace": a.watch_namespace, "labels": dict(PART_OF)},
+        "metadata": {"name": ROLE_NAME, "namespace": namespace or a.watch_namespace, "labels": dict(PART_OF)},
         "rules": [rule for rule, _why in OPERATOR_RULES],
     }
 
 
-def operator_role_binding(a: KubeRayOperatorArgs) -> dict:
+def operator_role_binding(a: KubeRayOperatorArgs, namespace: Optional[str] = None) -> dict:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
-        "metadata": {"name": ROLE_NAME, "namespace": a.watch_namespace, "labels": dict(PART_OF)},
+        "metadata": {"name": ROLE_NAME, "namespace": namespace or a.watch_namespace, "labels": dict(PART_OF)},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": ROLE_NAME},
         "subjects": [{"kind": "ServiceAccount", "name": OPERATOR_SERVICE_ACCOUNT, "namespace": a.namespace}],
     }
@@ -189,6 +204,7 @@ class KubeRayOperator(pulumi.ComponentResource):
         workload_namespace: pulumi.Resource,
         provider: k8s.Provider,
         opts: Optional[pulumi.ResourceOptions] = None,
+        experiment_namespaces: Sequence[pulumi.Resource] = (),
     ):
         super().__init__("nemo-rl-gke:workloads:KubeRayOperator", name, None, opts)
         a = args
@@ -215,6 +231,27 @@ class KubeRayOperator(pulumi.ComponentResource):
             subjects=binding["subjects"],
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.role]),
         )
+        # The same rights in every experiment namespace (named after it: the URNs of one component's children must
+        # differ), in place before the operator watches it.
+        in_experiments: list[pulumi.Resource] = []
+        for ns_name, ns in zip(a.experiment_namespaces, experiment_namespaces, strict=True):
+            role, binding = operator_role(a, ns_name), operator_role_binding(a, ns_name)
+            r = k8s.rbac.v1.Role(
+                f"operator-role-{ns_name}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(**role["metadata"]),
+                rules=role["rules"],
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[ns]),
+            )
+            in_experiments.append(r)
+            in_experiments.append(
+                k8s.rbac.v1.RoleBinding(
+                    f"operator-role-binding-{ns_name}",
+                    metadata=k8s.meta.v1.ObjectMetaArgs(**binding["metadata"]),
+                    role_ref=binding["roleRef"],
+                    subjects=binding["subjects"],
+                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[r]),
+                )
+            )
         self.release = k8s.helm.v3.Release(
             "kuberay-operator",
             k8s.helm.v3.ReleaseArgs(
@@ -226,7 +263,9 @@ class KubeRayOperator(pulumi.ComponentResource):
             # The operator starts with its rights in place: a first install, and a deployed stack whose chart Role
             # the upgrade removes, never see it without them.
             opts=pulumi.ResourceOptions(
-                parent=self, provider=provider, depends_on=[workload_namespace, self.role, self.role_binding]
+                parent=self,
+                provider=provider,
+                depends_on=[workload_namespace, self.role, self.role_binding, *in_experiments],
             ),
         )
         self.register_outputs({"namespace": self.namespace.metadata.name})

@@ -10,8 +10,8 @@ deploy/kueue/ (docs/operations.md "The GPU queue"). What this component declares
   this component's `kueue-manager`; docs/operations.md says what to do.
 - then, each waiting for that check (their inputs carry the version it read, and they depend on the read): the
   ResourceFlavors, the WorkloadPriorityClasses, the ClusterQueue and the platform namespace's LocalQueue
-  (workloads/manifests/kueue.py builds them). An experiment namespace's LocalQueue comes from `local_queue()`,
-  called where the namespace is created.
+  (workloads/manifests/kueue.py builds them), and a LocalQueue in each experiment namespace the platform creates
+  (`experiments`: workloads/experiment_tenancy.py), each after its namespace.
 
 The Ray objects that are queued wait for this component too (`ready`): their LocalQueue must exist and Kueue's ray.io
 webhooks must serve, or they would be created unsuspended. Kueue's own webhooks answer once its Deployment is
@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib.metadata
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -39,8 +39,9 @@ _VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 
 def queue_plan(s: Settings, namespaces: Optional[tuple[str, ...]] = None) -> m.QueuePlan:
     """The platform's queue from its settings (module docstring of workloads/manifests/kueue.py): GPU quota gpuNodes x
-    GPUs per node (Autopilot: workerReplicas nodes), CPU quota what the CPU pool gives the heads and submitters of every
-    job those GPUs can run (workloads/manifests/pod_fit.py cpu_pool_plan)."""
+    GPUs per node (Autopilot: workerReplicas nodes), CPU quota what the CPU pool gives the heads and submitters of the
+    platform's job and of the listed experiments' jobs those GPUs can run (workloads/manifests/pod_fit.py
+    cpu_pool_plan). A LocalQueue in the platform's namespace and in each experiment's (`experiments`)."""
     acc = s.gpu.accelerator
     gpu_nodes = pod_fit.max_jobs(s)
     worker = node_fit.gpu_worker_request(acc)
@@ -53,7 +54,9 @@ def queue_plan(s: Settings, namespaces: Optional[tuple[str, ...]] = None) -> m.Q
         jobs = pod_fit.job_cpu_pods(s)
         head = pod_fit.platform_cpu_pods(s)["standing head"]
         per_job = jobs["head"].plus(jobs["submitter"])
-        cpu = node_fit.Resources(head.cpu + gpu_nodes * per_job.cpu, head.memory_gib + gpu_nodes * per_job.memory_gib)
+        n = pod_fit.admitted_experiments(len(s.tenancy.experiments), gpu_nodes, s.job.enabled)
+        n += 1 if s.job.enabled and s.job.mode == "own-cluster" else 0
+        cpu = node_fit.Resources(head.cpu + n * per_job.cpu, head.memory_gib + n * per_job.memory_gib)
     flavors = (
         m.gpu_flavor(naming.KUEUE_GPU_FLAVOR, acc, gpu_nodes, worker.cpu, worker.memory_gib),
         m.cpu_flavor(naming.KUEUE_CPU_FLAVOR, _ceil(cpu.cpu, 0.001), _ceil(cpu.memory_gib, 1 / 1024)),
@@ -61,12 +64,17 @@ def queue_plan(s: Settings, namespaces: Optional[tuple[str, ...]] = None) -> m.Q
     return m.QueuePlan(
         cluster_queue=naming.KUEUE_CLUSTER_QUEUE,
         local_queue=naming.KUEUE_LOCAL_QUEUE,
-        namespaces=namespaces or (s.storage.namespace,),
+        namespaces=namespaces or (s.storage.namespace, *experiment_namespaces(s)),
         flavors=flavors,
         priority_classes=tuple(
             (naming.kueue_priority_class(level), v) for level, v in catalog.KUEUE_PRIORITY_CLASSES.items()
         ),
     )
+
+
+def experiment_namespaces(s: Settings) -> tuple[str, ...]:
+    """The namespaces of the experiments the platform hosts (core/naming.py ExperimentNames), each with a LocalQueue."""
+    return tuple(naming.experiment_namespace(s.storage.namespace, e) for e in sorted(s.tenancy.experiments))
 
 
 def _ceil(x: float, step: float) -> float:
@@ -178,7 +186,7 @@ class KueueQueue(pulumi.ComponentResource):
         )
         self.ready = [self.manager]
 
-    async def checked(self, namespace_ready: Sequence[pulumi.Resource]) -> None:
+    async def checked(self, namespace_ready: Mapping[str, Sequence[pulumi.Resource]]) -> None:
         """Wait for the read, refuse in one line naming `queue` what is not Kueue v0.19.x (before anything else is
         registered: the caller registers the queued objects after this), then declare the queue's objects. At the
         first preview of a new platform the cluster does not exist yet and the read has no value: the check happens
@@ -195,7 +203,8 @@ class KueueQueue(pulumi.ComponentResource):
                 continue
             self.objects[_kind_name(obj)] = self._declare(obj, [self.manager])
         for ns in sorted(self.plan.namespaces):
-            self.objects[_kind_name(m.local_queue(self.plan, ns))] = self.local_queue(ns, namespace_ready)
+            # Each after its own namespace (the platform's, or the one the platform made for an experiment).
+            self.objects[_kind_name(m.local_queue(self.plan, ns))] = self.local_queue(ns, namespace_ready.get(ns, ()))
         self.ready = [self.manager, *self.objects.values()]
         self.register_outputs({"clusterQueue": self.plan.cluster_queue, "gpuQuota": self.plan.gpus})
 

@@ -69,6 +69,20 @@ def token_secret(
     )
 
 
+def ray_auth_secret(
+    namespace: pulumi.Input[str], token: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> k8s.core.v1.Secret:
+    """The Ray auth token's Secret, under the name and key KubeRay's `authOptions.secretName` reads (a platform's and
+    an experiment stack's own, each in its namespace)."""
+    return k8s.core.v1.Secret(
+        "ray-auth",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=RAY_AUTH_SECRET, namespace=namespace),
+        type="Opaque",
+        string_data={RAY_AUTH_TOKEN_KEY: token},
+        opts=opts,
+    )
+
+
 @dataclass(frozen=True)
 class WorkloadIdentityArgs:
     namespace: str
@@ -83,13 +97,10 @@ class WorkloadIdentityArgs:
 
     @classmethod
     def of(cls, s: Settings) -> "WorkloadIdentityArgs":
-        # With the export on, the platform keeps the export's identity even without a job of its own: its experiment
-        # stacks' export Jobs run as it (core/settings/platform.py).
         exporting = s.startup.export_checkpoints
-        # A platform without a job of its own serves experiment stacks, whose pods its policies govern (the same
-        # namespace): it opens what they may need (their prefetch, W&B from their heads).
-        serves_experiments = not s.job.enabled
-        prefetching = (s.job.enabled or serves_experiments) and s.startup.prefetch_weights
+        # Only the platform's own pods live here: every experiment has a namespace of its own, with its own policies
+        # (workloads/experiment_tenancy.py).
+        prefetching = s.job.enabled and s.startup.prefetch_weights
         # Every job stages its datasets (core/data.py); gs:// data needs Cloud Storage and Workload Identity too.
         gcs_data = s.job.enabled and bool(data.gcs_volumes(s.recipe.data))
         ns = s.storage.namespace
@@ -104,13 +115,13 @@ class WorkloadIdentityArgs:
             policies=PolicyArgs(
                 namespace=ns,
                 dashboard_peers=dashboard_peers(s),
-                head_wandb=needs_wandb_key(s) or serves_experiments,
+                head_wandb=needs_wandb_key(s),
                 head_hub=True,
                 prefetch=prefetching,
                 prefetch_pypi=prefetching and s.startup.prefetch_image == "python",
                 export_job=exporting,
-                staging=s.job.enabled or serves_experiments,
-                staging_storage=gcs_data or serves_experiments,
+                staging=s.job.enabled,
+                staging_storage=gcs_data,
                 weights_staging=weights.staged(s),
                 fqdn=s.security.egress_fqdn_policies,
             ),
@@ -165,13 +176,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
         self.secret = token_secret(HF_SECRET, ns, secrets, child, wandb=a.wandb)
         self.ray_auth_secret = None
         if a.ray_token_auth and secrets.ray_auth_token is not None:
-            self.ray_auth_secret = k8s.core.v1.Secret(
-                "ray-auth",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=RAY_AUTH_SECRET, namespace=ns),
-                type="Opaque",
-                string_data={RAY_AUTH_TOKEN_KEY: secrets.ray_auth_token},
-                opts=child,
-            )
+            self.ray_auth_secret = ray_auth_secret(ns, secrets.ray_auth_token, child)
         self.network_policies = []
         for m in network_policies(a.policies):
             self.network_policies.append(

@@ -20,3 +20,4 @@ from core.catalog.pins import *  # noqa: F403
 from core.catalog.prices import *  # noqa: F403
 from core.catalog.security import *  # noqa: F403
 from core.catalog.startup import *  # noqa: F403
+from core.catalog.tenancy import *  # noqa: F403

@@ -405,7 +405,9 @@ DIFF_RULES_READ: dict[str, str] = {
     "Autopilot and containerClusterEnableK8sBetaApisCustomizeDiff :9323-9349 ForceNew when an enabled API is removed "
     "(the program sets neither); privileged admission :9152-9187, network policy SetNewComputed on the first run "
     ":9201-9211, clusterAcceleratorNetworkProfileCustomizeDiff :9402 (inline node pools only; the program has none), "
-    "the rest validations; " + _DEFAULTS,
+    "the rest validations; authenticator_groups_config (rbacSecurityGroup) is Optional + Computed, not ForceNew "
+    "(:1215-1230), and updated in place by UpdateCluster DesiredAuthenticatorGroupsConfig (:4590-4603; an empty "
+    "security_group sends enabled false, :7611-7627): no replacement; " + _DEFAULTS,
     "gcp:container/nodePool:NodePool": _NP + ":227-232: nodePoolAcceleratorNetworkProfileCustomizeDiff :2216 SetNew "
     "network_config only with accelerator_network_profile (the program sets additional networks itself); "
     "resourceNodeConfigEmptyGuestAccelerator (cluster.go) clears count-0 accelerators; " + _DEFAULTS,

@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 import pod_programs
 from core import data
 from core.catalog import NEMO_RL_WORKDIR, NemoRlRelease
-from core.lustre_paths import hf_home
+from core.lustre_paths import hf_home, mount_root
 from core.recipes.model import Recipe, user_config_key
 from core.recipes.overrides import checkpoint_dir, render_args
 from core.recipes.resolve import megatron_hf_overrides_hash, recipe_dataset_loads, tp_accuracy_env
@@ -75,6 +75,9 @@ class EntrypointArgs:
     after: tuple[Sequence[str], ...] = ()
     attempts: Optional[Attempts] = None
     start_from: Optional[str] = None
+    # Where Megatron conversions go (each run's own under `.runs/<run>`, complete ones shared at the top): None,
+    # HF_HOME/nemo_rl; an experiment's own directory when its pods mount the shared cache read-only.
+    megatron_dir: Optional[str] = None
     entry: Optional[str] = None  # jobEntry: the image's own entry script instead of the release's GRPO entry
     # The user's config files come from the stack's own ConfigMap at paths.configs_dir (an experiment stack), not
     # from the job-scripts ConfigMap at paths.scripts_dir (a platform's own job).
@@ -136,14 +139,15 @@ def job_script(recipe: Recipe, release: NemoRlRelease, args: EntrypointArgs) -> 
         steps.append(install_configs_command(recipe, paths, source_dir=paths.configs_dir if a.own_configs else None))
     if recipe.train_backend == "megatron":
         # The run converts into a directory of its own (pod_programs/megatron_import_guard.py: concurrent jobs).
-        own = megatron_run_dir(mount_path, run_name)
+        shared = a.megatron_dir or megatron_shared_dir(mount_path)
+        own = megatron_run_dir(mount_path, run_name, shared)
         script.append(shlex.join(["export", f"{MEGATRON_DIR_ENV}={own}"]))
         steps.append(
             megatron_guard_command(
                 a.model_path or recipe.model_name,
                 paths.scripts_dir,
                 own=own,
-                shared=megatron_shared_dir(mount_path),
+                shared=shared,
                 hf_overrides_hash=megatron_hf_overrides_hash(recipe, release),
             )
         )
@@ -308,6 +312,7 @@ MEGATRON_GUARD_SCRIPT = pod_programs.MEGATRON_GUARD.name
 # NeMo-RL's first choice of the conversion directory (nemo_rl/models/policy/utils.py get_megatron_checkpoint_dir,
 # v0.4.0-v0.7.0); the driver hands its environment to the workers, where the conversion runs.
 MEGATRON_DIR_ENV = "NRL_MEGATRON_CHECKPOINT_DIR"
+MEGATRON_EXPERIMENT_DIR = "megatron"  # under an experiment's own directory (the mount root in its pods)
 
 
 def megatron_shared_dir(mount_path: str) -> str:
@@ -315,8 +320,13 @@ def megatron_shared_dir(mount_path: str) -> str:
     return f"{hf_home(mount_path)}/nemo_rl"
 
 
-def megatron_run_dir(mount_path: str, run_name: str) -> str:
-    return f"{megatron_shared_dir(mount_path)}/.runs/{run_name}"
+def megatron_run_dir(mount_path: str, run_name: str, shared: Optional[str] = None) -> str:
+    return f"{shared or megatron_shared_dir(mount_path)}/.runs/{run_name}"
+
+
+def experiment_megatron_dir(mount_path: str) -> str:
+    """An experiment's conversions, in its own directory: its Ray pods mount the shared cache read-only."""
+    return f"{mount_root(mount_path)}/{MEGATRON_EXPERIMENT_DIR}"
 
 
 def megatron_guard_command(

@@ -40,6 +40,7 @@ from core.settings import (
     stack,
     startup,
     storage,
+    tenancy,
     workload,
 )
 from core.settings.base import Section, SettingsError
@@ -65,6 +66,7 @@ from core.settings.security import SecuritySettings
 from core.settings.stack import StackSettings, TeardownSettings
 from core.settings.startup import StartupSettings
 from core.settings.storage import StorageSettings
+from core.settings.tenancy import TenancySettings
 from core.settings.workload import WorkloadSettings
 
 __all__ = [
@@ -100,6 +102,7 @@ RULES: tuple[Callable[["UncheckedSettings"], list[str]], ...] = (
     security.check,
     startup.check,
     cost.check,
+    tenancy.check,
 )
 
 
@@ -128,6 +131,7 @@ class UncheckedSettings(BaseModel):
     security: SecuritySettings
     startup: StartupSettings
     cost: CostSettings
+    tenancy: TenancySettings
     # The job's recipe (built-in + jobOverrides), resolved once; None when the job settings have problems.
     recipe: Optional[Recipe] = None
 
@@ -270,11 +274,14 @@ def load_experiment_settings(platform_ref: str, contract: Any) -> Settings:
     problem = platform.contract_problem(platform_ref, contract)
     if problem:
         raise SettingsError([problem])
+    values, stack_name = project_config(), pulumi.get_stack()
+    # Its platform must host it: its namespace, identities and Lustre claim are the platform's to create.
+    if listing := platform.listing_problems(platform_ref, values, stack_name, contract):
+        raise SettingsError(listing)
     return load_settings(
-        values=platform.experiment_values(project_config(), contract),
+        values=platform.experiment_values(values, contract, stack_name),
         gcp_project=contract.get("gcpProject"),
         gcp_region=contract.get("gcpRegion"),
-        experiment=True,
     )
 
 
@@ -284,10 +291,9 @@ def load_settings(
     values: Optional[dict[str, Any]] = None,
     secret_state: Optional[dict[str, str]] = None,
     gcp_region: Optional[str] = None,
-    experiment: bool = False,
 ) -> Settings:
-    """Build and validate the settings. `values` (config key -> raw value) defaults to the Pulumi config.
-    `experiment`: the values are an experiment stack's merged over its platform's (load_experiment_settings)."""
+    """Build and validate the settings. `values` (config key -> raw value) defaults to the Pulumi config (an
+    experiment stack's are merged over its platform's: load_experiment_settings)."""
     problems: list[str] = []
     fields = config_fields()
     stack_name = stack_name or pulumi.get_stack()
@@ -361,8 +367,8 @@ def load_settings(
         unchecked = unchecked.model_copy(update={"recipe": recipe})
     if "wandbApiKey" not in secret_state and job.needs_wandb_key(unchecked):
         problems.append(job.WANDB_KEY_MISSING)
-    # An experiment's own cluster uses its platform's Ray auth Secret (the same namespace): no token of its own.
-    if "rayAuthToken" not in secret_state and security.token_auth_enabled(unchecked) and not experiment:
+    # An experiment stack brings its own token (its namespace holds its own Ray auth Secret).
+    if "rayAuthToken" not in secret_state and security.token_auth_enabled(unchecked):
         problems.append(security.RAY_AUTH_TOKEN_MISSING)
     for rule in RULES:
         problems.extend(rule(unchecked))

@@ -37,7 +37,13 @@ class LustreSettings(Section):
         owner=PLATFORM,
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("Instance lustre", "PersistentVolume lustre-pv", "Dashboard dashboard", "RayJob rayjob"),
+            touches=(
+                "Instance lustre",
+                "PersistentVolume lustre-pv",
+                "PersistentVolume *-lustre-pv",
+                "Dashboard dashboard",
+                "RayJob rayjob",
+            ),
             note="grows in place; the readiness gate's expected Lustre throughput is in the RayJob",
         ),
         bad=(1, 20000),
@@ -51,7 +57,13 @@ class LustreSettings(Section):
         day_two=DayTwo(
             DELETES_DATA,
             where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
-            touches=("Instance lustre", "PersistentVolume lustre-pv", "Dashboard dashboard", "RayJob rayjob"),
+            touches=(
+                "Instance lustre",
+                "PersistentVolume lustre-pv",
+                "PersistentVolume *-lustre-pv",
+                "Dashboard dashboard",
+                "RayJob rayjob",
+            ),
             note="the tier cannot change after creation: the Lustre instance is replaced delete-first",
         ),
         bad=(7,),
@@ -68,7 +80,7 @@ class LustreSettings(Section):
         day_two=DayTwo(
             DELETES_DATA,
             where={LUSTRE_PROTECTED: REFUSED_BY_ENGINE},
-            touches=("Instance lustre", "PersistentVolume lustre-pv"),
+            touches=("Instance lustre", "PersistentVolume lustre-pv", "PersistentVolume *-lustre-pv"),
             note="the Lustre instance (and every checkpoint) is replaced delete-first",
         ),
         bad=("lustre-fs",),

@@ -21,10 +21,13 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import TypeAdapter, ValidationError
 
-from core import data
+from core import data, export
 from core.keys import key
+from core.lustre_paths import experiment_dir
+from core.naming import KUEUE_LOCAL_QUEUE, ExperimentNames
 from core.settings.job import needs_wandb_key
 from core.settings.registry import EXPERIMENT_KEYS, SECRET_KEYS, config_fields, decode_config_value
+from core.settings.tenancy import experiment_name, name_problem
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -68,11 +71,17 @@ def contract(
     export_service_account: Optional[str],
     egress: Optional[dict[str, bool]] = None,
     cluster_id: Any = None,
+    export_principals: Optional[dict[str, Any]] = None,
+    data_principals: Optional[dict[str, Any]] = None,
 ) -> dict[str, Any]:
     """What a platform stack gives its experiments (the `experimentPlatform` output): its value of every
-    platform key, with the names derived from its prefix resolved (the bucket), the service account its export
-    runs as, and the cluster's id (`clusterId`, an Output: `projects/<p>/locations/<l>/clusters/<name>`). No secret:
-    the kubeconfig is its own secret output; tokens stay in each stack's own Secret."""
+    platform key, with the names derived from its prefix resolved (the bucket), the service account its own export
+    runs as, the cluster's id (`clusterId`, an Output: `projects/<p>/locations/<l>/clusters/<name>`), and for each
+    experiment it hosts the names it created for it (EXPERIMENTS_KEY), with the Workload Identity principal of its
+    export service account (`export_principals`, Outputs: the project number) and of its data staging service account
+    (`data_principals`). `egress` is what the experiment
+    namespaces' NetworkPolicies let pods reach. No secret, and neither is the kubeconfig output (it holds no
+    credential): an experimenter reads both without the right to decrypt the platform's secrets (docs/security.md)."""
     settings: dict[str, Any] = {}
     sections = {sec for sec, _, _ in config_fields().values()}
     dumped = {name: getattr(s, name).model_dump(mode="json") for name in sections}
@@ -100,7 +109,106 @@ def contract(
         "egress": dict(egress or {}),
         # The experiment's Kubernetes provider is identified by it (CLUSTER_ID_KEY).
         CLUSTER_ID_KEY: cluster_id,
+        EXPERIMENTS_KEY: {
+            name: experiment_entry(s, name, (export_principals or {}).get(name), (data_principals or {}).get(name))
+            for name in sorted(s.tenancy.experiments)
+        },
+        # What an experiment's own names may not be (collision_problems).
+        "platformNames": {
+            "rayJob": s.names.ray_job,
+            "rayCluster": s.names.ray_cluster,
+            "exportJob": s.names.export_job,
+            "runName": s.run_name,
+        },
     }
+
+
+EXPERIMENTS_KEY = "experiments"
+
+
+def experiment_entry(
+    s: "Settings", name: str, export_principal: Any = None, data_principal: Any = None
+) -> dict[str, Any]:
+    """What the platform created for experiment `name` (workloads/experiment_tenancy.py), as its stack reads it."""
+    names = ExperimentNames(s.names, s.storage.namespace, name)
+    return {
+        "namespace": names.namespace,
+        "serviceAccount": s.storage.ksa_name,
+        "exportServiceAccount": names.export_ksa,
+        "exportPrincipal": export_principal,
+        "exportPrefix": export.experiment_prefix(name),
+        # The data staging Job's: the principal its stack grants read on its gs:// training data.
+        "dataServiceAccount": names.data_ksa,
+        "dataPrincipal": data_principal,
+        "lustreDirectory": experiment_dir(name),
+        # Where the platform queues (`queue: kueue`): the LocalQueue it made in the namespace, which the experiment's
+        # RayJob names (workloads/manifests/kueue.py queueing_of); None: its jobs start when created.
+        "localQueue": KUEUE_LOCAL_QUEUE if s.queue.queue == "kueue" else None,
+    }
+
+
+def experiment_of(values: dict[str, Any], stack_name: str) -> str:
+    """The experiment an experiment stack names (`experiment`, else its stack name), from its raw config."""
+    raw = values.get("experiment")
+    return str(raw) if raw not in (None, "") else stack_name
+
+
+def listing_problems(ref: str, values: dict[str, Any], stack_name: str, platform: dict[str, Any]) -> list[str]:
+    """One line when the platform hosts no experiment of this stack's name (checked before anything is
+    registered). A name that is no DNS label is left to the `experiment` rule."""
+    name = experiment_of(values, stack_name)
+    if name_problem(name):
+        return []
+    hosted = platform.get(EXPERIMENTS_KEY) or {}
+    if name in hosted:
+        return []
+    which = "experiment" if values.get("experiment") not in (None, "") else "experiment (default: the stack's name)"
+    listed = ", ".join(sorted(hosted)) or "none"
+    return [
+        f"{key('experiment')}: platform {ref!r} hosts no experiment {name!r} (its experiments: {listed}); add it to "
+        f"the platform's {key('experiments')} and run `pulumi up` there, or set {which} to one of them"
+    ]
+
+
+def queue_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
+    """One line when the platform queues (its `queue` is kueue, which the experiment's RayJob then names a LocalQueue
+    for) but made no LocalQueue in this experiment's namespace: a platform not updated since it gained the
+    experiment's queue, where the RayJob would wait for a queue that does not exist."""
+    if s.queue.queue != "kueue":
+        return []
+    entry = (platform.get(EXPERIMENTS_KEY) or {}).get(experiment_name(s)) or {}
+    if entry.get("localQueue"):
+        return []
+    return [
+        f"{key('queue')}: the platform queues its jobs (queue: kueue) but its contract names no LocalQueue in "
+        f"namespace {entry.get('namespace')!r}; run `pulumi up` on the platform stack first"
+    ]
+
+
+def collision_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
+    """What an experiment may not share with its platform: the names of its RayJob, its RayJob's cluster and its
+    export Job (they would name the platform's own objects, one namespace over, in every command and in `kubectl get
+    -A`), and its run name (NeMo-RL's W&B run id is the run name: the same W&B project would continue the platform's
+    run); and where it exports (only the folder its platform made for it exists and is its own)."""
+    theirs = platform.get("platformNames") or {}
+    p = []
+    ours = {"rayJob": s.names.ray_job, "rayCluster": s.names.ray_cluster, "exportJob": s.names.export_job}
+    same = sorted(k for k, v in ours.items() if theirs.get(k) == v)
+    if same:
+        p.append(
+            f"{key('prefix')}: {s.prefix!r} gives this experiment its platform's own names ({', '.join(same)}: "
+            f"{ours[same[0]]!r}); choose another prefix"
+        )
+    if s.job.enabled and theirs.get("runName") == s.run_name:
+        p.append(f"{key('runName')}: {s.run_name!r} is its platform's run name; choose another")
+    entry = (platform.get(EXPERIMENTS_KEY) or {}).get(experiment_name(s)) or {}
+    prefix = entry.get("exportPrefix")
+    if prefix and s.startup.export_checkpoints and s.export_destination.prefix != prefix:
+        p.append(
+            f"{key('exportDestination')}: an experiment exports to its own folder gs://{s.bucket_name}/{prefix} "
+            f"(its platform creates it); remove exportDestination (now {s.startup.export_destination!r})"
+        )
+    return p
 
 
 # The experiment's Kubernetes provider carries the platform cluster's id as its clusterIdentifier: pulumi-kubernetes
@@ -121,8 +229,28 @@ def cluster_id_problems(ref: str, platform: Optional[dict[str, Any]]) -> list[st
     ]
 
 
+def admission_problems(s: "Settings") -> list[str]:
+    """What its namespace's admission policy would refuse: only the pinned Python image may write the shared cache
+    (workloads/manifests/tenancy.py), so an experiment prefetches (without the prefetch its head's entrypoint would
+    download the weights into the cache, which its Ray pods mount read-only), and its prefetch runs in that image."""
+    if not s.job.enabled:
+        return []
+    if not s.startup.prefetch_weights:
+        return [
+            f"{key('prefetchWeights')}: without the prefetch the Ray head downloads the weights into the shared "
+            "model cache, which an experiment's Ray pods mount read-only; keep prefetchWeights on"
+        ]
+    if s.startup.prefetch_image != "python":
+        return [
+            f"{key('prefetchImage')}: an experiment's prefetch runs the pinned Python image, the only one its "
+            "platform lets write the shared model cache; set prefetchImage to python"
+        ]
+    return []
+
+
 def egress_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
-    """What the experiment's pods must reach that the platform's NetworkPolicies do not allow, one line each."""
+    """What the experiment's pods must reach that its namespace's NetworkPolicies (the platform's, `egress` in the
+    contract: workloads/experiment_tenancy.py experiment_policies) do not allow, one line each."""
     egress = platform.get("egress") or {}
     ref = s.stack.platform_stack
     p = []
@@ -146,16 +274,20 @@ def egress_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
         s.job.enabled
         and s.recipe.data is not None
         and data.gcs_volumes(s.recipe.data)
-        and not egress.get("stagingStorage")
+        and not (
+            egress.get("stagingStorage")
+            # ... and the principal of the staging service account it made in the experiment's namespace
+            and ((platform.get(EXPERIMENTS_KEY) or {}).get(experiment_name(s)) or {}).get("dataPrincipal")
+        )
     ):
         p.append(
-            f"{key('jobData')}: platform {ref!r} lets no data staging Job reach Cloud Storage; use Hub or Lustre data "
-            "here, or run the platform without a job of its own (it then opens Cloud Storage for experiments)"
+            f"{key('jobData')}: platform {ref!r} lets no data staging Job reach Cloud Storage (deployed by an earlier "
+            "release); use Hub or Lustre data here, or run `pulumi up` on the platform with this commit"
         )
     if needs_wandb_key(s) and not egress.get("headWandb"):
         p.append(
             f"{key('jobOverrides')}.wandb_enabled: platform {ref!r} lets no Ray head reach W&B; set wandb_enabled to "
-            "false here, or run the platform without a job of its own (it then opens W&B for experiments)"
+            "false here, or run `pulumi up` on the platform with this commit (it opens W&B for its experiments)"
         )
     return p
 
@@ -176,10 +308,17 @@ def contract_problem(ref: str, value: Any) -> Optional[str]:
     return None
 
 
-def experiment_values(values: dict[str, Any], platform: dict[str, Any]) -> dict[str, Any]:
+def experiment_values(values: dict[str, Any], platform: dict[str, Any], stack_name: str) -> dict[str, Any]:
     """The experiment's settings: the platform's values of the platform keys, the experiment's own keys over them.
-    An experiment brings its own Ray cluster: its GPUs come and go with its RayJob (jobMode own-cluster)."""
+    An experiment brings its own Ray cluster: its GPUs come and go with its RayJob (jobMode own-cluster). Its
+    Kubernetes objects live in its own namespace (`namespace` is the one its platform made for it), and it exports
+    to its own folder unless it says otherwise (collision_problems refuses another)."""
     merged = {k: v for k, v in platform["settings"].items() if k not in EXPERIMENT_KEYS}
     merged.update({k: v for k, v in values.items() if k in EXPERIMENT_KEYS and k not in SECRET_KEYS})
     merged["jobMode"] = "own-cluster"
+    entry = (platform.get(EXPERIMENTS_KEY) or {}).get(experiment_of(values, stack_name))
+    if entry is not None:
+        merged["namespace"] = entry["namespace"]
+        if values.get("exportDestination") in (None, ""):
+            merged["exportDestination"] = entry["exportPrefix"]
     return merged

@@ -30,6 +30,7 @@ from core.settings.security import SecuritySettings
 from core.settings.stack import StackSettings, TeardownSettings
 from core.settings.startup import StartupSettings
 from core.settings.storage import StorageSettings
+from core.settings.tenancy import TenancySettings
 from core.settings.workload import WorkloadSettings
 
 # Secret config keys: read with get_secret/require_secret only, never part of the model.
@@ -57,6 +58,7 @@ SECTIONS: dict[str, type[Section]] = {
     "security": SecuritySettings,
     "startup": StartupSettings,
     "cost": CostSettings,
+    "tenancy": TenancySettings,
 }
 
 

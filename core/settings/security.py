@@ -72,7 +72,11 @@ class SecuritySettings(Section):
             "(IAM). Set false together with authorizedNetworks to open the IP endpoint to those ranges."
         ),
         owner=PLATFORM,
-        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=("Cluster cluster", "kubernetes k8s"),
+            note="the cluster's access; an experiment's provider takes the new kubeconfig in place (clusterIdentifier)",
+        ),
         bad=("maybe",),
         alternatives=({"privateEndpoint": False}, {"privateEndpoint": True}),
     )
@@ -84,7 +88,11 @@ class SecuritySettings(Section):
             "Kubernetes provider when privateEndpoint is on."
         ),
         owner=PLATFORM,
-        day_two=DayTwo(IN_PLACE, touches=("Cluster cluster",)),
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=("Cluster cluster", "kubernetes k8s"),
+            note="the cluster's access; an experiment's provider takes the new kubeconfig in place (clusterIdentifier)",
+        ),
         bad=("maybe",),
         alternatives=({"dnsEndpoint": False, "privateEndpoint": False},),
     )
@@ -98,7 +106,10 @@ class SecuritySettings(Section):
             "own path."
         ),
         owner=PLATFORM,
-        day_two=DayTwo(IN_PLACE, touches=("NetworkPolicy netpol-dashboard-from-operator",)),
+        day_two=DayTwo(
+            IN_PLACE,
+            touches=("NetworkPolicy netpol-dashboard-from-operator", "NetworkPolicy *-netpol-dashboard-from-operator"),
+        ),
         bad=('["x"]', '["kuberay-operator"]'),
         alternatives=({"rayDashboardPeers": ["10.0.0.0/20"]},),
     )
@@ -128,8 +139,9 @@ class SecuritySettings(Section):
             touches=(
                 "Cluster cluster",
                 "Namespace operator-namespace",
-                "Role operator-role",  # the operator's rights in the workload namespace (workloads/kuberay_operator.py)
-                "RoleBinding operator-role-binding",
+                # The operator's rights in the workload and experiment namespaces (workloads/kuberay_operator.py).
+                "Role operator-role*",
+                "RoleBinding operator-role-binding*",
                 "NetworkPolicy *",
                 "Release *",
             ),

@@ -91,6 +91,7 @@ class StackSettings(Section):
             touches=(
                 "Instance lustre",
                 "PersistentVolume lustre-pv",
+                "PersistentVolume *-lustre-pv",
                 "NodePool *",
                 "Network rdma",
                 "ComputeClass *",

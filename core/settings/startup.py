@@ -30,6 +30,7 @@ from core.settings.record import (
     ON_EXPERIMENT,
     PLATFORM,
     REFUSED_BY_API,
+    REFUSED_BY_PROGRAM,
     SAFE_REPLACEMENT,
     STOPS_THE_JOB,
     DayTwo,
@@ -246,8 +247,12 @@ class StartupSettings(Section):
         owner=BOTH,
         day_two=DayTwo(
             STOPS_THE_JOB,
+            where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
             touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob", *STAGING_TOUCHES),
-            note="the prefetch Job goes or comes, and the entrypoint's download step with it",
+            note=(
+                "the prefetch Job goes or comes, and the entrypoint's download step with it; off on an experiment: "
+                "its head would download into the shared cache, which its Ray pods mount read-only"
+            ),
         ),
         bad=("maybe",),
         alternatives=({"prefetchWeights": False},),
@@ -261,7 +266,12 @@ class StartupSettings(Section):
             "needs egress to pypi.org and files.pythonhosted.org) or nemo-rl (the NeMo-RL image, no PyPI access)."
         ),
         owner=BOTH,
-        day_two=DayTwo(SAFE_REPLACEMENT, touches=("Job prefetch", "FQDNNetworkPolicy *")),
+        day_two=DayTwo(
+            SAFE_REPLACEMENT,
+            where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
+            touches=("Job prefetch", "FQDNNetworkPolicy *"),
+            note="an experiment's prefetch runs the Python image: only it may write the shared cache",
+        ),
         bad=("x",),
         alternatives=({"prefetchImage": "nemo-rl"},),
     )
@@ -340,6 +350,7 @@ class StartupSettings(Section):
         owner=BOTH,
         day_two=DayTwo(
             SAFE_REPLACEMENT,
+            where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
             touches=("Folder *", "ManagedFolder*", "Job export"),
             note=(
                 "to a folder under the old one's parent (exports -> exports/other): a new managed folder and grant, "

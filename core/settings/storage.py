@@ -72,7 +72,10 @@ class StorageSettings(Section):
             "CPU Job under the stack's own <prefix>-export service account)."
         ),
         owner=PLATFORM,
-        day_two=DayTwo(STOPS_THE_JOB, touches=("ServiceAccount ksa", "RayCluster raycluster", "RayJob rayjob")),
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            touches=("ServiceAccount ksa", "ServiceAccount *-ksa", "RayCluster raycluster", "RayJob rayjob"),
+        ),
         bad=("Bad_x",),
         alternatives=({"ksaName": "nemo-rl-runner2"},),
     )

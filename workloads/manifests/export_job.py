@@ -8,8 +8,9 @@ Python image, not the 20-30 GB NeMo-RL image). The RayJob's GPU cluster is delet
 never reruns training. No `activeDeadlineSeconds` (it waits as long as training runs) and no TTL (a TTL-deleted Job
 would be created again by the next `pulumi up --refresh`: docs/research/platform.md §4b).
 
-The pod mounts the bucket's export prefix through the GCS FUSE CSI driver as the platform's export service account
-(the only principal with write on that prefix: infra/bucket.py), with the sidecar sizing of core/export.py. Its role
+The pod mounts the bucket's export prefix through the GCS FUSE CSI driver as its stack's export service account
+(the only principal with write on that prefix: infra/bucket.py for a platform, infra/experiment_export.py for an
+experiment stack, whose pod sees only its own Lustre directory), with the sidecar sizing of core/export.py. Its role
 label is what the namespace's NetworkPolicies select: DNS, the metadata server (Workload Identity) and Cloud
 Storage.
 """
@@ -18,13 +19,15 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from typing import Optional
 
 from core import export, images, recipes
 from core.naming import JOB_SCRIPTS, LUSTRE_PVC
 from core.settings import Settings
+from core.settings import tenancy as tenancy_settings
 from workloads.manifests.pod_parts import (
     cpu_node_selector,
-    lustre_mount,
+    lustre_mounts,
     lustre_volume,
     scripts_mount,
     scripts_volume,
@@ -53,10 +56,11 @@ class ExportJobArgs:
     backoff_limit: int = 3
     pvc_name: str = LUSTRE_PVC
     scripts_config_map: str = JOB_SCRIPTS
+    lustre_experiment: Optional[str] = None  # an experiment stack's: its own Lustre directory only
 
 
 def export_job_args(s: Settings, service_account: str) -> ExportJobArgs:
-    """The export of `s`'s run into the platform's export prefix, as the platform's export service account."""
+    """The export of `s`'s run into its export prefix, as `service_account` (the stack's export identity)."""
     mount = s.workload.lustre_mount_path
     dest = s.export_destination
     r = s.recipe
@@ -81,6 +85,7 @@ def export_job_args(s: Settings, service_account: str) -> ExportJobArgs:
         destination=dest,
         marker=export.trained_marker(mount, s.run_name),
         export_argv=tuple(argv),
+        lustre_experiment=tenancy_settings.lustre_experiment(s),
     )
 
 
@@ -95,7 +100,11 @@ def job_spec(a: ExportJobArgs) -> dict:
         "image": a.image,
         "command": command(a),
         "resources": RESOURCES,
-        "volumeMounts": [lustre_mount(a.lustre_mount_path), scripts_mount(a.scripts_dir), export.volume_mount()],
+        "volumeMounts": [
+            *lustre_mounts(a.lustre_mount_path, a.lustre_experiment, cache=False),
+            scripts_mount(a.scripts_dir),
+            export.volume_mount(),
+        ],
     }
     pod = {
         "restartPolicy": "Never",

@@ -139,6 +139,10 @@ class CpuPoolPlan:
 
     - `max_jobs`: jobs that can run at once. Each holds at least one whole GPU node (its workers request a node's
       GPUs), so at most `gpuNodes` (the GPU quota's nodes): the platform's own job is one of them.
+    - `experiments`: the experiments the platform hosts (`experiments`: an experiment stack the platform does not
+      list is refused), one job each. All of their CPU Jobs (prefetch, data staging, export) may exist at once,
+      queued or not (they are not queued); their heads and submitters only for the jobs Kueue admits at once:
+      `admitted` of them, what the GPUs leave beside the platform's own job.
     - `job_pods`: one job's CPU pods at the platform's shapes (an experiment has its platform's machine types; its
       own headCpu / headMemoryGib count against the quota, which admits fewer of them when they are larger): its
       Ray head, its RayJob's submitter, its weights prefetch, its data staging Job and its export Job (which waits on
@@ -157,15 +161,29 @@ class CpuPoolPlan:
     platform_pods: tuple[tuple[str, node_fit.Resources], ...]
     max_nodes: int
     queued: node_fit.Resources
+    experiments: tuple[str, ...] = ()
+
+    @property
+    def admitted(self) -> int:
+        """Experiments whose heads and submitters run at once: all of them, unless the GPUs run fewer jobs."""
+        own_job = any(name == "platform job submitter" for name, _ in self.platform_pods)
+        return admitted_experiments(len(self.experiments), self.max_jobs, own_job)
 
     def pods_at_once(self) -> dict[str, node_fit.Resources]:
-        """Every CPU pod the pool may hold at once: the platform's, and `max_jobs` jobs' (the platform's own job among
-        them when it has one)."""
+        """Every CPU pod the pool may hold at once: the platform's, every listed experiment's CPU Jobs, and the heads
+        and submitters of the experiments admitted at once (`admitted`, in the listing's order)."""
         out = dict(self.platform_pods)
-        own_job = any(name.startswith("platform job ") for name in out)
-        for i in range(self.max_jobs - (1 if own_job else 0)):
-            out.update({f"job {i + 1} {what}": r for what, r in self.job_pods})
+        for i, e in enumerate(self.experiments):
+            for what, r in self.job_pods:
+                if what in QUEUED_PODS and i >= self.admitted:
+                    continue
+                out[f"experiment {e} {what}"] = r
         return out
+
+
+def admitted_experiments(experiments: int, max_jobs: int, own_job: bool) -> int:
+    """Experiment jobs that run at once: every listed one, within what the GPUs run beside the platform's own job."""
+    return max(0, min(experiments, max_jobs - (1 if own_job else 0)))
 
 
 def _total(spec: dict, annotations: Optional[dict] = None) -> node_fit.Resources:
@@ -247,6 +265,7 @@ def cpu_pool_plan(s: Settings) -> Optional[CpuPoolPlan]:
         platform_pods=tuple(platform_pods.items()),
         max_nodes=0,
         queued=_queued(s, platform_pods, job_pods, jobs),
+        experiments=tuple(sorted(s.tenancy.experiments)),
     )
     at_once = plan.pods_at_once()
     placed = node_fit.place(at_once, room, max_nodes=len(at_once))
@@ -258,13 +277,14 @@ QUEUED_PODS = ("head", "submitter")  # what a RayJob's Workload holds of the CPU
 
 def _queued(s: Settings, platform: dict[str, node_fit.Resources], job: dict[str, node_fit.Resources], jobs: int):
     """Heads and submitters Kueue admits at once: the standing RayCluster's head (Kueue's RayCluster integration: it
-    holds quota while it exists), the platform's own-cluster job (a standing-cluster RayJob is not queued) and the
-    other jobs the GPUs can run."""
+    holds quota while it exists), the platform's own-cluster job (a standing-cluster RayJob is not queued, but its
+    workers hold GPU nodes) and those of the listed experiments the GPUs can run beside it."""
     counted = [platform["standing head"]]
     own = s.job.enabled and s.job.mode == "own-cluster"
     if own:
         counted += [platform[f"platform job {p}"] for p in QUEUED_PODS]
-    counted += [job[p] for _ in range(jobs - (1 if own else 0)) for p in QUEUED_PODS]
+    admitted = admitted_experiments(len(s.tenancy.experiments), jobs, s.job.enabled)
+    counted += [job[p] for _ in range(admitted) for p in QUEUED_PODS]
     total = node_fit.Resources(0, 0)
     for r in counted:
         total = total.plus(r)

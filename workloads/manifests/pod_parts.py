@@ -2,7 +2,8 @@
 
 - `cpu_node_selector()`: where CPU pods land: the Ray head, the weights prefetch and the image pre-pull;
 - `hf_environment()`: the Hugging Face cache on Lustre (HF_HOME), for every pod that reads or writes it;
-- `lustre_volume()` / `lustre_mount()`: the Lustre PVC, mounted at the same path everywhere;
+- `lustre_volume()` / `lustre_mounts()`: the Lustre PVC, mounted at the same path everywhere: the whole volume for
+  a platform's own pods, an experiment's own directory and the shared cache (read-only) for an experiment's;
 - `scripts_volume()` / `scripts_mount()`: the job-scripts ConfigMap (pod_programs/, workloads/job_scripts.py);
 - `configs_volume()` / `configs_mount()`: an experiment stack's own config files (workloads/job_scripts.py JobConfigs).
 
@@ -11,9 +12,9 @@ Token files and security contexts, shared the same way, are in pod_security.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
-from core.lustre_paths import hf_home
+from core.lustre_paths import HF_CACHE_DIR, experiment_dir, hf_home, mount_root
 from core.naming import HF_SECRET, JOB_SCRIPTS
 
 if TYPE_CHECKING:
@@ -42,10 +43,19 @@ def cpu_node_selector(*, autopilot: bool, cpu_pool: str) -> dict[str, str]:
     return {NODE_POOL_LABEL: cpu_pool}
 
 
-def hf_environment(mount_path: str) -> list[dict]:
+# An experiment's own cache of processed datasets (the `datasets` library writes Arrow files and locks there), in its
+# own directory: its Ray pods mount the shared Hugging Face cache read-only.
+DATASETS_CACHE_DIR = "hf-datasets"
+
+
+def hf_environment(mount_path: str, experiment: Optional[str] = None) -> list[dict]:
     """HF_HOME on Lustre, so a model downloads once for every node and survives pod restarts. Non-secret: the
-    token's *path* comes from the pod's token file (pod_security.py)."""
-    return [{"name": "HF_HOME", "value": hf_home(mount_path)}]
+    token's *path* comes from the pod's token file (pod_security.py). An experiment's pods (`experiment`) keep their
+    processed datasets in their own directory (HF_DATASETS_CACHE; huggingface_hub's cache stays the shared one)."""
+    env = [{"name": "HF_HOME", "value": hf_home(mount_path)}]
+    if experiment is not None:
+        env.append({"name": "HF_DATASETS_CACHE", "value": f"{mount_root(mount_path)}/{DATASETS_CACHE_DIR}"})
+    return env
 
 
 def lustre_volume(pvc_name: str) -> dict:
@@ -54,6 +64,23 @@ def lustre_volume(pvc_name: str) -> dict:
 
 def lustre_mount(mount_path: str) -> dict:
     return {"name": LUSTRE_VOLUME, "mountPath": mount_path}
+
+
+def lustre_mounts(
+    mount_path: str, experiment: Optional[str] = None, *, cache: bool = True, cache_writable: bool = False
+) -> list[dict]:
+    """The Lustre claim's mounts: the whole volume for a platform's own pods; for an experiment's pods its own
+    directory at the mount path (so every path under the mount is its own) and, with `cache`, the shared Hugging
+    Face cache at its usual place, read-only unless `cache_writable` (its prefetch Job). The experiment namespaces'
+    admission policy refuses anything else (workloads/manifests/tenancy.py)."""
+    if experiment is None:
+        return [lustre_mount(mount_path)]
+    root = mount_root(mount_path)
+    mounts: list[dict] = [{"name": LUSTRE_VOLUME, "mountPath": root, "subPath": experiment_dir(experiment)}]
+    if cache:
+        shared: dict = {"name": LUSTRE_VOLUME, "mountPath": hf_home(root), "subPath": HF_CACHE_DIR}
+        mounts.append(shared if cache_writable else {**shared, "readOnly": True})
+    return mounts
 
 
 def token_secret_name(s: "Settings") -> str:

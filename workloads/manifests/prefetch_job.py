@@ -20,10 +20,11 @@ from typing import Any, Optional
 from core import catalog, images, prefetch, recipes, weights
 from core.naming import HF_SECRET, HF_TOKEN_KEY, LUSTRE_PVC
 from core.settings import Settings
+from core.settings import tenancy as tenancy_settings
 from workloads.manifests.pod_parts import (
     cpu_node_selector,
     hf_environment,
-    lustre_mount,
+    lustre_mounts,
     lustre_volume,
     scripts_mount,
     scripts_volume,
@@ -57,6 +58,9 @@ class WeightsPrefetchArgs:
     node_selector: dict  # the CPU pods' placement, like the Ray head's
     backoff_limit: int = 4
     secret_name: str = HF_SECRET  # the stack's token Secret (an experiment stack has its own)
+    # An experiment stack's prefetch: its own Lustre directory (markers, model links) and the shared cache, which it
+    # writes (core/settings/tenancy.py; the admission policy lets only the pinned prefetch image write it).
+    lustre_experiment: Optional[str] = None
     # weightsPath bucket-import: the model was imported into its path; the staging manifest's name (core/weights.py).
     imported: Optional[str] = None
 
@@ -80,6 +84,7 @@ class WeightsPrefetchArgs:
             scripts_dir=recipes.SCRIPTS_DIR,
             node_selector=cpu_node_selector(autopilot=s.autopilot, cpu_pool=s.names.cpu_pool),
             secret_name=token_secret_name(s),
+            lustre_experiment=tenancy_settings.lustre_experiment(s),
             imported=weights.STAGED_MANIFEST if weights.staged(s) else None,
         )
 
@@ -103,13 +108,13 @@ def job_spec(a: WeightsPrefetchArgs) -> dict:
             a.plan, a.scripts_dir, in_nemo_rl_image=a.in_nemo_rl_image, imported=a.imported
         ),
         "env": [
-            *hf_environment(mount),
+            *hf_environment(mount, a.lustre_experiment),
             {"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE},
             {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
         ],
         "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "8", "memory": "16Gi"}},
         "volumeMounts": [
-            lustre_mount(mount),
+            *lustre_mounts(mount, a.lustre_experiment, cache_writable=True),
             scripts,
             {"name": TOKEN_VOLUME, "mountPath": TOKENS_DIR, "readOnly": True},
         ],

@@ -30,6 +30,7 @@ it as it is: any spec change replaces the cluster (workloads/ray_cluster.py), wh
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from core import node_fit
 from core.catalog import Accelerator, NemoRlRelease
@@ -37,6 +38,7 @@ from core.gate import NODE_NAME_ENV
 from core.naming import RAY_AUTH_SECRET
 from core.recipes import IMAGE_PATHS, SCRIPTS_DIR
 from core.settings import Settings
+from core.settings import tenancy as tenancy_settings
 from core.settings import workload as workload_settings
 from core.settings.security import token_auth_enabled
 from workloads.manifests.compute_class import worker_scheduling
@@ -45,7 +47,7 @@ from workloads.manifests.pod_parts import (
     configs_volume,
     cpu_node_selector,
     hf_environment,
-    lustre_mount,
+    lustre_mounts,
     lustre_volume,
     scripts_mount,
     scripts_volume,
@@ -108,6 +110,8 @@ class RayPodsConfig:
     # Least privilege: the workers load everything from Lustre (no Hub, no token): the pinned snapshot the prefetch Job
     # or, without it, the entrypoint downloaded on the head (workloads/manifests/rayjob.py), and the staged datasets.
     workers_offline: bool = True
+    # An experiment stack's pods: its own Lustre directory and the shared cache read-only (core/settings/tenancy.py).
+    lustre_experiment: Optional[str] = None
     # An experiment stack's own config files (jobConfigFiles): the ConfigMap its RayJob's head mounts at
     # IMAGE_PATHS.configs_dir; None for every other cluster (a platform's files travel in the job-scripts ConfigMap).
     configs_map: "str | None" = None
@@ -138,6 +142,7 @@ class RayPodsConfig:
             head_ephemeral_gib=workload_settings.head_ephemeral_gib(s),
             worker_ephemeral_gib=workload_settings.worker_ephemeral_gib(s),
             ray_token_auth=token_auth_enabled(s),
+            lustre_experiment=tenancy_settings.lustre_experiment(s),
             configs_map=own_configs_map(s),
         )
 
@@ -188,10 +193,12 @@ def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
             # The workers' static LD_LIBRARY_PATH (one definition, workloads/manifests/rdma.py): NeMo-RL's driver runs
             # here and hands its environment to every actor, on the GPU workers too. Only the variable: the head has no
             # gIB mount and must not source the gIB script.
-            "env": [library_path_env(c.release)] + hf_environment(c.lustre_mount_path) + tokens.env,
+            "env": [library_path_env(c.release)]
+            + hf_environment(c.lustre_mount_path, c.lustre_experiment)
+            + tokens.env,
             # The job's driver runs on the head: its entrypoint runs the programs under SCRIPTS_DIR.
             "volumeMounts": [
-                lustre_mount(c.lustre_mount_path),
+                *lustre_mounts(c.lustre_mount_path, c.lustre_experiment),
                 scripts_mount(SCRIPTS_DIR),
                 *([configs_mount(IMAGE_PATHS.configs_dir)] if c.configs_map else []),
                 *tokens.volume_mounts,
@@ -248,10 +255,14 @@ def worker_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
         "args": [mixin.startup_prefix],
         "resources": gpu_worker_resources(acc, c.worker_ephemeral_gib),
         # The node's name: the readiness gate binds a node's recorded pass to it (with the boot ID it reads itself).
-        "env": mixin.env + hf_environment(c.lustre_mount_path) + offline + [node_name_env()] + tokens.env,
+        "env": mixin.env
+        + hf_environment(c.lustre_mount_path, c.lustre_experiment)
+        + offline
+        + [node_name_env()]
+        + tokens.env,
         "volumeMounts": [
             {"name": _SHM_VOLUME, "mountPath": "/dev/shm"},
-            lustre_mount(c.lustre_mount_path),
+            *lustre_mounts(c.lustre_mount_path, c.lustre_experiment),
             *mixin.volume_mounts,
             *tokens.volume_mounts,
         ],

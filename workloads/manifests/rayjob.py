@@ -58,6 +58,7 @@ from core.settings import Settings
 from core.settings import job as job_settings
 from core.settings import queue as queue_settings
 from core.settings import startup as startup_settings
+from core.settings import tenancy as tenancy_settings
 from core.settings.security import token_auth_enabled
 from workloads.manifests.kueue import QUEUE_LABEL_PATH, Queueing, queueing_of
 from workloads.manifests.pod_parts import cpu_node_selector, token_secret_name
@@ -112,6 +113,8 @@ class JobArgs:
     submitter_node_selector: Optional[dict[str, str]] = None
     # The queue the RayJob waits in (workloads/manifests/kueue.py Queueing): its labels; None: not queued.
     queueing: Optional[Queueing] = None
+    # An experiment stack's: its Megatron conversions in its own Lustre directory (the shared cache is read-only).
+    megatron_dir: Optional[str] = None
     entry: Optional[str] = None  # jobEntry: the image's entry script, run instead of the release's GRPO entry
 
     @classmethod
@@ -181,6 +184,11 @@ class JobArgs:
             if s.autopilot
             else cpu_node_selector(autopilot=False, cpu_pool=s.names.cpu_pool),
             queueing=queueing_of(s) if own else None,
+            megatron_dir=(
+                recipes.experiment_megatron_dir(s.workload.lustre_mount_path)
+                if tenancy_settings.lustre_experiment(s) is not None
+                else None
+            ),
             entry=s.startup.job_entry,
         )
 
@@ -204,6 +212,7 @@ def _submission(a: JobArgs) -> tuple[str, str, Optional[dict[str, str]]]:
             after=tuple(list(c) for c in a.after),
             attempts=a.attempts,
             start_from=a.start_from,
+            megatron_dir=a.megatron_dir,
             entry=a.entry,
             own_configs=a.own_cluster is not None and a.own_cluster.configs_map is not None,
         ),

@@ -12,6 +12,10 @@ DATASETS_LIBRARY). The NeMo-RL image is on the CPU nodes already where the stack
 - A problem with the data itself exits 3, which `podFailurePolicy` turns into a failed Job at once (the data will not
   change on a retry; batch/v1 podFailurePolicy, stable since Kubernetes 1.31); anything else is retried
   (`backoffLimit`). The program's one line is the container's termination message.
+- On an experiment stack it runs in the experiment's namespace as the service account its platform made there, and
+  mounts only the experiment's own Lustre directory (`subPath experiments/<name>` at the mount path), so the staged
+  files, the built-in datasets' cache and whatever it downloads are the experiment's own; its namespace's admission
+  policy admits exactly that (workloads/manifests/tenancy.py).
 - Its role label is what the namespace's NetworkPolicies select: DNS, Hugging Face by name and, with gs:// data, the
   metadata server (Workload Identity) and Cloud Storage.
 """
@@ -27,10 +31,11 @@ from core import catalog, data, export, recipes
 from core.data import DataSpec
 from core.naming import HF_SECRET, HF_TOKEN_KEY, LUSTRE_PVC
 from core.settings import Settings
+from core.settings import tenancy as tenancy_settings
 from workloads.manifests.pod_parts import (
     cpu_node_selector,
     hf_environment,
-    lustre_mount,
+    lustre_mounts,
     lustre_volume,
     scripts_mount,
     scripts_volume,
@@ -66,6 +71,10 @@ class DataStagingArgs:
     scripts_dir: str
     node_selector: dict
     service_account: Optional[str]  # the Job's own KSA, only with gs:// data
+    # An experiment stack's: its platform created the KSA in its namespace (its people create none), and the pod
+    # mounts only the experiment's own Lustre directory, where its staged data and built-in datasets cache live.
+    own_service_account: bool = True
+    lustre_experiment: Optional[str] = None
     secret_name: str = HF_SECRET
     backoff_limit: int = 2
     pvc_name: str = LUSTRE_PVC
@@ -89,8 +98,10 @@ class DataStagingArgs:
             lustre_mount_path=mount,
             scripts_dir=recipes.SCRIPTS_DIR,
             node_selector=cpu_node_selector(autopilot=s.autopilot, cpu_pool=s.names.cpu_pool),
-            service_account=s.names.data_ksa if data.gcs_volumes(r.data) else None,
+            service_account=tenancy_settings.data_ksa(s) if data.gcs_volumes(r.data) else None,
             secret_name=token_secret_name(s),
+            own_service_account=not s.stack.platform_stack,
+            lustre_experiment=tenancy_settings.lustre_experiment(s),
         )
 
     @property
@@ -132,14 +143,15 @@ def job_spec(a: DataStagingArgs) -> dict:
         "workingDir": catalog.NEMO_RL_WORKDIR,
         "command": command(a),
         "env": [
-            *hf_environment(mount),
+            *hf_environment(mount, a.lustre_experiment),
             {"name": "HF_TOKEN_PATH", "value": HF_TOKEN_FILE},
             {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
         ],
         "resources": RESOURCES,
         "terminationMessagePolicy": "FallbackToLogsOnError",
         "volumeMounts": [
-            lustre_mount(mount),
+            # An experiment's: its own directory only (no shared cache: what it downloads lands in its directory).
+            *lustre_mounts(mount, a.lustre_experiment, cache=False),
             scripts_mount(a.scripts_dir),
             {"name": TOKEN_VOLUME, "mountPath": TOKENS_DIR, "readOnly": True},
             *({"name": n, "mountPath": f"{data.GCS_MOUNT_ROOT}/{n}", "readOnly": True} for n, _, _ in gcs),
