@@ -58,6 +58,7 @@ class JobSettings(Section):
                 "FQDNNetworkPolicy *",
                 *STAGING_TOUCHES,
                 "NodePool cpu",  # the CPU pool's maximum counts the platform's job
+                "ClusterQueue kueue-*",  # and the queue's CPU quota its head and submitter
                 "Dashboard dashboard",  # its Ray charts follow the job's own cluster, or the standing one
             ),
             note=(

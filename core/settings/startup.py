@@ -147,6 +147,7 @@ class StartupSettings(Section):
                 "DaemonSet cpu-prepull",
                 "Job placeholders",
                 "Job prefetch",
+                "Job data-staging",
                 "RayCluster raycluster",
                 "RayJob rayjob",
                 "RepositoryIamMember *",
@@ -163,6 +164,9 @@ class StartupSettings(Section):
                 "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64
             },
             "codelab-exp2": {
+                "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64
+            },
+            "codelab-exp3": {
                 "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64
             },
         },
@@ -187,6 +191,7 @@ class StartupSettings(Section):
                 "Job placeholders",
                 "Job prefetch",
                 "Job export",
+                "Job data-staging",
                 "RayCluster raycluster",
                 "RepositoryIamMember *",
             ),
@@ -213,6 +218,11 @@ class StartupSettings(Section):
             "codelab-exp2": {
                 "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64,
                 "jobEntry": "/opt/my-env/run_my_grpo.py",
+            },
+            "codelab-exp3": {
+                "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64,
+                "jobEntry": "/opt/my-env/run_my_grpo.py",
+                "nemoRlRelease": "v0.5.0",
             },
         },
     )
