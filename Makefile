@@ -84,8 +84,12 @@ ttfs-report: $(VENV)/.installed
 
 # Every generated file, in the order they read each other (docs/settings.md reads Pulumi.yaml): from the settings'
 # records Pulumi.yaml, docs/settings.md and the day-two table of docs/operations.md; from the catalog the policy
-# pack's facts. Tests fail on a stale one.
-generated: project-file settings-doc day-two-table policy-facts
+# pack's facts; from the Kueue builders the Configuration the cluster admin installs Kueue with (deploy/kueue/).
+# Tests fail on a stale one.
+generated: project-file settings-doc day-two-table policy-facts kueue-config
+
+kueue-config: $(VENV)/.installed
+	$(PY) -m synth.kueue_config
 
 project-file: $(VENV)/.installed
 	$(PY) -m synth.project_file

@@ -47,6 +47,7 @@ from workloads.gpu_networking import GpuNetworking, GpuNetworkingArgs, GpuVpcNam
 from workloads.gpu_warmup import GpuWarmup, GpuWarmupArgs
 from workloads.job_scripts import JobConfigs, JobScripts
 from workloads.kuberay_operator import KubeRayOperator, KubeRayOperatorArgs
+from workloads.kueue import KueueQueue, KueueQueueArgs
 from workloads.lustre_volume import LustreInstanceRef, LustreVolume, LustreVolumeArgs
 from workloads.manifests import pod_fit
 from workloads.manifests.pod_parts import token_secret_name
@@ -83,6 +84,7 @@ async def experiment() -> None:
             + platform.admission_problems(s)
             + platform.cluster_id_problems(PLATFORM_REF, contract)
             + platform.collision_problems(s, contract or {})
+            + platform.queue_problems(s, contract or {})
         )
         if problems:
             raise SettingsError(problems)
@@ -135,6 +137,10 @@ async def experiment() -> None:
     )
     needs.append(staging.job)
     job = NemoRlJob("grpo", JobArgs.of(s), ns, provider, ray_cluster=None, needs=needs)
+    if job.queueing is not None:
+        # Queued in the platform's LocalQueue of its namespace (the platform declares it; its queue and quota are
+        # the platform's `queue` output).
+        pulumi.export("queue", {"localQueue": job.queueing.queue, "priorityClass": job.queueing.priority_class})
     # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).
     costs = cost.estimate(s, read_prices(PriceRequest.of(s)))
     pulumi.log.info(costs.format())
@@ -176,6 +182,8 @@ else:
         settings = load_settings()
         # Every pod the stack renders, sidecars included, against the node or Autopilot class it lands on.
         pod_fit.check(settings)
+        # The CPU pool's size: what the platform and every job its GPUs can run at once need, node by node.
+        cpu_plan = pod_fit.cpu_pool_plan(settings)
     except SettingsError as err:
         # RunError ends the program with the message only: one line per problem, no traceback, nothing registered.
         raise pulumi.RunError(str(err)) from None
@@ -201,7 +209,12 @@ else:
     # The pods that name a copy wait for it (not for its prewarm: a pod may stream before the cache is warm).
     image_ready: list[pulumi.Resource] = list(image_copy.copied) if image_copy is not None else []
     gke = GkeCluster(
-        "gke", ClusterArgs.of(s), networks.primary, networks.primary_subnet, identity.account, identity.bindings
+        "gke",
+        ClusterArgs.of(s, cpu_pool_max_nodes=cpu_plan.max_nodes if cpu_plan is not None else 1),
+        networks.primary,
+        networks.primary_subnet,
+        identity.account,
+        identity.bindings,
     )
     if not s.autopilot:
         # One GPU pool per capacity model, each at zero nodes; Autopilot creates nodes from the ComputeClass. The
@@ -244,11 +257,13 @@ else:
 
     export_principals = {e: experiment_principal(e, EXPERIMENT_EXPORT_KSA) for e in sorted(s.tenancy.experiments)}
     data_principals = {e: experiment_principal(e, EXPERIMENT_DATA_KSA) for e in sorted(s.tenancy.experiments)}
+    # The queue's plan where the platform queues (`queue: kueue`): its experiments' namespaces carry the label its
+    # ClusterQueue selects, and get their LocalQueues with the platform's, after Kueue's release check (below).
+    queue_args = KueueQueueArgs.of(s) if s.queue.queue == "kueue" else None
     tenancies = [
         ExperimentTenancy(
             f"experiment-{e}",
-            # QUEUE_HOOK (workloads/experiment_tenancy.py): the platform's Kueue plan goes here once `queue` exists.
-            ExperimentTenancyArgs.of(s, e, queue=None),
+            ExperimentTenancyArgs.of(s, e, queue=queue_args.plan if queue_args is not None else None),
             lustre_ref,
             export_principals[e],
             k8s_provider,
@@ -301,7 +316,7 @@ else:
             namespace,
             k8s_provider,
             gpu_capacity=([] if s.autopilot else list(gpu_capacity.pools.values())) + [gpu_networking, compute_class],
-            cpu_capacity=[gke.system_pool] if gke.system_pool is not None else [],
+            cpu_capacity=[gke.cpu_pool] if gke.cpu_pool is not None else [],
             image=image_ready,
         )
     # weightsPath bucket-import: the model into the bucket as soon as the cluster exists (no Lustre needed), then into
@@ -365,42 +380,92 @@ else:
     if kuberay is not None:
         pod_needs.append(kuberay.release)
     own_cluster = s.job.enabled and s.job.mode == "own-cluster"
-    # Replaced with the Lustre claim: the pods hold the claim's pvc-protection, and depends_on does not cascade.
-    ray = (
-        None
-        if own_cluster
-        else RayCluster(
-            "ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=pod_needs, replaced_with=[volume.pvc]
-        )
-    )
-    job = None
-    if s.job.enabled:
+    ns = s.storage.namespace
+
+    def ray_objects(needs: list) -> None:
+        """The standing RayCluster, the RayJob and the export Job, and their outputs."""
+        # The standing RayCluster stays for interactive work (its GPU workers at zero while the stack's job runs on a
+        # cluster of its own: core/settings/job.py standing_workers). Replaced with the Lustre claim: the pods hold
+        # the claim's pvc-protection, and depends_on does not cascade.
+        ray = RayCluster("ray", RayClusterArgs.of(s), namespace, k8s_provider, needs=needs, replaced_with=[volume.pvc])
+        pulumi.export("rayClusterName", ray.name)
+        pulumi.export("rayClusterDashboardCommand", ray.dashboard_command)
+        if not own_cluster:
+            pulumi.export("rayDashboardCommand", ray.dashboard_command)
+        if not s.job.enabled:
+            return
         # Standing cluster: the RayJob waits for the prefetch Job (the RayCluster comes up meanwhile). Own cluster:
         # the RayJob brings its cluster up, so a graph edge would delay the GPU nodes until the download ends; its
         # entrypoint waits for the prefetch marker instead (JobArgs.before). Both modes wait for the data staging Job:
         # its datasets are small next to the weights, and a bad one must fail before any GPU is asked for.
-        job_needs = pod_needs + ([weights.job] if weights is not None and not own_cluster else [])
+        job_needs = needs + ([weights.job] if weights is not None and not own_cluster else [])
         job_needs += [staging.job] if staging is not None else []
         job = NemoRlJob(
-            "grpo", JobArgs.of(s), namespace, k8s_provider, ray_cluster=ray.cluster if ray else None, needs=job_needs
-        )
-
-    if job is not None and s.startup.export_checkpoints and workload.export_service_account is not None:
-        # Both modes: the copy runs on the CPU pool after training, as the export's identity (its grant first; the
-        # GCS FUSE sidecar mounts the bucket with it). No Ray pod mounts the bucket, so the export's settings never
-        # reach the RayCluster.
-        grants = [r for r in (bucket.binding, bucket.list_binding) if r is not None]
-        CheckpointExport(
-            "checkpoint-export",
-            export_job_args(s, s.names.export_ksa),
+            "grpo",
+            JobArgs.of(s),
+            namespace,
             k8s_provider,
-            needs=[*pod_needs, workload.export_service_account, *grants],
+            ray_cluster=None if own_cluster else ray.cluster,
+            needs=job_needs,
         )
+        if s.startup.export_checkpoints and workload.export_service_account is not None:
+            # Both modes: the copy runs on the CPU pool after training, as the export's identity (its grant first;
+            # the GCS FUSE sidecar mounts the bucket with it). No Ray pod mounts the bucket, so the export's settings
+            # never reach the RayCluster.
+            grants = [r for r in (bucket.binding, bucket.list_binding) if r is not None]
+            CheckpointExport(
+                "checkpoint-export",
+                export_job_args(s, s.names.export_ksa),
+                k8s_provider,
+                needs=[*needs, workload.export_service_account, *grants],
+            )
+        pulumi.export("rayJobName", job.name)
+        pulumi.export("runName", job.run_name)
+        pulumi.export("checkpointDir", job.checkpoint_dir)
+        pulumi.export("jobStatusCommand", job.status_command)
+        if job.attempts_command is not None:
+            # Standing cluster: each attempt of the entrypoint's loop, one JSON line (pod_programs/attempts.py).
+            pulumi.export("attemptsCommand", job.attempts_command)
+        # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
+        pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
+        if job.gate_summary_command is not None:
+            # The readiness gate's last summary (JSON on Lustre); its one-line verdicts are in the job's logs too.
+            pulumi.export("gateSummaryCommand", job.gate_summary_command)
+        if own_cluster:
+            pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
+        pulumi.export(
+            "jobsCliCommand",
+            "python -m cli.ray_jobs list --address http://127.0.0.1:8265  # after the dashboard command above",
+        )
+        if s.startup.export_checkpoints:
+            pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
+
+    if queue_args is not None:
+        # The queue: first the read of Kueue's manager; once its release passed the check (one line naming `queue`
+        # otherwise, before anything queued is registered), Kueue's objects and a LocalQueue in the platform's
+        # namespace and in each experiment's (each after its namespace), then the queued Ray objects, which wait for
+        # them (their LocalQueue and Kueue's webhooks must be there, or they would start unqueued).
+        queued_args = queue_args
+        queue = KueueQueue("queue", queued_args, k8s_provider)
+        namespace_ready = {ns: [workload.namespace]}
+        namespace_ready.update({t.args.namespace: [t.namespace] for t in tenancies})
+
+        async def after_the_queue_check() -> None:
+            await queue.checked(namespace_ready=namespace_ready)
+            # The queue and its quota as computed at `up`; what waits and what runs: python -m cli.team.
+            pulumi.export("queue", {**queued_args.describe(), "kueueVersion": queue.version})
+            ray_objects(pod_needs + queue.ready)
+
+        pulumi.run(after_the_queue_check)
+    else:
+        ray_objects(pod_needs)
 
     observability = Observability(
         "observability",
         ObservabilityArgs.of(
-            s, ray_cluster_name=s.names.ray_cluster if ray else s.names.ray_job, cluster_owned_by_job=ray is None
+            s,
+            ray_cluster_name=s.names.ray_job if own_cluster else s.names.ray_cluster,
+            cluster_owned_by_job=own_cluster,
         ),
         gke.cluster,
         lustre.instance,
@@ -428,34 +493,9 @@ else:
     pulumi.export("bucketUrl", bucket.url)
     pulumi.export("gpuCapacity", {"computeClass": compute_class.name, "chain": list(s.capacity.models)})
     pulumi.export("lustreMountPath", s.workload.lustre_mount_path)
-    ns = s.storage.namespace
-    if ray is not None:
-        pulumi.export("rayClusterName", ray.name)
-        pulumi.export("rayDashboardCommand", ray.dashboard_command)
-    if job is not None:
-        pulumi.export("rayJobName", job.name)
-        pulumi.export("runName", job.run_name)
-        pulumi.export("checkpointDir", job.checkpoint_dir)
-        pulumi.export("jobStatusCommand", job.status_command)
-        if job.attempts_command is not None:
-            # Standing cluster: each attempt of the entrypoint's loop, one JSON line (pod_programs/attempts.py).
-            pulumi.export("attemptsCommand", job.attempts_command)
-        # The K8sJobMode submitter is a Kubernetes Job named after the RayJob; it follows the driver's logs.
-        pulumi.export("jobLogsCommand", f"kubectl -n {ns} logs -f job/{job.name}")
-        if job.gate_summary_command is not None:
-            # The readiness gate's last summary (JSON on Lustre); its one-line verdicts are in the job's logs too.
-            pulumi.export("gateSummaryCommand", job.gate_summary_command)
-        if ray is None:
-            pulumi.export("rayDashboardCommand", f"kubectl ray session rayjob/{job.name} -n {ns}")
-        pulumi.export(
-            "jobsCliCommand",
-            "python -m cli.ray_jobs list --address http://127.0.0.1:8265  # after the dashboard command above",
-        )
     if weights is not None:
         pulumi.export("prefetchMarker", weights.marker)
         pulumi.export("modelPath", weights.model_path)
-    if job is not None and s.startup.export_checkpoints:
-        pulumi.export("exportUrl", f"{s.export_destination.url}/{s.run_name}")
     if observability.dashboard_url is not None:
         pulumi.export("dashboardUrl", observability.dashboard_url)
     # Prices from Google's Cloud Billing Catalog where credentials allow (a read, never a failure).

@@ -34,6 +34,20 @@ JOB_SCRIPTS = "nemo-rl-scripts"
 # GPU node pools, one per capacity model (core/capacity.py); the ComputeClass lists them by these names.
 GPU_POOLS = {"spot": "gpu-spot", "flex-start": "gpu-flex", "reservation": "gpu-reserved"}
 
+# Kueue's objects (queue: kueue; workloads/kueue.py). The cluster-scoped ones (ResourceFlavors, the ClusterQueue,
+# WorkloadPriorityClasses) are the platform's and a cluster has one platform (the platform creates it), so they need
+# no prefix; the LocalQueue has the same name in every namespace that submits to the ClusterQueue. Fixed names, so an
+# experiment stack labels its RayJob without reading them from its platform.
+KUEUE_CLUSTER_QUEUE = "nemo-rl"
+KUEUE_LOCAL_QUEUE = "nemo-rl"
+KUEUE_GPU_FLAVOR = "nemo-rl-gpu"
+KUEUE_CPU_FLAVOR = "nemo-rl-cpu"
+
+
+def kueue_priority_class(level: str) -> str:
+    """The WorkloadPriorityClass of a jobPriority level (low, normal, high)."""
+    return f"nemo-rl-{level}"
+
 
 # Google Cloud label values (GKE cluster resource labels, Managed Lustre and Cloud Storage labels alike): at most
 # 63 characters, "only lowercase letters, numeric characters, underscores, and dashes" (Resource Manager
@@ -156,6 +170,12 @@ class Names:
     @property
     def system_pool(self) -> str:
         return "system"
+
+    @property
+    def cpu_pool(self) -> str:
+        # Standard: the autoscaling pool of the stack's CPU pods (Ray heads, submitters, prefetch, data staging and
+        # export Jobs), apart from the system pool's own work (infra/cluster.py). Static, like the GPU pools.
+        return "cpu"
 
     @property
     def gpu_workload_policy(self) -> str:

@@ -398,3 +398,74 @@ def pod_fit_problems(what: str, request: PodRequest, room: Room, keys: dict[str,
             )
         )
     return p
+
+
+# --- Node totals: every pod a pool holds at once, node by node -------------------------------------------------
+# A pod fits its node alone (above), but the pods of the platform and of every experiment its queue admits share the
+# CPU pool's nodes: what must fit is their sum, node by node, after GKE's reservation (allocatable) and what every
+# node of the pool runs first (GKE's DaemonSets: SYSTEM_NODE_GKE_OVERHEAD, an estimate with headroom; ours, such
+# as the image pre-pull, from their rendered requests).
+@dataclass(frozen=True)
+class Placement:
+    """Pods on a pool's nodes, first fit in decreasing size (CPU, then memory): `nodes[i]` are the pods node i holds;
+    `unplaced` did not fit within the pool's `max_nodes` (they would stay Pending)."""
+
+    nodes: tuple[tuple[str, ...], ...]
+    unplaced: tuple[str, ...]
+    room: Resources  # one node's room for these pods
+
+    def used(self, pods: dict[str, Resources]) -> list[Resources]:
+        out = []
+        for names in self.nodes:
+            total = Resources(0, 0, 0)
+            for n in names:
+                total = total.plus(pods[n])
+            out.append(total)
+        return out
+
+
+def node_room(machine_type: str, disk_gib: float, daemonsets: tuple[Resources, ...] = ()) -> Optional[Resources]:
+    """What one CPU node of `machine_type` (its boot disk `disk_gib` backing ephemeral storage) offers the pods placed
+    on it: allocatable less GKE's own pods and the DaemonSets (every node runs one of each)."""
+    shape = machine_shape(machine_type)
+    if shape is None:
+        return None
+    a = allocatable(shape.cpu, shape.memory_gib)
+    room = Resources(a.cpu, a.memory_gib, ephemeral_allocatable_gib(disk_gib)).minus(SYSTEM_NODE_GKE_OVERHEAD)
+    for ds in daemonsets:
+        room = room.minus(ds)
+    return room
+
+
+def _fits(r: Resources, free: Resources) -> bool:
+    return (
+        r.cpu <= free.cpu + 1e-9
+        and r.memory_gib <= free.memory_gib + 1e-9
+        and r.ephemeral_gib <= free.ephemeral_gib + 1e-9
+    )
+
+
+def place(pods: dict[str, Resources], room: Resources, max_nodes: int) -> Placement:
+    """First fit decreasing: each pod, largest first (CPU, then memory), goes to the first node with room for its CPU,
+    memory and ephemeral storage, else a new node (as the cluster autoscaler adds one for a pod that fits nowhere),
+    up to `max_nodes`."""
+    free: list[Resources] = []
+    nodes: list[list[str]] = []
+    unplaced = []
+    for name in sorted(pods, key=lambda n: (-pods[n].cpu, -pods[n].memory_gib, n)):
+        r = pods[name]
+        if not _fits(r, room):
+            unplaced.append(name)
+            continue
+        for i, f in enumerate(free):
+            if _fits(r, f):
+                free[i] = f.minus(r)
+                nodes[i].append(name)
+                break
+        else:
+            if len(nodes) >= max_nodes:
+                unplaced.append(name)
+                continue
+            free.append(room.minus(r))
+            nodes.append([name])
+    return Placement(tuple(tuple(n) for n in nodes), tuple(unplaced), room)

@@ -55,6 +55,11 @@ class ClusterArgs:
     system_machine_type: str
     system_nodes: int
     labels: dict[str, str]
+    # Standard: the autoscaling CPU pool of the Ray heads, submitters and CPU Jobs (core/naming.py cpu_pool), of
+    # `system_machine_type`, from 0 to `cpu_pool_max_nodes` (workloads/manifests/pod_fit.py cpu_pool_plan: what the
+    # platform and every job its GPUs can run at once need, summed node by node).
+    cpu_pool_name: str = "cpu"
+    cpu_pool_max_nodes: int = 1
     authorized_networks: tuple[str, ...] = ()
     private_endpoint: bool = False
     dns_endpoint: bool = True
@@ -68,7 +73,8 @@ class ClusterArgs:
     warnings: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, s: Settings) -> "ClusterArgs":
+    def of(cls, s: Settings, cpu_pool_max_nodes: int = 1) -> "ClusterArgs":
+        """`cpu_pool_max_nodes`: the CPU pool's maximum, from the workloads' pod shapes (__main__ hands it over)."""
         return cls(
             name=s.names.cluster,
             location=s.cluster_location,
@@ -86,6 +92,8 @@ class ClusterArgs:
             system_machine_type=s.cluster.system_machine_type,
             system_nodes=s.cluster.system_nodes,
             labels=resource_labels(s.stack_name),
+            cpu_pool_name=s.names.cpu_pool,
+            cpu_pool_max_nodes=cpu_pool_max_nodes,
             authorized_networks=tuple(s.security.authorized_networks),
             private_endpoint=s.security.private_endpoint,
             dns_endpoint=s.security.dns_endpoint,
@@ -194,6 +202,7 @@ def shielded_config(machine_type: str) -> Optional[gcp.container.NodePoolNodeCon
 class GkeCluster(pulumi.ComponentResource):
     cluster: gcp.container.Cluster
     system_pool: Optional[gcp.container.NodePool]
+    cpu_pool: Optional[gcp.container.NodePool]
     provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
 
@@ -275,6 +284,7 @@ class GkeCluster(pulumi.ComponentResource):
                 opts=child_options(self, opts, depends_on=list(node_sa_bindings), **protect),
             )
             self.system_pool = None
+            self.cpu_pool = None
         else:
             self.cluster = gcp.container.Cluster(
                 "cluster",
@@ -321,6 +331,42 @@ class GkeCluster(pulumi.ComponentResource):
                     management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
                 ),
                 opts=with_roles,
+            )
+            # The CPU pods of the platform and of every job its GPUs can run at once (Ray heads, submitters, the
+            # prefetch, data staging and export Jobs) select this pool (workloads/manifests/pod_parts.py
+            # cpu_node_selector): it grows from zero for a pod that fits on no node of it and shrinks when its nodes
+            # are unneeded (GKE's cluster autoscaler), while the system pool keeps GKE's and the operators' own pods.
+            # Same machine type as the system pool (systemMachineType): one CPU shape the heads' fit is checked
+            # against.
+            self.cpu_pool = gcp.container.NodePool(
+                "cpu",
+                gcp.container.NodePoolArgs(
+                    name=a.cpu_pool_name,
+                    cluster=self.cluster.id,
+                    location=self.cluster.location,
+                    node_locations=[a.zone],
+                    # One node from the start: the standing RayCluster's head is always there. Then the autoscaler
+                    # decides (initial_node_count is ignored after creation, as the GPU pools do).
+                    initial_node_count=1,
+                    autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                        min_node_count=0, max_node_count=a.cpu_pool_max_nodes
+                    ),
+                    node_config=gcp.container.NodePoolNodeConfigArgs(
+                        machine_type=a.system_machine_type,
+                        service_account=node_sa.email,
+                        oauth_scopes=[CLOUD_PLATFORM],
+                        disk_type=catalog.SYSTEM_BOOT_DISK_TYPE,
+                        disk_size_gb=catalog.SYSTEM_BOOT_DISK_GB,
+                        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                            mode="GKE_METADATA"
+                        ),
+                        shielded_instance_config=shielded_config(a.system_machine_type),
+                        labels={"nemo-rl-gke/role": "cpu"},
+                        **streaming_node_config(a.image_streaming),
+                    ),
+                    management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+                ),
+                opts=child_options(self, opts, depends_on=list(node_sa_bindings), ignore_changes=["initialNodeCount"]),
             )
 
         if a.private_endpoint and a.dns_endpoint:

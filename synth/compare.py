@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -294,6 +295,16 @@ def _fields(old: Snapshot, new: Snapshot, name: str) -> list[tuple[str, Any, Any
     return [c for c in changes if not any(c[0] == p or c[0].startswith((p + ".", p + "[")) for p in ignored)]
 
 
+_BRACKET_KEY = re.compile(r'\["((?:[^"\\]|\\.)*)"\]')
+
+
+def _dotted(path: str) -> str:
+    """A Pulumi property path in the dotted form diff_values writes: bracket notation, which keys holding a `.` or a
+    `/` need (`metadata.labels["kueue.x-k8s.io/queue-name"]`; https://www.pulumi.com/docs/reference/property-paths/,
+    used by replaceOnChanges), becomes `.key`."""
+    return _BRACKET_KEY.sub(lambda m: "." + m.group(1).replace('\\"', '"'), path).lstrip(".")
+
+
 def plan(old: Snapshot, new: Snapshot) -> dict[str, Verdict]:
     """Every resource present in both snapshots that changes or is replaced, keyed by "type name"."""
     verdicts: dict[str, Verdict] = {}
@@ -314,7 +325,7 @@ def plan(old: Snapshot, new: Snapshot) -> dict[str, Verdict]:
         if not changes:
             continue
         v = verdicts.get(name) or Verdict(name, rec["key"], "update")
-        replace_on = rec["options"].get("replaceOnChanges") or []
+        replace_on = [_dotted(p) for p in rec["options"].get("replaceOnChanges") or []]
         for path, o, n in changes:
             rule = replacements.triggered(typ, path, old.pulumi[name]["inputs"], rec["inputs"], o, n)
             if rule and rule.kind == "recreates-nodes":

@@ -57,6 +57,36 @@ PLACEHOLDER_UNIX = 1767225600
 
 HELM_RELEASE_PREFIX = "kubernetes:helm.sh/"
 
+# What the program reads from the cluster (pulumi-kubernetes `.get()`), as `pulumi preview` reads it from a cluster
+# where the admin installed what the docs ask for: (type token, id) -> the object's fields. Kueue's manager as the
+# release's manifests render it (config/components/manager/manager.yaml, config/default/kustomization.yaml @v0.19.2:
+# name prefix `kueue-`, namespace kueue-system, label app.kubernetes.io/name kueue, image
+# registry.k8s.io/kueue/kueue:<tag>). `run(cluster_objects=...)` replaces it (another release, none at all).
+KUEUE_MANAGER_READ = ("kubernetes:apps/v1:Deployment", "kueue-system/kueue-controller-manager")
+DEFAULT_CLUSTER_OBJECTS: dict[tuple[str, str], dict[str, Any]] = {
+    KUEUE_MANAGER_READ: {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "kueue-controller-manager",
+            "namespace": "kueue-system",
+            "labels": {"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"},
+        },
+        "spec": {
+            "replicas": 1,
+            "template": {
+                "spec": {
+                    "containers": [{"name": "manager", "image": "registry.k8s.io/kueue/kueue:v0.19.2"}],
+                }
+            },
+        },
+    }
+}
+
+
+class ObjectNotFound(Exception):
+    """A read of an object the cluster does not hold (the provider fails the read the same way)."""
+
 
 class StackNotFound(Exception):
     pass
@@ -168,6 +198,8 @@ class SynthResult:
     error: Optional[str] = None
     # Stacks the program read through a pulumi.StackReference (fully qualified names).
     stack_references: list[str] = field(default_factory=list)
+    # Objects the program read from the cluster: (type token, id, URN).
+    reads: list[tuple[str, str, str]] = field(default_factory=list)
 
     # --- lookups (by type and name, never by order or URN literal) ---
     def get(self, type_: str, name: str) -> Registration:
@@ -349,11 +381,26 @@ class StackOutputs:
 
 
 class _Mocks(pm.Mocks):
-    def __init__(self, result: SynthResult, project: str, references: Optional[dict[str, StackOutputs]] = None):
+    def __init__(
+        self,
+        result: SynthResult,
+        project: str,
+        references: Optional[dict[str, StackOutputs]] = None,
+        cluster_objects: Optional[dict[tuple[str, str], dict[str, Any]]] = None,
+    ):
         self.result, self.project = result, project
         self.references = references or {}
+        self.cluster_objects = DEFAULT_CLUSTER_OBJECTS if cluster_objects is None else cluster_objects
 
     def new_resource(self, args: pm.MockResourceArgs):
+        if args.typ.startswith("kubernetes:") and args.resource_id and args.typ != STACK_REFERENCE:
+            # A read of a cluster object, as `pulumi preview` does it.
+            rid = str(args.resource_id)
+            self.result.reads.append((args.typ, rid, str(args.name)))
+            obj = self.cluster_objects.get((args.typ, rid))
+            if obj is None:
+                raise ObjectNotFound(f"resource '{rid}' does not exist")
+            return rid, json.loads(json.dumps(obj))
         if args.typ == STACK_REFERENCE:
             # A read, as `pulumi preview` does it: the referenced stack's outputs (the engine synthesized it first).
             ref = str(args.resource_id or args.inputs.get("name"))
@@ -584,14 +631,16 @@ def run(
     plaintext_keys: tuple[str, ...] = (),
     stack_references: Optional[dict[str, StackOutputs]] = None,
     stack_file: Optional[Path] = None,
+    cluster_objects: Optional[dict[tuple[str, str], dict[str, Any]]] = None,
 ) -> SynthResult:
     """Run the program for `stack`. `overrides` are config values (key -> value, None removes), `secrets`
-    secret config values (None removes); `plaintext_keys` are secret keys to pass unmarked (tests of the
-    refusal); `stack_references`: fully qualified stack name -> the outputs its StackReference reads. An experiment
-    stack's platform (`platformStack: <org>/<project>/<stack>`) not given there is synthesized first from its
-    Pulumi.<stack>.yaml here, and its outputs serve the read. `stack_file`: the stack's config file when it is not
-    Pulumi.<stack>.yaml in `root` (the CLI's `--config-file`). Returns the records; a program error (bad settings)
-    is in `.error`, not raised."""
+        secret config values (None removes); `plaintext_keys` are secret keys to pass unmarked (tests of the
+        refusal); `stack_references`: fully qualified stack name -> the outputs its StackReference reads. An experiment
+        stack's platform (`platformStack: <org>/<project>/<stack>`) not given there is synthesized first from its
+        Pulumi.<stack>.yaml here, and its outputs serve the read. `stack_file`: the stack's config file when it is not
+        Pulumi.<stack>.yaml in `root` (the CLI's `--config-file`). `cluster_objects`: what reads of the cluster find
+    (DEFAULT_CLUSTER_OBJECTS: a cluster set up as the docs say). Returns the records; a program error (bad settings)
+        is in `.error`, not raised."""
     project, config, secret_keys = assemble_config(stack, overrides, secrets, root, stack_file)
     references = dict(stack_references or {})
     platform_ref = config.get(f"{project}:platformStack", "")
@@ -611,7 +660,7 @@ def run(
     def _run() -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        mocks = _Mocks(result, config.get("gcp:project", ""), references)
+        mocks = _Mocks(result, config.get("gcp:project", ""), references, cluster_objects)
         monitor = _RecordingMonitor(mocks, result)
         logger = logging.getLogger(f"synth.{id(result)}")
         logger.propagate = False
@@ -641,7 +690,20 @@ def run(
                 loop.run_until_complete(run_in_stack(program))
         except pulumi.RunError as err:
             result.error = str(err)
+        except ObjectNotFound as err:
+            # The CLI fails the read with the provider's message, naming the object (the program adds its own line).
+            result.error = str(err)
         finally:
+            # A refusal raised while registrations are in flight (the Kueue check) leaves their tasks pending: end
+            # them before the loop closes, as the CLI's language host does when the program exits.
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            # ... and forget them: the SDK's settings would hand them to the next run's wait for quiescence.
+            ps.SETTINGS.outputs.clear()
+            ps._get_rpc_manager().clear()
             loop.close()
             asyncio.set_event_loop(None)
 

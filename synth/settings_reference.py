@@ -58,6 +58,7 @@ SECTION_TITLES = {
     "cluster": "GKE cluster",
     "gpu": "GPU type and nodes",
     "capacity": "GPU capacity",
+    "queue": "Queue: admission, quota and priorities",
     "lustre": "Managed Lustre",
     "storage": "Bucket and Kubernetes names",
     "workload": "Ray cluster and image",

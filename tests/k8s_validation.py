@@ -321,9 +321,10 @@ def validate_fqdn_policy(obj: dict) -> None:
 
 
 def validate_any(obj: dict, kuberay_versions: tuple[str, ...] = KUBERAY_VERSIONS) -> None:
-    """Dispatch on apiVersion/kind: known CRDs to validate_crd (the GKE ComputeClass and FQDNNetworkPolicy to their
-    own validators, whose schemas are JSON Schema), everything else to validate_core. `kuberay_versions`: the
-    KubeRay CRDs a Ray object must satisfy (both, unless the stack installs its own KubeRay)."""
+    """Dispatch on apiVersion/kind: known CRDs to validate_crd (the GKE ComputeClass, FQDNNetworkPolicy and Kueue's
+    kinds to their own validators, whose schemas are JSON Schema), everything else to validate_core.
+    `kuberay_versions`: the KubeRay CRDs a Ray object must satisfy (both, unless the stack installs its own
+    KubeRay)."""
     group, _ = _group_version(obj)
     if (group, obj.get("kind")) == ("cloud.google.com", "ComputeClass"):
         from tests.computeclass_validation import validate_compute_class
@@ -331,6 +332,10 @@ def validate_any(obj: dict, kuberay_versions: tuple[str, ...] = KUBERAY_VERSIONS
         validate_compute_class(obj)
     elif obj.get("kind") == catalog.FQDN_POLICY_KIND and group == "networking.gke.io":
         validate_fqdn_policy(obj)
+    elif group == "kueue.x-k8s.io":
+        from tests.kueue_validation import validate_kueue
+
+        validate_kueue(obj)
     elif (group, obj.get("kind")) in CRD_FILES:
         validate_crd(obj, kuberay_versions)
     else:

@@ -373,7 +373,10 @@ def test_own_cluster_entrypoint_waits_for_the_weights_after_its_gate():
 @pytest.mark.graph
 @pytest.mark.parametrize("stack_name", ["codelab", "dev", "autopilot"])
 def test_shipped_reports_count_the_gate_and_every_other_entrypoint_step(synth, stack_name):
-    on, off = synth(stack_name), synth(stack_name, {"readinessGate": "off"})
+    # codelab queues its own job (own-cluster): on its standing cluster the RayJob waits for the weights in the graph,
+    # so the gate is on the path (its own-cluster job: the next test).
+    pinned = {"jobMode": "standing-cluster"} if stack_name == "codelab" else {}
+    on, off = synth(stack_name, pinned or None), synth(stack_name, {**pinned, "readinessGate": "off"})
     est, without = cp.estimate(on.resources), cp.estimate(off.resources)
     [rayjob] = [r for r in on.resources if r.type == RAYJOB.split("::")[0]]
     steps = [st.label for st in cp.entrypoint_steps(rayjob)]
@@ -382,6 +385,16 @@ def test_shipped_reports_count_the_gate_and_every_other_entrypoint_step(synth, s
     # Every step of the entrypoint before NeMo-RL, in its order, right before the model load and the first step.
     assert labels[-2 - len(steps) : -2] == steps
     assert est.first_step_seconds - without.first_step_seconds == pytest.approx(GATE_S)
+
+
+@pytest.mark.graph
+def test_codelabs_queued_job_runs_the_gate_while_its_weights_are_imported_at_no_cost_to_the_first_step(synth):
+    on, off = synth("codelab"), synth("codelab", {"readinessGate": "off"})
+    est, without = cp.estimate(on.resources), cp.estimate(off.resources)
+    labels = [est.activities[k].label for k in est.path]
+    assert "readiness gate (GPU health, Lustre, NCCL over RDMA)" not in labels
+    assert "the entrypoint waits for the weights prefetch's marker" in labels
+    assert est.first_step_seconds == pytest.approx(without.first_step_seconds)
 
 
 # --- warm nodes: the gate's fast path ---------------------------------------------------------------------------------

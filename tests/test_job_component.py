@@ -11,11 +11,14 @@ from core import catalog, export, gate, prefetch, recipes
 from core.settings import SettingsError, load_settings
 from synth import render
 from tests.k8s_validation import validate_any
+from workloads.manifests.kueue import QUEUE_LABEL_PATH
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 from workloads.ray_cluster import REPLACE_ON_CHANGES
 
 RAYJOB = "kubernetes:ray.io/v1:RayJob"
 RAYCLUSTER = "kubernetes:ray.io/v1:RayCluster"
+# codelab queues its own job on a cluster of its own (queue: kueue); the standing-cluster shape is asked for.
+STANDING = {"jobMode": "standing-cluster"}
 
 
 def _settings(r):
@@ -30,7 +33,7 @@ def _settings(r):
 
 @pytest.mark.graph
 def test_standing_mode_job_selects_the_standing_cluster_without_retries(synth, stack):
-    r = synth(stack)
+    r = synth(stack, STANDING)
     job, cluster = r.get(RAYJOB, "rayjob"), r.get(RAYCLUSTER, "raycluster")
     spec = job.inputs["spec"]
     assert spec["clusterSelector"] == {"ray.io/cluster": cluster.get("metadata.name")}
@@ -42,7 +45,7 @@ def test_standing_mode_job_selects_the_standing_cluster_without_retries(synth, s
 
 @pytest.mark.graph
 def test_job_submits_exactly_the_rendered_recipe(synth, stack):
-    r = synth(stack)
+    r = synth(stack, STANDING)
     s = _settings(r)
     recipe = recipes.resolve_recipe(s.job, s.workload.release)
     run = recipes.default_run_name(s.job, s.stack_name, s.workload.release)
@@ -93,7 +96,7 @@ def test_standing_mode_never_sends_job_metadata_with_a_cluster_selector(synth, s
     # spec.metadata (ray-operator/controllers/ray/common/job.go GetK8sJobCommand @ v1.4.2:
     # GetMetadataJson(metadata, rayJobInstance.Spec.RayClusterSpec.RayVersion); guard added by kuberay PR #4102 in
     # 1.5.0): the submitter is never created and the job stays Initializing. GKE does not publish its KubeRay.
-    r = synth(stack)
+    r = synth(stack, STANDING)
     job = r.get(RAYJOB, "rayjob")
     assert "clusterSelector" in job.inputs["spec"] and "metadata" not in job.inputs["spec"]
     # The same facts stay readable on the RayJob (kubectl describe), as annotations (no 63-character limit).
@@ -118,8 +121,9 @@ def test_own_cluster_mode_keeps_job_metadata_in_the_ray_job(synth):
 def test_a_changed_recipe_replaces_the_job_and_destroy_never_waits_for_training(synth, stack):
     job = synth(stack).get(RAYJOB, "rayjob")
     # Every rendered spec field replaces the RayJob, except the deadline KubeRay rereads
-    # (workloads/manifests/rayjob.py).
-    assert job.replace_on_changes == sorted(f"spec.{k}" for k in job.inputs["spec"] if k != "activeDeadlineSeconds")
+    # (workloads/manifests/rayjob.py), and so does its queue label (Kueue refuses a new queue on a running job).
+    spec = [f"spec.{k}" for k in job.inputs["spec"] if k != "activeDeadlineSeconds"]
+    assert job.replace_on_changes == sorted([QUEUE_LABEL_PATH, *spec])
     assert "spec.entrypoint" in job.replace_on_changes and job.delete_before_replace
     assert job.get("metadata.annotations")["pulumi.com/skipAwait"] == "true"
 
@@ -129,10 +133,12 @@ def test_a_changed_cluster_replaces_the_cluster_and_its_job(synth, stack):
     # KubeRay never recreates running pods when the RayCluster's pod template changes (<= 1.5; from 1.6.0 only
     # with upgradeStrategy Recreate, kuberay PR #4185, absent from the 1.4.2 CRD): a changed image, release, env
     # or resources must replace the cluster (fixed name: delete first), and the RayJob with it.
-    r = synth(stack)
+    r = synth(stack, STANDING)
     job, cluster = r.get(RAYJOB, "rayjob"), r.get(RAYCLUSTER, "raycluster")
     # Every spec field but the worker group's replica counts (tests/test_standing_cluster.py checks the list).
-    assert cluster.replace_on_changes == sorted(REPLACE_ON_CHANGES) and cluster.delete_before_replace
+    assert (
+        cluster.replace_on_changes == sorted([QUEUE_LABEL_PATH, *REPLACE_ON_CHANGES]) and cluster.delete_before_replace
+    )
     assert job.replace_with == [cluster.urn] and job.delete_before_replace
     assert r.depends_on(job, cluster)
 
@@ -166,7 +172,9 @@ def test_run_name_and_checkpoint_dir_are_stable_across_runs(synth):
 def test_own_cluster_mode_embeds_the_same_cluster_and_retries_after_preemption(synth):
     r = synth("codelab", {"jobMode": "own-cluster", "jobBackoffLimit": 5, "jobTtlSeconds": 600})
     assert r.error is None, r.error
-    assert r.of_type(RAYCLUSTER) == []
+    # The standing RayCluster stays for interactive work, without a GPU worker: the job brings its own.
+    (standing,) = r.of_type(RAYCLUSTER)
+    assert [g["replicas"] for g in standing.inputs["spec"]["workerGroupSpecs"]] == [0]
     job = r.get(RAYJOB, "rayjob")
     spec = job.inputs["spec"]
     assert "clusterSelector" not in spec

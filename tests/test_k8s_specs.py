@@ -348,7 +348,8 @@ def test_head_requests_no_gpu_and_runs_on_cpu_capacity(variant):
         # An explicit CPU compute class (Balanced needs no machine-family selector).
         assert selector == {"cloud.google.com/compute-class": "Balanced"}
     else:
-        assert selector == {"cloud.google.com/gke-nodepool": s.names.system_pool}
+        # The autoscaling CPU pool, apart from the system pool's own work (infra/cluster.py).
+        assert selector == {"cloud.google.com/gke-nodepool": s.names.cpu_pool}
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert ports == {"gcs-server": 6379, "dashboard": 8265, "client": 10001}
 

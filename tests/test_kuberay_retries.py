@@ -40,8 +40,9 @@ def test_kuberay_refuses_retries_on_a_selected_cluster_from_v1_6_0_and_we_never_
     assert refused == {"v1.4.2": False, "v1.5.1": False, "v1.6.0": True, "v1.7.0": True}
     # Standing cluster: a clusterSelector and never a backoffLimit, valid at every version; the retries are the
     # entrypoint's own loop instead.
-    for stack in ("dev", "codelab", "autopilot"):
-        spec = synth(stack).get(RAYJOB, "rayjob").get("spec")
+    # codelab queues its own job (own-cluster by default there); on its standing cluster when asked.
+    for stack, overrides in (("dev", None), ("codelab", {"jobMode": "standing-cluster"}), ("autopilot", None)):
+        spec = synth(stack, overrides).get(RAYJOB, "rayjob").get("spec")
         assert "clusterSelector" in spec and "backoffLimit" not in spec, stack
         assert "attempts.py --attempts " in spec["entrypoint"], stack
 
@@ -53,7 +54,8 @@ def test_an_own_cluster_rayjob_uses_the_one_submission_mode_that_takes_retries_a
         # InteractiveMode refuses backoffLimit > 0 at every tag; K8sJobMode is the CRD default.
         interactive = src.index("rayv1.InteractiveMode")
         assert "BackoffLimit" in src[interactive : interactive + 200], tag
-    for stack in ("codelab-exp1", "codelab-exp2"):
+    # The experiments' jobs and codelab's own, queued: own-cluster.
+    for stack in ("codelab-exp1", "codelab-exp2", "codelab"):
         spec = synth(stack).get(RAYJOB, "rayjob").get("spec")
         assert "clusterSelector" not in spec and spec["submissionMode"] == "K8sJobMode"
         assert spec["backoffLimit"] > 0

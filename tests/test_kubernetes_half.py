@@ -98,7 +98,10 @@ def test_service_account_annotation_matches_the_bucket_grant(synth, stack):
 
 def test_ray_outputs_give_the_dashboard_command_and_mount_path(synth, stack):
     out = synth(stack).outputs
-    assert out["rayClusterName"] and out["rayClusterName"] in out["rayDashboardCommand"]
+    # The standing cluster's dashboard always; the job's where it runs on a cluster of its own (codelab's queue).
+    assert out["rayClusterName"] and out["rayClusterName"] in out["rayClusterDashboardCommand"]
+    job_on_its_own = out["rayDashboardCommand"].startswith("kubectl ray session rayjob/")
+    assert (out["rayJobName"] if job_on_its_own else out["rayClusterName"]) in out["rayDashboardCommand"]
     assert out["lustreMountPath"] == "/lustre"
 
 

@@ -13,7 +13,7 @@ from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings, load_settings
 from tests import kueue_rules as kr
 from tests.kueue_validation import validate_kueue
-from workloads.kueue import chart_problems, queue_plan
+from workloads.kueue import queue_plan
 from workloads.manifests import kueue as m
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_manifest
 from workloads.manifests.rayjob import JobArgs, rayjob_spec
@@ -235,12 +235,11 @@ def test_the_cpu_pods_get_the_cpu_flavor_because_they_do_not_tolerate_the_gpu_ta
     assert tolerates == {kr.HEAD: False, "gpu-workers": True, kr.SUBMITTER: False}
 
 
-def test_the_manager_manages_only_queued_ray_objects_in_the_experiment_namespaces():
-    cfg = m.manager_config(("nemo-rl", "exp-a"))
+def test_the_manager_configuration_manages_only_queued_ray_objects_and_leaves_ephemeral_storage_out():
+    cfg = m.manager_config()
     assert cfg["manageJobsWithoutQueueName"] is False
     assert cfg["integrations"]["frameworks"] == ["ray.io/rayjob", "ray.io/raycluster"]
-    (expr,) = cfg["managedJobsNamespaceSelector"]["matchExpressions"]
-    assert expr == {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["exp-a", "nemo-rl"]}
+    assert "managedJobsNamespaceSelector" not in cfg  # it does not narrow Ray jobs (core/catalog/kueue.py)
     # Without the exclusion every Ray pod's ephemeral-storage request would make it inadmissible: the queue does not
     # cover that resource ("resource ... unavailable in ClusterQueue").
     s = settings("standard-b200", jobMode="own-cluster")
@@ -251,19 +250,11 @@ def test_the_manager_manages_only_queued_ray_objects_in_the_experiment_namespace
         q.assign(job)
 
 
-def test_the_install_refuses_until_kueues_chart_is_kept_in_the_repository(tmp_path):
-    (line,) = chart_problems(tmp_path)
-    assert line.startswith("charts/kueue: Kueue v0.19.2's Helm chart is not in the repository")
-    chart = tmp_path / "charts" / "kueue"
-    (chart / "templates" / "crd").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("name: kueue\nversion: 0.18.6\n")
-    problems = chart_problems(tmp_path)
-    assert problems[0] == "charts/kueue/Chart.yaml: expected kueue 0.19.2, found kueue 0.18.6"
-    assert "charts/kueue: templates/crd/kueue.x-k8s.io_workloads.yaml is missing" in problems
-    (chart / "Chart.yaml").write_text("name: kueue\nversion: 0.19.2\n")
-    for crd in ("workloads", "clusterqueues", "localqueues", "resourceflavors", "workloadpriorityclasses"):
-        (chart / "templates" / "crd" / f"kueue.x-k8s.io_{crd}.yaml").write_text("{}")
-    assert chart_problems(tmp_path) == []
+def test_the_cluster_queue_serves_the_namespaces_labelled_for_it():
+    plan = queue_plan(settings("standard-b200"))
+    cq = m.cluster_queue(plan)
+    assert cq["spec"]["namespaceSelector"] == {"matchLabels": {"nemo-rl-gke/queue": "kueue"}}
+    assert m.queue_namespace_labels() == {"nemo-rl-gke/queue": "kueue"}
 
 
 def test_the_encoded_webhook_rules_are_kueues_own_words():

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import catalog
+from core import catalog, naming
 from tests import kueue_rules as kr
 from tests.conftest import EXPERIMENT_STACKS, SHIPPED_STACKS
 from tests.kueue_validation import validate_kueue
 from tests.test_pod_fit import settings_of
-from workloads.kueue import KueueArgs, queue_plan
+from workloads.kueue import queue_plan
 from workloads.manifests import kueue as m
 
 pytestmark = pytest.mark.graph
@@ -28,8 +28,8 @@ def manifest(reg) -> dict:
 
 
 def queueing(r) -> m.Queueing:
-    args = KueueArgs.of(settings_of(r))
-    return m.Queueing(args.plan.local_queue, args.priority_classes[catalog.KUEUE_DEFAULT_PRIORITY])
+    plan = queue_plan(settings_of(r))
+    return m.Queueing(plan.local_queue, naming.kueue_priority_class(catalog.KUEUE_DEFAULT_PRIORITY))
 
 
 def ray_objects(r) -> list[dict]:
@@ -109,33 +109,3 @@ def test_each_shipped_platforms_queue_admits_exactly_its_gpu_nodes_and_validates
     gang = kr.PodSet(workers.name, nodes, workers.template)
     assert fits(head, gang, submitter)
     assert not fits(head, kr.PodSet(workers.name, nodes + 1, workers.template), submitter)
-
-
-def test_codelab_with_its_experiments_queues_them_instead_of_splitting_the_nodes(synth):
-    """codelab (8 B200 nodes) runs its own job on all 8; its experiments (4 and 2 nodes) wait, holding no node.
-    When it ends, the first experiment is admitted; the second's GPUs would fit, but its head does not: codelab's one
-    n2-standard-16 system node leaves room for one 8-CPU head at a time, and the queue now says so
-    instead of leaving a Pending head with its GPU workers billed."""
-    platform = synth("codelab", OWN)
-    plan = queue_plan(settings_of(platform))
-    objs = m.queue_objects(plan)
-    (cq,) = [o for o in objs if o["kind"] == "ClusterQueue"]
-    flavors = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ResourceFlavor"}
-
-    def job(r):
-        (j,) = r.of_type(RAYJOB)
-        return kr.rayjob_pod_sets(m.queued(manifest(j), queueing(platform)))
-
-    own, exp1, exp2 = job(platform), job(synth("codelab-exp1")), job(synth("codelab-exp2"))
-    demand = sum(ps.requests().get(catalog.GPU_RESOURCE, 0) * ps.count for j in (own, exp1, exp2) for ps in j)
-    assert (plan.gpus, demand) == (64, 64 + 32 + 16)  # more than the platform has
-    q = kr.Queue(cq, flavors, catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)
-    assert q.assign(own) is not None
-    assert q.assign(exp1) is None and q.assign(exp2) is None
-    after = kr.Queue(cq, flavors, catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)  # the platform's job ended
-    assert after.assign(exp1) is not None
-    gpus_left = after.free[plan.flavors[0].name][catalog.GPU_RESOURCE]
-    assert gpus_left == 32 and after.assign(exp2) is None
-    cpu_left = after.free[plan.flavors[1].name]["cpu"]
-    head_cpu = exp2[0].requests()["cpu"]
-    assert cpu_left < head_cpu  # the CPU flavor, not the GPUs, holds the second experiment back

@@ -71,7 +71,7 @@ def test_keep_top_k_that_would_fill_lustre_is_a_warning_not_an_error(synth):
 def test_logs_query_follows_the_cluster_a_rayjob_owns(synth):
     q = synth("codelab", {"jobMode": "own-cluster"}).outputs["driverLogsQuery"]
     assert 'labels."k8s-pod/ray_io/cluster"=~"^nemo-codelab-grpo-"' in q
-    q = synth("codelab").outputs["driverLogsQuery"]
+    q = synth("codelab", {"jobMode": "standing-cluster"}).outputs["driverLogsQuery"]
     assert 'labels."k8s-pod/ray_io/cluster"="nemo-codelab-ray"' in q
 
 

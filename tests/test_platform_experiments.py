@@ -272,10 +272,10 @@ def test_placeholders_hold_no_more_nodes_than_the_jobs_workers_for_a_bound_the_c
     r = synth(PLATFORM)
     (placeholders,) = [j for j in r.of_type("kubernetes:batch/v1:Job") if j.get("metadata.name").endswith("gpu-warmup")]
     job = rayjob(r)
-    cluster = r.of_type(RAYCLUSTER)
-    workers = sum(g["replicas"] for g in (cluster[0] if cluster else job).get("spec.workerGroupSpecs", []) or [])
-    if not cluster:
-        workers = sum(g["replicas"] for g in job.get("spec.rayClusterSpec.workerGroupSpecs"))
+    # The job's workers: its own cluster's (own-cluster, codelab with its queue) or the standing cluster's.
+    own = job.get("spec.rayClusterSpec.workerGroupSpecs")
+    groups = own if own else r.of_type(RAYCLUSTER)[0].get("spec.workerGroupSpecs")
+    workers = sum(g["replicas"] for g in groups)
     assert placeholders.get("spec.parallelism") == placeholders.get("spec.completions") == workers
     assert placeholders.get("spec.activeDeadlineSeconds") == 30 * 60
     (pc,) = r.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")

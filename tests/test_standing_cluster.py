@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from synth import compare
+from workloads.manifests.kueue import QUEUE_LABEL_PATH
 from workloads.ray_cluster import REPLACE_ON_CHANGES
 
 pytestmark = pytest.mark.graph
@@ -77,7 +78,8 @@ def test_raycluster_replaces_on_every_spec_field_but_the_worker_replica_counts(s
     token_auth = {"kubeRayOperator": "helm", "nemoRlRelease": "v0.7.0", "jobEnabled": False}  # rayTokenAuth: auto
     for r in (synth("dev"), synth("dev", token_auth)):
         reg = r.get(RAYCLUSTER, "raycluster")
-        assert sorted(reg.replace_on_changes) == sorted(REPLACE_ON_CHANGES)
+        # ... and its queue label (Kueue refuses a new queue on a running cluster: workloads/manifests/kueue.py).
+        assert sorted(reg.replace_on_changes) == sorted([QUEUE_LABEL_PATH, *REPLACE_ON_CHANGES])
         spec = reg.inputs["spec"]
         (group,) = spec["workerGroupSpecs"]
         for key in spec:

@@ -202,7 +202,8 @@ def test_compare_reports_what_differs_between_two_stacks(compared, synth):
         ("spec.vpc", "nemo-dev-rdma-net", "nemo-codelab-rdma-net"),
         ("spec.vpcSubnet", "nemo-dev-rdma-sub-0", "nemo-codelab-rdma-sub-0"),
     ]
-    assert "Namespace nemo-rl" not in k8s.changed
+    # The namespace is the same object; codelab's queue (queue: kueue) only labels it for Kueue's namespace selector.
+    assert k8s.changed["Namespace nemo-rl"] == [("metadata.labels.nemo-rl-gke/queue", compare.ABSENT, "kueue")]
     assert_report_matches_engine(run["sections"], synth("dev"), synth("codelab"))
     assert "  - RayCluster.ray.io nemo-rl/nemo-dev-ray\n" in run["printed"]
 

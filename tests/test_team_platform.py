@@ -414,3 +414,64 @@ def test_only_the_pinned_prefetch_image_writes_the_shared_cache(team):
     for c in spec["containers"]:
         c["image"] = "docker.io/library/python:3.12-slim"  # same program, another image
     assert admission_refusals(pol, {"spec": spec}, ns)
+
+
+# --- the queue --------------------------------------------------------------------------------------------------------
+KUEUE_PREFIX = "kubernetes:kueue.x-k8s.io/"
+
+
+def test_four_experiments_each_get_the_queue_label_and_a_local_queue_their_rayjob_names(team):
+    """codelab queues (queue: kueue): each of the four experiment namespaces is selected by the ClusterQueue's
+    namespaceSelector and holds the LocalQueue its experiment's RayJob names; no experiment declares a Kueue object."""
+    plat = team[PLATFORM]
+    kueue = [x for x in plat.resources if x.type.startswith(KUEUE_PREFIX)]
+    (cq,) = [x for x in kueue if x.type.endswith(":ClusterQueue")]
+    selector = cq.get("spec.namespaceSelector.matchLabels")
+    queues = {(x.get("metadata.namespace"), x.get("metadata.name")): x for x in kueue if x.type.endswith(":LocalQueue")}
+    namespaces = {x.get("metadata.name"): x for x in plat.of_type("kubernetes:core/v1:Namespace")}
+    for stack in EXPERIMENTS:
+        ns = hosted(team, stack)["namespace"]
+        assert selector.items() <= namespaces[ns].get("metadata.labels").items(), stack
+        (job,) = team[stack].of_type("kubernetes:ray.io/v1:RayJob")
+        assert job.get("metadata.namespace") == ns
+        lq = queues[(ns, job.get("metadata.labels")[catalog.KUEUE_QUEUE_NAME_LABEL])]
+        assert lq.get("spec.clusterQueue") == cq.get("metadata.name"), stack
+        assert not [x for x in team[stack].resources if x.type.startswith(KUEUE_PREFIX)], stack
+
+
+def test_the_experimenters_read_but_never_write_their_namespaces_queue(team):
+    """What `python -m cli.team --namespace <theirs>` reads (Workloads, the LocalQueue, its pending list through
+    Kueue's visibility API), and nothing of Kueue's they could change."""
+    plat = team[PLATFORM]
+    roles = {r.get("metadata.namespace"): r for r in plat.of_type("kubernetes:rbac.authorization.k8s.io/v1:Role")}
+    for stack in EXPERIMENTS:
+        rules = roles[hosted(team, stack)["namespace"]].get("rules")
+        kueue = {
+            (g, res): set(rule["verbs"])
+            for rule in rules
+            for g in rule["apiGroups"]
+            for res in rule["resources"]
+            if g.endswith("kueue.x-k8s.io")
+        }
+        assert kueue == {
+            ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch"},
+            ("kueue.x-k8s.io", "localqueues"): {"get", "list", "watch"},
+            ("visibility.kueue.x-k8s.io", "localqueues/pendingworkloads"): {"get", "list", "watch"},
+        }, stack
+
+
+def test_no_network_policy_stands_between_the_api_server_and_kueues_webhook(team):
+    """Kueue's webhooks (defaulting a queued RayJob to suspended) are called by the API server when the experiment's
+    `pulumi up` creates the RayJob, not by a pod of the experiment namespace: NetworkPolicies select pods of their own
+    namespace (Kubernetes NetworkPolicy docs, "podSelector ... selects pods in the same namespace"), and none of any
+    stack lives in Kueue's namespace, so no policy here can block that call."""
+    policies = [
+        (stack, x)
+        for stack, r in team.items()
+        for x in r.resources
+        if x.type.endswith((":NetworkPolicy", ":FQDNNetworkPolicy"))
+    ]
+    where = {x.get("metadata.namespace") for _, x in policies}
+    # The experiments' namespaces have theirs (default deny both ways among them).
+    assert {hosted(team, s)["namespace"] for s in EXPERIMENTS} <= where
+    assert catalog.KUEUE_NAMESPACE not in where, sorted(where)

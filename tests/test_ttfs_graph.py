@@ -3,6 +3,7 @@ order between them and the job, the settings that turn them off, and the refusal
 
 from __future__ import annotations
 
+import itertools
 import shlex
 
 import pytest
@@ -30,7 +31,9 @@ def warmup_job(r):
 
 
 def test_standing_cluster_job_waits_for_the_prefetch_while_the_raycluster_does_not(synth, stack):
-    r = synth(stack)
+    # codelab queues its jobs, so its own job runs own-cluster unless it says otherwise.
+    r = synth(stack, STANDING if stack == "codelab" else None)
+    assert r.error is None, r.error
     job, ray, pf = r.get(RAYJOB, "rayjob"), r.get(RAYCLUSTER, "raycluster"), prefetch_job(r)
     assert r.depends_on(job, pf)
     assert not r.depends_on(ray, pf)
@@ -148,6 +151,7 @@ def test_bad_input_is_refused_before_anything_is_registered_naming_the_key(synth
 
 # The prefetch's own download onto Lustre (the codelab ships weightsPath bucket-import: tests/test_weights_staging.py).
 DOWNLOAD = {"weightsPath": "lustre-download"}
+STANDING = {"jobMode": "standing-cluster"}  # codelab's own job on its standing cluster (it queues: own-cluster)
 
 
 def test_critical_path_follows_the_stacks_graph(synth):
@@ -194,20 +198,38 @@ def test_codelab_reaches_the_running_driver_in_at_most_40_percent_of_the_one_ste
     assert driver / (est.sequential_seconds - sum(est.activities[k].seconds for k in entry)) <= 0.40, est.format(
         "codelab"
     )
-    # The report also covers the entrypoint's steps (the readiness gate first) and the model load: they need the
-    # GPU workers, the last part to be ready, so they add their full length (docs/performance.md gives the complete
-    # path's figures beside their bounds).
-    assert est.first_step_seconds == pytest.approx(
-        driver + sum(est.activities[k].seconds for k in entry) + est.activities[cp.MODEL_LOAD].seconds
+    # The report also covers the entrypoint's steps (the readiness gate first), in their order, and the model load
+    # (docs/performance.md gives the complete path's figures beside their bounds). codelab's queued job runs its own
+    # cluster: nothing in the graph holds it for the weights, so its wait for the prefetch's marker ends with the
+    # prefetch (the bucket-import chain), after the gate.
+    assert est.start[entry[0]] == pytest.approx(driver)
+    for before, after in itertools.pairwise(entry):
+        assert est.start[after] >= est.finish[before] - 1e-6
+    (wait,) = [k for k in entry if "prefetch's marker" in est.activities[k].label]
+    prefetch = next(k for k in est.activities if k.endswith("prefetch#ran"))
+    before_wait = entry[entry.index(wait) - 1]
+    assert est.start[wait] == pytest.approx(max(est.finish[before_wait], est.finish[prefetch]))
+    assert est.finish[prefetch] > est.finish[before_wait]  # the weights, not the gate, are the last chain here
+    assert est.first_step_seconds == pytest.approx(est.finish[entry[-1]] + est.activities[cp.MODEL_LOAD].seconds)
+    # On its standing cluster the RayJob waits for the prefetch in the graph: the steps add their full length.
+    standing = cp.estimate(synth("codelab", STANDING).resources)
+    steps = [k for k in standing.activities if k.startswith("entrypoint ")]
+    assert standing.first_step_seconds == pytest.approx(
+        standing.finish["job started"]
+        + sum(standing.activities[k].seconds for k in steps)
+        + standing.activities[cp.MODEL_LOAD].seconds
     )
 
 
 def test_the_prefetch_in_the_nemo_rl_image_first_waits_for_that_image_on_the_cpu_node(synth):
     # Pulled from NGC (prepull), the image reaches the CPU node after Lustre; streamed from the prewarmed copy (the
-    # default) it is there before, and the prefetch in it starts with the small image's.
-    streamed = cp.estimate(synth("codelab", {**DOWNLOAD, "prefetchImage": "nemo-rl"}).resources)
-    small = cp.estimate(synth("codelab", {**DOWNLOAD, "imagePath": "prepull"}).resources)
-    nemo = cp.estimate(synth("codelab", {**DOWNLOAD, "prefetchImage": "nemo-rl", "imagePath": "prepull"}).resources)
+    # default) it is there before, and the prefetch in it starts with the small image's. On the standing cluster the
+    # RayJob waits for the prefetch in the graph, so the prefetch is the last chain.
+    streamed = cp.estimate(synth("codelab", {**DOWNLOAD, **STANDING, "prefetchImage": "nemo-rl"}).resources)
+    small = cp.estimate(synth("codelab", {**DOWNLOAD, **STANDING, "imagePath": "prepull"}).resources)
+    nemo = cp.estimate(
+        synth("codelab", {**DOWNLOAD, **STANDING, "prefetchImage": "nemo-rl", "imagePath": "prepull"}).resources
+    )
     ran = next(k for k in streamed.activities if k.endswith("#ran"))
     assert streamed.finish["image on CPU nodes"] < streamed.start[ran] <= nemo.start[ran]
     run = next(k for k in small.activities if k.endswith("#ran"))

@@ -90,8 +90,9 @@ def test_the_report_follows_the_rendered_graph(synth, stack, warm):
     load = nodes * weights / min(lustre_gbps * 1e9, nodes * nic)
     assert est.activities[cp.MODEL_LOAD].seconds == pytest.approx(load)
     assert [t.seconds for t in est.bound.then][-1] == pytest.approx(load)
-    # Warm nodes with a recent pass run only the gate's GPU part; cold ones the whole gate.
-    gate = [k for k in est.path if "readiness gate" in est.activities[k].label]
+    # Warm nodes with a recent pass run only the gate's GPU part; cold ones the whole gate (on codelab's queued
+    # own-cluster job while the weights are still imported: off the path, at its length all the same).
+    gate = [k for k, a in est.activities.items() if "readiness gate" in a.label]
     assert [est.activities[k].seconds for k in gate] == [
         c.NOMINAL_GATE_FAST_SECONDS.seconds if warm else c.NOMINAL_GATE_SECONDS.seconds
     ]

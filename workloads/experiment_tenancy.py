@@ -19,7 +19,9 @@ In the namespace `<platform namespace>-<experiment>` (core.naming.ExperimentName
   Storage), which the platform's contract publishes so an experiment that needs more is refused;
 - a Role for the experiment's principals with exactly what its `pulumi up` creates and reads, and their RoleBinding
   (workloads/manifests/tenancy.py);
-- a Kueue LocalQueue when the platform queues its RayJobs (`queue`, QUEUE_HOOK).
+- where the platform queues its RayJobs (`queue: kueue`), the namespace's queue label, which the platform's
+  ClusterQueue selects; its LocalQueue is the platform queue's (workloads/kueue.py KueueQueue), declared after Kueue's
+  release check and this namespace.
 """
 
 from __future__ import annotations
@@ -46,10 +48,6 @@ from workloads.manifests.tenancy import (
     namespace_manifest,
 )
 from workloads.workload_identity import PRINCIPAL_ANNOTATION, enforce_level
-
-# QUEUE_HOOK: the platform's Kueue queue plan (setting `queue`, decided with Kueue v0.19.x): when it is wired, pass
-# the plan to ExperimentTenancyArgs.of(..., queue=plan) and each experiment namespace gets its LocalQueue from
-# workloads/manifests/kueue.local_queue. Until then no LocalQueue is rendered.
 
 
 def experiment_policies(s: Settings, namespace: str) -> PolicyArgs:
@@ -87,7 +85,9 @@ class ExperimentTenancyArgs:
     capacity_gib: int
     role_name: str
     policies: PolicyArgs
-    queue: Optional[kueue.QueuePlan] = None  # QUEUE_HOOK
+    # The platform's queue plan where it queues (`queue: kueue`): the namespace carries the label its ClusterQueue
+    # selects. None: no queue label.
+    queue: Optional[kueue.QueuePlan] = None
 
     @classmethod
     def of(cls, s: Settings, experiment: str, queue: Optional[kueue.QueuePlan] = None) -> "ExperimentTenancyArgs":
@@ -109,6 +109,7 @@ class ExperimentTenancyArgs:
 
 
 class ExperimentTenancy(pulumi.ComponentResource):
+    args: ExperimentTenancyArgs
     namespace: k8s.core.v1.Namespace
     service_account: k8s.core.v1.ServiceAccount
     export_service_account: k8s.core.v1.ServiceAccount
@@ -127,10 +128,12 @@ class ExperimentTenancy(pulumi.ComponentResource):
         data_principal: Optional[pulumi.Input[str]] = None,
     ):
         super().__init__("nemo-rl-gke:workloads:ExperimentTenancy", name, None, opts)
-        a = args
+        a = self.args = args
         e = a.experiment  # children are named after it: one component per experiment, their URNs apart
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        m = namespace_manifest(a.namespace, e, a.psa_enforce)
+        m = namespace_manifest(
+            a.namespace, e, a.psa_enforce, kueue.queue_namespace_labels() if a.queue is not None else None
+        )
         self.namespace = k8s.core.v1.Namespace(
             f"{e}-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(**m["metadata"]), opts=child
         )
@@ -233,16 +236,5 @@ class ExperimentTenancy(pulumi.ComponentResource):
                 role_ref=binding["roleRef"],
                 subjects=binding["subjects"],
                 opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.role])),
-            )
-        self.local_queue = None
-        if a.queue is not None:  # QUEUE_HOOK
-            q = kueue.local_queue(a.queue, a.namespace)
-            self.local_queue = k8s.apiextensions.CustomResource(
-                f"{e}-local-queue",
-                api_version=q["apiVersion"],
-                kind=q["kind"],
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=q["metadata"]["name"], namespace=ns),
-                spec=q["spec"],
-                opts=child,
             )
         self.register_outputs({"namespace": ns})

@@ -15,8 +15,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from core import gate
+from workloads.manifests.kueue import Queueing
 from workloads.manifests.raycluster import HEAD_CONTAINER
-from workloads.manifests.rayjob import JobArgs, rayjob_annotations, rayjob_spec, replace_paths
+from workloads.manifests.rayjob import JobArgs, rayjob_annotations, rayjob_labels, rayjob_spec, replace_paths
 
 __all__ = ["JobArgs", "NemoRlJob"]
 
@@ -29,6 +30,7 @@ class NemoRlJob(pulumi.ComponentResource):
     gate_summary_command: Optional[str]  # prints the gate's last summary; None without a gate
     status_command: str  # the RayJob's state and its attempts (KubeRay counts them in status.failed/succeeded)
     attempts_command: Optional[str]  # standing cluster: the entrypoint loop's attempts log (one JSON line each)
+    queueing: Optional[Queueing]  # the queue and priority it waits with (queue kueue, own-cluster); None: not queued
 
     def __init__(
         self,
@@ -44,6 +46,7 @@ class NemoRlJob(pulumi.ComponentResource):
         super().__init__("nemo-rl-gke:workloads:NemoRlJob", name, None, opts)
         a = args
         self.name = a.name
+        self.queueing = a.queueing
         self.run_name = a.run_name
         self.checkpoint_dir = a.checkpoint_dir
         self.gate_summary_command = (
@@ -76,7 +79,8 @@ class NemoRlJob(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=self.name,
                 namespace=namespace,
-                labels={"app.kubernetes.io/part-of": "nemo-rl-gke"},
+                # With the queue: its LocalQueue and priority class (Kueue admits the whole RayJob or none of it).
+                labels=rayjob_labels(a),
                 # Training runs for hours: `pulumi up` must not wait for the job to finish.
                 annotations={"pulumi.com/skipAwait": "true", **rayjob_annotations(a)},
             ),

@@ -15,6 +15,7 @@ import pulumi_kubernetes as k8s
 from core.naming import HF_SECRET, LUSTRE_PVC
 from core.settings import Settings
 from core.settings import job as job_settings
+from workloads.manifests.kueue import QUEUE_LABEL_PATH, Queueing, queued, queueing_of
 from workloads.manifests.raycluster import DASHBOARD_PORT, RayPodsConfig, raycluster_manifest
 
 # Every field of the spec (workloads/manifests/raycluster.py raycluster_spec) but the worker group's replica counts.
@@ -35,12 +36,15 @@ class RayClusterArgs:
     pods: RayPodsConfig
     # Shown by `pulumi preview`: GPU workers started without a job (with a job, the RayJob warns).
     warnings: tuple[str, ...] = ()
+    # With the queue (queue kueue): Kueue's RayCluster integration admits the cluster whole and it holds its quota
+    # (its head's CPU, its GPU workers) for as long as it exists.
+    queueing: Optional[Queueing] = None
 
     @classmethod
     def of(cls, s: Settings) -> "RayClusterArgs":
         idle = () if s.job.enabled else tuple(job_settings.idle_gpu_warnings(s))
         pods = dataclasses.replace(RayPodsConfig.of(s), worker_replicas=job_settings.standing_workers(s))
-        return cls(name=s.names.ray_cluster, pods=pods, warnings=idle)
+        return cls(name=s.names.ray_cluster, pods=pods, warnings=idle, queueing=queueing_of(s))
 
 
 class RayCluster(pulumi.ComponentResource):
@@ -62,6 +66,8 @@ class RayCluster(pulumi.ComponentResource):
         for warning in args.warnings:
             pulumi.log.warn(warning, resource=self)
         m = raycluster_manifest(args.pods, name=args.name, secret_name=HF_SECRET, pvc_name=LUSTRE_PVC)
+        if args.queueing is not None:
+            m = queued(m, args.queueing)
         self.cluster = k8s.apiextensions.CustomResource(
             "raycluster",
             api_version=m["apiVersion"],
@@ -81,7 +87,8 @@ class RayCluster(pulumi.ComponentResource):
                 # replica counts are the one exception: KubeRay creates or deletes worker pods to match them and
                 # leaves the head and the other workers running, so a platform turning its job off (no GPU worker
                 # without a job: core/settings/job.py standing_workers) or on keeps its head.
-                replace_on_changes=list(REPLACE_ON_CHANGES),
+                # Its queue label too: Kueue refuses a new queue on a running cluster (QUEUE_LABEL_PATH).
+                replace_on_changes=[QUEUE_LABEL_PATH, *REPLACE_ON_CHANGES],
                 delete_before_replace=True,
                 # Pods refer to the PVC, Secret and service account by name, and their interface annotations
                 # to the Network objects: those must exist before the pods are admitted and scheduled.

@@ -36,6 +36,7 @@ from core.naming import HF_SECRET, HF_TOKEN_KEY, RAY_AUTH_SECRET, RAY_AUTH_TOKEN
 from core.settings import Secrets, Settings
 from core.settings.job import needs_wandb_key
 from core.settings.security import dashboard_peers, token_auth_enabled
+from workloads.manifests.kueue import queue_namespace_labels
 from workloads.manifests.network_policy import PolicyArgs, fqdn_policies, network_policies
 from workloads.manifests.pod_security import namespace_labels, wandb_netrc
 from workloads.manifests.rdma import rdma_pod_mixin
@@ -91,6 +92,8 @@ class WorkloadIdentityArgs:
     psa_enforce: str
     ray_token_auth: bool
     policies: PolicyArgs
+    # With the queue: the label that lets the namespace's LocalQueue submit to the ClusterQueue (workloads/kueue.py).
+    extra_labels: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, s: Settings) -> "WorkloadIdentityArgs":
@@ -108,6 +111,7 @@ class WorkloadIdentityArgs:
             wandb=needs_wandb_key(s),
             psa_enforce=enforce_level(rdma_pod_mixin(s.gpu.accelerator, s.workload.release).volumes),
             ray_token_auth=token_auth_enabled(s),
+            extra_labels=tuple(queue_namespace_labels().items()) if s.queue.queue == "kueue" else (),
             policies=PolicyArgs(
                 namespace=ns,
                 dashboard_peers=dashboard_peers(s),
@@ -147,7 +151,12 @@ class WorkloadIdentity(pulumi.ComponentResource):
         self.namespace = k8s.core.v1.Namespace(
             "namespace",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=a.namespace, labels={"app.kubernetes.io/part-of": "nemo-rl-gke", **namespace_labels(a.psa_enforce)}
+                name=a.namespace,
+                labels={
+                    "app.kubernetes.io/part-of": "nemo-rl-gke",
+                    **namespace_labels(a.psa_enforce),
+                    **dict(a.extra_labels),
+                },
             ),
             opts=child,
         )

@@ -1,11 +1,10 @@
-"""Kueue facts: the release the platform installs, the API it serves, the labels a job carries to be queued, and
-the integration rules our Ray objects must satisfy. Research and sources in full: docs/research/kueue.md
-(kubernetes-sigs/kueue read with git at the tags named there; line numbers at v0.19.2 unless a tag is named).
+"""Kueue facts: the release the platform checks for (the cluster admin installs it), the API it serves, the labels a
+job carries to be queued, and the integration rules our Ray objects must satisfy. Research and sources in full:
+docs/research/kueue.md (kubernetes-sigs/kueue read with git at the tags named there; line numbers at v0.19.2 unless a
+tag is named).
 """
 
 from __future__ import annotations
-
-from core.catalog.pins import ImagePin
 
 # --- The release -----------------------------------------------------------------------------------------------
 # v0.19.2 (2026-08-20), commit 8eab68778fc1b52affe165fdf5af29d1e9b4f3cb: the newest release; its RayJob and
@@ -17,27 +16,48 @@ KUEUE_VERSION = "v0.19.2"
 KUEUE_COMMIT = "8eab68778fc1b52affe165fdf5af29d1e9b4f3cb"
 KUEUE_KUBERAY_GO_MODULE = "1.6.2"  # go.mod:23 @v0.19.2
 KUEUE_MIN_KUBERAY = "1.1.0"
+# The program does not install Kueue (its release's manifests and chart could not be vendored: docs/research/
+# kueue.md): the cluster admin installs a v0.19.x release, and the platform's preview reads Kueue's manager to check
+# it (workloads/kueue.py). Any patch release of the minor: the API, the Ray integrations and the webhook rules the
+# program is checked against (tests/oracles/kueue/) are the minor's.
+KUEUE_SUPPORTED_MINOR = "v0.19"
 KUEUE_NAMESPACE = "kueue-system"
-# The chart (kubernetes-sigs/kueue charts/kueue at the tag) goes here, verbatim, with charts/SOURCES.md; not yet
-# vendored (docs/research/kueue.md "What could not be vendored"): workloads/kueue.py refuses to install without it.
-KUEUE_CHART_DIR = "charts/kueue"
-KUEUE_CHART_VERSION = "0.19.2"  # charts/kueue/Chart.yaml version @v0.19.2
-# The released chart points at registry.k8s.io/kueue/kueue:<tag>; the chart in the repository at the tag still
-# names the staging image `release-0.19` with pullPolicy Always (values.yaml:47-55), so the program sets both.
-# No public source states the digest of v0.19.2 (registry.k8s.io's promoter manifest, kubernetes/k8s.io
-# registry.k8s.io/images/k8s-staging-kueue/images.yaml, was only found at versions up to v0.13.3): pinned by tag.
-KUEUE_IMAGE_PIN = ImagePin(
-    "registry.k8s.io/kueue/kueue",
-    KUEUE_VERSION,
-    "",
-    "no public source found for the digest of v0.19.2 (the promoter manifest read lists up to v0.13.3)",
-)
-# The manager's own requests (values.yaml controllerManager.manager.resources @v0.19.2): 500m CPU, 512 MiB, on a
-# CPU node (GPU nodes are tainted), for the node totals of the CPU pool.
+# Both documented installs name the manager so: the release manifests (config/default/kustomization.yaml namePrefix
+# `kueue-`, namespace kueue-system; config/components/manager/manager.yaml Deployment `controller-manager`, container
+# `manager`) and the chart installed as release `kueue` (charts/kueue/templates/manager/manager.yaml:20
+# `{{ include "kueue.fullname" . }}-controller-manager`, _helpers.tpl:29-40: the release name when it contains
+# "kueue"), all @v0.19.2.
+KUEUE_MANAGER_DEPLOYMENT = "kueue-controller-manager"
+KUEUE_MANAGER_CONTAINER = "manager"
+# What says which release runs: the manager's image tag (the release manifests: registry.k8s.io/kueue/kueue:<tag>;
+# the chart: `<repository>:<tag | default .Chart.AppVersion>`, manager.yaml:60), or, for an image referenced by
+# digest only, the chart's `app.kubernetes.io/version` label (_helpers.tpl:52-57, appVersion "v0.19.2" in Chart.yaml).
+KUEUE_VERSION_LABEL = "app.kubernetes.io/version"
+KUEUE_IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
+# The documented installs (site/content/en/docs/getting-started/installation.md @v0.19.2, "Install a released
+# version" :52-87, "Install a custom-configured released version" :135-197): the release's manifests.yaml applied
+# server-side, or the chart from registry.k8s.io. The manager reads its Configuration from the ConfigMap
+# `kueue-manager-config`, key `controller_manager_config.yaml` (config/components/manager/kustomization.yaml
+# configMapGenerator `manager-config` + the `kueue-` prefix; the chart: templates/manager/manager-config.yaml from
+# values `managerConfig.controllerManagerConfigYaml`), and applies a changed one after a restart of the Deployment
+# (installation.md:272).
+KUEUE_MANIFESTS_URL = f"https://github.com/kubernetes-sigs/kueue/releases/download/{KUEUE_VERSION}/manifests.yaml"
+KUEUE_HELM_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_CHART_VERSION = KUEUE_VERSION.lstrip("v")
+KUEUE_MANAGER_CONFIGMAP = "kueue-manager-config"
+KUEUE_MANAGER_CONFIG_KEY = "controller_manager_config.yaml"
+# The manager's own requests (config/components/manager/manager.yaml @v0.19.2): 500m CPU, 512 MiB, on the system
+# pool (it tolerates no taint of ours and selects no pool).
 KUEUE_MANAGER_REQUESTS = {"cpu": "500m", "memory": "512Mi"}
 # The manager is Ready only once its certificates exist and its webhook server listens (cmd/kueue/main.go:628-650,
-# `AddReadyzCheck` waits on certsReady, then the webhook server's StartedChecker): a Deployment that is Available
-# serves its webhooks, so objects created after the Helm release (which waits for its Deployment) are admitted.
+# `AddReadyzCheck` waits on certsReady, then the webhook server's StartedChecker): the documented install waits for
+# the Deployment to be Available (installation.md:65 `kubectl wait ... --for=condition=available`; Helm `--wait`), so
+# the objects the platform creates afterwards are admitted by Kueue's own webhooks.
+# Kueue's batch/v1 Job defaulting webhook is registered with failurePolicy Fail for every namespace but kube-system
+# and kueue-system (config/components/webhook/manifests.yaml mjob.kb.io, kustomization.yaml namespaceSelector
+# replacements), whatever the integrations: while the manager is down no Job is created there (the prefetch and
+# export Jobs, KubeRay's submitter Job). `managedJobsNamespaceSelector` does not narrow it: for the non-pod
+# integrations it only modulates manageJobsWithoutQueueName (apis/config/v1beta2/configuration_types.go:55-70).
 
 # --- API -------------------------------------------------------------------------------------------------------
 # v1beta2 is the storage version of every Kueue CRD from v0.15.0 (the v1beta1 versions are served with
@@ -58,20 +78,20 @@ KUEUE_HEAD_POD_SET = "head"  # reserved: no worker group may be named so (rayclu
 KUEUE_SUBMITTER_POD_SET = "submitter"  # rayjob_controller.go:50
 
 # --- How the platform uses it ------------------------------------------------------------------------------------
-# Kueue manages only jobs that carry a queue name (manageJobsWithoutQueueName: false): the prefetch and export Jobs,
-# GKE's own pods and everything else keep running as they do. Only the two Ray integrations are on; a RayJob's
-# submitter Job is part of the RayJob's Workload (its own PodSet, kueue PR #3729), so the pod integration is not
-# needed. Kueue's batch/v1 Job webhook is registered with failurePolicy Fail even when that integration is off
-# (charts/kueue/templates/webhook/manifests.yaml mjob.kb.io @v0.19.2), so managedJobsNamespaceSelector narrows every
-# job webhook to the namespaces where experiments run: elsewhere nothing depends on Kueue being up.
+# Kueue manages only jobs that carry a queue name (manageJobsWithoutQueueName: false, Kueue's default): the prefetch,
+# data staging, weights staging and export Jobs, GKE's own pods and everything else keep running as they do. Only the
+# two Ray integrations are on; a RayJob's submitter Job is part of the RayJob's Workload (its own PodSet, kueue PR
+# #3729), so the pod and batch/job integrations are not needed.
 KUEUE_INTEGRATIONS = ("ray.io/rayjob", "ray.io/raycluster")
 # A Kueue quota covers every resource a pod requests unless excluded ("resource X unavailable in ClusterQueue",
 # pkg/scheduler/flavorassigner/flavorassigner.go:1071; the prefix match: pkg/workload/workload.go:463-473). Ephemeral
 # storage is node-local (local SSDs on GPU nodes, the boot disk elsewhere) and is checked by the pod-fit rules, not
 # shared quota.
 KUEUE_EXCLUDED_RESOURCE_PREFIXES = ("ephemeral-storage",)
-# Which namespaces Kueue's job webhooks serve (the chart's default excludes only kube-system and its own namespace).
-KUEUE_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+# The namespaces whose LocalQueues may submit to the platform's ClusterQueue carry this label (the ClusterQueue's
+# namespaceSelector): the platform's namespace and each experiment's (core/naming.py), set where they are created.
+# A selector rather than a list of names, so that a new experiment namespace does not change the ClusterQueue.
+KUEUE_QUEUE_NAMESPACE_LABEL = ("nemo-rl-gke/queue", "kueue")
 
 # GPU nodes carry the taint key nvidia.com/gpu with effect NoSchedule (GKE "Run GPUs in GKE Standard node pools"),
 # and our GPU workers tolerate it (workloads/manifests/raycluster.py). As the GPU flavor's nodeTaints it keeps the

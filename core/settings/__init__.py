@@ -35,6 +35,7 @@ from core.settings import (
     monitoring,
     network,
     platform,
+    queue,
     security,
     stack,
     startup,
@@ -52,6 +53,7 @@ from core.settings.job import JobSettings
 from core.settings.lustre import LustreSettings
 from core.settings.monitoring import MonitoringSettings
 from core.settings.network import NetworkSettings
+from core.settings.queue import QueueSettings
 from core.settings.registry import (
     AUTOPILOT_ONLY,
     SECRET_KEYS,
@@ -90,6 +92,7 @@ RULES: tuple[Callable[["UncheckedSettings"], list[str]], ...] = (
     cluster.check,
     gpu.check,
     capacity.check,
+    queue.check,
     lustre.check,
     storage.check,
     workload.check,
@@ -118,6 +121,7 @@ class UncheckedSettings(BaseModel):
     cluster: ClusterSettings
     gpu: GpuSettings
     capacity: CapacitySettings
+    queue: QueueSettings
     lustre: LustreSettings
     storage: StorageSettings
     workload: WorkloadSettings
@@ -344,6 +348,12 @@ def load_settings(
             problems.extend(_field_problem(section, err) for err in e.errors())
     if len(sections) < len(SECTIONS):
         raise SettingsError(problems)  # the rules need every section parsed
+    queue_settings = sections["queue"]
+    job_settings = sections["job"]
+    assert isinstance(queue_settings, QueueSettings) and isinstance(job_settings, JobSettings)
+    if job_settings.mode is None:
+        # jobMode's default follows the queue (core/settings/job.py default_mode); every reader sees the value.
+        sections["job"] = job_settings.model_copy(update={"mode": job.default_mode(queue_settings.queue)})
 
     unchecked = UncheckedSettings(
         gcp_project=gcp_project, gcp_region=gcp_region or None, stack_name=stack_name, **sections

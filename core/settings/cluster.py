@@ -117,12 +117,16 @@ class ClusterSettings(Section):
     system_machine_type: str = setting(
         "n2-standard-16",
         key="systemMachineType",
-        description="Machine type of the CPU system pool (Ray head, controllers).",
+        description=(
+            "Machine type of both CPU pools: the system pool (GKE's and the operators' pods) and the autoscaling CPU "
+            "pool of the Ray heads, submitters and CPU Jobs, which grows to what the platform and every job its GPUs "
+            "can run need, summed node by node."
+        ),
         owner=PLATFORM,
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("NodePool system",),
-            note="updated in place, but GKE recreates every node of the pool: the Ray head is evicted",
+            touches=("NodePool system", "NodePool cpu", "ClusterQueue kueue-*"),
+            note="updated in place, but GKE recreates every node of both pools: the Ray heads are evicted",
         ),
         bad=("$x", "N2 standard"),
         alternatives=({"systemMachineType": "n2-standard-32"},),
@@ -131,7 +135,10 @@ class ClusterSettings(Section):
     system_nodes: int = setting(
         1,
         key="systemNodes",
-        description="Nodes of the CPU system pool (in `zone`).",
+        description=(
+            "Nodes of the CPU system pool (in `zone`), for GKE's and the operators' pods; the Ray heads, submitters "
+            "and CPU Jobs have the autoscaling CPU pool."
+        ),
         ge=1,
         owner=PLATFORM,
         day_two=DayTwo(IN_PLACE, touches=("NodePool system",)),

@@ -32,7 +32,18 @@ class GpuSettings(Section):
         owner=PLATFORM,
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("ComputeClass *", "NodePool gpu-*", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
+            touches=(
+                "ComputeClass *",
+                "NodePool gpu-*",
+                "Job placeholders",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+                # The GPU flavor's node label and the quota, updated in place: a flavor's nodeLabels are immutable
+                # only with topologyName set, which ours never is (kueue apis/kueue/v1beta2/resourceflavor_types.go:49
+                # @v0.19.2).
+                "ResourceFlavor kueue-*",
+                "ClusterQueue kueue-*",
+            ),
             note="the GPU pools, the ComputeClass and the Ray workers",
         ),
         bad=("nvidia-h100",),
@@ -65,7 +76,14 @@ class GpuSettings(Section):
         day_two=DayTwo(
             STOPS_THE_JOB,
             where={ON_EXPERIMENT: IN_PLACE},
-            touches=("NodePool gpu-*", "Job placeholders", "RayCluster raycluster", "RayJob rayjob"),
+            touches=(
+                "NodePool gpu-*",
+                "Job placeholders",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+                "NodePool cpu",  # the CPU pool's maximum: one job per GPU node at once
+                "ClusterQueue kueue-*",  # the quota
+            ),
             note="the pools' size; across 1 and 2 nodes under automatic placement the pools are replaced",
         ),
         bad=(-1, 1001, "x", INT32_ABOVE),

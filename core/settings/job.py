@@ -57,6 +57,9 @@ class JobSettings(Section):
                 "NetworkPolicy *",
                 "FQDNNetworkPolicy *",
                 *STAGING_TOUCHES,
+                "NodePool cpu",  # the CPU pool's maximum counts the platform's job
+                "ClusterQueue kueue-*",  # and the queue's CPU quota its head and submitter
+                "Dashboard dashboard",  # its Ray charts follow the job's own cluster, or the standing one
             ),
             note=(
                 "the RayJob goes (that is the setting); the standing cluster keeps its head and scales its GPU "
@@ -86,6 +89,7 @@ class JobSettings(Section):
                 "DaemonSet cpu-prepull",
                 "FQDNNetworkPolicy *",
                 "Secret tokens",
+                "NodePool cpu",  # the CPU pool's maximum counts the job's CPU pods, which follow the recipe
             ),
             note="a new run",
         ),
@@ -100,15 +104,15 @@ class JobSettings(Section):
                 "nemoRlRelease": "v0.5.0",
                 "jobOverrides": {"wandb_enabled": False},
             },
+            "codelab-exp3": {
+                "jobRecipe": "gemma3-27b-gsm8k",
+                "nemoRlRelease": "v0.5.0",
+                "jobOverrides": {"wandb_enabled": False},
+            },
             "codelab-exp2": {
                 "jobRecipe": "qwen2.5-72b-deepscaler",
                 "workerReplicas": 4,
                 "jobOverrides": {"num_nodes": 4, "wandb_enabled": False},
-            },
-            "codelab-exp3": {
-                "jobRecipe": "qwen2.5-72b-deepscaler",
-                "workerReplicas": 4,
-                "jobOverrides": {"num_nodes": 4, "wandb_enabled": False, "max_num_steps": 40},
             },
         },
     )
@@ -146,8 +150,8 @@ class JobSettings(Section):
         alternatives=({"jobOverrides": {"max_num_steps": 5}},),
         stack_alternatives={
             "codelab-exp1": {"jobOverrides": {"num_nodes": 4, "max_num_steps": 5}},
+            "codelab-exp3": {"jobOverrides": {"num_nodes": 4, "max_num_steps": 5, "grpo.seed": 7}},
             "codelab-exp2": {"jobOverrides": {"wandb_enabled": False, "max_num_steps": 5}},
-            "codelab-exp3": {"jobOverrides": {"wandb_enabled": False, "max_num_steps": 5}},
         },
     )
     config_files: dict[str, str] = setting(
@@ -236,22 +240,32 @@ class JobSettings(Section):
             },
         ),
     )
-    mode: Literal["standing-cluster", "own-cluster"] = setting(
-        "standing-cluster",
+    mode: Optional[Literal["standing-cluster", "own-cluster"]] = setting(
+        None,
         key="jobMode",
         description=(
             "Where the RayJob runs: the platform's standing RayCluster, or a cluster of its own that comes and goes "
-            "with it. An experiment stack (platformStack) always runs own-cluster."
+            "with it (its GPU nodes go when it ends). Default: own-cluster where the platform queues its jobs "
+            "(queue kueue: Kueue manages no RayJob on an existing cluster), else standing-cluster. An experiment "
+            "stack (platformStack) always runs own-cluster."
         ),
         owner=BOTH,
         day_two=DayTwo(
             STOPS_THE_JOB,
             where={ON_EXPERIMENT: IN_PLACE},
-            touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
+            touches=(
+                "RayJob rayjob",
+                "RayCluster raycluster",
+                "Dashboard dashboard",
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
+            ),
             note="an experiment runs its own cluster anyway",
         ),
         bad=("x",),
         alternatives=({"jobMode": "own-cluster"},),
+        # codelab queues its job, so its default is own-cluster already.
+        stack_alternatives={"codelab": {"jobMode": "standing-cluster"}},
     )
     # Both are int32 in the RayJob CRD (core.catalog.K8S_INT32_MAX).
     backoff_limit: int = setting(
@@ -268,7 +282,14 @@ class JobSettings(Section):
         owner=BOTH,
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard"),
+            # With jobMode own-cluster (its alternative), jobMode's: the CPU pool's maximum and the queue's CPU quota.
+            touches=(
+                "RayJob rayjob",
+                "RayCluster raycluster",
+                "Dashboard dashboard",
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
+            ),
             note="a new RayJob (with jobMode own-cluster, where KubeRay retries)",
         ),
         bad=(-1, INT32_ABOVE),
@@ -284,7 +305,17 @@ class JobSettings(Section):
         ge=0,
         le=catalog.K8S_INT32_MAX,
         owner=BOTH,
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayJob rayjob", "RayCluster raycluster", "Dashboard dashboard")),
+        day_two=DayTwo(
+            STOPS_THE_JOB,
+            # With jobMode own-cluster (its alternative), jobMode's: the CPU pool's maximum and the queue's CPU quota.
+            touches=(
+                "RayJob rayjob",
+                "RayCluster raycluster",
+                "Dashboard dashboard",
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
+            ),
+        ),
         bad=(-1, 5, INT32_ABOVE),
         alternatives=({"jobMode": "own-cluster", "jobTtlSeconds": 60},),
     )
@@ -468,12 +499,23 @@ def _workers_key(s: "UncheckedSettings") -> str:
     return key("gpuNodes" if s.workload.worker_replicas is None and not s.autopilot else "workerReplicas")
 
 
+def default_mode(queue: str) -> Literal["standing-cluster", "own-cluster"]:
+    """jobMode when unset: own-cluster where Kueue queues the jobs (a RayJob with clusterSelector is not managed by
+    Kueue from v0.15.0: docs/research/kueue.md), so the platform's own job is admitted like an experiment's and its
+    GPUs go when it ends; standing-cluster otherwise (the tutorials' shape)."""
+    return "own-cluster" if queue == "kueue" else "standing-cluster"
+
+
 def standing_workers(s: "UncheckedSettings") -> int:
-    """GPU workers of the standing RayCluster. Without a job of the stack's own (jobEnabled false: a platform for
-    experiment stacks, or a platform whose run is over), none unless workerReplicas asks for them: experiments bring
-    their own clusters, so no GPU node is billed while none runs. The Ray autoscaler is not used to get there
-    (README "GPUs only while they train"; docs/research/platform.md §2-3: NeMo-RL checks cluster_resources() totals
-    before creating a placement group, request_resources is one cluster-wide request each call overrides)."""
+    """GPU workers of the standing RayCluster. With the stack's own job on a cluster of its own (own-cluster), none:
+    the standing cluster stays for interactive work on its head, and the job brings its workers (workerReplicas is
+    the job's). Without a job of the stack's own (jobEnabled false: a platform for experiment stacks, or a platform
+    whose run is over), none unless workerReplicas asks for them: experiments bring their own clusters, so no GPU
+    node is billed while none runs. The Ray autoscaler is not used to get there (README "GPUs only while they
+    train"; docs/research/platform.md §2-3: NeMo-RL checks cluster_resources() totals before creating a placement
+    group, request_resources is one cluster-wide request each call overrides)."""
+    if s.job.enabled and s.job.mode == "own-cluster":
+        return 0
     if not s.job.enabled and s.workload.worker_replicas is None:
         return 0
     return s.worker_replicas

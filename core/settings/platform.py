@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 from core import data, export
 from core.keys import key
 from core.lustre_paths import experiment_dir
-from core.naming import ExperimentNames
+from core.naming import KUEUE_LOCAL_QUEUE, ExperimentNames
 from core.settings.job import needs_wandb_key
 from core.settings.registry import EXPERIMENT_KEYS, SECRET_KEYS, config_fields, decode_config_value
 from core.settings.tenancy import experiment_name, name_problem
@@ -141,6 +141,9 @@ def experiment_entry(
         "dataServiceAccount": names.data_ksa,
         "dataPrincipal": data_principal,
         "lustreDirectory": experiment_dir(name),
+        # Where the platform queues (`queue: kueue`): the LocalQueue it made in the namespace, which the experiment's
+        # RayJob names (workloads/manifests/kueue.py queueing_of); None: its jobs start when created.
+        "localQueue": KUEUE_LOCAL_QUEUE if s.queue.queue == "kueue" else None,
     }
 
 
@@ -164,6 +167,21 @@ def listing_problems(ref: str, values: dict[str, Any], stack_name: str, platform
     return [
         f"{key('experiment')}: platform {ref!r} hosts no experiment {name!r} (its experiments: {listed}); add it to "
         f"the platform's {key('experiments')} and run `pulumi up` there, or set {which} to one of them"
+    ]
+
+
+def queue_problems(s: "Settings", platform: dict[str, Any]) -> list[str]:
+    """One line when the platform queues (its `queue` is kueue, which the experiment's RayJob then names a LocalQueue
+    for) but made no LocalQueue in this experiment's namespace: a platform not updated since it gained the
+    experiment's queue, where the RayJob would wait for a queue that does not exist."""
+    if s.queue.queue != "kueue":
+        return []
+    entry = (platform.get(EXPERIMENTS_KEY) or {}).get(experiment_name(s)) or {}
+    if entry.get("localQueue"):
+        return []
+    return [
+        f"{key('queue')}: the platform queues its jobs (queue: kueue) but its contract names no LocalQueue in "
+        f"namespace {entry.get('namespace')!r}; run `pulumi up` on the platform stack first"
     ]
 
 

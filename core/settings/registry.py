@@ -24,6 +24,7 @@ from core.settings.job import JobSettings
 from core.settings.lustre import LustreSettings
 from core.settings.monitoring import MonitoringSettings
 from core.settings.network import NetworkSettings
+from core.settings.queue import QueueSettings
 from core.settings.record import BOTH, EXPERIMENT, SettingRecord, record_of
 from core.settings.security import SecuritySettings
 from core.settings.stack import StackSettings, TeardownSettings
@@ -47,6 +48,7 @@ SECTIONS: dict[str, type[Section]] = {
     "cluster": ClusterSettings,
     "gpu": GpuSettings,
     "capacity": CapacitySettings,
+    "queue": QueueSettings,
     "lustre": LustreSettings,
     "storage": StorageSettings,
     "workload": WorkloadSettings,

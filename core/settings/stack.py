@@ -98,6 +98,7 @@ class StackSettings(Section):
                 "Dashboard dashboard",
                 "Job placeholders",
                 "RayCluster raycluster",
+                "RayJob rayjob",  # an own-cluster job's workers select the zone
                 "Job import",  # weightsPath bucket-import: it names the instance by its zone
             ),
             note="the GPU pools, the Lustre instance and the RoCE network are zonal",

@@ -192,6 +192,7 @@ class StartupSettings(Section):
                 "Job prefetch",
                 "Job data-staging",
                 "Job export",
+                "Job data-staging",
                 "RayCluster raycluster",
                 "RepositoryIamMember *",
             ),
@@ -222,6 +223,7 @@ class StartupSettings(Section):
             "codelab-exp3": {
                 "jobImage": "us-east1-docker.pkg.dev/your-gcp-project-id/nemo-codelab-images/grpo@sha256:" + "1" * 64,
                 "jobEntry": "/opt/my-env/run_my_grpo.py",
+                "nemoRlRelease": "v0.5.0",
             },
         },
     )
@@ -298,7 +300,7 @@ class StartupSettings(Section):
         day_two=DayTwo(
             SAFE_REPLACEMENT,
             where={ON_EXPERIMENT: IN_PLACE},
-            touches=("Job prefetch", *STAGING_TOUCHES),
+            touches=("Job prefetch", *STAGING_TOUCHES, "NodePool cpu"),  # the CPU pool counts the staging Jobs
             note=(
                 "the staging and import Jobs, their identities and grants, and the prefetch Job's arguments; the "
                 "RayJob and its model path stay (the staged copy is deleted with its folder when turned off)"

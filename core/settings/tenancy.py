@@ -82,10 +82,13 @@ class TenancySettings(Section):
                 "ValidatingAdmissionPolicy*",
                 "LocalQueue *",
                 "Release kuberay",
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
             ),
             note=(
-                "an added experiment gets its objects; a removed one loses its namespace, and with it that "
-                "experiment's running job (its Lustre directories and exports stay)"
+                "an added experiment gets its objects, its CPU pods' room in the CPU pool's maximum and, where the "
+                "platform queues, its heads' in the queue's CPU quota; a removed one loses its namespace, and with it "
+                "that experiment's running job (its Lustre directories and exports stay)"
             ),
         ),
         bad=(

@@ -79,7 +79,17 @@ class WorkloadSettings(Section):
         day_two=DayTwo(
             IN_PLACE,
             where={ON_AUTOPILOT: STOPS_THE_JOB, ON_EXPERIMENT: STOPS_THE_JOB},
-            touches=("Job placeholders", "RayCluster raycluster", "RayJob rayjob", "NodePool gpu-*", "Job export"),
+            touches=(
+                "Job placeholders",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+                "NodePool gpu-*",
+                "Job export",
+                # The CPU pool's maximum and the queue's quota follow the jobs' workers (and gpuNodes where an
+                # alternative changes both).
+                "NodePool cpu",
+                "ClusterQueue kueue-*",
+            ),
             note="Standard: the worker group's replicas change in place (idle GPU nodes bill)",
         ),
         bad=(-1, 3, INT32_ABOVE),
@@ -88,6 +98,10 @@ class WorkloadSettings(Section):
             "codelab": {"workerReplicas": 8, "gpuNodes": 16},
             "dev": {"workerReplicas": 2, "gpuNodes": 4},
             "codelab-exp1": {"workerReplicas": 2, "jobOverrides": {"num_nodes": 2, "max_num_steps": 20}},
+            "codelab-exp3": {
+                "workerReplicas": 2,
+                "jobOverrides": {"num_nodes": 2, "max_num_steps": 20, "grpo.seed": 7},
+            },
         },
     )
     lustre_mount_path: str = setting(
@@ -117,13 +131,16 @@ class WorkloadSettings(Section):
     head_cpu: int = setting(
         8,
         key="headCpu",
-        description="CPU request of the Ray head (CPU node).",
+        description=(
+            "CPU request of every Ray head (the standing cluster's and each job's own, on the CPU pool): with the "
+            "queue, what its quota counts, and what the CPU pool is sized for."
+        ),
         ge=1,
         owner=BOTH,
         rule="core.node_fit",
         day_two=DayTwo(
             STOPS_THE_JOB,
-            touches=("RayCluster raycluster", "RayJob rayjob"),
+            touches=("RayCluster raycluster", "RayJob rayjob", "NodePool cpu", "ClusterQueue kueue-*"),
             note="the RayCluster is replaced (KubeRay never recreates running pods), and the RayJob with it",
         ),
         bad=(0, 10000),
@@ -132,11 +149,13 @@ class WorkloadSettings(Section):
     head_memory_gib: int = setting(
         32,
         key="headMemoryGib",
-        description="Memory of the Ray head in GiB.",
+        description="Memory of every Ray head in GiB (as headCpu: the queue's CPU quota and the CPU pool follow it).",
         ge=1,
         owner=BOTH,
         rule="core.node_fit",
-        day_two=DayTwo(STOPS_THE_JOB, touches=("RayCluster raycluster", "RayJob rayjob")),
+        day_two=DayTwo(
+            STOPS_THE_JOB, touches=("RayCluster raycluster", "RayJob rayjob", "NodePool cpu", "ClusterQueue kueue-*")
+        ),
         bad=(0, 100000),
         alternatives=({"headMemoryGib": 48},),
     )

@@ -79,7 +79,7 @@ def export_job_args(s: Settings, service_account: str) -> ExportJobArgs:
         namespace=s.storage.namespace,
         image=images.prefetch_python_image(),
         service_account=service_account,
-        node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
+        node_selector=cpu_node_selector(autopilot=s.autopilot, cpu_pool=s.names.cpu_pool),
         lustre_mount_path=mount,
         scripts_dir=recipes.SCRIPTS_DIR,
         destination=dest,

@@ -12,9 +12,12 @@ The queue:
   not see node shape (kueue#4329), so it equals nodes only because every worker pod requests a whole node's GPUs
   (workloads/manifests/raycluster.py gpu_worker_resources) and the flavor's CPU and memory are `gpuNodes` worker
   pods' requests: Kueue never admits more worker pods than there are nodes.
-- CPU quota: the pool the heads use (Standard: the system pool's allocatable less GKE's own pods, times its nodes).
-  On Autopilot there is no pool: every pod gets its own capacity, so the CPU quota is what the GPU quota can admit
-  (at most one job per GPU node, each with one head and one submitter) and never the limit.
+- CPU quota: what the CPU pool gives the queued pods (heads, submitters) of every job the GPUs can run at once
+  (workloads/manifests/pod_fit.py cpu_pool_plan). On Autopilot there is no pool: every pod gets its own capacity, so
+  the CPU quota is what the GPU quota can admit (at most one job per GPU node, each with one head and one submitter)
+  and never the limit.
+- The ClusterQueue serves the namespaces labelled `queue_namespace_labels()` (a selector, so a new experiment
+  namespace changes nothing here); each such namespace has a LocalQueue of the same name.
 - One flavor, not one per capacity model: GKE's ComputeClass already walks the capacity chain (spot, flex-start,
   reservation) for the same pods, and Kueue cannot see which model has capacity; a flavor per model only pays off
   with Kueue's concurrent admission (alpha from v0.18, off by default: pkg/features/kube_features.go), which runs a
@@ -23,12 +26,15 @@ The queue:
   ProvisioningRequest admission check (`queued_provisioning_flavor`); it is not in the default plan.
 
 Being queued: a RayJob that creates its cluster (own-cluster mode) and the standing RayCluster carry the queue and
-priority labels (`queued`); Kueue's defaulting webhook sets `spec.suspend: true` when such an object is created and
-clears it when the whole Workload (head, workers, submitter) is admitted (jobframework ApplyDefaultForSuspend,
-rayjob_webhook.go:85; RunWithPodSetsInfo). The program never renders `spec.suspend`, so Pulumi and Kueue never set
-the same field. A RayJob with `clusterSelector` (standing-cluster mode) is not managed by Kueue from v0.15.0
-(rayjob_controller.go Skip; its webhook lets it through unvalidated): its GPUs are the standing RayCluster's, which
-holds quota while it exists (Kueue's RayCluster integration), so `queued` refuses to label one.
+priority labels (`queueing_of(settings)`, `queued`), and a change of the queue label replaces the object
+(QUEUE_LABEL_PATH). Kueue's defaulting webhook sets `spec.suspend: true` when such an object is created and clears it
+when the whole Workload (head, workers, submitter) is admitted (jobframework ApplyDefaultForSuspend,
+rayjob_webhook.go:85; RunWithPodSetsInfo). The program never renders `spec.suspend`; should an update unsuspend a
+job Kueue has not admitted, Kueue's job reconciler suspends it again ("Running job is not admitted by a cluster
+queue, suspending": jobframework/reconciler.go:661-662 @v0.19.2). A RayJob with `clusterSelector` (standing-cluster
+mode) is not managed by Kueue from v0.15.0 (rayjob_controller.go Skip; its webhook lets it through unvalidated): its
+GPUs are the standing RayCluster's, which holds quota while it exists (Kueue's RayCluster integration), so `queued`
+refuses to label one.
 """
 
 from __future__ import annotations
@@ -37,16 +43,17 @@ import copy
 from dataclasses import dataclass
 from typing import Optional
 
-from core import catalog
+from core import catalog, naming
+from core.settings import Settings
 
 API_VERSION = catalog.KUEUE_API_VERSION
 
 
-def _quantity_cpu(cpu: float) -> str:
+def quantity_cpu(cpu: float) -> str:
     return f"{round(cpu * 1000)}m" if cpu != int(cpu) else str(int(cpu))
 
 
-def _quantity_gib(gib: float) -> str:
+def quantity_gib(gib: float) -> str:
     return f"{round(gib * 1024)}Mi" if gib != int(gib) else f"{int(gib)}Gi"
 
 
@@ -67,7 +74,7 @@ class FlavorPlan:
 class QueuePlan:
     cluster_queue: str
     local_queue: str
-    namespaces: tuple[str, ...]  # where experiments run: a LocalQueue each, the only namespaces the queue serves
+    namespaces: tuple[str, ...]  # where jobs are submitted: a LocalQueue each (more come with local_queue())
     flavors: tuple[FlavorPlan, ...]  # in order of preference
     priority_classes: tuple[tuple[str, int], ...] = ()  # (name, value)
     # A pending Workload that does not fit may evict running ones of lower priority (Kueue ClusterQueue
@@ -141,19 +148,23 @@ COVERED_RESOURCES = (catalog.GPU_RESOURCE, "cpu", "memory")
 
 
 def _flavor_quotas(f: FlavorPlan) -> dict:
-    amounts = {catalog.GPU_RESOURCE: str(f.gpus), "cpu": _quantity_cpu(f.cpu), "memory": _quantity_gib(f.memory_gib)}
+    amounts = {catalog.GPU_RESOURCE: str(f.gpus), "cpu": quantity_cpu(f.cpu), "memory": quantity_gib(f.memory_gib)}
     # Each flavor lists every covered resource, in the group's order (ClusterQueue CRD, resourceGroups.flavors).
     return {"name": f.name, "resources": [{"name": r, "nominalQuota": amounts[r]} for r in COVERED_RESOURCES]}
 
 
+def queue_namespace_labels() -> dict[str, str]:
+    """The label a namespace carries for its LocalQueue to submit to the platform's ClusterQueue (its
+    namespaceSelector): the platform's namespace, and each experiment namespace where it is created."""
+    k, v = catalog.KUEUE_QUEUE_NAMESPACE_LABEL
+    return {k: v}
+
+
 def cluster_queue(p: QueuePlan) -> dict:
     spec: dict = {
-        # Only the namespaces experiments run in may submit to it.
-        "namespaceSelector": {
-            "matchExpressions": [
-                {"key": catalog.KUEUE_NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(p.namespaces)}
-            ]
-        },
+        # Only namespaces the platform labelled may submit to it (a selector: a new experiment namespace changes
+        # nothing here).
+        "namespaceSelector": {"matchLabels": queue_namespace_labels()},
         "queueingStrategy": p.queueing_strategy,
         "preemption": {"withinClusterQueue": p.preemption_within},
         "resourceGroups": [
@@ -234,10 +245,12 @@ def queue_objects(p: QueuePlan) -> list[dict]:
 
 
 # --- the manager's configuration -------------------------------------------------------------------------------
-def manager_config(namespaces: tuple[str, ...]) -> dict:
-    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2), the chart's default with what we change: only queued
-    jobs are managed, only the Ray integrations are on, the job webhooks serve only the experiments' namespaces,
-    ephemeral storage is not quota (core/catalog/kueue.py)."""
+def manager_config() -> dict:
+    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) the cluster admin installs with Kueue: the release's
+    default (config/components/manager/controller_manager_config.yaml @v0.19.2) with what the platform needs: only
+    queued jobs are managed (manageJobsWithoutQueueName false, as by default), only the Ray integrations are on (the
+    submitter Job is a PodSet of its RayJob's Workload, so batch/job and pod stay off), ephemeral storage is not quota
+    (core/catalog/kueue.py). Rendered into deploy/kueue/ by `make generated` (synth/kueue_config.py)."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -245,14 +258,33 @@ def manager_config(namespaces: tuple[str, ...]) -> dict:
         "metrics": {"bindAddress": ":8443"},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-        "manageJobsWithoutQueueName": False,
-        "managedJobsNamespaceSelector": {
-            "matchExpressions": [
-                {"key": catalog.KUEUE_NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(namespaces)}
-            ]
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "Cohort.kueue.x-k8s.io": 1,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
         },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "manageJobsWithoutQueueName": False,
         "integrations": {"frameworks": list(catalog.KUEUE_INTEGRATIONS)},
         "resources": {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)},
+    }
+
+
+def manager_config_map() -> dict:
+    """The manager's ConfigMap as the release's manifests name it, holding manager_config()."""
+    import yaml
+
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": catalog.KUEUE_MANAGER_CONFIGMAP, "namespace": catalog.KUEUE_NAMESPACE},
+        "data": {catalog.KUEUE_MANAGER_CONFIG_KEY: yaml.safe_dump(manager_config(), sort_keys=False)},
     }
 
 
@@ -266,6 +298,20 @@ class Queueing:
 
     def labels(self) -> dict[str, str]:
         return {catalog.KUEUE_QUEUE_NAME_LABEL: self.queue, catalog.KUEUE_PRIORITY_CLASS_LABEL: self.priority_class}
+
+
+def queueing_of(s: Settings) -> Optional[Queueing]:
+    """What a stack's queued Ray objects carry: its platform's LocalQueue (same name in every namespace) and the
+    stack's own jobPriority; None without the queue. An experiment stack has its platform's `queue`."""
+    if s.queue.queue != "kueue":
+        return None
+    return Queueing(queue=naming.KUEUE_LOCAL_QUEUE, priority_class=naming.kueue_priority_class(s.queue.priority))
+
+
+# A queued object's queue cannot change while it runs (Kueue jobframework/validation.go:180-187 @v0.19.2), nor can its
+# priority class be added to a running one (:219-232): a change of the queue label replaces the object (and the
+# priority label comes with it); a new priority on a queued object is an update.
+QUEUE_LABEL_PATH = f'metadata.labels["{catalog.KUEUE_QUEUE_NAME_LABEL}"]'
 
 
 def queued(obj: dict, q: Queueing) -> dict:

@@ -32,15 +32,15 @@ SCRIPTS_VOLUME = "job-scripts"
 SCRIPTS_FILE_MODE = 0o444
 
 
-def cpu_node_selector(*, autopilot: bool, system_pool: str) -> dict[str, str]:
+def cpu_node_selector(*, autopilot: bool, cpu_pool: str) -> dict[str, str]:
     """The CPU pods' node selector, so they never land on (or wait for) GPU capacity."""
     if autopilot:
         # An explicit CPU compute selection. Balanced is a CPU compute class that needs no machine-family selector
         # (Performance would need one) and gives the head (GCS, dashboard, job driver) steady CPU; it selects no
         # accelerator.
         return {HEAD_COMPUTE_CLASS_LABEL: HEAD_COMPUTE_CLASS}
-    # Standard: the CPU system pool (GPU pools are tainted).
-    return {NODE_POOL_LABEL: system_pool}
+    # Standard: the autoscaling CPU pool (infra/cluster.py), apart from the system pool; GPU pools are tainted.
+    return {NODE_POOL_LABEL: cpu_pool}
 
 
 # An experiment's own cache of processed datasets (the `datasets` library writes Arrow files and locks there), in its

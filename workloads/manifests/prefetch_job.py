@@ -82,7 +82,7 @@ class WeightsPrefetchArgs:
             ),
             lustre_mount_path=s.workload.lustre_mount_path,
             scripts_dir=recipes.SCRIPTS_DIR,
-            node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
+            node_selector=cpu_node_selector(autopilot=s.autopilot, cpu_pool=s.names.cpu_pool),
             secret_name=token_secret_name(s),
             lustre_experiment=tenancy_settings.lustre_experiment(s),
             imported=weights.STAGED_MANIFEST if weights.staged(s) else None,

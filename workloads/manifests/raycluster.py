@@ -99,7 +99,7 @@ class RayPodsConfig:
     worker_replicas: int
     namespace: str
     ksa_name: str
-    system_pool: str  # Standard: the CPU pool of the head
+    cpu_pool: str  # Standard: the CPU pool of the head (core/naming.py cpu_pool)
     lustre_mount_path: str
     shm_size_gib: int
     head_cpu: int
@@ -134,7 +134,7 @@ class RayPodsConfig:
             worker_replicas=s.worker_replicas,
             namespace=s.storage.namespace,
             ksa_name=s.storage.ksa_name,
-            system_pool=s.names.system_pool,
+            cpu_pool=s.names.cpu_pool,
             lustre_mount_path=w.lustre_mount_path,
             shm_size_gib=w.shm_size_gib,
             head_cpu=w.head_cpu,
@@ -175,7 +175,7 @@ def head_group(c: RayPodsConfig, secret_name: str, pvc_name: str) -> dict:
     """The head group: CPU only (GCS, dashboard, job driver), on the CPU pods' node selector."""
     pod_spec: dict = {
         "serviceAccountName": c.ksa_name,
-        "nodeSelector": cpu_node_selector(autopilot=c.autopilot, system_pool=c.system_pool),
+        "nodeSelector": cpu_node_selector(autopilot=c.autopilot, cpu_pool=c.cpu_pool),
     }
     # The netrc item is optional: the Secret holds it only while the job logs to W&B, so the template stays the same
     # when the recipe turns W&B on or off.

@@ -56,10 +56,12 @@ from core.naming import HF_SECRET, LUSTRE_PVC, RAY_AUTH_SECRET
 from core.recipes import Recipe
 from core.settings import Settings
 from core.settings import job as job_settings
+from core.settings import queue as queue_settings
 from core.settings import startup as startup_settings
 from core.settings import tenancy as tenancy_settings
 from core.settings.security import token_auth_enabled
-from workloads.manifests.pod_parts import token_secret_name
+from workloads.manifests.kueue import QUEUE_LABEL_PATH, Queueing, queueing_of
+from workloads.manifests.pod_parts import cpu_node_selector, token_secret_name
 from workloads.manifests.pod_security import SUBMITTER_LABELS, harden_pod_spec, token_files
 from workloads.manifests.raycluster import RayPodsConfig, raycluster_spec
 
@@ -106,6 +108,11 @@ class JobArgs:
     # Standing-cluster mode: the entrypoint's bounded attempts (KubeRay retries no clusterSelector RayJob).
     attempts: Optional[recipes.Attempts] = None
     start_from: Optional[str] = None  # jobStartFrom: '<run name>/step_<N>' the run starts from
+    # Standard: the submitter waits on the CPU pool with the heads (pod_parts.cpu_node_selector), not on the system
+    # pool; Autopilot: None (a pod of the default class).
+    submitter_node_selector: Optional[dict[str, str]] = None
+    # The queue the RayJob waits in (workloads/manifests/kueue.py Queueing): its labels; None: not queued.
+    queueing: Optional[Queueing] = None
     # An experiment stack's: its Megatron conversions in its own Lustre directory (the shared cache is read-only).
     megatron_dir: Optional[str] = None
     entry: Optional[str] = None  # jobEntry: the image's entry script, run instead of the release's GRPO entry
@@ -149,7 +156,7 @@ class JobArgs:
             gate_args=gate.GateArgs.of(s),
             gate_rerun=s.gate.rerun if s.gate.enabled else None,
             ray_token_auth=token_auth_enabled(s),
-            warnings=tuple(job_settings.warnings(s) + startup_settings.export_warnings(s)),
+            warnings=tuple(job_settings.warnings(s) + startup_settings.export_warnings(s) + queue_settings.warnings(s)),
             notes=tuple(
                 recipes.override_report(
                     r,
@@ -173,6 +180,10 @@ class JobArgs:
                 capacity_wait_seconds=catalog.ATTEMPT_CAPACITY_WAIT_SECONDS,
             ),
             start_from=s.job.start_from,
+            submitter_node_selector=None
+            if s.autopilot
+            else cpu_node_selector(autopilot=False, cpu_pool=s.names.cpu_pool),
+            queueing=queueing_of(s) if own else None,
             megatron_dir=(
                 recipes.experiment_megatron_dir(s.workload.lustre_mount_path)
                 if tenancy_settings.lustre_experiment(s) is not None
@@ -246,7 +257,9 @@ def submitter_template(a: JobArgs, command: Optional[list[str]] = None) -> dict:
     }
     if tokens.env:
         container.update(env=tokens.env, volumeMounts=tokens.volume_mounts)
-    spec = {"restartPolicy": "Never", "containers": [container]}
+    spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
+    if a.submitter_node_selector:
+        spec["nodeSelector"] = dict(a.submitter_node_selector)
     if tokens.volumes:
         spec["volumes"] = tokens.volumes
     return {"metadata": {"labels": dict(SUBMITTER_LABELS)}, "spec": harden_pod_spec(spec, restricted=True)}
@@ -294,8 +307,15 @@ IN_PLACE_SPEC_FIELDS = frozenset({"activeDeadlineSeconds"})
 
 
 def replace_paths(a: JobArgs) -> list[str]:
-    """The RayJob spec paths whose change replaces the RayJob: every field it renders but the in-place ones."""
-    return sorted(f"spec.{k}" for k in rayjob_spec(a, ray_cluster_name="-") if k not in IN_PLACE_SPEC_FIELDS)
+    """The RayJob paths whose change replaces the RayJob: every spec field it renders but the in-place ones, and its
+    queue label (Kueue refuses a new queue on a running job: workloads/manifests/kueue.py QUEUE_LABEL_PATH)."""
+    spec = sorted(f"spec.{k}" for k in rayjob_spec(a, ray_cluster_name="-") if k not in IN_PLACE_SPEC_FIELDS)
+    return [QUEUE_LABEL_PATH, *spec]
+
+
+def rayjob_labels(a: JobArgs) -> dict[str, str]:
+    """The RayJob's labels: the program's, and the queue's when it is queued (own-cluster with queue kueue)."""
+    return {"app.kubernetes.io/part-of": "nemo-rl-gke", **(a.queueing.labels() if a.queueing else {})}
 
 
 ANNOTATION_PREFIX = "nemo-rl-gke/"

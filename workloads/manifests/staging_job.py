@@ -97,7 +97,7 @@ class DataStagingArgs:
             spec=r.data,
             lustre_mount_path=mount,
             scripts_dir=recipes.SCRIPTS_DIR,
-            node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
+            node_selector=cpu_node_selector(autopilot=s.autopilot, cpu_pool=s.names.cpu_pool),
             service_account=tenancy_settings.data_ksa(s) if data.gcs_volumes(r.data) else None,
             secret_name=token_secret_name(s),
             own_service_account=not s.stack.platform_stack,

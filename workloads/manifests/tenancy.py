@@ -30,7 +30,7 @@ No wildcard, no ServiceAccounts, Roles, NetworkPolicies or PVCs (the platform's)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Optional, Sequence
 
 from core import catalog
 from core.lustre_paths import HF_CACHE_DIR, experiment_dir
@@ -65,15 +65,27 @@ READ_KINDS: tuple[tuple[str, str], ...] = (
 # CreatePermission): both verbs.
 CONNECT_KINDS: tuple[tuple[str, str], ...] = (("", "pods/exec"), ("", "pods/portforward"))
 CONNECT_VERBS = ("create", "get")
+# `python -m cli.team --namespace <its namespace>`: the pending Workloads of its LocalQueue in queue order, through
+# Kueue's visibility API, as Kueue's own Role for it grants (config/components/rbac/pending_workloads_lq_viewer_role
+# .yaml at kueue 14a3f57e: visibility.kueue.x-k8s.io localqueues/pendingworkloads, get/list/watch). Read only.
+KUEUE_VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+VISIBILITY_KINDS: tuple[tuple[str, str], ...] = ((KUEUE_VISIBILITY_GROUP, "localqueues/pendingworkloads"),)
 
 
-def namespace_manifest(name: str, experiment: str, psa_enforce: str) -> dict:
+def namespace_manifest(name: str, experiment: str, psa_enforce: str, queue_labels: Optional[dict] = None) -> dict:
+    """`queue_labels`: where the platform queues (workloads/manifests/kueue.py queue_namespace_labels), the label its
+    ClusterQueue's namespaceSelector matches, so the namespace's LocalQueue submits to it."""
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": {
             "name": name,
-            "labels": {**PART_OF, catalog.EXPERIMENT_NAMESPACE_LABEL: experiment, **namespace_labels(psa_enforce)},
+            "labels": {
+                **PART_OF,
+                catalog.EXPERIMENT_NAMESPACE_LABEL: experiment,
+                **namespace_labels(psa_enforce),
+                **(queue_labels or {}),
+            },
         },
     }
 
@@ -96,6 +108,7 @@ def experimenter_role(name: str, namespace: str) -> dict:
         "rules": [
             *_rules(MANAGED_KINDS, catalog.PULUMI_MANAGES),
             *_rules(READ_KINDS, catalog.READ_ONLY),
+            *_rules(VISIBILITY_KINDS, catalog.READ_ONLY),
             *_rules(CONNECT_KINDS, CONNECT_VERBS),
         ],
     }

@@ -89,9 +89,7 @@ class GpuWarmupArgs:
             replicas=s.worker_replicas if s.job.enabled else 0,
             worker_pod_spec=worker["spec"],
             worker_annotations=dict(worker.get("metadata", {}).get("annotations", {})),
-            cpu_node_selector=None
-            if s.autopilot
-            else cpu_node_selector(autopilot=False, system_pool=s.names.system_pool),
+            cpu_node_selector=None if s.autopilot else cpu_node_selector(autopilot=False, cpu_pool=s.names.cpu_pool),
             hold_seconds=s.startup.warmup_hold_seconds,
         )
 

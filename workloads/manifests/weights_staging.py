@@ -74,7 +74,7 @@ class WeightsStagingArgs:
             image=images.prefetch_python_image(),
             plan=plan,
             scripts_dir=recipes.SCRIPTS_DIR,
-            node_selector=cpu_node_selector(autopilot=s.autopilot, system_pool=s.names.system_pool),
+            node_selector=cpu_node_selector(autopilot=s.autopilot, cpu_pool=s.names.cpu_pool),
             secret_name=token_secret_name(s),
             import_account=s.names.weights_import_account,
         )
