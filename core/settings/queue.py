@@ -38,6 +38,7 @@ class QueueSettings(Section):
             STOPS_THE_JOB,
             touches=(
                 "Namespace namespace",
+                "Namespace *-namespace",  # the experiments' namespaces carry the queue label too
                 "NodePool cpu",
                 "ResourceFlavor kueue-*",
                 "ClusterQueue kueue-*",

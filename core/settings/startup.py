@@ -259,7 +259,14 @@ class StartupSettings(Section):
         day_two=DayTwo(
             STOPS_THE_JOB,
             where={ON_EXPERIMENT: REFUSED_BY_PROGRAM},
-            touches=("Job *", "FQDNNetworkPolicy *", "RayCluster raycluster", "RayJob rayjob", *STAGING_TOUCHES),
+            touches=(
+                "Job *",
+                "FQDNNetworkPolicy *",
+                "RayCluster raycluster",
+                "RayJob rayjob",
+                "NodePool cpu",  # the CPU pool's maximum counts the prefetch Jobs
+                *STAGING_TOUCHES,
+            ),
             note=(
                 "the prefetch Job goes or comes, and the entrypoint's download step with it; off on an experiment: "
                 "its head would download into the shared cache, which its Ray pods mount read-only"
