@@ -41,7 +41,6 @@ KUEUE_IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
 # configMapGenerator `manager-config` + the `kueue-` prefix; the chart: templates/manager/manager-config.yaml from
 # values `managerConfig.controllerManagerConfigYaml`), and applies a changed one after a restart of the Deployment
 # (installation.md:272).
-KUEUE_MANIFESTS_URL = f"https://github.com/kubernetes-sigs/kueue/releases/download/{KUEUE_VERSION}/manifests.yaml"
 KUEUE_HELM_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_CHART_VERSION = KUEUE_VERSION.lstrip("v")
 KUEUE_MANAGER_CONFIGMAP = "kueue-manager-config"
