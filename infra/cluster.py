@@ -306,6 +306,24 @@ class GkeCluster(pulumi.ComponentResource):
                     **protect,
                 ),
             )
+
+            def cpu_node_config(role: str) -> gcp.container.NodePoolNodeConfigArgs:
+                """The CPU nodes' config, the system pool's and the CPU pool's alike (systemMachineType): only the role
+                label differs."""
+                return gcp.container.NodePoolNodeConfigArgs(
+                    machine_type=a.system_machine_type,
+                    service_account=node_sa.email,
+                    oauth_scopes=[CLOUD_PLATFORM],
+                    disk_type=catalog.SYSTEM_BOOT_DISK_TYPE,
+                    disk_size_gb=catalog.SYSTEM_BOOT_DISK_GB,
+                    workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                        mode="GKE_METADATA"
+                    ),
+                    shielded_instance_config=shielded_config(a.system_machine_type),
+                    labels={"nemo-rl-gke/role": role},
+                    **streaming_node_config(a.image_streaming),
+                )
+
             # CPU pool for the Ray head and controllers, in the GPU zone so the head is near its workers.
             self.system_pool = gcp.container.NodePool(
                 "system",
@@ -315,19 +333,7 @@ class GkeCluster(pulumi.ComponentResource):
                     location=self.cluster.location,
                     node_locations=[a.zone],
                     node_count=a.system_nodes,
-                    node_config=gcp.container.NodePoolNodeConfigArgs(
-                        machine_type=a.system_machine_type,
-                        service_account=node_sa.email,
-                        oauth_scopes=[CLOUD_PLATFORM],
-                        disk_type=catalog.SYSTEM_BOOT_DISK_TYPE,
-                        disk_size_gb=catalog.SYSTEM_BOOT_DISK_GB,
-                        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
-                            mode="GKE_METADATA"
-                        ),
-                        shielded_instance_config=shielded_config(a.system_machine_type),
-                        labels={"nemo-rl-gke/role": "system"},
-                        **streaming_node_config(a.image_streaming),
-                    ),
+                    node_config=cpu_node_config("system"),
                     management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
                 ),
                 opts=with_roles,
@@ -351,19 +357,7 @@ class GkeCluster(pulumi.ComponentResource):
                     autoscaling=gcp.container.NodePoolAutoscalingArgs(
                         min_node_count=0, max_node_count=a.cpu_pool_max_nodes
                     ),
-                    node_config=gcp.container.NodePoolNodeConfigArgs(
-                        machine_type=a.system_machine_type,
-                        service_account=node_sa.email,
-                        oauth_scopes=[CLOUD_PLATFORM],
-                        disk_type=catalog.SYSTEM_BOOT_DISK_TYPE,
-                        disk_size_gb=catalog.SYSTEM_BOOT_DISK_GB,
-                        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
-                            mode="GKE_METADATA"
-                        ),
-                        shielded_instance_config=shielded_config(a.system_machine_type),
-                        labels={"nemo-rl-gke/role": "cpu"},
-                        **streaming_node_config(a.image_streaming),
-                    ),
+                    node_config=cpu_node_config("cpu"),
                     management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
                 ),
                 opts=child_options(self, opts, depends_on=list(node_sa_bindings), ignore_changes=["initialNodeCount"]),
