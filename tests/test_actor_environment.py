@@ -96,7 +96,8 @@ def run_job(client: JobSubmissionClient, entrypoint: str, runtime_env: dict, tim
             raise AssertionError(f"{job_id} did not finish:\n{client.get_job_logs(job_id)}")
         time.sleep(0.2)
     logs = client.get_job_logs(job_id)
-    assert client.get_job_status(job_id) == JobStatus.SUCCEEDED, logs
+    # A job that fails before its driver starts has no logs: its message says why (e.g. the supervisor's start).
+    assert client.get_job_status(job_id) == JobStatus.SUCCEEDED, (client.get_job_info(job_id).message, logs)
     return logs
 
 
